@@ -1,0 +1,15 @@
+"""wavedp: exact dynamic programming (Smith-Waterman/Gotoh and friends) on CPUs and GPUs."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from .alignment import Alignment
+from .api import align, align_all
+from .errors import InputError
+from .scoring import Scoring
+
+try:
+    __version__ = version("wavedp")
+except PackageNotFoundError:  # running from a source tree
+    __version__ = "0.0.0+src"
+
+__all__ = ["Alignment", "InputError", "Scoring", "align", "align_all", "__version__"]

@@ -1,0 +1,140 @@
+"""Public alignment API: validates and encodes once, picks the device, builds Alignments."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import device as _device
+from .alignment import Alignment, cigar_from_ops
+from .engines.common import GLOBAL, MODES
+from .errors import InputError
+from .scoring import Scoring
+
+SeqLike = Any  # str | bytes | Bio.Seq.Seq | Bio.SeqRecord.SeqRecord
+
+
+def _text(seq: SeqLike) -> tuple[str, str | None]:
+    """(sequence text, record id or None) from str, bytes, Bio.Seq or Bio.SeqRecord."""
+    if isinstance(seq, str):
+        return seq, None
+    if isinstance(seq, (bytes, bytearray)):
+        return bytes(seq).decode("ascii", "replace"), None
+    if hasattr(seq, "seq") and hasattr(seq, "id"):  # SeqRecord
+        return str(seq.seq), str(seq.id)
+    if type(seq).__name__ in ("Seq", "MutableSeq"):
+        return str(seq), None
+    raise InputError(f"a sequence must be str, bytes, Bio.Seq or Bio.SeqRecord, got {type(seq)}")
+
+
+class Prepared:
+    """Sequences validated and encoded once: texts, ids and uint8 code arrays."""
+
+    def __init__(self, seqs: Iterable[SeqLike], scoring: Scoring, what: str,
+                 ids: Sequence[str] | None = None, path: str | None = None) -> None:
+        self.texts: list[str] = []
+        self.ids: list[str] = []
+        self.codes: list[np.ndarray] = []
+        for k, seq in enumerate(seqs):
+            text, rid = _text(seq)
+            rid = ids[k] if ids is not None else (rid if rid is not None else f"{what}{k + 1}")
+            self.texts.append(text)
+            self.ids.append(rid)
+            self.codes.append(scoring.encode(text, what=what, record=rid, path=path))
+
+
+def _mode_code(mode: str) -> int:
+    if mode not in MODES:
+        raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    return MODES[mode]
+
+
+def _check_scoring(scoring: Scoring) -> Scoring:
+    if not isinstance(scoring, Scoring):
+        raise InputError(f"scoring must be a wavedp.Scoring, got {type(scoring).__name__}")
+    return scoring
+
+
+def engine_for(device: str):
+    """The engine module (``align_pairs``) for a resolved device name."""
+    if device == "gpu":
+        from .engines import cuda
+
+        return cuda
+    from .engines import cpu
+
+    return cpu
+
+
+def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: Scoring,
+              mode: str, traceback: bool, device: str,
+              strategy: str | None = None) -> list[Alignment]:
+    """Align the (query index, target index) rows of ``pairs`` and wrap the results."""
+    code = _mode_code(mode)
+    for qi, ti in pairs.tolist():
+        scoring.check_range(len(queries.codes[qi]), len(targets.codes[ti]))
+    resolved = _device.resolve(device)
+    options = {}
+    if strategy is not None:
+        if resolved != "gpu":
+            raise InputError(f"strategy {strategy!r} applies to the GPU engine only")
+        options["strategy"] = strategy
+    engine = engine_for(resolved)
+    raw = engine.align_pairs(queries.codes, targets.codes, pairs, scoring.table,
+                             scoring.gap_open, scoring.gap_extend, code, traceback, **options)
+    out = []
+    for (qi, ti), (score, qs, qe, ts, te, ops) in zip(pairs.tolist(), raw, strict=True):
+        if not traceback and code == GLOBAL:
+            qs = ts = 0
+        out.append(Alignment(
+            score=int(score),
+            query_start=None if qs < 0 else int(qs), query_end=int(qe),
+            target_start=None if ts < 0 else int(ts), target_end=int(te),
+            cigar=None if ops is None else cigar_from_ops(ops),
+            query_id=queries.ids[qi], target_id=targets.ids[ti], mode=mode,
+            query_length=len(queries.codes[qi]), target_length=len(targets.codes[ti]),
+            query=queries.texts[qi], target=targets.texts[ti],
+        ))
+    return out
+
+
+def align(query: SeqLike, target: SeqLike, scoring: Scoring, mode: str = "local",
+          traceback: bool = True, device: str = "auto",
+          strategy: str | None = None) -> Alignment:
+    """Align one query against one target; exact (DESIGN.md's recurrence and tie rules).
+
+    ``strategy`` picks the GPU engine's strategy (``multipass``, the default, or the
+    score-only ``diagonal``).
+    """
+    scoring = _check_scoring(scoring)
+    _mode_code(mode)
+    q = Prepared([query], scoring, "query")
+    t = Prepared([target], scoring, "target")
+    return run_pairs(q, t, np.zeros((1, 2), dtype=np.int64), scoring, mode, traceback,
+                     device, strategy)[0]
+
+
+def align_all(queries: Iterable[SeqLike], targets: Iterable[SeqLike], scoring: Scoring,
+              mode: str = "local", traceback: bool = True, device: str = "auto",
+              strategy: str | None = None) -> list[Alignment]:
+    """Align every query against every target (all cores); results in query-major order."""
+    scoring = _check_scoring(scoring)
+    _mode_code(mode)
+    q = Prepared(queries, scoring, "query")
+    t = Prepared(targets, scoring, "target")
+    pairs = np.array([(i, j) for i in range(len(q.codes)) for j in range(len(t.codes))],
+                     dtype=np.int64).reshape(-1, 2)
+    return run_pairs(q, t, pairs, scoring, mode, traceback, device, strategy)
+
+
+def note_device(device: str) -> str:
+    """Resolve ``device`` and, for ``auto``, say on stderr which one was picked."""
+    resolved = _device.resolve(device)
+    if device == "auto":
+        ok, why = _device.gpu_status()
+        detail = why if ok else f"no GPU: {why}"
+        print(f"wavedp: using {resolved.upper()} ({detail})", file=sys.stderr)
+    return resolved

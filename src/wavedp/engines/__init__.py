@@ -1,0 +1,1 @@
+"""Engines see encoded uint8 sequences, an int32 substitution table and integer penalties."""

@@ -1,0 +1,13 @@
+"""The one exception type for user errors."""
+
+
+class InputError(ValueError):
+    """Something the user got wrong: bad file, bad residue, bad parameter, resource limit.
+
+    The message names the file, record id, 1-based position and offending value where
+    they apply. The CLI prints it as one line and exits with status 2.
+    """
+
+
+class DeviceError(RuntimeError):
+    """The GPU failed mid-run (a bounded spin-wait timed out, a launch failed)."""

@@ -1,0 +1,150 @@
+"""Scoring schemes, alphabets and sequence encoding (done once, above the engines)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .engines.common import SCORE_LIMIT
+from .errors import InputError
+
+#: byte value in an encoding table that marks a character the alphabet does not accept
+INVALID = 255
+
+DNA_LETTERS = "ACGTN"
+_IUPAC_AS_N = "RYSWKMBDHVN"
+
+
+def _dna_table() -> np.ndarray:
+    lut = np.full(256, INVALID, dtype=np.uint8)
+    for code, letter in enumerate("ACGT"):
+        lut[ord(letter)] = lut[ord(letter.lower())] = code
+    lut[ord("U")] = lut[ord("u")] = 3
+    for letter in _IUPAC_AS_N:
+        lut[ord(letter)] = lut[ord(letter.lower())] = 4
+    return lut
+
+
+def _matrix_table(alphabet: str) -> np.ndarray:
+    lut = np.full(256, INVALID, dtype=np.uint8)
+    for code, letter in enumerate(alphabet):
+        lut[ord(letter)] = code
+        lut[ord(letter.lower())] = code
+    if "X" in alphabet:
+        for letter in "UOJ":
+            if letter not in alphabet:
+                lut[ord(letter)] = lut[ord(letter.lower())] = alphabet.index("X")
+    return lut
+
+
+def _load_matrix(name: str) -> tuple[str, np.ndarray]:
+    from Bio.Align import substitution_matrices
+
+    names = substitution_matrices.load()
+    key = {n.upper(): n for n in names}.get(name.upper())
+    if key is None:
+        raise InputError(f"unknown substitution matrix {name!r}; known: {', '.join(names)}")
+    matrix = substitution_matrices.load(key)
+    alphabet = matrix.alphabet
+    if not isinstance(alphabet, str) or any(len(a) != 1 for a in alphabet):
+        raise InputError(f"matrix {key!r} is not over single letters")
+    values = np.asarray(matrix, dtype=np.float64)
+    if not np.all(values == np.round(values)):
+        raise InputError(f"matrix {key!r} has non-integer scores; wavedp scores are integers")
+    return alphabet, values.astype(np.int32)
+
+
+def _nonnegative_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise InputError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def _int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"{name} must be an integer, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """Substitution scores and affine gap penalties.
+
+    ``Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)`` for protein (any integer matrix
+    Biopython ships) or ``Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)`` for DNA.
+    A gap of length k costs ``gap_open + (k-1)*gap_extend`` (BLAST's 11/1 is 12/1 here).
+    """
+
+    matrix: str | None = None
+    gap_open: int = 11
+    gap_extend: int = 1
+    match: int | None = None
+    mismatch: int | None = None
+    alphabet: str = field(init=False)
+    table: np.ndarray = field(init=False, repr=False, compare=False)
+    lut: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "gap_open", _nonnegative_int("gap_open", self.gap_open))
+        set_(self, "gap_extend", _nonnegative_int("gap_extend", self.gap_extend))
+        dna = self.match is not None or self.mismatch is not None
+        if dna:
+            if self.matrix is not None:
+                raise InputError("give either a matrix or match/mismatch scores, not both")
+            if self.match is None or self.mismatch is None:
+                raise InputError("DNA scoring needs both match and mismatch")
+            match, mismatch = _int("match", self.match), _int("mismatch", self.mismatch)
+            set_(self, "match", match)
+            set_(self, "mismatch", mismatch)
+            table = np.full((5, 5), mismatch, dtype=np.int32)
+            table[np.arange(4), np.arange(4)] = match
+            set_(self, "alphabet", DNA_LETTERS)
+            set_(self, "lut", _dna_table())
+        else:
+            name = "BLOSUM62" if self.matrix is None else str(self.matrix)
+            alphabet, table = _load_matrix(name)
+            set_(self, "matrix", name.upper())
+            set_(self, "alphabet", alphabet)
+            set_(self, "lut", _matrix_table(alphabet))
+        table.setflags(write=False)
+        set_(self, "table", table)
+
+    @property
+    def is_dna(self) -> bool:
+        """True for match/mismatch DNA scoring."""
+        return self.match is not None
+
+    def encode(self, seq: str | bytes, *, what: str = "sequence", record: str | None = None,
+               path: str | None = None) -> np.ndarray:
+        """Encode a sequence into uint8 codes; an invalid character raises InputError."""
+        raw = seq.encode("ascii", "replace") if isinstance(seq, str) else bytes(seq)
+        codes = self.lut[np.frombuffer(raw, dtype=np.uint8)]
+        bad = np.flatnonzero(codes == INVALID)
+        if bad.size:
+            pos = int(bad[0])
+            char = seq[pos] if isinstance(seq, str) else chr(raw[pos])
+            where = ", ".join(
+                part for part in (
+                    f"file {path}" if path else None,
+                    f"record {record!r}" if record is not None else what,
+                    f"position {pos + 1}",
+                ) if part
+            )
+            kind = "DNA" if self.is_dna else f"{self.matrix}"
+            raise InputError(f"{where}: invalid character {char!r} for the {kind} alphabet")
+        return codes
+
+    def max_abs(self) -> int:
+        """Largest magnitude any single alignment column can contribute."""
+        return max(int(np.abs(self.table).max()), self.gap_open, self.gap_extend)
+
+    def check_range(self, m: int, n: int) -> None:
+        """Raise InputError when scores of an m x n problem could leave the int32 range."""
+        bound = (m + n) * self.max_abs() + self.gap_open
+        if bound >= SCORE_LIMIT:
+            raise InputError(
+                f"a {m} x {n} alignment with these scores could reach |score| {bound}, "
+                f"beyond the engines' int32 range (limit {SCORE_LIMIT})"
+            )
