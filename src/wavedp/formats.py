@@ -1,0 +1,181 @@
+"""Text renderings of an Alignment: pairwise (human), blast6 (BLAST tabular), sam, json.
+
+Coordinates in ``blast6``, ``sam`` and ``pairwise`` are 1-based and inclusive; an empty range
+(no residue of that sequence is aligned) prints ``NA`` in ``blast6``. Each renderer returns
+text without a trailing newline.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .alignment import Alignment
+from .errors import InputError
+
+FORMATS = ("pairwise", "blast6", "sam", "json")
+
+#: columns of the aligned rows per line in the pairwise format
+WRAP = 60
+#: the longest id printed in front of each pairwise row (the header lines show it whole)
+ID_WIDTH = 20
+
+NA = "NA"
+_MIDDLE = {"=": "|", "M": "|", "X": ".", "I": " ", "D": " "}
+_JSON_FIELDS = ("score", "query_start", "query_end", "target_start", "target_end", "cigar",
+                "query_id", "target_id", "mode", "query_length", "target_length")
+
+
+def format_alignment(aln: Alignment, kind: str) -> str:
+    """Render ``aln`` as ``pairwise``, ``blast6``, ``sam`` (record line) or ``json``."""
+    renderers = {"pairwise": pairwise, "blast6": blast6, "sam": sam_record, "json": to_json}
+    if kind not in renderers:
+        raise InputError(f"unknown output format {kind!r}; choose from {', '.join(FORMATS)}")
+    return renderers[kind](aln)
+
+
+def _query_length(aln: Alignment) -> int:
+    return aln.query_length or len(aln.query)
+
+
+def _span(start: int | None, end: int) -> str:
+    """A 0-based half-open range as 1-based inclusive text."""
+    if start is None:
+        return f"?-{end}"
+    if end > start:
+        return f"{start + 1}-{end}"
+    return f"none (0 residues, after position {start})"
+
+
+def _middle(aln: Alignment) -> str:
+    return "".join(_MIDDLE[op] * length for length, op in aln.ops())
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({100 * part / whole:.1f}%)" if whole else f"{part}/{whole}"
+
+
+def pairwise(aln: Alignment) -> str:
+    """A human-readable block: header lines, then the rows wrapped at WRAP columns."""
+    lines = [
+        "#" + "=" * 59,
+        f"# Query:  {aln.query_id} (length {_query_length(aln)})",
+        f"# Target: {aln.target_id} (length {aln.target_length or len(aln.target)})",
+        f"# Mode:   {aln.mode}",
+        f"# Score:  {aln.score}",
+    ]
+    if aln.cigar is None:
+        lines += [f"# Query end:  {aln.query_end}", f"# Target end: {aln.target_end}",
+                  "# (score only: no traceback)", "#" + "=" * 59]
+        return "\n".join(lines)
+    c = aln.counts()
+    lines += [
+        f"# Query range:  {_span(aln.query_start, aln.query_end)}",
+        f"# Target range: {_span(aln.target_start, aln.target_end)}",
+        f"# CIGAR:  {aln.cigar or '(empty)'}",
+        f"# Length: {c['length']}",
+        f"# Identity:   {_percent(c['='], c['length'])}",
+        f"# Mismatches: {_percent(c['X'], c['length'])}",
+        f"# Gaps:       {_percent(c['I'] + c['D'], c['length'])} in {c['gapopen']} gap(s)",
+        "#" + "=" * 59,
+    ]
+    if c["length"] == 0:
+        lines.append("(empty alignment)")
+        return "\n".join(lines)
+    lines.append("")
+    lines += _rows_block(aln)
+    return "\n".join(lines)
+
+
+def _rows_block(aln: Alignment) -> list[str]:
+    qrow, trow = aln.rows()
+    middle = _middle(aln)
+    qid, tid = aln.query_id[:ID_WIDTH], aln.target_id[:ID_WIDTH]
+    name_w = max(len(qid), len(tid))
+    num_w = len(str(max(aln.query_end, aln.target_end, 1)))
+    pad = " " * (name_w + num_w + 2)
+    q, t = aln.query_start or 0, aln.target_start or 0
+    out: list[str] = []
+    for col in range(0, len(qrow), WRAP):
+        qpart, tpart = qrow[col:col + WRAP], trow[col:col + WRAP]
+        qn = len(qpart) - qpart.count("-")
+        tn = len(tpart) - tpart.count("-")
+        qa, qb = (q + 1, q + qn) if qn else (q, q)
+        ta, tb = (t + 1, t + tn) if tn else (t, t)
+        out += [
+            f"{qid:<{name_w}} {qa:>{num_w}} {qpart} {qb}",
+            f"{pad}{middle[col:col + WRAP]}",
+            f"{tid:<{name_w}} {ta:>{num_w}} {tpart} {tb}",
+            "",
+        ]
+        q, t = q + qn, t + tn
+    return out[:-1]
+
+
+def blast6(aln: Alignment) -> str:
+    """The 12 BLAST tabular columns; evalue and bitscore are NA (no statistics yet)."""
+
+    def coords(start: int | None, end: int) -> tuple[str, str]:
+        if start is not None and end <= start:
+            return NA, NA
+        return (NA if start is None else str(start + 1)), str(end)
+
+    qstart, qend = coords(aln.query_start, aln.query_end)
+    sstart, send = coords(aln.target_start, aln.target_end)
+    if aln.cigar is None:
+        pident = length = mismatch = gapopen = NA
+    else:
+        c = aln.counts()
+        length, mismatch, gapopen = str(c["length"]), str(c["X"]), str(c["gapopen"])
+        pident = f"{100 * c['='] / c['length']:.3f}" if c["length"] else NA
+    return "\t".join([aln.query_id, aln.target_id, pident, length, mismatch, gapopen,
+                      qstart, qend, sstart, send, NA, NA])
+
+
+def _is_placed(aln: Alignment) -> bool:
+    """True when the alignment pairs at least one query residue with a target residue."""
+    return any(op in "=XM" for _, op in aln.ops())
+
+
+def sam_cigar(aln: Alignment) -> str:
+    """The SAM CIGAR: ``=``/``X``/``I``/``D`` plus ``S`` soft clips for unaligned query ends."""
+    lead = aln.query_start or 0
+    trail = max(_query_length(aln) - aln.query_end, 0)
+    return (f"{lead}S" if lead else "") + (aln.cigar or "") + (f"{trail}S" if trail else "")
+
+
+def sam_record(aln: Alignment) -> str:
+    """One SAM line with the target as reference; unplaced alignments get FLAG 4, POS 0."""
+    seq = aln.query.upper() or "*"
+    tags = [f"AS:i:{aln.score}"]
+    if aln.cigar is None or not _is_placed(aln):
+        fields = [aln.query_id, "4", "*", "0", "255", "*", "*", "0", "0", seq, "*"]
+    else:
+        c = aln.counts()
+        tags.append(f"NM:i:{c['X'] + c['I'] + c['D']}")
+        pos = (aln.target_start or 0) + 1
+        fields = [aln.query_id, "0", aln.target_id, str(pos), "255", sam_cigar(aln),
+                  "*", "0", "0", seq, "*"]
+    return "\t".join(fields + tags)
+
+
+def _header_value(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def sam_header(targets: list[tuple[str, int]], command_line: str | None = None,
+               version: str | None = None) -> str:
+    """The SAM header: @HD, one @SQ per (target id, length), and an @PG line for wavedp."""
+    if version is None:
+        from . import __version__ as version
+    lines = ["@HD\tVN:1.6\tSO:unsorted"]
+    lines += [f"@SQ\tSN:{name}\tLN:{length}" for name, length in targets]
+    pg = ["@PG", "ID:wavedp", "PN:wavedp", f"VN:{_header_value(version)}"]
+    if command_line:
+        pg.append(f"CL:{_header_value(command_line)}")
+    lines.append("\t".join(pg))
+    return "\n".join(lines)
+
+
+def to_json(aln: Alignment) -> str:
+    """One JSON object (one line) with every Alignment field except the raw sequences."""
+    return json.dumps({name: getattr(aln, name) for name in _JSON_FIELDS})

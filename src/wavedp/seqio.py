@@ -1,0 +1,159 @@
+"""Reading FASTA and FASTQ files (plain or gzipped) through pyfastx.
+
+pyfastx's ``Fastx`` iterator reads sequentially and writes no index file beside the input.
+It is lenient where wavedp must not be: it stops without an error at a broken FASTQ record
+and at truncated or damaged gzip data. So gzipped files are decompressed once more by Python's
+``gzip`` (which checks length and CRC), FASTQ files get a line-count check, and a doubtful
+FASTQ file is re-read strictly by Biopython to name the fault. Every problem becomes a
+one-line ``InputError`` naming the file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import zlib
+from typing import BinaryIO
+
+import pyfastx
+
+from .errors import InputError
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_KINDS = {ord(">"): "fasta", ord("@"): "fastq"}
+
+
+def _is_gzip(path: str) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == _GZIP_MAGIC
+
+
+def _open(path: str) -> BinaryIO:
+    """Open ``path`` for reading bytes, decompressing gzip transparently."""
+    return gzip.open(path, "rb") if _is_gzip(path) else open(path, "rb")
+
+
+def _stream_errors(path: str, exc: Exception) -> InputError:
+    if isinstance(exc, (gzip.BadGzipFile, zlib.error, EOFError)):
+        return InputError(f"file {path}: damaged gzip data ({exc})")
+    if isinstance(exc, UnicodeDecodeError):
+        return InputError(f"file {path}: not a text FASTA/FASTQ file (undecodable bytes)")
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return InputError(f"cannot read file {path}: {reason}")
+
+
+def _sniff(path: str) -> str:
+    """``fasta`` or ``fastq`` from the first non-blank character; InputError otherwise."""
+    if os.path.isdir(path):
+        raise InputError(f"cannot read file {path}: it is a directory")
+    try:
+        with _open(path) as fh:
+            while chunk := fh.read(1 << 16):
+                text = chunk.lstrip()
+                if text:
+                    first = text[0]
+                    break
+            else:
+                raise InputError(f"file {path}: no records (the file is empty or blank)")
+    except InputError:
+        raise
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _stream_errors(path, exc) from None
+    if first not in _KINDS:
+        shown = repr(chr(first)) if 32 < first < 127 else f"byte 0x{first:02x}"
+        raise InputError(
+            f"file {path}: not FASTA or FASTQ (first non-blank character is {shown}, "
+            "expected '>' or '@')"
+        )
+    return _KINDS[first]
+
+
+def _content_lines(path: str) -> int:
+    """Number of lines from the first to the last non-blank line (reads the whole file)."""
+    first = last = 0
+    with _open(path) as fh:
+        for number, line in enumerate(fh, 1):
+            if line.strip():
+                first = first or number
+                last = number
+    return last - first + 1 if last else 0
+
+
+def _check_gzip(path: str) -> None:
+    """Decompress the whole file so truncated or damaged gzip data raises."""
+    with gzip.open(path, "rb") as fh:
+        while fh.read(1 << 20):
+            pass
+
+
+def _leading_blank_bytes(raw: BinaryIO) -> int:
+    offset = 0
+    for line in raw:
+        if line.strip():
+            break
+        offset += len(line)
+    return offset
+
+
+def _fastq_fault(path: str, parsed: int) -> str:
+    """Biopython's strict reading of a FASTQ file: the fault it finds, as text."""
+    from Bio.SeqIO.QualityIO import FastqGeneralIterator
+
+    try:
+        with _open(path) as raw:
+            raw.seek(_leading_blank_bytes(raw))  # Biopython wants '@' on the first line
+            with io.TextIOWrapper(raw, "ascii", "replace") as handle:
+                count = sum(1 for _ in FastqGeneralIterator(handle))
+    except ValueError as exc:
+        return str(exc).rstrip(".")
+    if count != parsed:
+        return f"read {parsed} of {count} records"
+    return ""
+
+
+def _check_fastq(path: str, records: list[tuple[str, str, str | None]]) -> None:
+    for k, (name, seq, qual) in enumerate(records, 1):
+        if qual is None or len(qual) != len(seq):
+            raise InputError(
+                f"file {path}: malformed FASTQ record {k} ({name!r}): "
+                "missing '+' line or quality string of the wrong length"
+            )
+    if _content_lines(path) == 4 * len(records):
+        return  # the common four-line layout, every line accounted for
+    fault = _fastq_fault(path, len(records))
+    if fault:
+        where = f" after record {len(records)} ({records[-1][0]!r})" if records else ""
+        raise InputError(f"file {path}: malformed FASTQ{where}: {fault}")
+
+
+def read_records(path: str | os.PathLike) -> list[tuple[str, str]]:
+    """All records of a FASTA or FASTQ file (plain or gzipped) as (id, sequence text) pairs.
+
+    The id is the first word of the header line. Raises InputError for a missing,
+    unreadable, empty or malformed file.
+    """
+    path = os.fspath(path)
+    kind = _sniff(path)
+    try:
+        if _is_gzip(path):
+            _check_gzip(path)
+        records = list(pyfastx.Fastx(path, format=kind))
+        if kind == "fastq":
+            _check_fastq(path, records)
+    except InputError:
+        raise
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
+        raise _stream_errors(path, exc) from None
+    except (RuntimeError, ValueError, IndexError) as exc:  # pyfastx's own complaints
+        raise InputError(f"file {path}: malformed {kind.upper()} ({exc})") from None
+    if not records:
+        raise InputError(f"file {path}: no {kind.upper()} records")
+    mark = ">" if kind == "fasta" else "@"
+    out = []
+    for k, record in enumerate(records, 1):
+        name, seq = record[0], record[1]
+        if not name:
+            raise InputError(f"file {path}: record {k} has no id (nothing after '{mark}')")
+        out.append((name, seq))
+    return out
