@@ -1,0 +1,19 @@
+"""Test-wide hooks: tests marked ``gpu`` skip unless CuPy imports and a CUDA device answers."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
+    if not gpu_items:
+        return
+    from wavedp.device import gpu_status
+
+    available, why = gpu_status()
+    if available:
+        return
+    skip = pytest.mark.skip(reason=f"needs CuPy and a CUDA device: {why}")
+    for item in gpu_items:
+        item.add_marker(skip)
