@@ -1,0 +1,148 @@
+"""GPU pairwise alignment throughput: strategies, traceback cost, latency, compute ceiling.
+
+Run on a machine with a CUDA GPU:  python benchmarks/gpu_align.py [--quick] [--big]
+Prints one table; GCUPS = m*n / seconds / 1e9 for one pair, host<->device copies included,
+NVRTC compilation excluded (warm-up first, reported separately).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import wavedp
+from wavedp.engines.cuda import module
+
+DNA = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+PROTEIN = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+
+
+def related_pair(rng: np.random.Generator, n: int, letters: str, rate: float = 0.1):
+    """A random sequence and a mutated copy (substitutions, insertions, deletions)."""
+    alphabet = np.frombuffer(letters.encode(), dtype=np.uint8)
+    a = alphabet[rng.integers(0, alphabet.size, n)]
+    b = a.copy()
+    sub = rng.random(n) < rate * 0.7
+    b[sub] = alphabet[rng.integers(0, alphabet.size, int(sub.sum()))]
+    b = b[rng.random(n) >= rate * 0.15]
+    ins = np.flatnonzero(rng.random(b.size) < rate * 0.15)
+    b = np.insert(b, ins, alphabet[rng.integers(0, alphabet.size, ins.size)])
+    return a.tobytes().decode(), b.tobytes().decode()
+
+
+def timed(fn, repeats: int = 1) -> float:
+    import cupy
+
+    times = []
+    for _ in range(repeats):
+        cupy.cuda.Device().synchronize()
+        t0 = time.perf_counter()
+        fn()
+        cupy.cuda.Device().synchronize()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def ceiling_gcups(seconds_target: float = 0.5) -> float:
+    """Cells/s of the register-only kernel with the engine's per-cell arithmetic."""
+    import cupy
+
+    kernel = module.function("ceiling.cu", "ceiling<16>")
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    blocks = sms * 32
+    out = cupy.zeros(blocks * 32, dtype=cupy.int32)
+    cols = 4096
+
+    def run(c):
+        kernel((blocks,), (32,), (np.int32(c), np.int32(5), np.int32(2), np.int32(2),
+                                  np.int32(-3), np.int32(7), out))
+
+    run(cols)
+    t = timed(lambda: run(cols))
+    cols = max(cols, int(cols * seconds_target / max(t, 1e-6)))
+    t = timed(lambda: run(cols), 3)
+    return blocks * 32 * 16 * cols / t / 1e9
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="small sizes only")
+    ap.add_argument("--big", action="store_true", help="also 10 Mbp x 10 Mbp score-only")
+    args = ap.parse_args()
+    import cupy
+
+    rng = np.random.default_rng(1)
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    print(f"device: {name}, wavedp {wavedp.__version__}", file=sys.stderr)
+
+    t0 = time.perf_counter()
+    for f in module.KERNELS:
+        module.module(f).get_function(module.KERNELS[f][0])
+    compile_s = time.perf_counter() - t0
+    wavedp.align("ACGT" * 50, "ACGT" * 60, DNA, device="gpu")  # warm every launcher
+    wavedp.align("ACGT" * 50, "ACGT" * 60, DNA, device="gpu", traceback=False)
+    wavedp.align("ACGT" * 50, "ACGT" * 60, DNA, device="gpu", traceback=False,
+                 strategy="diagonal")
+
+    ceil = ceiling_gcups()
+    rows = []
+    sizes = [("DNA", 3_000), ("DNA", 30_000), ("protein", 30_000)]
+    if not args.quick:
+        sizes += [("DNA", 300_000), ("DNA", 1_000_000)]
+    if args.big:
+        sizes += [("DNA", 10_000_000)]
+    for kind, n in sizes:
+        scoring = DNA if kind == "DNA" else PROTEIN
+        letters = "ACGT" if kind == "DNA" else "ARNDCQEGHILKMFPSTWYV"
+        a, b = related_pair(rng, n, letters)
+        cells = len(a) * len(b)
+        reps = 3 if cells < 1e10 else 1
+        so = timed(lambda a=a, b=b, s=scoring: wavedp.align(a, b, s, device="gpu",
+                                                             traceback=False), reps)
+        tb = None
+        if n <= 1_000_000:
+            tb = timed(lambda a=a, b=b, s=scoring: wavedp.align(a, b, s, device="gpu"), reps)
+        dg = None
+        if n <= 30_000:
+            dg = timed(lambda a=a, b=b, s=scoring: wavedp.align(
+                a, b, s, device="gpu", traceback=False, strategy="diagonal"))
+        cpu = None
+        if n <= 30_000:
+            cpu = timed(lambda a=a, b=b, s=scoring: wavedp.align(a, b, s, device="cpu",
+                                                                 traceback=False))
+        ok = wavedp.align(a, b, scoring, device="gpu", traceback=False)
+        rows.append((kind, n, cells, so, tb, dg, cpu, ok.score))
+        print(f"done {kind} {n}", file=sys.stderr, flush=True)
+
+    lat = {}
+    a, b = related_pair(rng, 1000, "ACGT")
+    for tb in (False, True):
+        timed(lambda tb=tb: wavedp.align(a, b, DNA, device="gpu", traceback=tb))
+        lat[tb] = timed(lambda tb=tb: wavedp.align(a, b, DNA, device="gpu", traceback=tb), 20)
+
+    def g(sec, cells):
+        return f"{cells / sec / 1e9:9.1f}" if sec else "        -"
+
+    print()
+    print(f"NVRTC compile of all kernels (first use in a process): {compile_s:.2f} s")
+    print(f"compute ceiling (register-only kernel, same per-cell arithmetic): {ceil:.0f} GCUPS")
+    print(f"latency 1k x 1k DNA: score-only {lat[False] * 1e3:.2f} ms, "
+          f"traceback {lat[True] * 1e3:.2f} ms")
+    print()
+    print(f"{'pair':>14} {'multipass':>9} {'of ceil':>7} {'trace':>9} {'tb/so':>6} "
+          f"{'diagonal':>9} {'cpu':>9} {'score':>9}   (GCUPS)")
+    for kind, n, cells, so, tb, dg, cpu, score in rows:
+        ratio = f"{tb / so:6.2f}" if tb else "     -"
+        frac = f"{cells / so / 1e9 / ceil:7.1%}"
+        print(f"{kind + ' ' + format(n, ','):>14} {g(so, cells)} {frac} {g(tb, cells)} {ratio} "
+              f"{g(dg, cells)} {g(cpu, cells)} {score:9d}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

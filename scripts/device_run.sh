@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# On the GPU machine (run from the repository root): install wavedp offline (wheels for the
+# packages the device image lacks are carried in .whl/), run the GPU tests, then the GPU
+# benchmark. Usage: scripts/device_run.sh [tests|bench|all] [benchmark args...]
+set -uo pipefail
+what=${1:-all}
+shift || true
+export PYTHONUNBUFFERED=1
+out=${OUT:-/tmp/wavedp-out}
+mkdir -p "$out"
+if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl || exit 1
+    export PYTHONPATH=/tmp/site
+fi
+python3 -m pip install -q --no-index --no-deps --no-build-isolation . 2>&1 | tail -3 || exit 1
+python3 -c "import wavedp; print('wavedp', wavedp.__version__, wavedp.__file__)"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv
+status=0
+if [[ $what == tests || $what == all ]]; then
+    python3 -m pytest -m gpu -q --maxfail=8 -p no:cacheprovider tests 2>&1 | tee "$out/gpu_tests.log" \
+        | tail -40
+    status=${PIPESTATUS[0]}
+fi
+if [[ $what == bench || $what == all ]]; then
+    python3 benchmarks/gpu_align.py "$@" 2>&1 | tee "$out/gpu_bench.log"
+fi
+exit "$status"

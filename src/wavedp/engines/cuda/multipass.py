@@ -1,0 +1,174 @@
+"""Launcher of the single-kernel multi-pass wavefront (``kernels/multipass.cu``).
+
+One call of :func:`sweep` runs one kernel over a rectangle of the DP matrix, with optional
+top-row and left-column inputs and optional outputs (row and column checkpoints, direction
+bytes, end cell). The forward pass, the band recomputation and the traceback tiles are all
+calls of it with different options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...errors import DeviceError
+from ..common import GLOBAL, LOCAL, NEG, SEMIGLOBAL
+from .module import function
+
+#: rows per thread of the score-only variants (strip height 32 * ROWS)
+ROWS = 16
+#: rows per thread of the direction-byte variant
+DIR_ROWS = 8
+#: a spin-wait longer than this is reported as an error instead of hanging
+TIMEOUT_NS = 30_000_000_000
+#: tests set this to fill every output buffer with 0x7f bytes first, so unwritten cells show
+POISON = False
+
+
+def scratch(size: int, dtype):
+    """An output buffer: uninitialised, or poisoned when POISON is set."""
+    import cupy
+
+    if POISON:
+        return cupy.full(size, 0x7F7F7F7F if np.dtype(dtype).itemsize == 4 else 0x7F, dtype)
+    return cupy.empty(size, dtype=dtype)
+
+
+@dataclass
+class Pair:
+    """One encoded pair on the device."""
+
+    q: object  # cupy uint8
+    t: object  # cupy uint8
+    sub: object  # cupy int32 [A*A], transposed: sub[t * A + q] is the score of q against t
+    alphabet: int
+    gap_open: int
+    gap_extend: int
+    mode: int
+
+    @property
+    def m(self) -> int:
+        return int(self.q.size)
+
+    @property
+    def n(self) -> int:
+        return int(self.t.size)
+
+
+def upload(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
+           mode: int) -> Pair:
+    """Copy one encoded pair and its substitution table to the device."""
+    import cupy
+
+    def dev(a, dtype):
+        return cupy.asarray(np.ascontiguousarray(a, dtype=dtype)) if a.size else \
+            cupy.zeros(1, dtype=dtype)[:0]
+
+    return Pair(dev(q, np.uint8), dev(t, np.uint8), dev(sub.T.ravel(), np.int32),
+                int(sub.shape[0]), int(gap_open), int(gap_extend), int(mode))
+
+
+def _ptr(x) -> np.uint64:
+    if x is None:
+        return np.uint64(0)
+    if isinstance(x, (int, np.integer)):
+        return np.uint64(x)
+    return np.uint64(x.data.ptr)
+
+
+@dataclass
+class Outputs:
+    """What a sweep leaves behind (device arrays, or None when not asked for)."""
+
+    strip_best: object = None
+    lastcol: object = None
+    lastrow: object = None
+
+
+def strip_height(rows_per_thread: int) -> int:
+    return 32 * rows_per_thread
+
+
+def blocks_for(nstrips: int) -> int:
+    """Grid size: enough one-warp blocks to fill the device; tickets make any size safe."""
+    import cupy
+
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    return max(1, min(nstrips, 32 * sms))
+
+
+def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, None),
+          left=(None, None), track: bool = False, dirs=None, ck_every: int = 0,
+          ck_addr=(0, 0), cc_every: int = 0, cc=(None, None)) -> Outputs:
+    """Run the multipass kernel over rows row0+1..row0+rows and columns col0+1..col0+cols.
+
+    top: device pointers/arrays of H and F on row ``row0`` for columns col0..col0+cols, or
+    None for the matrix's row 0. left: H and E on column ``col0`` for rows row0..row0+rows,
+    or None for column 0. dirs: a uint8 array of rows*cols direction bytes to fill.
+    ck_every/ck_addr: strip-bottom rows every ck_every strips go to row k of those arrays
+    (stride cols+1). cc_every/cc: H and E every cc_every columns ([cols//cc_every, rows]).
+    """
+    import cupy
+
+    r = DIR_ROWS if dirs is not None else ROWS
+    nstrips = -(-rows // strip_height(r))
+    expr = (f"multipass<{p.mode}, {r}, {'true' if dirs is not None else 'false'}, "
+            f"{'true' if track else 'false'}>")
+    kernel = function("multipass.cu", expr)
+    ring_h = scratch(2 * (cols + 1), np.int32)
+    ring_f = scratch(2 * (cols + 1), np.int32)
+    progress = cupy.zeros(nstrips + 1, dtype=cupy.int32)
+    ticket = cupy.zeros(2, dtype=cupy.int32)  # [ticket, error]
+    out = Outputs()
+    if track and p.mode == LOCAL:
+        out.strip_best = scratch(3 * nstrips, np.int32)
+    elif track:
+        out.lastcol = scratch(rows, np.int32)
+        out.lastrow = scratch(cols, np.int32)
+    args = (
+        p.q, p.t, p.sub, np.int32(p.alphabet), np.int32(p.gap_open), np.int32(p.gap_extend),
+        np.int32(row0), np.int32(rows), np.int32(col0), np.int32(cols),
+        _ptr(top[0]), _ptr(top[1]), _ptr(left[0]), _ptr(left[1]),
+        ring_h, ring_f, progress, ticket, _ptr(ticket.data.ptr + 4),
+        np.uint64(TIMEOUT_NS), np.int32(ck_every), np.int64(ck_addr[0]), np.int64(ck_addr[1]),
+        np.int32(cc_every), _ptr(cc[0]), _ptr(cc[1]), _ptr(dirs),
+        _ptr(out.strip_best), _ptr(out.lastcol), _ptr(out.lastrow),
+    )
+    kernel((blocks_for(nstrips),), (32,), args, shared_mem=4 * p.alphabet * p.alphabet)
+    error = int(ticket[1].get())
+    if error:
+        raise DeviceError(f"multipass kernel: a strip waited longer than {TIMEOUT_NS / 1e9:.0f}"
+                          f" s for the strip above (error flags {error}); results discarded")
+    return out
+
+
+def end_cell(p: Pair, out: Outputs) -> tuple[int, int, int]:
+    """(score, end_i, end_j) by DESIGN.md's tie rule from a tracked full-matrix sweep."""
+    m, n = p.m, p.n
+    if p.mode == LOCAL:
+        best = out.strip_best.get().reshape(-1, 3)
+        order = np.lexsort((best[:, 2], best[:, 1], -best[:, 0].astype(np.int64)))
+        score, i, j = (int(v) for v in best[order[0]])
+        return (0, 0, 0) if score <= 0 else (score, i, j)
+    lastrow = out.lastrow.get()
+    if p.mode == GLOBAL:
+        return int(lastrow[-1]), m, n
+    assert p.mode == SEMIGLOBAL
+    lastcol = out.lastcol.get()
+    # candidates in (i, j) order: (0, n) = 0, (i, n) for 0 < i < m, then (m, j) for j = 0..n
+    col = np.concatenate(([0], lastcol[:-1])).astype(np.int64)
+    row = np.concatenate(([0], lastrow)).astype(np.int64)
+    ic, jr = int(np.argmax(col)), int(np.argmax(row))
+    if col[ic] >= row[jr]:
+        return int(col[ic]), ic, n
+    return int(row[jr]), m, jr
+
+
+def boundary_row(p: Pair, cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """H and F of row 0 for columns 0..cols (host arrays)."""
+    j = np.arange(cols + 1, dtype=np.int64)
+    h = np.zeros(cols + 1, dtype=np.int32)
+    if p.mode == GLOBAL:
+        h[1:] = -(p.gap_open + (j[1:] - 1) * p.gap_extend)
+    return h, np.full(cols + 1, NEG, dtype=np.int32)

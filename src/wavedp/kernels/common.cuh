@@ -1,0 +1,72 @@
+// Shared definitions for wavedp's CUDA kernels (compiled at run time by NVRTC through CuPy).
+#pragma once
+
+#define WAVEDP_LOCAL 0
+#define WAVEDP_GLOBAL 1
+#define WAVEDP_SEMIGLOBAL 2
+
+// "minus infinity" for E and F; real scores stay inside +-2^29 (checked before launch)
+#define WAVEDP_NEG (-(1 << 30))
+
+// direction byte, same encoding as wavedp/engines/common.py
+#define DIR_ZERO 0
+#define DIR_DIAG 1
+#define DIR_E 2
+#define DIR_F 3
+#define E_OPEN 4
+#define F_OPEN 8
+
+// error flags reported back to Python
+#define ERR_TIMEOUT 1
+
+typedef unsigned char u8;
+typedef long long i64;
+
+// max(a + b, c), a Hopper DPX instruction (emulated on older GPUs)
+__device__ __forceinline__ int add_max(int a, int b, int c) { return __viaddmax_s32(a, b, c); }
+
+// max(a, b, c) and max(a, b, c, 0)
+__device__ __forceinline__ int max3(int a, int b, int c) { return __vimax3_s32(a, b, c); }
+__device__ __forceinline__ int max3_relu(int a, int b, int c) { return __vimax3_s32_relu(a, b, c); }
+
+__device__ __forceinline__ unsigned long long now_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ int load_acquire(const int* p) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void store_release(int* p, int v) {
+    asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// Spin until *p >= target. Gives up (sets ERR_TIMEOUT in *error, returns false) after
+// timeout_ns, or as soon as another block has reported an error.
+__device__ __forceinline__ bool wait_at_least(const int* p, int target, int* error,
+                                              unsigned long long timeout_ns) {
+    if (load_acquire(p) >= target) return true;
+    const unsigned long long start = now_ns();
+    unsigned int backoff = 32;
+    while (load_acquire(p) < target) {
+        if (*(volatile int*)error) return false;
+        if (now_ns() - start > timeout_ns) {
+            atomicOr(error, ERR_TIMEOUT);
+            return false;
+        }
+        __nanosleep(backoff);
+        if (backoff < 1024) backoff <<= 1;
+    }
+    return true;
+}
+
+// H on row 0 / column 0 at distance k from the origin
+template <int MODE>
+__device__ __forceinline__ int edge(int k, int gap_open, int gap_extend) {
+    if (MODE == WAVEDP_GLOBAL && k > 0) return -(gap_open + (k - 1) * gap_extend);
+    return 0;
+}

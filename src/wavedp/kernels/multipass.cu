@@ -1,0 +1,236 @@
+// Single-kernel multi-pass wavefront (Ranasinghe; after Xiao, Aji and Feng's fine-grained
+// single-instance Smith-Waterman).
+//
+// The rectangle of rows row0+1..row0+rows and columns col0+1..col0+cols is cut into strips
+// of S = 32*R query rows. A block is one warp; it takes the next strip by atomic ticket (so it
+// only ever waits on strips taken earlier, by blocks already running) and sweeps it left to
+// right: lane k owns rows k*R..k*R+R-1 of the strip and keeps their H and E in registers;
+// lane k runs one column behind lane k-1 and gets H and F of the row above by shuffle. The
+// strip's bottom row goes, 32 columns at a time, into one of two full-width row buffers; a
+// per-strip progress counter published with release semantics tells the strip below (which
+// reads it with acquire semantics) how far it may go. The strips in flight form a pass whose
+// boundary rows stay in L2. Every spin-wait is bounded (ERR_TIMEOUT).
+//
+// Optional outputs: row checkpoints (strip bottom rows every ck_every strips), column
+// checkpoints (H and E every cc_every columns, stride rows + 1, indexed by relative row),
+// one direction byte per cell (DIRS), and the end cell (TRACK: per-strip best for local
+// mode, last row and last column otherwise).
+#include "common.cuh"
+
+#define FULL 0xffffffffu
+
+template <int MODE>
+__device__ __forceinline__ int left_h(const int* leftH, int rel, int row0, int go, int ge) {
+    return leftH ? leftH[rel] : edge<MODE>(row0 + rel, go, ge);
+}
+
+template <int MODE, int R, bool DIRS, bool TRACK>
+__global__ void __launch_bounds__(32) multipass(
+    const u8* __restrict__ q, const u8* __restrict__ t, const int* __restrict__ sub, int A,
+    int go, int ge, int row0, int rows, int col0, int cols,
+    const int* __restrict__ topH, const int* __restrict__ topF,
+    const int* __restrict__ leftH, const int* __restrict__ leftE,
+    int* bufH, int* bufF, int* progress, int* ticket, int* error,
+    unsigned long long timeout_ns,
+    int ck_every, i64 ckH_addr, i64 ckF_addr,
+    int cc_every, int* ccH, int* ccE,
+    u8* dirs, int* strip_best, int* lastcol, int* lastrow) {
+    extern __shared__ int sub_sh[];
+    const int lane = threadIdx.x;
+    for (int k = lane; k < A * A; k += 32) sub_sh[k] = sub[k];
+    __syncwarp();
+
+    const int S = 32 * R;
+    const int nstrips = (rows + S - 1) / S;
+    const int stride = cols + 1;
+    int* ckH = reinterpret_cast<int*>(ckH_addr);
+    int* ckF = reinterpret_cast<int*>(ckF_addr);
+
+    while (true) {
+        int s = 0;
+        if (lane == 0) s = atomicAdd(ticket, 1);
+        s = __shfl_sync(FULL, s, 0);
+        if (s >= nstrips || *(volatile int*)error) return;
+
+        const int base = s * S + lane * R;             // rows base+1..base+R (relative)
+        const int nvalid = max(0, min(R, rows - base));
+        const int* inH = bufH + ((s - 1) & 1) * stride;
+        const int* inF = bufF + ((s - 1) & 1) * stride;
+        int* outH = bufH + (s & 1) * stride;
+        int* outF = bufF + (s & 1) * stride;
+        const bool checkpoint = ck_every > 0 && (s + 1) % ck_every == 0 && s + 1 < nstrips;
+        int* ckrowH = checkpoint ? ckH + (i64)((s + 1) / ck_every) * stride : nullptr;
+        int* ckrowF = checkpoint ? ckF + (i64)((s + 1) / ck_every) * stride : nullptr;
+
+        int Hl[R], E[R], qc[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int rel = base + 1 + r;
+            const bool ok = r < nvalid;
+            Hl[r] = ok ? left_h<MODE>(leftH, rel, row0, go, ge) : 0;
+            E[r] = ok && leftE ? leftE[rel] : WAVEDP_NEG;
+            qc[r] = ok ? q[row0 + rel - 1] * 1 : 0;
+        }
+        int diag_top = left_h<MODE>(leftH, min(base, rows), row0, go, ge);
+        if (lane == 0 && checkpoint) {
+            ckrowH[0] = left_h<MODE>(leftH, s * S + S, row0, go, ge);
+            ckrowF[0] = WAVEDP_NEG;
+        }
+        int botH = 0, botF = WAVEDP_NEG, tileH = 0, tileF = WAVEDP_NEG, oH = 0, oF = 0;
+        int best = 0, bi = 0, bj = 0;  // local end cell (value, row, column), absolute
+        const int lastr = rows - base - 1;  // index of this lane's row that is the last row
+
+        for (int st = 0; st < cols + 31; ++st) {
+            if ((st & 31) == 0 && st < cols) {  // fetch the next 32 columns of the row above
+                bool ok = true;
+                if (s > 0) ok = wait_at_least(progress + s - 1, min(st + 32, cols), error,
+                                              timeout_ns);
+                if (!__all_sync(FULL, ok)) return;
+                const int c = st + lane + 1;
+                if (c <= cols) {
+                    if (s > 0) {
+                        tileH = inH[c];
+                        tileF = inF[c];
+                    } else if (topH) {
+                        tileH = topH[c];
+                        tileF = topF[c];
+                    } else {
+                        tileH = edge<MODE>(col0 + c, go, ge);
+                        tileF = WAVEDP_NEG;
+                    }
+                }
+            }
+            int upH = __shfl_up_sync(FULL, botH, 1);
+            int upF = __shfl_up_sync(FULL, botF, 1);
+            const int tH = __shfl_sync(FULL, tileH, st & 31);
+            const int tF = __shfl_sync(FULL, tileF, st & 31);
+            if (lane == 0) {
+                upH = tH;
+                upF = tF;
+            }
+            const int c = st - lane;
+            if (c >= 0 && c < cols) {
+                const int* srow = sub_sh + t[col0 + c] * A;
+                int hup = upH, fup = upF, diag = diag_top;
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    const int sc = srow[qc[r]];
+                    int e, f, h;
+                    if (DIRS) {
+                        const int e_ext = E[r] - ge, e_open = Hl[r] - go;
+                        const int f_ext = fup - ge, f_open = hup - go;
+                        e = max(e_ext, e_open);
+                        f = max(f_ext, f_open);
+                        const int dg = diag + sc;
+                        h = MODE == WAVEDP_LOCAL ? max3_relu(dg, e, f) : max3(dg, e, f);
+                        int d = (e_open >= e_ext ? E_OPEN : 0) | (f_open >= f_ext ? F_OPEN : 0);
+                        if (MODE == WAVEDP_LOCAL && h == 0) d |= DIR_ZERO;
+                        else if (h == dg) d |= DIR_DIAG;
+                        else if (h == e) d |= DIR_E;
+                        else d |= DIR_F;
+                        if (r < nvalid) dirs[(i64)(base + r) * cols + c] = (u8)d;
+                    } else {
+                        e = add_max(E[r], -ge, Hl[r] - go);
+                        f = add_max(fup, -ge, hup - go);
+                        h = MODE == WAVEDP_LOCAL ? max3_relu(diag + sc, e, f)
+                                                 : max3(diag + sc, e, f);
+                    }
+                    diag = Hl[r];
+                    Hl[r] = h;
+                    E[r] = e;
+                    hup = h;
+                    fup = f;
+                }
+                botH = hup;
+                botF = fup;
+                diag_top = upH;
+                if (cc_every > 0 && (c + 1) % cc_every == 0) {
+                    const i64 off = (i64)((c + 1) / cc_every - 1) * (rows + 1) + base + 1;
+#pragma unroll
+                    for (int r = 0; r < R; ++r)
+                        if (r < nvalid) {
+                            ccH[off + r] = Hl[r];
+                            ccE[off + r] = E[r];
+                        }
+                }
+                if (TRACK) {
+                    if (MODE == WAVEDP_LOCAL) {
+                        int cm = 0;
+                        if (nvalid == R) {
+#pragma unroll
+                            for (int r = 0; r < R; ++r) cm = max(cm, Hl[r]);
+                        } else {
+#pragma unroll
+                            for (int r = 0; r < R; ++r) cm = max(cm, r < nvalid ? Hl[r] : 0);
+                        }
+                        if (cm > best || (cm == best && best > 0)) {
+                            int rr = R;
+#pragma unroll
+                            for (int r = R - 1; r >= 0; --r)
+                                if (r < nvalid && Hl[r] == cm) rr = r;
+                            const int i = row0 + base + 1 + rr;
+                            if (rr < R && (cm > best || i < bi)) {
+                                best = cm;
+                                bi = i;
+                                bj = col0 + 1 + c;
+                            }
+                        }
+                    } else {
+                        if (lastr >= 0 && lastr < R) {
+                            int v = 0;
+#pragma unroll
+                            for (int r = 0; r < R; ++r)
+                                if (r == lastr) v = Hl[r];
+                            lastrow[c] = v;
+                        }
+                        if (c == cols - 1) {
+#pragma unroll
+                            for (int r = 0; r < R; ++r)
+                                if (r < nvalid) lastcol[base + r] = Hl[r];
+                        }
+                    }
+                }
+            }
+            // gather lane 31's bottom row into lane (column % 32), flush every 32 columns
+            const int c31 = st - 31;
+            const int bH = __shfl_sync(FULL, botH, 31);
+            const int bF = __shfl_sync(FULL, botF, 31);
+            if (c31 >= 0 && (c31 & 31) == lane) {
+                oH = bH;
+                oF = bF;
+            }
+            if (c31 >= 0 && ((c31 & 31) == 31 || c31 == cols - 1)) {
+                const int cc = (c31 & ~31) + lane;
+                if (cc <= c31) {
+                    outH[cc + 1] = oH;
+                    outF[cc + 1] = oF;
+                    if (checkpoint) {
+                        ckrowH[cc + 1] = oH;
+                        ckrowF[cc + 1] = oF;
+                    }
+                }
+                __threadfence();
+                __syncwarp();
+                if (lane == 0) store_release(progress + s, c31 + 1);
+            }
+        }
+        if (TRACK && MODE == WAVEDP_LOCAL) {  // lexicographic (max value, min row, min col)
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) {
+                const int ob = __shfl_down_sync(FULL, best, o);
+                const int oi = __shfl_down_sync(FULL, bi, o);
+                const int oj = __shfl_down_sync(FULL, bj, o);
+                if (ob > best || (ob == best && (oi < bi || (oi == bi && oj < bj)))) {
+                    best = ob;
+                    bi = oi;
+                    bj = oj;
+                }
+            }
+            if (lane == 0) {
+                strip_best[3 * s] = best;
+                strip_best[3 * s + 1] = bi;
+                strip_best[3 * s + 2] = bj;
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+"""The CUDA engine returns exactly the CPU engine's alignments (run with ``pytest -m gpu``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
+
+import wavedp
+
+pytestmark = pytest.mark.gpu
+
+# strip heights are 512 (score-only) and 256 (direction bytes); checkpoint rows every 4096;
+# traceback tiles 1024 columns wide
+SHAPES = [(1, 1), (1, 60), (60, 1), (0, 7), (7, 0), (0, 0), (31, 33), (255, 257), (256, 256),
+          (511, 513), (512, 512), (513, 1025), (1023, 1), (1, 2049), (2047, 9), (3000, 40),
+          (40, 3000), (4095, 1100), (4097, 1023), (4096, 2048), (9000, 200), (200, 9000)]
+SCORINGS = {
+    "dna": wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2),
+    "protein": wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1),
+    "odd": wavedp.Scoring(match=1, mismatch=-1, gap_open=1, gap_extend=3),
+}
+
+
+@pytest.fixture(autouse=True)
+def poison(monkeypatch):
+    from wavedp.engines.cuda import multipass
+
+    monkeypatch.setattr(multipass, "POISON", True)
+
+
+def _pair(rng, m, n, letters, kind):
+    if kind == "related" and m and n:
+        a = random_seq(rng, letters, m)
+        b = related(rng, a, letters, 0.2)[:n]
+        return a, b + random_seq(rng, letters, n - len(b))
+    return random_seq(rng, letters, m), random_seq(rng, letters, n)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("alphabet", ["dna", "protein", "odd"])
+def test_gpu_equals_cpu(shape, alphabet):
+    rng = np.random.default_rng(shape[0] * 7919 + shape[1])
+    scoring = SCORINGS[alphabet]
+    letters = PROTEIN if alphabet == "protein" else DNA
+    for kind in ("related", "random"):
+        q, t = _pair(rng, *shape, letters, kind)
+        for mode in MODE_NAMES:
+            for traceback in (True, False):
+                cpu = wavedp.align(q, t, scoring, mode=mode, traceback=traceback, device="cpu")
+                gpu = wavedp.align(q, t, scoring, mode=mode, traceback=traceback, device="gpu")
+                assert gpu == cpu, (kind, mode, traceback)
+            if max(shape) <= 4100:
+                diag = wavedp.align(q, t, scoring, mode=mode, traceback=False, device="gpu",
+                                    strategy="diagonal")
+                assert diag == cpu, (kind, mode, "diagonal")
+
+
+def test_gpu_align_all_and_ties():
+    """Many equal-scoring cells: the tie rule (smallest i, then j) must hold on the GPU."""
+    scoring = wavedp.Scoring(match=1, mismatch=-1, gap_open=2, gap_extend=1)
+    queries = ["ACGT" * 300, "A" * 700, "AC" * 600 + "T" * 50]
+    targets = ["ACGT" * 250, "A" * 1500, "CA" * 900]
+    for mode in MODE_NAMES:
+        cpu = wavedp.align_all(queries, targets, scoring, mode=mode, device="cpu")
+        gpu = wavedp.align_all(queries, targets, scoring, mode=mode, device="gpu")
+        assert gpu == cpu
+
+
+def test_gpu_long_pair_traceback_rescores():
+    from helpers import rescore
+
+    rng = np.random.default_rng(5)
+    a = random_seq(rng, DNA, 60000)
+    b = related(rng, a, DNA, 0.1)
+    scoring = SCORINGS["dna"]
+    for mode in MODE_NAMES:
+        gpu = wavedp.align(a, b, scoring, mode=mode, device="gpu")
+        so = wavedp.align(a, b, scoring, mode=mode, traceback=False, device="gpu")
+        assert (gpu.score, gpu.query_end, gpu.target_end) == (so.score, so.query_end,
+                                                               so.target_end)
+        assert rescore(gpu, scoring) == gpu.score
+    cpu = wavedp.align(a[:20000], b[:20000], scoring, device="cpu")
+    assert wavedp.align(a[:20000], b[:20000], scoring, device="gpu") == cpu
+
+
+def test_diagonal_strategy_is_score_only():
+    with pytest.raises(wavedp.InputError):
+        wavedp.align("ACGT", "ACGT", SCORINGS["dna"], device="gpu", strategy="diagonal")
+
+
+def test_gpu_memory_is_checked_before_launch():
+    from wavedp.engines.cuda.traceback import check_memory
+
+    with pytest.raises(wavedp.InputError, match="GPU memory"):
+        check_memory(10**12, 10**12, True)
