@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import wavedp
-from wavedp.engines.cuda import module
+from wavedp.engines.cuda import module, multipass, traceback
 
 DNA = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
 PROTEIN = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
@@ -68,10 +68,39 @@ def ceiling_gcups(seconds_target: float = 0.5) -> float:
     return blocks * 32 * 16 * cols / t / 1e9
 
 
+def tune(rng: np.random.Generator, n: int, ceil: float) -> int:
+    """Score-only GCUPS per rows-per-thread variant; traceback phases per tile variant."""
+    from wavedp.engines.common import LOCAL
+
+    a, b = related_pair(rng, n, "ACGT")
+    q, t = DNA.encode(a), DNA.encode(b)
+    p = multipass.upload(q, t, DNA.table, DNA.gap_open, DNA.gap_extend, LOCAL)
+    cells = p.m * p.n
+    print(f"\ncompute ceiling: {ceil:.0f} GCUPS; pair {p.m} x {p.n}")
+    for r in (8, 16, 32):
+        multipass.sweep(p, 0, p.m, 0, p.n, rows_per_thread=r)
+        sec = timed(lambda r=r: multipass.end_cell(
+            p, multipass.sweep(p, 0, p.m, 0, p.n, rows_per_thread=r)), 3)
+        gcups = cells / sec / 1e9
+        print(f"score-only R={r:2d}: {gcups:7.1f} GCUPS ({gcups / ceil:.1%} of the ceiling)")
+    so = timed(lambda: wavedp.align(a, b, DNA, device="gpu", traceback=False), 3)
+    for r in (4, 8):
+        multipass.DIR_ROWS = r
+        for call in ("first", "again"):
+            sec = timed(lambda: wavedp.align(a, b, DNA, device="gpu"))
+            st = traceback.STATS
+            print(f"traceback tile R={r} ({call}): {sec:.2f} s = {sec / so:.2f} x score-only; "
+                  f"pinning {st['pin_s']:.2f} s, forward {st['forward_s']:.2f} s, "
+                  f"{st['tiles']} tiles {st['tile_s']:.2f} s, walk {st['walk_s']:.2f} s")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="small sizes only")
     ap.add_argument("--big", action="store_true", help="also 10 Mbp x 10 Mbp score-only")
+    ap.add_argument("--tune", type=int, default=0, metavar="N",
+                    help="only compare rows-per-thread variants on an N x N DNA pair")
     args = ap.parse_args()
     import cupy
 
@@ -90,6 +119,8 @@ def main() -> int:
                  strategy="diagonal")
 
     ceil = ceiling_gcups()
+    if args.tune:
+        return tune(rng, args.tune, ceil)
     rows = []
     sizes = [("DNA", 3_000), ("DNA", 30_000), ("protein", 30_000)]
     if not args.quick:

@@ -13,7 +13,7 @@
 //
 // Optional outputs: row checkpoints (strip bottom rows every ck_every strips), column
 // checkpoints (H and E every cc_every columns, stride rows + 1, indexed by relative row),
-// one direction byte per cell (DIRS), and the end cell (TRACK: per-strip best for local
+// and either one direction byte per cell (DIRS) or the end cell (per-strip best for local
 // mode, last row and last column otherwise).
 #include "common.cuh"
 
@@ -24,7 +24,7 @@ __device__ __forceinline__ int left_h(const int* leftH, int rel, int row0, int g
     return leftH ? leftH[rel] : edge<MODE>(row0 + rel, go, ge);
 }
 
-template <int MODE, int R, bool DIRS, bool TRACK>
+template <int MODE, int R, bool DIRS, typename P>
 __global__ void __launch_bounds__(32) multipass(
     const u8* __restrict__ q, const u8* __restrict__ t, const int* __restrict__ sub, int A,
     int go, int ge, int row0, int rows, int col0, int cols,
@@ -35,12 +35,14 @@ __global__ void __launch_bounds__(32) multipass(
     int ck_every, i64 ckH_addr, i64 ckF_addr,
     int cc_every, int* ccH, int* ccE,
     u8* dirs, int* strip_best, int* lastcol, int* lastrow) {
-    extern __shared__ int sub_sh[];
+    constexpr bool TRACK = !DIRS;  // a sweep either writes direction bytes or finds the end
+    constexpr int S = 32 * R;
+    // query profile of the current strip: prof[tc * S + row] = score of (row, residue tc);
+    // a lane reads its R rows at immediate offsets from one base address
+    extern __shared__ __align__(16) unsigned char smem[];
+    P* prof = reinterpret_cast<P*>(smem);
     const int lane = threadIdx.x;
-    for (int k = lane; k < A * A; k += 32) sub_sh[k] = sub[k];
-    __syncwarp();
 
-    const int S = 32 * R;
     const int nstrips = (rows + S - 1) / S;
     const int stride = cols + 1;
     int* ckH = reinterpret_cast<int*>(ckH_addr);
@@ -62,14 +64,20 @@ __global__ void __launch_bounds__(32) multipass(
         int* ckrowH = checkpoint ? ckH + (i64)((s + 1) / ck_every) * stride : nullptr;
         int* ckrowF = checkpoint ? ckF + (i64)((s + 1) / ck_every) * stride : nullptr;
 
-        int Hl[R], E[R], qc[R];
+        __syncwarp();  // the previous strip's profile reads are done
+        for (int k = lane; k < A * S; k += 32) {
+            const int rel = s * S + k % S + 1;
+            prof[k] = (P)sub[(k / S) * A + (rel <= rows ? q[row0 + rel - 1] : 0)];
+        }
+        __syncwarp();
+        int Hl[R], Hg[R], E[R];  // H, H - open and E of this lane's rows at the last column
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const int rel = base + 1 + r;
             const bool ok = r < nvalid;
             Hl[r] = ok ? left_h<MODE>(leftH, rel, row0, go, ge) : 0;
+            Hg[r] = Hl[r] - go;
             E[r] = ok && leftE ? leftE[rel] : WAVEDP_NEG;
-            qc[r] = ok ? q[row0 + rel - 1] * 1 : 0;
         }
         int diag_top = left_h<MODE>(leftH, min(base, rows), row0, go, ge);
         if (lane == 0 && checkpoint) {
@@ -78,6 +86,8 @@ __global__ void __launch_bounds__(32) multipass(
         }
         int botH = 0, botF = WAVEDP_NEG, tileH = 0, tileF = WAVEDP_NEG, oH = 0, oF = 0;
         int best = 0, bi = 0, bj = 0;  // local end cell (value, row, column), absolute
+        int cc_next = cc_every > 0 ? cc_every : -1;  // next column to checkpoint (relative)
+        int tnext = cols > 0 ? t[col0] : 0;  // residue of this lane's next column
         const int lastr = rows - base - 1;  // index of this lane's row that is the last row
 
         for (int st = 0; st < cols + 31; ++st) {
@@ -110,11 +120,12 @@ __global__ void __launch_bounds__(32) multipass(
             }
             const int c = st - lane;
             if (c >= 0 && c < cols) {
-                const int* srow = sub_sh + t[col0 + c] * A;
-                int hup = upH, fup = upF, diag = diag_top;
+                const P* pcol = prof + tnext * S + lane * R;
+                tnext = c + 1 < cols ? t[col0 + c + 1] : 0;  // in flight while this column runs
+                int hup = upH, fup = upF, diag = diag_top, hgup = upH - go;
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
-                    const int sc = srow[qc[r]];
+                    const int sc = pcol[r];
                     int e, f, h;
                     if (DIRS) {
                         const int e_ext = E[r] - ge, e_open = Hl[r] - go;
@@ -130,13 +141,14 @@ __global__ void __launch_bounds__(32) multipass(
                         else d |= DIR_F;
                         if (r < nvalid) dirs[(i64)(base + r) * cols + c] = (u8)d;
                     } else {
-                        e = add_max(E[r], -ge, Hl[r] - go);
-                        f = add_max(fup, -ge, hup - go);
+                        e = add_max(E[r], -ge, Hg[r]);
+                        f = add_max(fup, -ge, hgup);
                         h = MODE == WAVEDP_LOCAL ? max3_relu(diag + sc, e, f)
                                                  : max3(diag + sc, e, f);
                     }
                     diag = Hl[r];
                     Hl[r] = h;
+                    Hg[r] = hgup = h - go;  // used twice: F of the row below, E next column
                     E[r] = e;
                     hup = h;
                     fup = f;
@@ -144,8 +156,9 @@ __global__ void __launch_bounds__(32) multipass(
                 botH = hup;
                 botF = fup;
                 diag_top = upH;
-                if (cc_every > 0 && (c + 1) % cc_every == 0) {
+                if (c + 1 == cc_next) {
                     const i64 off = (i64)((c + 1) / cc_every - 1) * (rows + 1) + base + 1;
+                    cc_next += cc_every;
 #pragma unroll
                     for (int r = 0; r < R; ++r)
                         if (r < nvalid) {
@@ -158,7 +171,8 @@ __global__ void __launch_bounds__(32) multipass(
                         int cm = 0;
                         if (nvalid == R) {
 #pragma unroll
-                            for (int r = 0; r < R; ++r) cm = max(cm, Hl[r]);
+                            for (int r = 0; r + 1 < R; r += 2) cm = max3(cm, Hl[r], Hl[r + 1]);
+                            if (R & 1) cm = max(cm, Hl[R - 1]);
                         } else {
 #pragma unroll
                             for (int r = 0; r < R; ++r) cm = max(cm, r < nvalid ? Hl[r] : 0);

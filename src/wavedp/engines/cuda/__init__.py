@@ -43,6 +43,6 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
         if strategy == "diagonal":
             score, ei, ej = diagonal.score(p)
         else:
-            score, ei, ej = end_cell(p, sweep(p, 0, p.m, 0, p.n, track=True))
+            score, ei, ej = end_cell(p, sweep(p, 0, p.m, 0, p.n))
         results.append((score, -1, ei, -1, ej, None))
     return results

@@ -9,10 +9,11 @@ from importlib import resources
 #: every kernel file and the template instances the launchers use
 KERNELS: dict[str, list[str]] = {
     "multipass.cu": [
-        f"multipass<{mode}, {rows}, {dirs}, {track}>"
+        f"multipass<{mode}, {rows}, {dirs}, {profile}>"
         for mode in (0, 1, 2)
-        for rows, dirs, track in ((16, "false", "true"), (16, "false", "false"),
-                                  (8, "true", "false"))
+        for rows, dirs in ((8, "false"), (16, "false"), (32, "false"), (4, "true"),
+                           (8, "true"))
+        for profile in ("signed char", "int")
     ],
     "diagonal.cu": [f"diagonal<{mode}>" for mode in (0, 1, 2)],
     "ceiling.cu": ["ceiling<16>"],

@@ -18,8 +18,8 @@ from .module import function
 
 #: rows per thread of the score-only variants (strip height 32 * ROWS)
 ROWS = 16
-#: rows per thread of the direction-byte variant
-DIR_ROWS = 8
+#: rows per thread of the direction-byte variant (traceback tiles)
+DIR_ROWS = 4
 #: a spin-wait longer than this is reported as an error instead of hanging
 TIMEOUT_NS = 30_000_000_000
 #: tests set this to fill every output buffer with 0x7f bytes first, so unwritten cells show
@@ -46,6 +46,8 @@ class Pair:
     gap_open: int
     gap_extend: int
     mode: int
+    table_min: int = 0
+    table_max: int = 0
 
     @property
     def m(self) -> int:
@@ -66,7 +68,8 @@ def upload(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ext
             cupy.zeros(1, dtype=dtype)[:0]
 
     return Pair(dev(q, np.uint8), dev(t, np.uint8), dev(sub.T.ravel(), np.int32),
-                int(sub.shape[0]), int(gap_open), int(gap_extend), int(mode))
+                int(sub.shape[0]), int(gap_open), int(gap_extend), int(mode),
+                int(sub.min()), int(sub.max()))
 
 
 def _ptr(x) -> np.uint64:
@@ -99,22 +102,27 @@ def blocks_for(nstrips: int) -> int:
 
 
 def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, None),
-          left=(None, None), track: bool = False, dirs=None, ck_every: int = 0,
-          ck_addr=(0, 0), cc_every: int = 0, cc=(None, None)) -> Outputs:
+          left=(None, None), dirs=None, ck_every: int = 0,
+          ck_addr=(0, 0), cc_every: int = 0, cc=(None, None),
+          rows_per_thread: int | None = None) -> Outputs:
     """Run the multipass kernel over rows row0+1..row0+rows and columns col0+1..col0+cols.
 
     top: device pointers/arrays of H and F on row ``row0`` for columns col0..col0+cols, or
     None for the matrix's row 0. left: H and E on column ``col0`` for rows row0..row0+rows,
-    or None for column 0. dirs: a uint8 array of rows*cols direction bytes to fill.
+    or None for column 0. dirs: a uint8 array of rows*cols direction bytes to fill; without
+    it the sweep tracks the end cell (see :func:`end_cell`).
     ck_every/ck_addr: strip-bottom rows every ck_every strips go to row k of those arrays
-    (stride cols+1). cc_every/cc: H and E every cc_every columns ([cols//cc_every, rows]).
+    (stride cols+1). cc_every/cc: H and E every cc_every columns ([cols//cc_every, rows+1],
+    indexed by relative row). rows_per_thread overrides ROWS / DIR_ROWS (benchmarks).
     """
     import cupy
 
-    r = DIR_ROWS if dirs is not None else ROWS
+    track = dirs is None
+    r = rows_per_thread or (ROWS if track else DIR_ROWS)
     nstrips = -(-rows // strip_height(r))
-    expr = (f"multipass<{p.mode}, {r}, {'true' if dirs is not None else 'false'}, "
-            f"{'true' if track else 'false'}>")
+    wide = p.table_min < -128 or p.table_max > 127  # int8 query profile unless too wide
+    expr = (f"multipass<{p.mode}, {r}, {'false' if track else 'true'}, "
+            f"{'int' if wide else 'signed char'}>")
     kernel = function("multipass.cu", expr)
     ring_h = scratch(2 * (cols + 1), np.int32)
     ring_f = scratch(2 * (cols + 1), np.int32)
@@ -135,7 +143,8 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
         np.int32(cc_every), _ptr(cc[0]), _ptr(cc[1]), _ptr(dirs),
         _ptr(out.strip_best), _ptr(out.lastcol), _ptr(out.lastrow),
     )
-    kernel((blocks_for(nstrips),), (32,), args, shared_mem=4 * p.alphabet * p.alphabet)
+    kernel((blocks_for(nstrips),), (32,), args,
+           shared_mem=(4 if wide else 1) * p.alphabet * strip_height(r))
     error = int(ticket[1].get())
     if error:
         raise DeviceError(f"multipass kernel: a strip waited longer than {TIMEOUT_NS / 1e9:.0f}"

@@ -15,8 +15,9 @@ GPU memory: ``m + n + 20 (n + 1) + 4 (m + n) + K^2`` bytes plus the substitution
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import os
+import time
 
 import numpy as np
 
@@ -31,6 +32,17 @@ CK_STRIPS = 8
 #: rows between row checkpoints, columns between column checkpoints: the tile size
 K = CK_STRIPS * strip_height(ROWS)
 _HOST_ALLOC_MAPPED = 2  # cudaHostAllocMapped
+#: seconds and counts of the last traceback's phases (benchmarks read it)
+STATS: dict[str, float] = {}
+
+
+@functools.cache
+def _pinned_tile() -> np.ndarray:
+    """A pinned host buffer for one tile of direction bytes (faster copies back)."""
+    import cupy
+
+    mem = cupy.cuda.alloc_pinned_memory(K * K)
+    return np.frombuffer(mem, np.uint8, K * K)
 
 
 def gpu_bytes(m: int, n: int, traceback: bool) -> int:
@@ -44,27 +56,28 @@ def host_bytes(m: int, n: int) -> int:
 
 
 class Mapped:
-    """An int32 array in pinned host memory that kernels read and write directly."""
+    """An int32 array in pinned host memory that kernels read and write directly.
+
+    Taken from CuPy's pinned memory pool (with unified addressing a pinned host pointer is
+    valid on the device), so repeated tracebacks do not pin pages again; the pool keeps the
+    memory until ``cupy.get_default_pinned_memory_pool().free_all_blocks()``.
+    """
 
     def __init__(self, shape: tuple[int, int]) -> None:
         import cupy
 
         self.shape = shape
         count = max(1, shape[0] * shape[1])
-        self.ptr = cupy.cuda.runtime.hostAlloc(4 * count, _HOST_ALLOC_MAPPED)
-        self.array = np.ctypeslib.as_array((ctypes.c_int32 * count).from_address(self.ptr))
-        self.array = self.array[: shape[0] * shape[1]].reshape(shape)
+        self.memory = cupy.cuda.alloc_pinned_memory(4 * count)
+        self.ptr = self.memory.ptr
+        self.array = np.frombuffer(self.memory, np.int32, count)[: shape[0] * shape[1]]
+        self.array = self.array.reshape(shape)
         if multipass.POISON:
             self.array.fill(0x7F7F7F7F)
 
     def address(self, row: int, col: int) -> int:
-        """Device address of element [row, col] (unified addressing: the host pointer)."""
+        """Device address of element [row, col]."""
         return self.ptr + 4 * (row * self.shape[1] + col)
-
-    def free(self) -> None:
-        import cupy
-
-        cupy.cuda.runtime.freeHost(self.ptr)
 
 
 def check_memory(m: int, n: int, traceback: bool) -> None:
@@ -89,46 +102,50 @@ def align_traceback(p: Pair, q: np.ndarray, t: np.ndarray):
     import cupy
 
     m, n = p.m, p.n
-    buffers = []
-    try:
-        rows_h, rows_f = (Mapped((m // K + 1, n + 1)) for _ in range(2))
-        buffers += [rows_h, rows_f]
-        cols_h, cols_e = (Mapped((n // K, m + 1)) for _ in range(2))
-        buffers += [cols_h, cols_e]
-        rows_h.array[0], rows_f.array[0] = boundary_row(p, n)
-        if n >= K:  # row 0 of every column checkpoint
-            cols_h.array[:, 0] = boundary_row(p, n)[0][K::K][: n // K]
-            cols_e.array[:, 0] = NEG
-        out = sweep(p, 0, m, 0, n, track=True, ck_every=CK_STRIPS,
-                    ck_addr=(rows_h.address(0, 0), rows_f.address(0, 0)),
-                    cc_every=K, cc=(cols_h.address(0, 0), cols_e.address(0, 0)))
-        cupy.cuda.Device().synchronize()
-        score, ei, ej = end_cell(p, out)
-        if p.mode == LOCAL and score == 0:
-            return 0, 0, 0, 0, 0, np.empty(0, np.uint8)
-        ops = np.empty(m + n, np.uint8)
-        dirs = scratch(K * K, np.uint8)
-        host = np.empty(K * K, np.uint8)
-        i, j, state, k = ei, ej, 0, 0
-        while i > 0 and j > 0:
-            c = (i - 1) // K
-            r0 = c * K
-            c0 = (j - 1) // K * K
-            rows, cols = i - r0, j - c0
-            left = (None, None)
-            if c0 > 0:
-                left = (cols_h.address(c0 // K - 1, r0), cols_e.address(c0 // K - 1, r0))
-            sweep(p, r0, rows, c0, cols, top=(rows_h.address(c, c0), rows_f.address(c, c0)),
-                  left=left, dirs=dirs)
-            tile = host[: rows * cols]
-            dirs[: rows * cols].get(out=tile)
-            i, j, state, k, stopped = walk(q, t, p.mode, tile, r0, c0, cols, i, j, state, ops,
-                                           k)
-            if stopped:
-                break
-        else:
-            i, j, k = finish(p.mode, i, j, ops, k)
-        return score, i, ei, j, ej, ops[:k][::-1].copy()
-    finally:
-        for b in buffers:
-            b.free()
+    STATS.clear()
+    STATS.update(tiles=0, tile_s=0.0, walk_s=0.0)
+    start = time.perf_counter()
+    rows_h, rows_f = (Mapped((m // K + 1, n + 1)) for _ in range(2))
+    cols_h, cols_e = (Mapped((n // K, m + 1)) for _ in range(2))
+    STATS["pin_s"] = time.perf_counter() - start
+    rows_h.array[0], rows_f.array[0] = boundary_row(p, n)
+    if n >= K:  # row 0 of every column checkpoint
+        cols_h.array[:, 0] = boundary_row(p, n)[0][K::K][: n // K]
+        cols_e.array[:, 0] = NEG
+    start = time.perf_counter()
+    out = sweep(p, 0, m, 0, n, ck_every=CK_STRIPS,
+                ck_addr=(rows_h.address(0, 0), rows_f.address(0, 0)),
+                cc_every=K, cc=(cols_h.address(0, 0), cols_e.address(0, 0)))
+    cupy.cuda.Device().synchronize()
+    score, ei, ej = end_cell(p, out)
+    STATS["forward_s"] = time.perf_counter() - start
+    if p.mode == LOCAL and score == 0:
+        return 0, 0, 0, 0, 0, np.empty(0, np.uint8)
+    ops = np.empty(m + n, np.uint8)
+    dirs = scratch(K * K, np.uint8)
+    host = _pinned_tile()
+    i, j, state, k = ei, ej, 0, 0
+    while i > 0 and j > 0:
+        c = (i - 1) // K
+        r0 = c * K
+        c0 = (j - 1) // K * K
+        rows, cols = i - r0, j - c0
+        left = (None, None)
+        if c0 > 0:
+            left = (cols_h.address(c0 // K - 1, r0), cols_e.address(c0 // K - 1, r0))
+        t0 = time.perf_counter()
+        sweep(p, r0, rows, c0, cols, top=(rows_h.address(c, c0), rows_f.address(c, c0)),
+              left=left, dirs=dirs)
+        tile = host[: rows * cols]
+        dirs[: rows * cols].get(out=tile)
+        t1 = time.perf_counter()
+        i, j, state, k, stopped = walk(q, t, p.mode, tile, r0, c0, cols, i, j, state, ops,
+                                       k)
+        STATS["tiles"] += 1
+        STATS["tile_s"] += t1 - t0
+        STATS["walk_s"] += time.perf_counter() - t1
+        if stopped:
+            break
+    else:
+        i, j, k = finish(p.mode, i, j, ops, k)
+    return score, i, ei, j, ej, ops[:k][::-1].copy()
