@@ -135,8 +135,9 @@ def main() -> int:
         reps = 3 if cells < 1e10 else 1
         so = timed(lambda a=a, b=b, s=scoring: wavedp.align(a, b, s, device="gpu",
                                                              traceback=False), reps)
-        tb = None
-        if n <= 1_000_000:
+        tb = tb1 = None
+        if n <= 1_000_000:  # first call pins host memory for checkpoints; later calls reuse it
+            tb1 = timed(lambda a=a, b=b, s=scoring: wavedp.align(a, b, s, device="gpu"))
             tb = timed(lambda a=a, b=b, s=scoring: wavedp.align(a, b, s, device="gpu"), reps)
         dg = None
         if n <= 30_000:
@@ -147,7 +148,7 @@ def main() -> int:
             cpu = timed(lambda a=a, b=b, s=scoring: wavedp.align(a, b, s, device="cpu",
                                                                  traceback=False))
         ok = wavedp.align(a, b, scoring, device="gpu", traceback=False)
-        rows.append((kind, n, cells, so, tb, dg, cpu, ok.score))
+        rows.append((kind, n, cells, so, tb, tb1, dg, cpu, ok.score))
         print(f"done {kind} {n}", file=sys.stderr, flush=True)
 
     lat = {}
@@ -166,12 +167,15 @@ def main() -> int:
           f"traceback {lat[True] * 1e3:.2f} ms")
     print()
     print(f"{'pair':>14} {'multipass':>9} {'of ceil':>7} {'trace':>9} {'tb/so':>6} "
-          f"{'diagonal':>9} {'cpu':>9} {'score':>9}   (GCUPS)")
-    for kind, n, cells, so, tb, dg, cpu, score in rows:
+          f"{'tb1/so':>6} {'diagonal':>9} {'cpu':>9} {'score':>9}   (GCUPS)")
+    for kind, n, cells, so, tb, tb1, dg, cpu, score in rows:
         ratio = f"{tb / so:6.2f}" if tb else "     -"
+        ratio1 = f"{tb1 / so:6.2f}" if tb1 else "     -"
         frac = f"{cells / so / 1e9 / ceil:7.1%}"
         print(f"{kind + ' ' + format(n, ','):>14} {g(so, cells)} {frac} {g(tb, cells)} {ratio} "
-              f"{g(dg, cells)} {g(cpu, cells)} {score:9d}")
+              f"{ratio1} {g(dg, cells)} {g(cpu, cells)} {score:9d}")
+    print("trace, tb/so: repeated traceback calls; tb1/so: the first one in the process "
+          "(pins the host memory for checkpoints); cpu: the CPU engine, score-only")
     return 0
 
 

@@ -17,7 +17,7 @@ from wavedp.engines.cuda import multipass
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
-    r = int(sys.argv[2]) if len(sys.argv) > 2 else multipass.ROWS
+    r = int(sys.argv[2]) if len(sys.argv) > 2 else None
     a, b = related_pair(np.random.default_rng(1), n, "ACGT")
     p = multipass.upload(DNA.encode(a), DNA.encode(b), DNA.table, DNA.gap_open,
                          DNA.gap_extend, LOCAL)

@@ -94,3 +94,22 @@ def test_gpu_memory_is_checked_before_launch():
 
     with pytest.raises(wavedp.InputError, match="GPU memory"):
         check_memory(10**12, 10**12, True)
+
+
+@pytest.mark.parametrize("rows", [16, 32])
+@pytest.mark.parametrize("shape", [(1023, 700), (1025, 3000), (2048, 2048), (4097, 1500)],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+def test_gpu_strip_heights(monkeypatch, rows, shape):
+    """Every rows-per-thread variant (strips of 512 and 1024 rows) gives the CPU answer."""
+    from wavedp.engines.cuda import multipass
+
+    monkeypatch.setattr(multipass, "ROWS", (rows,))
+    rng = np.random.default_rng(rows + shape[0])
+    q, t = _pair(rng, *shape, DNA, "related")
+    for mode in MODE_NAMES:
+        for traceback in (True, False):
+            cpu = wavedp.align(q, t, SCORINGS["dna"], mode=mode, traceback=traceback,
+                               device="cpu")
+            gpu = wavedp.align(q, t, SCORINGS["dna"], mode=mode, traceback=traceback,
+                               device="gpu")
+            assert gpu == cpu, (mode, traceback)

@@ -21,8 +21,12 @@ import wavedp
 from helpers import rescore
 
 def peak_mb():
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
+    try:  # VmHWM: the peak since the last reset through clear_refs (Linux)
+        with open("/proc/self/status") as f:
+            return next(int(x.split()[1]) for x in f if x.startswith("VmHWM:")) / 1024
+    except OSError:  # ru_maxrss is never reset: includes compilation, a weaker check
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
 
 def rss_mb():
     try:

@@ -19,6 +19,40 @@
 
 #define FULL 0xffffffffu
 
+// The scores of a lane's R rows against one residue: R bytes (int8 profile, loaded as
+// R/4 words with one vector load) or R ints (wide profile).
+template <typename P, int R>
+struct Scores {
+    static constexpr int N = sizeof(P) == 1 ? R / 4 : R;
+    unsigned int w[N];
+    __device__ __forceinline__ void load(const P* p) {
+        if (sizeof(P) == 1 && R % 16 == 0) {
+#pragma unroll
+            for (int k = 0; k < N; k += 4) {
+                const uint4 v = reinterpret_cast<const uint4*>(p)[k / 4];
+                w[k] = v.x, w[k + 1] = v.y, w[k + 2] = v.z, w[k + 3] = v.w;
+            }
+        } else if (sizeof(P) == 1 && R == 8) {
+            const uint2 v = *reinterpret_cast<const uint2*>(p);
+            w[0] = v.x, w[1] = v.y;
+        } else {
+#pragma unroll
+            for (int k = 0; k < N; ++k) w[k] = reinterpret_cast<const unsigned int*>(p)[k];
+        }
+    }
+    __device__ __forceinline__ int get(int r) const {  // r is a compile-time constant
+        // byte r % 4 with its sign replicated into the upper bytes: prmt's default mode reads
+        // the selector nibble's msb as "replicate the sign" (__byte_perm ignores that bit)
+        if (sizeof(P) == 1) {
+            int v;
+            asm("prmt.b32 %0, %1, 0, %2;" : "=r"(v) : "r"(w[r / 4]),
+                "r"((r % 4) | (8 | r % 4) * 0x1110));
+            return v;
+        }
+        return (int)w[r];
+    }
+};
+
 template <int MODE>
 __device__ __forceinline__ int left_h(const int* leftH, int rel, int row0, int go, int ge) {
     return leftH ? leftH[rel] : edge<MODE>(row0 + rel, go, ge);
@@ -87,7 +121,10 @@ __global__ void __launch_bounds__(32) multipass(
         int botH = 0, botF = WAVEDP_NEG, tileH = 0, tileF = WAVEDP_NEG, oH = 0, oF = 0;
         int best = 0, bi = 0, bj = 0;  // local end cell (value, row, column), absolute
         int cc_next = cc_every > 0 ? cc_every : -1;  // next column to checkpoint (relative)
-        int tnext = cols > 0 ? t[col0] : 0;  // residue of this lane's next column
+        // scores of this lane's next column, and the residue of the column after it
+        Scores<P, R> nxt;
+        nxt.load(prof + (cols > 0 ? t[col0] : 0) * S + lane * R);
+        int tnext = cols > 1 ? t[col0 + 1] : 0;
         const int lastr = rows - base - 1;  // index of this lane's row that is the last row
 
         for (int st = 0; st < cols + 31; ++st) {
@@ -120,12 +157,13 @@ __global__ void __launch_bounds__(32) multipass(
             }
             const int c = st - lane;
             if (c >= 0 && c < cols) {
-                const P* pcol = prof + tnext * S + lane * R;
-                tnext = c + 1 < cols ? t[col0 + c + 1] : 0;  // in flight while this column runs
+                const Scores<P, R> cur = nxt;  // loaded during the previous column
+                nxt.load(prof + tnext * S + lane * R);
+                tnext = c + 2 < cols ? t[col0 + c + 2] : 0;
                 int hup = upH, fup = upF, diag = diag_top, hgup = upH - go;
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
-                    const int sc = pcol[r];
+                    const int sc = cur.get(r);
                     int e, f, h;
                     if (DIRS) {
                         const int e_ext = E[r] - ge, e_open = Hl[r] - go;

@@ -16,8 +16,8 @@ from ...errors import DeviceError
 from ..common import GLOBAL, LOCAL, NEG, SEMIGLOBAL
 from .module import function
 
-#: rows per thread of the score-only variants (strip height 32 * ROWS)
-ROWS = 16
+#: rows per thread of the score-only variants (strip height 32 * rows), largest first
+ROWS = (32, 16, 8)
 #: rows per thread of the direction-byte variant (traceback tiles)
 DIR_ROWS = 4
 #: a spin-wait longer than this is reported as an error instead of hanging
@@ -93,6 +93,18 @@ def strip_height(rows_per_thread: int) -> int:
     return 32 * rows_per_thread
 
 
+def rows_for(m: int) -> int:
+    """Rows per thread for a score-only sweep of m rows: the largest that still gives every
+    multiprocessor four strips (more rows per thread amortise the per-column overhead)."""
+    import cupy
+
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    for r in ROWS:
+        if m >= 4 * sms * strip_height(r):
+            return r
+    return ROWS[-1]
+
+
 def blocks_for(nstrips: int) -> int:
     """Grid size: enough one-warp blocks to fill the device; tickets make any size safe."""
     import cupy
@@ -118,7 +130,7 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
     import cupy
 
     track = dirs is None
-    r = rows_per_thread or (ROWS if track else DIR_ROWS)
+    r = rows_per_thread or (rows_for(rows) if track else DIR_ROWS)
     nstrips = -(-rows // strip_height(r))
     wide = p.table_min < -128 or p.table_max > 127  # int8 query profile unless too wide
     expr = (f"multipass<{p.mode}, {r}, {'false' if track else 'true'}, "

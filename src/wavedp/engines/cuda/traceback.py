@@ -25,12 +25,11 @@ from ...errors import InputError
 from ..common import LOCAL, NEG
 from ..cpu.rows import finish, walk
 from . import multipass
-from .multipass import ROWS, Pair, boundary_row, end_cell, scratch, strip_height, sweep
+from .multipass import Pair, boundary_row, end_cell, rows_for, scratch, strip_height, sweep
 
-#: forward strips between row checkpoints
-CK_STRIPS = 8
 #: rows between row checkpoints, columns between column checkpoints: the tile size
-K = CK_STRIPS * strip_height(ROWS)
+#: (a multiple of every score-only strip height)
+K = 4096
 _HOST_ALLOC_MAPPED = 2  # cudaHostAllocMapped
 #: seconds and counts of the last traceback's phases (benchmarks read it)
 STATS: dict[str, float] = {}
@@ -113,7 +112,8 @@ def align_traceback(p: Pair, q: np.ndarray, t: np.ndarray):
         cols_h.array[:, 0] = boundary_row(p, n)[0][K::K][: n // K]
         cols_e.array[:, 0] = NEG
     start = time.perf_counter()
-    out = sweep(p, 0, m, 0, n, ck_every=CK_STRIPS,
+    r = rows_for(m)
+    out = sweep(p, 0, m, 0, n, rows_per_thread=r, ck_every=K // strip_height(r),
                 ck_addr=(rows_h.address(0, 0), rows_f.address(0, 0)),
                 cc_every=K, cc=(cols_h.address(0, 0), cols_e.address(0, 0)))
     cupy.cuda.Device().synchronize()
