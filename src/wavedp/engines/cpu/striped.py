@@ -13,156 +13,21 @@ pass. Rows past ``m`` (padding) score ``NEG`` against everything and never feed 
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic, models, register_model
+from numba import njit
 
 from ..common import GLOBAL, LOCAL, NEG
-
-#: int32 values per segment (16 = two AVX2 registers per vector operation)
-LANES = 16
-
-_I32 = ir.IntType(32)
-_VEC = ir.VectorType(_I32, LANES)
-
-
-class _Int32Vec(types.Type):
-    def __init__(self):
-        super().__init__(name=f"Int32x{LANES}")
-
-
-_vec = _Int32Vec()
-
-
-@register_model(_Int32Vec)
-class _Int32VecModel(models.PrimitiveModel):
-    def __init__(self, dmm, fe_type):
-        super().__init__(dmm, fe_type, _VEC)
-
-
-def _splat_ir(builder, scalar):
-    one = builder.insert_element(ir.Constant(_VEC, None), scalar, ir.Constant(_I32, 0))
-    return builder.shuffle_vector(one, ir.Constant(_VEC, None),
-                                  ir.Constant(ir.VectorType(_I32, LANES), [0] * LANES))
-
-
-def _i32(context, builder, value, ty):
-    return context.cast(builder, value, ty, types.int32)
-
-
-def _vec_ptr(context, builder, arrty, arr, idxty, idx):
-    data = context.make_array(arrty)(context, builder, arr).data
-    ptr = builder.gep(data, [context.cast(builder, idx, idxty, types.intp)])
-    return builder.bitcast(ptr, _VEC.as_pointer())
-
-
-@intrinsic
-def _load(typingctx, arr, idx):
-    """arr[idx : idx + LANES] as a vector."""
-    def codegen(context, builder, sig, args):
-        ptr = _vec_ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-        return builder.load(ptr, align=4)
-    return _vec(arr, idx), codegen
-
-
-@intrinsic
-def _store(typingctx, arr, idx, v):
-    """arr[idx : idx + LANES] = v."""
-    def codegen(context, builder, sig, args):
-        ptr = _vec_ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-        builder.store(args[2], ptr, align=4)
-        return context.get_dummy_value()
-    return types.none(arr, idx, v), codegen
-
-
-@intrinsic
-def _splat(typingctx, x):
-    """Every lane = x."""
-    def codegen(context, builder, sig, args):
-        return _splat_ir(builder, _i32(context, builder, args[0], sig.args[0]))
-    return _vec(x), codegen
-
-
-@intrinsic
-def _add(typingctx, a, b):
-    def codegen(context, builder, sig, args):
-        return builder.add(args[0], args[1])
-    return _vec(a, b), codegen
-
-
-@intrinsic
-def _sub(typingctx, a, b):
-    def codegen(context, builder, sig, args):
-        return builder.sub(args[0], args[1])
-    return _vec(a, b), codegen
-
-
-@intrinsic
-def _max(typingctx, a, b):
-    def codegen(context, builder, sig, args):
-        return builder.select(builder.icmp_signed(">", args[0], args[1]), args[0], args[1])
-    return _vec(a, b), codegen
-
-
-@intrinsic
-def _min(typingctx, a, b):
-    def codegen(context, builder, sig, args):
-        return builder.select(builder.icmp_signed("<", args[0], args[1]), args[0], args[1])
-    return _vec(a, b), codegen
-
-
-@intrinsic
-def _lane_carries(typingctx, x, step):
-    """Lane-wise prefix: y[l] = max over k <= l of x[k] - (l - k) * step (step <= 2^30).
-
-    Offsets are capped at 2^30 and results floored at NEG, so nothing overflows; a capped
-    term is at most -2^29 and so can never matter next to a real score.
-    """
-    def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        step = context.cast(builder, args[1], sig.args[1], types.int64)
-        cap = ir.Constant(i64, 1 << 30)
-        neg = _splat_ir(builder, ir.Constant(_I32, NEG))
-        y = args[0]
-        p = 1
-        while p < LANES:
-            off = builder.mul(step, ir.Constant(i64, p))
-            off = builder.select(builder.icmp_signed(">", off, cap), cap, off)
-            mask = [k for k in range(p)] + [LANES + k for k in range(LANES - p)]
-            moved = builder.shuffle_vector(neg, y, ir.Constant(ir.VectorType(_I32, LANES), mask))
-            moved = builder.sub(moved, _splat_ir(builder, builder.trunc(off, _I32)))
-            moved = builder.select(builder.icmp_signed(">", moved, neg), moved, neg)
-            y = builder.select(builder.icmp_signed(">", y, moved), y, moved)
-            p *= 2
-        return y
-    return _vec(x, step), codegen
-
-
-@intrinsic
-def _shift(typingctx, v, x):
-    """Lanes moved up by one; lane 0 = x."""
-    def codegen(context, builder, sig, args):
-        first = _splat_ir(builder, _i32(context, builder, args[1], sig.args[1]))
-        mask = ir.Constant(ir.VectorType(_I32, LANES), [0] + [LANES + k for k in range(LANES - 1)])
-        return builder.shuffle_vector(first, args[0], mask)
-    return _vec(v, x), codegen
-
-
-@intrinsic
-def _any_gt(typingctx, a, b):
-    """True when a > b in some lane."""
-    def codegen(context, builder, sig, args):
-        bits = builder.bitcast(builder.icmp_signed(">", args[0], args[1]), ir.IntType(LANES))
-        return builder.icmp_unsigned("!=", bits, ir.Constant(ir.IntType(LANES), 0))
-    return types.boolean(a, b), codegen
-
-
-@intrinsic
-def _lane(typingctx, v, k):
-    """Lane k of v."""
-    def codegen(context, builder, sig, args):
-        return builder.extract_element(args[0], _i32(context, builder, args[1], sig.args[1]))
-    return types.int32(v, k), codegen
+from .simd import LANES
+from .simd import add as _add
+from .simd import any_gt as _any_gt
+from .simd import lane as _lane
+from .simd import lane_carries as _lane_carries
+from .simd import load as _load
+from .simd import shift as _shift
+from .simd import splat as _splat
+from .simd import store as _store
+from .simd import sub as _sub
+from .simd import vmax as _max
+from .simd import vmin as _min
 
 
 @njit(cache=True, nogil=True, inline="always")

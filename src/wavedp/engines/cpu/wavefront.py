@@ -1,0 +1,334 @@
+"""SIMD wavefront kernels: stripes of LANES query rows swept along anti-diagonals.
+
+A stripe holds rows ``i0+1 .. i0+LANES``, one per lane; at step ``s`` the lane of stripe row
+``r`` (0-based) computes the cell (i0+1+r, s-r), so the 16 cells of a step form an
+anti-diagonal and are independent. For the cell of row r at step s (DESIGN.md recurrence):
+
+- left neighbour (H, E of column j-1, same row): its own lane at step s-1;
+- upper neighbour (H, F of row i-1, column j): row r-1 at step s-1, i.e. the previous step
+  moved one row down (``next_rows``), with row 0 taking the row above the stripe from a row
+  buffer;
+- diagonal H[i-1][j-1]: the upper-neighbour vector of step s-1, carried;
+- substitution score: ``tp[c * width + PAD + j - 1]`` = ``sub[c, t[j-1]]`` from the target
+  profile, one row per query code c; ``columns8`` transposes 8 steps' worth at a time.
+
+Lanes are interleaved: even stripe rows 0, 2, .., 14 in lanes 0-7, odd rows 1, 3, .., 15 in
+lanes 8-15 (``LANE_OF_ROW``). Moving one row down then copies lanes 0-7 into lanes 8-15 and
+shifts lanes 8-15 into lanes 0-7: two shuffles instead of four. Row 15's H and F, which the
+next stripe needs, are stored by a plain store of lanes 8-15 into row buffers kept in
+reverse column order (``rev[C - j]`` holds column j): row 15 lands on its column and lanes
+8-14 write garbage onto columns j+1..j+7, which later steps overwrite before anyone reads
+them.
+
+Lanes whose column is <= 0 are forced to the column-0 boundary; lanes past column n or row m
+compute values that only ever feed other such lanes and are masked out of every result. The
+recurrence is exact (no lazy-F correction) for any non-negative gap penalties.
+
+Direction bytes (encoding in ``common.py``) of rows ``r0+1..r1`` and columns ``1..n`` are
+stored skewed, as the steps produce them: the byte of cell (i, j), with ``x = i - r0 - 1``,
+is at ``((x // LANES) * (n + LANES - 1) + j + x % LANES - 1) * LANES + LANE_OF_ROW[x %
+LANES]`` (``skewed_index``; ``skewed_size`` bytes in all).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..common import (
+    DIR_DIAG,
+    DIR_E,
+    DIR_F,
+    DIR_ZERO,
+    E_OPEN,
+    F_OPEN,
+    GLOBAL,
+    LOCAL,
+    NEG,
+    SEMIGLOBAL,
+)
+from .simd import (
+    BLOCK,
+    LANES,
+    add,
+    columns8,
+    eq,
+    ge,
+    gt,
+    lane,
+    load,
+    next_rows,
+    select,
+    splat,
+    store_bytes,
+    store_high,
+    sub,
+    vand,
+    vmax,
+    vor,
+)
+
+#: target-profile columns of padding before and after the target (read by lanes outside 1..n)
+PAD = 2 * LANES
+#: stripe row held by each lane, and the lane holding each stripe row
+ROW_OF_LANE = np.array([2 * k for k in range(LANES // 2)] + [2 * k + 1 for k in range(LANES // 2)],
+                       np.int32)
+LANE_OF_ROW = np.argsort(ROW_OF_LANE).astype(np.int32)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def edge(k, mode, gap_open, gap_extend):
+    """H on row 0 or column 0 at distance k from the origin."""
+    if mode == GLOBAL and k > 0:
+        return -(gap_open + (k - 1) * gap_extend)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def target_profile(q, t, sub_table):
+    """(tp, codes, width): tp[codes[a] * width + PAD + x] = sub[a, t[x]] for the codes a
+    present in q (codes[a] = -1 for the others); PAD zero columns on each side."""
+    codes = np.full(sub_table.shape[0], -1, np.int64)
+    count = 0
+    for x in q:
+        if codes[x] < 0:
+            codes[x] = count
+            count += 1
+    n = t.size
+    width = n + 2 * PAD
+    tp = np.zeros(max(count, 1) * width, np.int32)
+    for a in range(sub_table.shape[0]):
+        if codes[a] >= 0:
+            row = sub_table[a]
+            base = codes[a] * width + PAD
+            for x in range(n):
+                tp[base + x] = row[t[x]]
+    return tp, codes, width
+
+
+@njit(cache=True, nogil=True)
+def skewed_size(rows, n):
+    """Bytes of skewed direction storage for ``rows`` rows and ``n`` columns."""
+    return (rows + LANES - 1) // LANES * (n + LANES - 1) * LANES
+
+
+@njit(cache=True, nogil=True, inline="always")
+def skewed_index(r0, n, i, j):
+    """Index of cell (i, j)'s byte in the skewed direction bytes of rows > r0, columns 1..n."""
+    x = i - r0 - 1
+    r = x % LANES
+    return ((x // LANES) * (n + LANES - 1) + j + r - 1) * LANES + LANE_OF_ROW[r]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _step(s, n, score, h, e, f, hup, revH, revF, C, vopen, vext, zero, besth, bests, dirs,
+          dpos, emit, track, masked, edges, rows):
+    """One anti-diagonal step; returns the new (h, e, f, hup, besth, bests)."""
+    hnext = next_rows(h, revH[C - s])
+    fup = next_rows(f, revF[C - s])
+    e_ext = sub(e, vext)
+    e_open = sub(h, vopen)
+    e = vmax(e_ext, e_open)
+    f_ext = sub(fup, vext)
+    f_open = sub(hnext, vopen)
+    f = vmax(f_ext, f_open)
+    dg = add(hup, score)
+    hn = vmax(vmax(dg, e), vmax(f, zero))
+    if emit:
+        src = select(eq(hn, dg), splat(DIR_DIAG), select(eq(hn, e), splat(DIR_E), splat(DIR_F)))
+        # local zero; in the other modes zero is NEG, which no H ever equals
+        src = select(eq(hn, zero), splat(DIR_ZERO), src)
+        gaps = vor(vand(ge(e_open, e_ext), splat(E_OPEN)), vand(ge(f_open, f_ext), splat(F_OPEN)))
+        store_bytes(dirs, dpos, vor(src, gaps))
+    if masked:
+        force = ge(rows, splat(s))  # lanes on column 0 (or left of it)
+        hn = select(force, edges, hn)
+        e = select(force, splat(NEG), e)
+    if track:
+        better = gt(hn, besth)
+        if masked:
+            better = vand(better, ge(rows, splat(s - n)))  # columns <= n only
+        besth = select(better, hn, besth)
+        bests = select(better, splat(s), bests)
+    return hn, e, f, hnext, besth, bests
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _to_row_buffers(revH, revF, C, s, h, f):
+    """Row 15's H and F at step s >= LANES onto column s - 15 of the reversed row buffers.
+
+    Lanes 8-15 (rows 1, 3, .., 15) go to columns s-8 .. s-15: the other rows' values land
+    on columns above s - 15, which the next steps overwrite, after lane 0 read them."""
+    store_high(revH, C - s + LANES // 2, h)
+    store_high(revF, C - s + LANES // 2, f)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, revF, emit,
+             dirs, find_end, K, ckH, ckF, lastcol):
+    """Rows r0+1..r1, columns 1..n from row r0 in the reversed row buffers (revH, revF).
+
+    emit: write skewed direction bytes to dirs. find_end: return the end cell (score, i, j)
+    of rows 1..r1 (r0 must be 0); lastcol receives H[i][n] for non-local modes. K > 0:
+    rows that are multiples of K go to ckH, ckF (each stripe's last row is one or none).
+    """
+    local = mode == LOCAL
+    C = n + LANES
+    vopen = splat(gap_open)
+    vext = splat(gap_extend)
+    zero = splat(0 if local else NEG)
+    rows = load(ROW_OF_LANE, 0)
+    starts = np.empty(LANES, np.int64)
+    edge_buf = np.empty(LANES, np.int32)
+    scores = np.empty(BLOCK * LANES, np.int32)
+    best, bi, bj = 0, 0, 0
+    steps = n + LANES - 1
+    for i0 in range(r0, r1, LANES):
+        for p in range(LANES):
+            i = i0 + ROW_OF_LANE[p]  # 0-based query row of lane p, which reads tp[starts[p] + s]
+            starts[p] = (codes[q[i]] if i < q.size else 0) * width + PAD - ROW_OF_LANE[p] - 1
+            edge_buf[p] = edge(i + 1, mode, gap_open, gap_extend)
+        edges = load(edge_buf, 0)
+        last = i0 + LANES >= r1
+        track = find_end and (local or (mode == SEMIGLOBAL and last))
+        h = edges
+        e = splat(NEG)
+        f = splat(NEG)
+        hup = splat(revH[C])
+        besth = splat(0)
+        bests = splat(0)
+        dbase = ((i0 - r0) // LANES * steps - 1) * LANES
+        for s0 in range(1, steps + 1, BLOCK):
+            columns8(tp, starts, s0, scores)
+            if s0 >= LANES and s0 + BLOCK - 1 <= n:  # every lane inside the matrix
+                if track:
+                    for k in range(BLOCK):
+                        h, e, f, hup, besth, bests = _step(
+                            s0 + k, n, load(scores, k * LANES), h, e, f, hup, revH, revF, C,
+                            vopen, vext, zero, besth, bests, dirs, dbase + (s0 + k) * LANES,
+                            emit, True, False, edges, rows)
+                        _to_row_buffers(revH, revF, C, s0 + k, h, f)
+                else:
+                    for k in range(BLOCK):
+                        h, e, f, hup, besth, bests = _step(
+                            s0 + k, n, load(scores, k * LANES), h, e, f, hup, revH, revF, C,
+                            vopen, vext, zero, besth, bests, dirs, dbase + (s0 + k) * LANES,
+                            emit, False, False, edges, rows)
+                        _to_row_buffers(revH, revF, C, s0 + k, h, f)
+                if find_end and not local and s0 + BLOCK - 1 == n:
+                    lastcol[i0 + 1] = lane(h, 0)  # row 0 reached column n
+                continue
+            # some lanes left of column 1 or right of column n
+            for s in range(s0, min(s0 + BLOCK, steps + 1)):
+                h, e, f, hup, besth, bests = _step(
+                    s, n, load(scores, (s - s0) * LANES), h, e, f, hup, revH, revF, C, vopen,
+                    vext, zero, besth, bests, dirs, dbase + s * LANES, emit, track, True,
+                    edges, rows)
+                if s >= LANES:
+                    _to_row_buffers(revH, revF, C, s, h, f)
+                if find_end and not local and s >= n and i0 + s - n < r1:
+                    lastcol[i0 + s - n + 1] = lane(h, LANE_OF_ROW[s - n])
+        revH[C] = edge(i0 + LANES, mode, gap_open, gap_extend)
+        if K > 0 and (i0 + LANES) % K == 0 and i0 + LANES <= r1:
+            for j in range(n + 1):
+                ckH[(i0 + LANES) // K, j] = revH[C - j]
+                ckF[(i0 + LANES) // K, j] = revF[C - j]
+        if track:
+            for r in range(min(LANES, r1 - i0)):
+                if local or i0 + r + 1 == r1:
+                    v = lane(besth, LANE_OF_ROW[r])
+                    if v > best:
+                        best, bi, bj = v, i0 + r + 1, lane(bests, LANE_OF_ROW[r]) - r
+    return best, bi, bj
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _boundary_row(n, mode, gap_open, gap_extend, revH, revF):
+    """Row 0 into the reversed row buffers."""
+    for j in range(n + 1):
+        revH[n + LANES - j] = edge(j, mode, gap_open, gap_extend)
+        revF[n + LANES - j] = NEG
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _end_cell(mode, m, n, best, bi, bj, lastcol):
+    """Combine the tracked maximum with the last column (DESIGN.md tie rule)."""
+    if mode == GLOBAL:
+        return np.int64(lastcol[m]), m, n
+    if mode == LOCAL:
+        return np.int64(best), bi, bj
+    # semiglobal: (0, n), (1, n) .. (m - 1, n), then row m (best, bi, bj: > 0 only)
+    col, ci = 0, 0
+    for i in range(1, m):
+        if lastcol[i] > col:
+            col, ci = lastcol[i], i
+    if best > col:
+        return np.int64(best), bi, bj
+    return np.int64(col), ci, n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _empty(m, n, mode, gap_open, gap_extend):
+    """Score and end cell when m or n is 0."""
+    if mode == GLOBAL:
+        return np.int64(edge(m + n, mode, gap_open, gap_extend)), m, n
+    return np.int64(0), 0, 0
+
+
+@njit(cache=True, nogil=True)
+def forward(q, n, tp, codes, width, gap_open, gap_extend, mode, K, ckH, ckF):
+    """Score and end cell (score, i, j) of q against the target of the profile (length n);
+    saves H and F of rows 0, K, 2K, ... when K > 0 (K a multiple of LANES)."""
+    m = q.size
+    revH = np.empty(n + LANES + 1, np.int32)  # reversed: index n + LANES - j is column j
+    revF = np.empty(n + LANES + 1, np.int32)
+    _boundary_row(n, mode, gap_open, gap_extend, revH, revF)
+    if K > 0:
+        for j in range(n + 1):
+            ckH[0, j] = revH[n + LANES - j]
+            ckF[0, j] = revF[n + LANES - j]
+    if m == 0 or n == 0:
+        for k in range(1, m // K + 1 if K > 0 else 1):
+            ckH[k, 0] = edge(k * K, mode, gap_open, gap_extend)  # rows of column 0 alone
+            ckF[k, 0] = NEG
+        return _empty(m, n, mode, gap_open, gap_extend)
+    lastcol = np.empty(m + 1 if mode != LOCAL else 1, np.int32)
+    dirs = np.empty(1, np.uint8)
+    best, bi, bj = _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, 0, m, revH,
+                            revF, False, dirs, True, K, ckH, ckF, lastcol)
+    return _end_cell(mode, m, n, best, bi, bj, lastcol)
+
+
+@njit(cache=True, nogil=True)
+def _sweep_dirs(q, n, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, revF, dirs,
+                find_end, lastcol):
+    """``_stripes`` writing direction bytes (one compiled copy for whole matrices and bands)."""
+    ck = np.empty((1, 1), np.int32)
+    return _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, revF,
+                    True, dirs, find_end, 0, ck, ck, lastcol)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def forward_dirs(q, n, tp, codes, width, gap_open, gap_extend, mode, dirs):
+    """``forward`` in one pass that also writes the whole matrix's skewed direction bytes
+    (``skewed_size(m, n)``) into dirs; m, n > 0."""
+    m = q.size
+    revH = np.empty(n + LANES + 1, np.int32)  # reversed: index n + LANES - j is column j
+    revF = np.empty(n + LANES + 1, np.int32)
+    _boundary_row(n, mode, gap_open, gap_extend, revH, revF)
+    lastcol = np.empty(m + 1 if mode != LOCAL else 1, np.int32)
+    best, bi, bj = _sweep_dirs(q, n, tp, codes, width, gap_open, gap_extend, mode, 0, m, revH,
+                               revF, dirs, True, lastcol)
+    return _end_cell(mode, m, n, best, bi, bj, lastcol)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def band_dirs(q, tp, codes, width, gap_open, gap_extend, mode, r0, r1, c1, Htop, Ftop,
+              revH, revF, dirs):
+    """Recompute rows r0+1..r1, columns 1..c1 from row r0 (Htop, Ftop, columns 0..c1) and
+    write their skewed direction bytes; revH, revF: scratch of length >= c1 + LANES + 1."""
+    for j in range(c1 + 1):
+        revH[c1 + LANES - j] = Htop[j]
+        revF[c1 + LANES - j] = Ftop[j]
+    _sweep_dirs(q, c1, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, revF, dirs,
+                False, np.empty(1, np.int32))
