@@ -132,7 +132,7 @@ def main() -> int:
         letters = "ACGT" if kind == "DNA" else "ARNDCQEGHILKMFPSTWYV"
         a, b = related_pair(rng, n, letters)
         cells = len(a) * len(b)
-        reps = 3 if cells < 1e10 else 1
+        reps = 3 if cells <= 1e12 else 1
         so = timed(lambda a=a, b=b, s=scoring: wavedp.align(a, b, s, device="gpu",
                                                              traceback=False), reps)
         tb = tb1 = None

@@ -10,8 +10,8 @@ import wavedp
 
 pytestmark = pytest.mark.gpu
 
-# strip heights are 512 (score-only) and 256 (direction bytes); checkpoint rows every 4096;
-# traceback tiles 1024 columns wide
+# strip heights are 256-1024 (score-only) and 128 (direction bytes); checkpoints and
+# traceback tiles every 2048 rows and columns for small pairs (4096 for large ones)
 SHAPES = [(1, 1), (1, 60), (60, 1), (0, 7), (7, 0), (0, 0), (31, 33), (255, 257), (256, 256),
           (511, 513), (512, 512), (513, 1025), (1023, 1), (1, 2049), (2047, 9), (3000, 40),
           (40, 3000), (4095, 1100), (4097, 1023), (4096, 2048), (9000, 200), (200, 9000)]
@@ -96,14 +96,18 @@ def test_gpu_memory_is_checked_before_launch():
         check_memory(10**12, 10**12, True)
 
 
+@pytest.mark.parametrize("tile", [2048, 4096])
 @pytest.mark.parametrize("rows", [16, 32])
 @pytest.mark.parametrize("shape", [(1023, 700), (1025, 3000), (2048, 2048), (4097, 1500)],
                          ids=lambda s: f"{s[0]}x{s[1]}")
-def test_gpu_strip_heights(monkeypatch, rows, shape):
-    """Every rows-per-thread variant (strips of 512 and 1024 rows) gives the CPU answer."""
+def test_gpu_strip_heights(monkeypatch, rows, shape, tile):
+    """Every rows-per-thread variant (strips of 512 and 1024 rows) and both traceback tile
+    sizes give the CPU answer."""
     from wavedp.engines.cuda import multipass
+    from wavedp.engines.cuda import traceback as gpu_traceback
 
     monkeypatch.setattr(multipass, "ROWS", (rows,))
+    monkeypatch.setattr(gpu_traceback, "SMALL_CELLS", 10**18 if tile == 2048 else 0)
     rng = np.random.default_rng(rows + shape[0])
     q, t = _pair(rng, *shape, DNA, "related")
     for mode in MODE_NAMES:

@@ -10,7 +10,7 @@
    CPU engine's alignment.
 
 GPU memory: ``m + n + 20 (n + 1) + 4 (m + n) + K^2`` bytes plus the substitution table
-(K = 4096): linear in m + n.
+(K = 2048 below 10^11 cells, else 4096): linear in m + n.
 """
 
 from __future__ import annotations
@@ -28,8 +28,15 @@ from . import multipass
 from .multipass import Pair, boundary_row, end_cell, rows_for, scratch, strip_height, sweep
 
 #: rows between row checkpoints, columns between column checkpoints: the tile size
-#: (a multiple of every score-only strip height)
+#: (a multiple of every score-only strip height); smaller tiles for smaller pairs
 K = 4096
+K_SMALL = 2048
+SMALL_CELLS = 10**11
+
+
+def tile_size(m: int, n: int) -> int:
+    """Checkpoint spacing and tile side for an m x n traceback."""
+    return K_SMALL if m * n < SMALL_CELLS else K
 _HOST_ALLOC_MAPPED = 2  # cudaHostAllocMapped
 #: seconds and counts of the last traceback's phases (benchmarks read it)
 STATS: dict[str, float] = {}
@@ -41,17 +48,19 @@ def _pinned_tile() -> np.ndarray:
     import cupy
 
     mem = cupy.cuda.alloc_pinned_memory(K * K)
-    return np.frombuffer(mem, np.uint8, K * K)
+    return np.frombuffer(mem, np.uint8, K * K)  # the largest tile
 
 
 def gpu_bytes(m: int, n: int, traceback: bool) -> int:
     """GPU memory one pair needs (the module docstring's bound)."""
-    return m + n + 20 * (n + 1) + 4 * (m + n) + (K * K if traceback else 0) + 4096
+    k = tile_size(m, n)
+    return m + n + 20 * (n + 1) + 4 * (m + n) + (k * k if traceback else 0) + 4096
 
 
 def host_bytes(m: int, n: int) -> int:
     """Pinned host memory for the row and column checkpoints of a traceback."""
-    return 8 * ((m // K + 1) * (n + 1) + (n // K) * (m + 1))
+    k = tile_size(m, n)
+    return 8 * ((m // k + 1) * (n + 1) + (n // k) * (m + 1))
 
 
 class Mapped:
@@ -101,6 +110,7 @@ def align_traceback(p: Pair, q: np.ndarray, t: np.ndarray):
     import cupy
 
     m, n = p.m, p.n
+    K = tile_size(m, n)  # noqa: N806 - the tile side, as in the module docstring
     STATS.clear()
     STATS.update(tiles=0, tile_s=0.0, walk_s=0.0)
     start = time.perf_counter()
