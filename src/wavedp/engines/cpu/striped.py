@@ -28,6 +28,7 @@ from .simd import store as _store
 from .simd import sub as _sub
 from .simd import vmax as _max
 from .simd import vmin as _min
+from .wavefront import edge
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -36,14 +37,6 @@ def _hmax(v):
     for k in range(1, LANES):
         best = max(best, _lane(v, k))
     return best
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _edge(k, mode, gap_open, gap_extend):
-    """H on row 0 or column 0 at distance k from the origin."""
-    if mode == GLOBAL and k > 0:
-        return -(gap_open + (k - 1) * gap_extend)
-    return 0
 
 
 @njit(cache=True, nogil=True)
@@ -86,7 +79,7 @@ def striped_score(q, t, sub, gap_open, gap_extend, mode):
     n = t.size
     if m == 0 or n == 0:
         if mode == GLOBAL:
-            return _edge(m + n, mode, gap_open, gap_extend), m, n
+            return edge(m + n, mode, gap_open, gap_extend), m, n
         return 0, 0, 0
     local = mode == LOCAL
     seg = (m + LANES - 1) // LANES
@@ -97,7 +90,7 @@ def striped_score(q, t, sub, gap_open, gap_extend, mode):
     f = np.empty(seg * LANES, np.int32)
     for s in range(seg):
         for lane in range(LANES):
-            h0 = _edge(lane * seg + s + 1, mode, gap_open, gap_extend)
+            h0 = edge(lane * seg + s + 1, mode, gap_open, gap_extend)
             h[s * LANES + lane] = h0
             e[s * LANES + lane] = h0 - gap_open
     # lanes holding no query row never receive a vertical gap
@@ -118,8 +111,8 @@ def striped_score(q, t, sub, gap_open, gap_extend, mode):
     best_j = 0
     thresh = zero
     for j in range(1, n + 1):
-        top = _edge(j, mode, gap_open, gap_extend)
-        vh = _shift(_load(h, (seg - 1) * LANES), _edge(j - 1, mode, gap_open, gap_extend))
+        top = edge(j, mode, gap_open, gap_extend)
+        vh = _shift(_load(h, (seg - 1) * LANES), edge(j - 1, mode, gap_open, gap_extend))
         vf = _shift(neg, top - gap_open)
         pofs = np.int64(t[j - 1]) * seg * LANES
         vmax = zero
