@@ -52,8 +52,7 @@ def ceiling_gcups(seconds_target: float = 0.5) -> float:
     import cupy
 
     kernel = module.function("ceiling.cu", "ceiling<16>")
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    blocks = sms * 32
+    blocks = multipass.multiprocessors() * 32
     out = cupy.zeros(blocks * 32, dtype=cupy.int32)
     cols = 4096
 

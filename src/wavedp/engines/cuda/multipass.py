@@ -8,6 +8,7 @@ calls of it with different options.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,6 +90,21 @@ class Outputs:
     lastrow: object = None
 
 
+def multiprocessors() -> int:
+    """Multiprocessor count of the current device (queried once per device)."""
+    import cupy
+
+    return _multiprocessors(cupy.cuda.Device().id)
+
+
+@functools.cache
+def _multiprocessors(device_id: int) -> int:
+    import cupy
+
+    return int(cupy.cuda.runtime.deviceGetAttribute(
+        cupy.cuda.runtime.cudaDevAttrMultiProcessorCount, device_id))
+
+
 def strip_height(rows_per_thread: int) -> int:
     return 32 * rows_per_thread
 
@@ -96,9 +112,7 @@ def strip_height(rows_per_thread: int) -> int:
 def rows_for(m: int) -> int:
     """Rows per thread for a score-only sweep of m rows: the largest that still gives every
     multiprocessor four strips (more rows per thread amortise the per-column overhead)."""
-    import cupy
-
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    sms = multiprocessors()
     for r in ROWS:
         if m >= 4 * sms * strip_height(r):
             return r
@@ -107,10 +121,7 @@ def rows_for(m: int) -> int:
 
 def blocks_for(nstrips: int) -> int:
     """Grid size: enough one-warp blocks to fill the device; tickets make any size safe."""
-    import cupy
-
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    return max(1, min(nstrips, 32 * sms))
+    return max(1, min(nstrips, 32 * multiprocessors()))
 
 
 def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, None),
