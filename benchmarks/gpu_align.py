@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import wavedp
-from wavedp.engines.cuda import module, multipass, traceback
+from wavedp.engines.cuda import hostmem, module, multipass, traceback
 
 DNA = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
 PROTEIN = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
@@ -67,6 +67,18 @@ def ceiling_gcups(seconds_target: float = 0.5) -> float:
     return blocks * 32 * 16 * cols / t / 1e9
 
 
+def timeline_summary(tl: np.ndarray, r: int) -> str:
+    """When the strips of one sweep started and ended, and how long they waited (ms)."""
+    t0 = tl[:, 0].min()
+    start, end, wait = (tl[:, 0] - t0) / 1e6, (tl[:, 1] - t0) / 1e6, tl[:, 2] / 1e6
+    k = len(tl)
+    q = [0, k // 4, k // 2, 3 * k // 4, k - 1]
+    return (f"timeline R={r}: {k} strips, sweep {end.max():.1f} ms; start of strips {q}: "
+            f"{', '.join(f'{start[i]:.1f}' for i in q)}; end: "
+            f"{', '.join(f'{end[i]:.1f}' for i in q)}; waiting: "
+            f"{', '.join(f'{wait[i]:.1f}' for i in q)} ms")
+
+
 def tune(rng: np.random.Generator, n: int, ceil: float) -> int:
     """Score-only GCUPS per rows-per-thread variant; traceback phases per tile variant."""
     from wavedp.engines.common import LOCAL
@@ -76,21 +88,32 @@ def tune(rng: np.random.Generator, n: int, ceil: float) -> int:
     p = multipass.upload(q, t, DNA.table, DNA.gap_open, DNA.gap_extend, LOCAL)
     cells = p.m * p.n
     print(f"\ncompute ceiling: {ceil:.0f} GCUPS; pair {p.m} x {p.n}")
-    for r in (8, 16, 32):
-        multipass.sweep(p, 0, p.m, 0, p.n, rows_per_thread=r)
-        sec = timed(lambda r=r: multipass.end_cell(
-            p, multipass.sweep(p, 0, p.m, 0, p.n, rows_per_thread=r)), 3)
-        gcups = cells / sec / 1e9
-        print(f"score-only R={r:2d}: {gcups:7.1f} GCUPS ({gcups / ceil:.1%} of the ceiling)")
+    for r in (16, 32):
+        for profile in ("int8", "int32"):
+            for cap in (None,):
+                def run(r=r, profile=profile, cap=cap):
+                    return multipass.end_cell(p, multipass.sweep(
+                        p, 0, p.m, 0, p.n, rows_per_thread=r, profile=profile,
+                        blocks_per_sm=cap))
+                run()
+                gcups = cells / timed(run, 3) / 1e9
+                print(f"score-only R={r:2d} {profile} profile, at most {cap or 'any'} "
+                      f"blocks/SM: {gcups:7.1f} GCUPS ({gcups / ceil:.1%} of the ceiling)")
+    for r in (16, 32):
+        out = multipass.sweep(p, 0, p.m, 0, p.n, rows_per_thread=r, timeline=True)
+        print(timeline_summary(out.timeline.get(), r))
     so = timed(lambda: wavedp.align(a, b, DNA, device="gpu", traceback=False), 3)
-    for r in (4, 8):
-        multipass.DIR_ROWS = r
-        for call in ("first", "again"):
-            sec = timed(lambda: wavedp.align(a, b, DNA, device="gpu"))
-            st = traceback.STATS
-            print(f"traceback tile R={r} ({call}): {sec:.2f} s = {sec / so:.2f} x score-only; "
-                  f"pinning {st['pin_s']:.2f} s, forward {st['forward_s']:.2f} s, "
-                  f"{st['tiles']} tiles {st['tile_s']:.2f} s, walk {st['walk_s']:.2f} s")
+    hostmem.release()  # the first call pins anew
+    lookahead = traceback.LOOKAHEAD
+    for la, call in ((lookahead, "first"), (lookahead, "again"), (1, "again"), (0, "again")):
+        traceback.LOOKAHEAD = la
+        sec = timed(lambda: wavedp.align(a, b, DNA, device="gpu"))
+        st = traceback.STATS
+        print(f"traceback, lookahead {la} ({call}): {sec:.2f} s = {sec / so:.2f} x "
+              f"score-only; pinning {st['pin_s']:.2f} s, forward {st['forward_s']:.2f} s,"
+              f" {st['tiles']} tiles {st['tile_s']:.2f} s, walk {st['walk_s']:.2f} s, "
+              f"closing {st['close_s']:.2f} s, engine {st['total_s']:.2f} s")
+    traceback.LOOKAHEAD = lookahead
     return 0
 
 

@@ -117,3 +117,31 @@ def test_gpu_strip_heights(monkeypatch, rows, shape, tile):
             gpu = wavedp.align(q, t, SCORINGS["dna"], mode=mode, traceback=traceback,
                                device="gpu")
             assert gpu == cpu, (mode, traceback)
+
+
+@pytest.mark.parametrize("alphabet", ["dna", "protein"])
+@pytest.mark.parametrize("shape", [(1, 1), (40, 3000), (1500, 700), (3100, 2049)],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+def test_sweep_options_agree(shape, alphabet):
+    """Every score-only kernel option (rows per thread, int8 or int32 profile, keyed or
+    branching end-cell tracking, capped residency) finds the CPU engine's end cell."""
+    from wavedp.engines.common import LOCAL
+    from wavedp.engines.cuda import multipass
+
+    rng = np.random.default_rng(shape[0] + shape[1])
+    scoring = SCORINGS[alphabet]
+    letters = PROTEIN if alphabet == "protein" else DNA
+    for kind in ("related", "random"):
+        q, t = _pair(rng, *shape, letters, kind)
+        cpu = wavedp.align(q, t, scoring, traceback=False, device="cpu")
+        want = (cpu.score, cpu.query_end, cpu.target_end) if cpu.score else (0, 0, 0)
+        p = multipass.upload(scoring.encode(q), scoring.encode(t), scoring.table,
+                             scoring.gap_open, scoring.gap_extend, LOCAL)
+        for r in multipass.ROWS:
+            for profile in ("int8", "int32"):
+                for keyed in (False, True):
+                    for cap in (None, 8):
+                        out = multipass.sweep(p, 0, p.m, 0, p.n, rows_per_thread=r,
+                                              profile=profile, keyed=keyed, blocks_per_sm=cap)
+                        got = multipass.end_cell(p, out)
+                        assert got == want, (kind, r, profile, keyed, cap)

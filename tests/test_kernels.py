@@ -21,3 +21,21 @@ def test_gpu_without_device_is_a_clear_error(monkeypatch):
         wavedp.align("ACGT", "ACGT", wavedp.Scoring(match=1, mismatch=-1, gap_open=1,
                                                       gap_extend=1), device="gpu")
     assert device.resolve("auto") == "cpu"
+
+
+@pytest.mark.parametrize("rpl", [4, 8])
+@pytest.mark.parametrize("shape", [(1, 1), (127, 5), (128, 33), (300, 70)])
+def test_strip_index_covers_the_kernels_direction_layout(shape, rpl):
+    """Every cell of a block has its own byte inside the buffer the kernel fills."""
+    from wavedp.engines.cpu.rows import strip_index
+
+    rows, cols = shape
+    strip = 32 * rpl
+    size = -(-rows // strip) * strip * (cols + 31)
+    idx = [strip_index(a, b, cols, rpl) for a in range(rows) for b in range(cols)]
+    assert len(set(idx)) == rows * cols and 0 <= min(idx) and max(idx) < size
+    # the kernel's formula: strip s, step st = b + lane, lane, row in lane
+    a, b = rows - 1, cols - 1
+    s, lane = a // strip, a % strip // rpl
+    assert strip_index(a, b, cols, rpl) == ((s * (cols + 31) + b + lane) * 32 + lane) * rpl \
+        + a % rpl

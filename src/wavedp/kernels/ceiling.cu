@@ -1,38 +1,51 @@
-// Compute ceiling: the multipass engine's per-cell arithmetic (E, F and H updates with the
-// same DPX max/add instructions, local mode) on register-resident rows, with no memory
-// traffic: substitution scores come from register arithmetic instead of the shared table.
-// Each thread sweeps R rows over `cols` columns; the result is written once so the work
-// cannot be optimised away.
+// Compute ceiling: the multipass engine's score-only per-cell arithmetic (local mode: the E
+// update, X = max(diag + score, E, 0), the one-instruction F chain and H - go, with the same
+// DPX instructions, and the score extracted from a packed int8 word by prmt) on
+// register-resident rows, with no memory traffic: the packed score words are register
+// arithmetic instead of shared-memory loads. Each thread sweeps R rows over `cols` columns;
+// the result is written once so the work cannot be optimised away.
 #include "common.cuh"
 
 template <int R>
 __global__ void __launch_bounds__(32) ceiling(int cols, int go, int ge, int match, int mismatch,
                                               int seed, int* out) {
-    int Hl[R], E[R], qc[R];
+    static_assert(R % 4 == 0, "R rows are R / 4 packed score words");
+    int Hg[R], E[R];
+    unsigned int pk[R / 4];  // score + go of 4 rows against residue 0, one byte each
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-        Hl[r] = 0;
+        Hg[r] = -go;
         E[r] = WAVEDP_NEG;
-        qc[r] = (seed * 7 + r * 13 + threadIdx.x) & 3;
     }
-    int hup = 0, fup = WAVEDP_NEG, diag_top = 0, best = 0;
+#pragma unroll
+    for (int k = 0; k < R / 4; ++k) {
+        unsigned int w = 0;
+        for (int b = 0; b < 4; ++b) {
+            const int qc = (seed + threadIdx.x + ((4 * k + b) * 2654435761u >> 13)) & 3;
+            w |= (unsigned int)(u8)((qc == 0 ? match : mismatch) + go) << (8 * b);
+        }
+        pk[k] = w;
+    }
+    const int mge = min(ge, go);
+    int hup = -go, fup = WAVEDP_NEG, diag_top = -go, best = 0;
     unsigned int tc = seed ^ (blockIdx.x * 2654435761u);
     for (int c = 0; c < cols; ++c) {
         tc = tc * 1664525u + 1013904223u;
-        const int tcode = (tc >> 28) & 3;
-        int diag = diag_top;
+        const unsigned int rot = (tc >> 27) & 24;  // this column's residue: a byte rotation
+        int diag = diag_top, f = fup, xg = 0;
         diag_top = hup;
-        int f = fup;
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            const int sc = qc[r] == tcode ? match : mismatch;
-            const int e = add_max(E[r], -ge, Hl[r] - go);
-            f = add_max(f, -ge, hup - go);
-            const int h = max3_relu(diag + sc, e, f);
-            diag = Hl[r];
-            Hl[r] = h;
+            int sc;
+            const unsigned int w = __funnelshift_r(pk[r / 4], pk[r / 4], rot);
+            asm("prmt.b32 %0, %1, 0, %2;" : "=r"(sc) : "r"(w), "r"((r % 4) | (8 | r % 4) * 0x1110));
+            const int e = add_max(E[r], -ge, Hg[r]);
+            const int x = add_max_relu(diag, sc, e);
+            f = r == 0 ? add_max(f, -ge, hup) : add_max(f, -mge, xg);
+            xg = x - go;
+            diag = Hg[r];
+            Hg[r] = hup = add_max(f, -go, xg);
             E[r] = e;
-            hup = h;
         }
         fup = __shfl_up_sync(0xffffffffu, f, 1);
         hup = __shfl_up_sync(0xffffffffu, hup, 1);

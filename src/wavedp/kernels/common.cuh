@@ -7,6 +7,7 @@
 
 // "minus infinity" for E and F; real scores stay inside +-2^29 (checked before launch)
 #define WAVEDP_NEG (-(1 << 30))
+#define WAVEDP_INT_MIN (-2147483647 - 1)
 
 // direction byte, same encoding as wavedp/engines/common.py
 #define DIR_ZERO 0
@@ -22,8 +23,11 @@
 typedef unsigned char u8;
 typedef long long i64;
 
-// max(a + b, c), a Hopper DPX instruction (emulated on older GPUs)
+// max(a + b, c) and max(a + b, c, 0), Hopper DPX instructions (emulated on older GPUs)
 __device__ __forceinline__ int add_max(int a, int b, int c) { return __viaddmax_s32(a, b, c); }
+__device__ __forceinline__ int add_max_relu(int a, int b, int c) {
+    return __viaddmax_s32_relu(a, b, c);
+}
 
 // max(a, b, c) and max(a, b, c, 0)
 __device__ __forceinline__ int max3(int a, int b, int c) { return __vimax3_s32(a, b, c); }
@@ -33,6 +37,12 @@ __device__ __forceinline__ unsigned long long now_ns() {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
+}
+
+__device__ __forceinline__ int load_relaxed(const int* p) {
+    int v;
+    asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
 }
 
 __device__ __forceinline__ int load_acquire(const int* p) {
@@ -45,22 +55,27 @@ __device__ __forceinline__ void store_release(int* p, int v) {
     asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-// Spin until *p >= target. Gives up (sets ERR_TIMEOUT in *error, returns false) after
-// timeout_ns, or as soon as another block has reported an error.
+// Spin until *p >= target; the load that returns sees it with acquire semantics. Gives up
+// (sets ERR_TIMEOUT in *error, returns false) after timeout_ns, or as soon as another block
+// has reported an error. The spin reads with relaxed loads and does not sleep at first: the
+// waiting warp holds up every strip below it, and each L2 round trip is already a pause
+// (sleeping with exponential backoff cost the 1M x 1M sweep most of its time); after SPIN_NS
+// it sleeps between reads (a long wait, e.g. a strip far down the pipeline at the start).
+#define SPIN_NS 20000
 __device__ __forceinline__ bool wait_at_least(const int* p, int target, int* error,
                                               unsigned long long timeout_ns) {
     if (load_acquire(p) >= target) return true;
     const unsigned long long start = now_ns();
-    unsigned int backoff = 32;
-    while (load_acquire(p) < target) {
+    while (load_relaxed(p) < target) {
         if (*(volatile int*)error) return false;
-        if (now_ns() - start > timeout_ns) {
+        const unsigned long long waited = now_ns() - start;
+        if (waited > timeout_ns) {
             atomicOr(error, ERR_TIMEOUT);
             return false;
         }
-        __nanosleep(backoff);
-        if (backoff < 1024) backoff <<= 1;
+        if (waited > SPIN_NS) __nanosleep(256);
     }
+    load_acquire(p);  // orders the reads of the strip above's row after the value seen
     return true;
 }
 

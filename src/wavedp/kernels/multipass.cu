@@ -13,26 +13,40 @@
 //
 // Optional outputs: row checkpoints (strip bottom rows every ck_every strips), column
 // checkpoints (H and E every cc_every columns, stride rows + 1, indexed by relative row),
-// and either one direction byte per cell (DIRS) or the end cell (per-strip best for local
-// mode, last row and last column otherwise).
+// and either one direction byte per cell (DIRS; layout: wavedp.engines.cpu.rows.strip_index)
+// or the end cell (per-strip best for local
+// mode, last row and last column otherwise); optionally each strip's timeline.
 #include "common.cuh"
 
 #define FULL 0xffffffffu
 
-// The scores of a lane's R rows against one residue: R bytes (int8 profile, loaded as
-// R/4 words with one vector load) or R ints (wide profile).
+// The scores of a lane's R rows against one residue: R bytes (int8 profile, 4 rows a word,
+// extracted with prmt) or R ints (wide profile: no extraction, 4x the shared memory). When a
+// lane's scores are a multiple of 16 bytes, a residue's profile row holds 16-byte chunks:
+// chunk k of lane l at byte 512 k + 16 l, read with one LDS.128 each, so the 8 lanes of a
+// quarter-warp phase read 128 contiguous bytes (no bank conflicts).
 template <typename P, int R>
 struct Scores {
-    static constexpr int N = sizeof(P) == 1 ? R / 4 : R;
+    static constexpr int RC = 16 / sizeof(P);  // rows in a 16-byte chunk
+    static constexpr bool CHUNKED = R % RC == 0;
+    static constexpr int N = R * sizeof(P) / 4;  // 32-bit words
     unsigned int w[N];
-    __device__ __forceinline__ void load(const P* p) {
-        if (sizeof(P) == 1 && R % 16 == 0) {
+    // offset of lane's first score in a residue's profile row (in elements)
+    static __device__ __forceinline__ int offset(int lane) { return lane * (CHUNKED ? RC : R); }
+    // strip row whose score is stored at element pos of a residue's profile row
+    static __device__ __forceinline__ int row_at(int pos) {
+        if (!CHUNKED) return pos;
+        const int within = pos % (32 * RC);
+        return within / RC * R + pos / (32 * RC) * RC + within % RC;
+    }
+    __device__ __forceinline__ void load(const P* p) {  // p: profile row + offset(lane)
+        if (CHUNKED) {
 #pragma unroll
             for (int k = 0; k < N; k += 4) {
-                const uint4 v = reinterpret_cast<const uint4*>(p)[k / 4];
+                const uint4 v = *reinterpret_cast<const uint4*>(p + k / 4 * 32 * RC);
                 w[k] = v.x, w[k + 1] = v.y, w[k + 2] = v.z, w[k + 3] = v.w;
             }
-        } else if (sizeof(P) == 1 && R == 8) {
+        } else if (N == 2) {
             const uint2 v = *reinterpret_cast<const uint2*>(p);
             w[0] = v.x, w[1] = v.y;
         } else {
@@ -68,13 +82,17 @@ __global__ void __launch_bounds__(32) multipass(
     unsigned long long timeout_ns,
     int ck_every, i64 ckH_addr, i64 ckF_addr,
     int cc_every, int* ccH, int* ccE,
-    u8* dirs, int* strip_best, int* lastcol, int* lastrow) {
+    u8* dirs, int* strip_best, int* lastcol, int* lastrow, int keyed, i64* timeline) {
     constexpr bool TRACK = !DIRS;  // a sweep either writes direction bytes or finds the end
     constexpr int S = 32 * R;
-    // query profile of the current strip: prof[tc * S + row] = score of (row, residue tc);
-    // a lane reads its R rows at immediate offsets from one base address
+    // score-only sweeps keep H as H - go (see the cell update); direction sweeps keep H
+    const int sh = DIRS ? 0 : go, mge = min(ge, go);
+    // query profile of the current strip: prof[tc * S + pos] = score (+ sh) of residue tc
+    // against strip row Scores::row_at(pos); a lane reads its R rows at immediate offsets
+    // from one base address
     extern __shared__ __align__(16) unsigned char smem[];
     P* prof = reinterpret_cast<P*>(smem);
+    constexpr int PAD = sizeof(P) == 1 ? -128 : -(1 << 24);
     const int lane = threadIdx.x;
 
     const int nstrips = (rows + S - 1) / S;
@@ -87,9 +105,14 @@ __global__ void __launch_bounds__(32) multipass(
         if (lane == 0) s = atomicAdd(ticket, 1);
         s = __shfl_sync(FULL, s, 0);
         if (s >= nstrips || *(volatile int*)error) return;
+        const unsigned long long t_start = timeline ? now_ns() : 0;
+        unsigned long long t_wait = 0;  // time spent waiting for the strip above
 
         const int base = s * S + lane * R;             // rows base+1..base+R (relative)
         const int nvalid = max(0, min(R, rows - base));
+        // every row of the strip is a matrix row (warp-uniform; branching on nvalid == R
+        // instead, ptxas 13.0 sent full lanes down the guarded path)
+        const bool full = rows - s * S >= S;
         const int* inH = bufH + ((s - 1) & 1) * stride;
         const int* inF = bufF + ((s - 1) & 1) * stride;
         int* outH = bufH + (s & 1) * stride;
@@ -100,8 +123,10 @@ __global__ void __launch_bounds__(32) multipass(
 
         __syncwarp();  // the previous strip's profile reads are done
         for (int k = lane; k < A * S; k += 32) {
-            const int rel = s * S + k % S + 1;
-            prof[k] = (P)sub[(k / S) * A + (rel <= rows ? q[row0 + rel - 1] : 0)];
+            const int rel = s * S + Scores<P, R>::row_at(k % S) + 1;
+            // rows past the rectangle score PAD against everything: their H stays below the
+            // H of a real cell at no later column (so they never hold a local end cell)
+            prof[k] = rel <= rows ? (P)(sub[(k / S) * A + q[row0 + rel - 1]] + sh) : (P)PAD;
         }
         __syncwarp();
         int Hl[R], Hg[R], E[R];  // H, H - open and E of this lane's rows at the last column
@@ -113,25 +138,34 @@ __global__ void __launch_bounds__(32) multipass(
             Hg[r] = Hl[r] - go;
             E[r] = ok && leftE ? leftE[rel] : WAVEDP_NEG;
         }
-        int diag_top = left_h<MODE>(leftH, min(base, rows), row0, go, ge);
+        int diag_top = left_h<MODE>(leftH, min(base, rows), row0, go, ge) - sh;
         if (lane == 0 && checkpoint) {
             ckrowH[0] = left_h<MODE>(leftH, s * S + S, row0, go, ge);
             ckrowF[0] = WAVEDP_NEG;
         }
         int botH = 0, botF = WAVEDP_NEG, tileH = 0, tileF = WAVEDP_NEG, oH = 0, oF = 0;
         int best = 0, bi = 0, bj = 0;  // local end cell (value, row, column), absolute
+        int bkey = WAVEDP_INT_MIN;  // keyed tracking: the best key so far (see below)
+        // keyed is R at run time and the row terms come through a shuffle, so each key is one
+        // IMAD (FMA pipe) rather than a LEA or an add (ALU pipe, the busy one)
+        int kr[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) kr[r] = __shfl_sync(FULL, keyed - 1 - r, 0);
         int cc_next = cc_every > 0 ? cc_every : -1;  // next column to checkpoint (relative)
         // scores of this lane's next column, and the residue of the column after it
         Scores<P, R> nxt;
-        nxt.load(prof + (cols > 0 ? t[col0] : 0) * S + lane * R);
+        nxt.load(prof + (cols > 0 ? t[col0] : 0) * S + Scores<P, R>::offset(lane));
         int tnext = cols > 1 ? t[col0 + 1] : 0;
         const int lastr = rows - base - 1;  // index of this lane's row that is the last row
 
         for (int st = 0; st < cols + 31; ++st) {
             if ((st & 31) == 0 && st < cols) {  // fetch the next 32 columns of the row above
                 bool ok = true;
-                if (s > 0) ok = wait_at_least(progress + s - 1, min(st + 32, cols), error,
-                                              timeout_ns);
+                if (s > 0) {
+                    const unsigned long long w0 = timeline ? now_ns() : 0;
+                    ok = wait_at_least(progress + s - 1, min(st + 32, cols), error, timeout_ns);
+                    if (timeline) t_wait += now_ns() - w0;
+                }
                 if (!__all_sync(FULL, ok)) return;
                 const int c = st + lane + 1;
                 if (c <= cols) {
@@ -145,6 +179,7 @@ __global__ void __launch_bounds__(32) multipass(
                         tileH = edge<MODE>(col0 + c, go, ge);
                         tileF = WAVEDP_NEG;
                     }
+                    tileH -= sh;
                 }
             }
             int upH = __shfl_up_sync(FULL, botH, 1);
@@ -158,38 +193,55 @@ __global__ void __launch_bounds__(32) multipass(
             const int c = st - lane;
             if (c >= 0 && c < cols) {
                 const Scores<P, R> cur = nxt;  // loaded during the previous column
-                nxt.load(prof + tnext * S + lane * R);
+                nxt.load(prof + tnext * S + Scores<P, R>::offset(lane));
                 tnext = c + 2 < cols ? t[col0 + c + 2] : 0;
-                int hup = upH, fup = upF, diag = diag_top, hgup = upH - go;
+                int hup = upH, fup = upF, diag = diag_top;
+                if (DIRS) {
+                    static_assert(!DIRS || R % 4 == 0, "direction bytes go out 4 rows a word");
+                    unsigned int packed[DIRS ? R / 4 : 1] = {};
 #pragma unroll
-                for (int r = 0; r < R; ++r) {
-                    const int sc = cur.get(r);
-                    int e, f, h;
-                    if (DIRS) {
+                    for (int r = 0; r < R; ++r) {
+                        const int sc = cur.get(r);
                         const int e_ext = E[r] - ge, e_open = Hl[r] - go;
                         const int f_ext = fup - ge, f_open = hup - go;
-                        e = max(e_ext, e_open);
-                        f = max(f_ext, f_open);
+                        const int e = max(e_ext, e_open), f = max(f_ext, f_open);
                         const int dg = diag + sc;
-                        h = MODE == WAVEDP_LOCAL ? max3_relu(dg, e, f) : max3(dg, e, f);
+                        const int h = MODE == WAVEDP_LOCAL ? max3_relu(dg, e, f) : max3(dg, e, f);
                         int d = (e_open >= e_ext ? E_OPEN : 0) | (f_open >= f_ext ? F_OPEN : 0);
                         if (MODE == WAVEDP_LOCAL && h == 0) d |= DIR_ZERO;
                         else if (h == dg) d |= DIR_DIAG;
                         else if (h == e) d |= DIR_E;
                         else d |= DIR_F;
-                        if (r < nvalid) dirs[(i64)(base + r) * cols + c] = (u8)d;
-                    } else {
-                        e = add_max(E[r], -ge, Hg[r]);
-                        f = add_max(fup, -ge, hgup);
-                        h = MODE == WAVEDP_LOCAL ? max3_relu(diag + sc, e, f)
-                                                 : max3(diag + sc, e, f);
+                        packed[r / 4] |= (unsigned int)d << 8 * (r % 4);
+                        diag = Hl[r];
+                        Hl[r] = hup = h;
+                        E[r] = e;
+                        fup = f;
                     }
-                    diag = Hl[r];
-                    Hl[r] = h;
-                    Hg[r] = hgup = h - go;  // used twice: F of the row below, E next column
-                    E[r] = e;
-                    hup = h;
-                    fup = f;
+                    // strip-major, then step, lane and row (rpl = R): each step's stores
+                    // are one contiguous 32 * R-byte run (byte stores scattered over rows
+                    // cost a read-modify-write of a sector each once tiles outgrow L2)
+                    unsigned int* out = reinterpret_cast<unsigned int*>(dirs) +
+                                        ((i64)s * (cols + 31) + st) * 8 * R + lane * (R / 4);
+#pragma unroll
+                    for (int w = 0; w < R / 4; ++w) out[w] = packed[w];
+                } else {
+                    // H travels as H - go (the profile holds score + go). With X = max(diag
+                    // + score, E[, 0]) and h = max(X, F): F of the next row is max(F - ge,
+                    // h - go) = max(F - min(ge, go), X - go), so the dependent chain down
+                    // the column is one instruction per row instead of three.
+                    int xg = 0;
+#pragma unroll
+                    for (int r = 0; r < R; ++r) {
+                        const int e = add_max(E[r], -ge, Hg[r]);
+                        const int x = MODE == WAVEDP_LOCAL ? add_max_relu(diag, cur.get(r), e)
+                                                           : add_max(diag, cur.get(r), e);
+                        fup = r == 0 ? add_max(fup, -ge, hup) : add_max(fup, -mge, xg);
+                        xg = x - go;
+                        diag = Hg[r];
+                        Hg[r] = hup = add_max(fup, -go, xg);
+                        E[r] = e;
+                    }
                 }
                 botH = hup;
                 botF = fup;
@@ -200,29 +252,49 @@ __global__ void __launch_bounds__(32) multipass(
 #pragma unroll
                     for (int r = 0; r < R; ++r)
                         if (r < nvalid) {
-                            ccH[off + r] = Hl[r];
+                            ccH[off + r] = DIRS ? Hl[r] : Hg[r] + go;
                             ccE[off + r] = E[r];
                         }
                 }
                 if (TRACK) {
-                    if (MODE == WAVEDP_LOCAL) {
-                        int cm = 0;
-                        if (nvalid == R) {
+                    if (MODE == WAVEDP_LOCAL && keyed) {
+                        // Constant cost per column (a data-dependent branch here runs on
+                        // every column of the rising flank before an alignment, and the
+                        // strips below wait for the slowest strip): key = (H - go) * R +
+                        // R - 1 - r, whose maximum is the best value at its smallest row;
+                        // a strictly larger key in a later column replaces it, so equal
+                        // keys keep the smallest column. sweep() enables this only while
+                        // every key fits in an int.
+                        // (rows past the rectangle take part: PAD keeps them from winning)
+                        int km = WAVEDP_INT_MIN;
 #pragma unroll
-                            for (int r = 0; r + 1 < R; r += 2) cm = max3(cm, Hl[r], Hl[r + 1]);
-                            if (R & 1) cm = max(cm, Hl[R - 1]);
+                        for (int r = 0; r + 1 < R; r += 2)
+                            km = max3(km, Hg[r] * keyed + kr[r], Hg[r + 1] * keyed + kr[r + 1]);
+                        if (km > bkey) {
+                            bkey = km;
+                            bj = col0 + 1 + c;
+                        }
+                    } else if (MODE == WAVEDP_LOCAL) {
+                        // the column's best H - go. (Starting from -go instead, ptxas 13.0
+                        // fused the negation away: VIMNMX3 took +go, dropping every H < 2 go.)
+                        int cm = Hg[0];
+                        if (full) {
+#pragma unroll
+                            for (int r = 1; r + 1 < R; r += 2) cm = max3(cm, Hg[r], Hg[r + 1]);
+                            if (R % 2 == 0) cm = max(cm, Hg[R - 1]);
                         } else {
 #pragma unroll
-                            for (int r = 0; r < R; ++r) cm = max(cm, r < nvalid ? Hl[r] : 0);
+                            for (int r = 0; r < R; ++r)
+                                cm = max(r ? cm : WAVEDP_NEG, r < nvalid ? Hg[r] : WAVEDP_NEG);
                         }
-                        if (cm > best || (cm == best && best > 0)) {
+                        if (cm + go > best || (cm + go == best && best > 0)) {
                             int rr = R;
 #pragma unroll
                             for (int r = R - 1; r >= 0; --r)
-                                if (r < nvalid && Hl[r] == cm) rr = r;
+                                if (r < nvalid && Hg[r] == cm) rr = r;
                             const int i = row0 + base + 1 + rr;
-                            if (rr < R && (cm > best || i < bi)) {
-                                best = cm;
+                            if (rr < R && (cm + go > best || i < bi)) {
+                                best = cm + go;
                                 bi = i;
                                 bj = col0 + 1 + c;
                             }
@@ -232,13 +304,13 @@ __global__ void __launch_bounds__(32) multipass(
                             int v = 0;
 #pragma unroll
                             for (int r = 0; r < R; ++r)
-                                if (r == lastr) v = Hl[r];
+                                if (r == lastr) v = Hg[r] + go;
                             lastrow[c] = v;
                         }
                         if (c == cols - 1) {
 #pragma unroll
                             for (int r = 0; r < R; ++r)
-                                if (r < nvalid) lastcol[base + r] = Hl[r];
+                                if (r < nvalid) lastcol[base + r] = Hg[r] + go;
                         }
                     }
                 }
@@ -248,7 +320,7 @@ __global__ void __launch_bounds__(32) multipass(
             const int bH = __shfl_sync(FULL, botH, 31);
             const int bF = __shfl_sync(FULL, botF, 31);
             if (c31 >= 0 && (c31 & 31) == lane) {
-                oH = bH;
+                oH = bH + sh;
                 oF = bF;
             }
             if (c31 >= 0 && ((c31 & 31) == 31 || c31 == cols - 1)) {
@@ -256,15 +328,27 @@ __global__ void __launch_bounds__(32) multipass(
                 if (cc <= c31) {
                     outH[cc + 1] = oH;
                     outF[cc + 1] = oF;
-                    if (checkpoint) {
-                        ckrowH[cc + 1] = oH;
-                        ckrowF[cc + 1] = oF;
-                    }
                 }
-                __threadfence();
-                __syncwarp();
+                __syncwarp();  // then lane 0's release covers every lane's stores (cumulativity)
                 if (lane == 0) store_release(progress + s, c31 + 1);
+                // checkpoints (host memory, a PCIe round trip away) after the release, which
+                // would otherwise wait for them; the next release is 32 columns later
+                if (checkpoint && cc <= c31) {
+                    ckrowH[cc + 1] = oH;
+                    ckrowF[cc + 1] = oF;
+                }
             }
+        }
+        if (timeline && lane == 0) {  // strip start and end (global timer, ns), time waiting
+            timeline[3 * s] = (i64)t_start;
+            timeline[3 * s + 1] = (i64)now_ns();
+            timeline[3 * s + 2] = (i64)t_wait;
+        }
+        if (TRACK && MODE == WAVEDP_LOCAL && keyed) {
+            constexpr int SH = R == 32 ? 5 : R == 16 ? 4 : R == 8 ? 3 : 2;
+            static_assert(1 << SH == R, "keys need R a power of two");
+            best = (bkey >> SH) + go;  // floor division: the row part is in [0, R)
+            bi = row0 + base + 1 + (R - 1 - (bkey & (R - 1)));
         }
         if (TRACK && MODE == WAVEDP_LOCAL) {  // lexicographic (max value, min row, min col)
 #pragma unroll

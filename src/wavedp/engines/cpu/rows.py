@@ -66,17 +66,26 @@ def _back(q, t, local, d, i, j, state, ops, k):
     return i - 1, j, 0 if d & F_OPEN else 2, k + 1, False
 
 
+@njit(cache=True, nogil=True, inline="always")
+def strip_index(a, b, cols, rpl):
+    """Index of cell (a, b) (0-based within the block) in the GPU multipass kernel's direction
+    bytes: strips of 32 * rpl rows, then the kernel's step (b + lane), lane, row in lane."""
+    lane = a % (32 * rpl) // rpl
+    return ((a // (32 * rpl) * (cols + 31) + b + lane) * 32 + lane) * rpl + a % rpl
+
+
 @njit(cache=True, nogil=True)
-def walk(q, t, mode, dirs, r0, c0, width, i, j, state, ops, k):
-    """Follow the traceback inside the block of rows > r0 and columns > c0, whose direction
-    bytes ``dirs`` have row stride ``width``, until the path leaves the block or stops.
+def walk(q, t, mode, dirs, r0, c0, cols, rpl, i, j, state, ops, k):
+    """Follow the traceback inside the block of rows > r0 and columns c0+1..c0+cols, whose
+    direction bytes ``dirs`` the GPU wrote with rpl rows per lane (:func:`strip_index`),
+    until the path leaves the block or stops.
 
     ``state`` is 0 (H), 1 (E) or 2 (F); ops are appended reversed from index ``k``.
     Returns (i, j, state, k, stopped).
     """
     local = mode == LOCAL
     while i > r0 and j > c0:
-        d = dirs[(i - r0 - 1) * width + (j - c0 - 1)]
+        d = dirs[strip_index(i - r0 - 1, j - c0 - 1, cols, rpl)]
         i, j, state, k, stopped = _back(q, t, local, d, i, j, state, ops, k)
         if stopped:
             return i, j, state, k, True

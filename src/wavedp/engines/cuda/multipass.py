@@ -88,6 +88,8 @@ class Outputs:
     strip_best: object = None
     lastcol: object = None
     lastrow: object = None
+    timeline: object = None  # int64 [strips, 3]: start, end, time waiting (ns, global timer)
+    ticket: object = None  # int32 [ticket, error flags] of the launch
 
 
 def multiprocessors() -> int:
@@ -119,6 +121,45 @@ def rows_for(m: int) -> int:
     return ROWS[-1]
 
 
+def shared_bytes(kernel, profile: int, blocks_per_sm: int | None) -> int:
+    """Dynamic shared memory for one block: the strip's profile, or, with ``blocks_per_sm``,
+    enough more that at most that many one-warp blocks fit on a multiprocessor (so the block
+    scheduler spreads strips evenly: a multiprocessor with more warps runs its strips more
+    slowly, and the wavefront moves at the pace of its slowest strip)."""
+    size = profile
+    if blocks_per_sm:
+        from cupy.cuda import Device, runtime
+
+        dev = Device().id
+        per_sm = runtime.deviceGetAttribute(
+            runtime.cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev)
+        reserved = runtime.deviceGetAttribute(111, dev)  # ReservedSharedMemoryPerBlock
+        size = max(profile, (per_sm // blocks_per_sm - reserved) // 128 * 128)
+        kernel.preferred_shared_memory_carveout = 100
+    if size > 48 << 10:  # beyond the default limit: opt in
+        kernel.max_dynamic_shared_size_bytes = size
+    return size
+
+
+#: an int32 query profile (no byte extraction per cell) while it takes at most this much
+#: shared memory per block (DNA's 5 letters at 1024-row strips); int8 otherwise
+INT32_PROFILE_BYTES = 24 << 10
+
+
+def profile_is_wide(p: Pair, shift: int, strip: int) -> bool:
+    """Whether a sweep's query profile holds int32 scores (else int8)."""
+    if p.table_min + shift < -128 or p.table_max + shift > 127:
+        return True
+    return 4 * p.alphabet * strip <= INT32_PROFILE_BYTES
+
+
+def key_fits(p: Pair, i: int, j: int, r: int) -> bool:
+    """Whether local end-cell keys ``(H - go) * r + row`` stay in int32 for cells up to
+    (i, j): a local score there is at most min(i, j) times the best substitution score."""
+    bound = min(i, j) * max(p.table_max, 0)
+    return (bound + 1) * r < 2**31 and (p.gap_open + 1) * r < 2**31
+
+
 def blocks_for(nstrips: int) -> int:
     """Grid size: enough one-warp blocks to fill the device; tickets make any size safe."""
     return max(1, min(nstrips, 32 * multiprocessors()))
@@ -127,7 +168,9 @@ def blocks_for(nstrips: int) -> int:
 def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, None),
           left=(None, None), dirs=None, ck_every: int = 0,
           ck_addr=(0, 0), cc_every: int = 0, cc=(None, None),
-          rows_per_thread: int | None = None) -> Outputs:
+          rows_per_thread: int | None = None, blocks_per_sm: int | None = None,
+          profile: str | None = None, keyed: bool | None = None,
+          timeline: bool = False, wait: bool = True) -> Outputs:
     """Run the multipass kernel over rows row0+1..row0+rows and columns col0+1..col0+cols.
 
     top: device pointers/arrays of H and F on row ``row0`` for columns col0..col0+cols, or
@@ -136,14 +179,22 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
     it the sweep tracks the end cell (see :func:`end_cell`).
     ck_every/ck_addr: strip-bottom rows every ck_every strips go to row k of those arrays
     (stride cols+1). cc_every/cc: H and E every cc_every columns ([cols//cc_every, rows+1],
-    indexed by relative row). rows_per_thread overrides ROWS / DIR_ROWS (benchmarks).
-    """
+    indexed by relative row). For benchmarks and tests: rows_per_thread overrides ROWS /
+    DIR_ROWS, blocks_per_sm caps the blocks resident on one multiprocessor, profile
+    ("int8" or "int32") and keyed (the local end cell tracked by keys, see the kernel)
+    override the automatic choices, timeline records when each strip ran. With wait=False
+    the launch is left running on the current stream: call :func:`check` on the result."""
     import cupy
 
     track = dirs is None
     r = rows_per_thread or (rows_for(rows) if track else DIR_ROWS)
     nstrips = -(-rows // strip_height(r))
-    wide = p.table_min < -128 or p.table_max > 127  # int8 query profile unless too wide
+    shift = p.gap_open if track else 0  # score-only profiles hold score + gap_open
+    wide = profile_is_wide(p, shift, strip_height(r)) if profile is None else \
+        profile == "int32"
+    if keyed is None:
+        keyed = key_fits(p, row0 + rows, col0 + cols, r)
+    keyed = keyed and track and p.mode == LOCAL
     expr = (f"multipass<{p.mode}, {r}, {'false' if track else 'true'}, "
             f"{'int' if wide else 'signed char'}>")
     kernel = function("multipass.cu", expr)
@@ -157,6 +208,8 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
     elif track:
         out.lastcol = scratch(rows, np.int32)
         out.lastrow = scratch(cols, np.int32)
+    if timeline:
+        out.timeline = cupy.zeros((nstrips, 3), dtype=cupy.int64)
     args = (
         p.q, p.t, p.sub, np.int32(p.alphabet), np.int32(p.gap_open), np.int32(p.gap_extend),
         np.int32(row0), np.int32(rows), np.int32(col0), np.int32(cols),
@@ -165,14 +218,24 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
         np.uint64(TIMEOUT_NS), np.int32(ck_every), np.int64(ck_addr[0]), np.int64(ck_addr[1]),
         np.int32(cc_every), _ptr(cc[0]), _ptr(cc[1]), _ptr(dirs),
         _ptr(out.strip_best), _ptr(out.lastcol), _ptr(out.lastrow),
+        np.int32(r if keyed else 0), _ptr(out.timeline),
     )
-    kernel((blocks_for(nstrips),), (32,), args,
-           shared_mem=(4 if wide else 1) * p.alphabet * strip_height(r))
-    error = int(ticket[1].get())
+    smem = shared_bytes(kernel, (4 if wide else 1) * p.alphabet * strip_height(r),
+                        blocks_per_sm)
+    kernel((blocks_for(nstrips),), (32,), args, shared_mem=smem)
+    out.ticket = ticket
+    if wait:
+        check(out)
+    return out
+
+
+def check(out: Outputs, stream=None) -> None:
+    """Wait for a sweep (on ``stream``, else the current one); raise DeviceError if it
+    timed out."""
+    error = int(out.ticket[1].get(stream=stream))
     if error:
         raise DeviceError(f"multipass kernel: a strip waited longer than {TIMEOUT_NS / 1e9:.0f}"
                           f" s for the strip above (error flags {error}); results discarded")
-    return out
 
 
 def end_cell(p: Pair, out: Outputs) -> tuple[int, int, int]:
