@@ -19,6 +19,7 @@
 
 // error flags reported back to Python
 #define ERR_TIMEOUT 1
+#define ERR_CANCELLED 2  // set by the host (multipass.CANCELLED): stop, the result is unused
 
 typedef unsigned char u8;
 typedef long long i64;

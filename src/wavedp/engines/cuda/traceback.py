@@ -11,9 +11,9 @@
    (:class:`Tiles`). About (m + n) / K tiles are walked, so the path is DESIGN.md's,
    identical to the CPU engine's alignment.
 
-GPU memory: ``m + n + 20 (n + 1) + 4 (m + n) + (L + 1)^2 (K^2 + 20 (K + 1))`` bytes plus
-the substitution table (K = 2048 below 10^11 cells, else 4096; L = LOOKAHEAD tiles
-computed ahead of the path): linear in m + n.
+GPU memory: ``m + n + 20 (n + 1) + 4 (m + n) + (L + 1)^2 (K (K + 31) + 20 (K + 1))`` bytes
+plus the substitution table (K = 4096, or K_SMALL = 2048 below SMALL_CELLS cells;
+L = LOOKAHEAD tile rows and columns computed ahead of the path): linear in m + n.
 """
 
 from __future__ import annotations
@@ -43,7 +43,9 @@ from .multipass import (
 #: (a multiple of every score-only strip height); smaller tiles for smaller pairs
 K = 4096
 K_SMALL = 2048
-SMALL_CELLS = 10**11
+#: pairs with fewer cells use K_SMALL (none by default: 4096 was faster at every benchmark
+#: size on the H100 once tiles were computed ahead; tests set it to cover both sizes)
+SMALL_CELLS = 0
 #: tile rows and columns computed ahead of the path (up to (LOOKAHEAD + 1)^2 tiles at once;
 #: at 1 Mbp x 1 Mbp on the H100, 1 walked 489 tiles in 0.75 s, 0 in 1.01 s, 2 in 0.76 s
 #: counting the 3x speculative tiles it left running)
@@ -109,7 +111,9 @@ class Tiles:
     enters it, so every tile the path can reach within LOOKAHEAD tile rows and columns is
     computed at once, each whole and on its own stream: while the host copies and walks one
     tile, the GPU (which one tile's 32 strips leave mostly idle) computes the next ones.
-    Tiles below or right of the path are never needed again and their buffers are reused.
+    Tiles below or right of the path are never needed again: their sweeps are cancelled
+    (the kernel's error flag, set from the host, makes every strip stop at its next wait or
+    ticket) and their buffers reused.
     """
 
     def __init__(self, p: Pair, K: int, rows_h, rows_f, cols_h, cols_e) -> None:  # noqa: N803
@@ -118,6 +122,15 @@ class Tiles:
         self.live: dict[tuple[int, int], tuple] = {}
         self.spare: list[tuple] = []
         self.host = _pinned_tile()
+        self.cancelled = np.array([multipass.CANCELLED], np.int32)
+        self.control = None  # a stream for the cancelling writes
+
+    def _cancel(self, out) -> None:
+        import cupy
+
+        if self.control is None:
+            self.control = cupy.cuda.Stream(non_blocking=True)
+        out.ticket[1:].set(self.cancelled, stream=self.control)
 
     def _launch(self, tr: int, tc: int) -> None:
         import cupy
@@ -140,7 +153,8 @@ class Tiles:
         """The strips holding the first ``rows`` rows of tile (tr, tc) on the host, and the
         tile's width."""
         for key in [key for key in self.live if key[0] > tr or key[1] > tc]:
-            dirs, stream, _, _ = self.live.pop(key)
+            dirs, stream, _, out = self.live.pop(key)
+            self._cancel(out)
             self.spare.append((dirs, stream))  # reuse is ordered on the same stream
         for a in range(LOOKAHEAD + 1):
             for b in range(LOOKAHEAD + 1):
@@ -155,7 +169,10 @@ class Tiles:
         return tile, cols
 
     def close(self) -> None:
-        """Wait for the tiles still being computed (their buffers go back to the pool)."""
+        """Cancel the tiles still being computed and wait for them to stop (their buffers
+        go back to the pool)."""
+        for *_, out in self.live.values():
+            self._cancel(out)
         for _, stream, *_ in [*self.live.values(), *self.spare]:
             stream.synchronize()
         self.live.clear()
