@@ -80,7 +80,8 @@ def timeline_summary(tl: np.ndarray, r: int) -> str:
 
 
 def tune(rng: np.random.Generator, n: int, ceil: float) -> int:
-    """Score-only GCUPS per rows-per-thread variant; traceback phases per tile variant."""
+    """Score-only GCUPS per rows-per-thread and profile variant, each strip's timeline, and
+    the traceback's phases per lookahead."""
     from wavedp.engines.common import LOCAL
 
     a, b = related_pair(rng, n, "ACGT")
@@ -90,15 +91,13 @@ def tune(rng: np.random.Generator, n: int, ceil: float) -> int:
     print(f"\ncompute ceiling: {ceil:.0f} GCUPS; pair {p.m} x {p.n}")
     for r in (16, 32):
         for profile in ("int8", "int32"):
-            for cap in (None,):
-                def run(r=r, profile=profile, cap=cap):
-                    return multipass.end_cell(p, multipass.sweep(
-                        p, 0, p.m, 0, p.n, rows_per_thread=r, profile=profile,
-                        blocks_per_sm=cap))
-                run()
-                gcups = cells / timed(run, 3) / 1e9
-                print(f"score-only R={r:2d} {profile} profile, at most {cap or 'any'} "
-                      f"blocks/SM: {gcups:7.1f} GCUPS ({gcups / ceil:.1%} of the ceiling)")
+            def run(r=r, profile=profile):
+                return multipass.end_cell(p, multipass.sweep(p, 0, p.m, 0, p.n,
+                                                             rows_per_thread=r, profile=profile))
+            run()
+            gcups = cells / timed(run, 3) / 1e9
+            print(f"score-only R={r:2d} {profile} profile: {gcups:7.1f} GCUPS "
+                  f"({gcups / ceil:.1%} of the ceiling)")
     for r in (16, 32):
         out = multipass.sweep(p, 0, p.m, 0, p.n, rows_per_thread=r, timeline=True)
         print(timeline_summary(out.timeline.get(), r))
