@@ -152,17 +152,24 @@ def test_last_column_at_every_stripe_position():
 
 @settings(max_examples=150, deadline=None)
 @given(cases(max_len=40))
-def test_row_major_walk_of_the_gpu_engine(case):
-    """``rows.walk`` (used on the CUDA engine's row-major tiles) follows the same path."""
+def test_strip_layout_walk_of_the_gpu_engine(case):
+    """``rows.walk`` over direction bytes laid out as the CUDA engine's tiles hold them
+    (``rows.strip_index``) follows the reference path."""
     q, t, table, gap_open, gap_extend, mode = case
     ref = reference.align(q, t, table, gap_open, gap_extend, mode, True)
     score, qs, qe, ts, te, cigar = ref
     if mode == LOCAL and score == 0:
         return
     want, _, _ = expected_dirs(q, t, table, gap_open, gap_extend, mode)
-    flat = np.ascontiguousarray(want[1:, 1:]).ravel()
-    ops = np.empty(q.size + t.size, np.uint8)
-    i, j, state, k, stopped = rows.walk(q, t, mode, flat, 0, 0, t.size, qe, te, 0, ops, 0)
-    if not stopped:
-        i, j, k = rows.finish(mode, i, j, ops, k)
-    assert (i, j, ops[:k][::-1].tobytes().decode()) == (qs, ts, cigar)
+    m, n = q.size, t.size
+    for rpl in (4, 8):
+        strip = 32 * rpl
+        tile = np.full(-(-m // strip) * strip * (n + 31), 0xFF, np.uint8)
+        for a in range(m):
+            for b in range(n):
+                tile[rows.strip_index(a, b, n, rpl)] = want[a + 1, b + 1]
+        ops = np.empty(m + n, np.uint8)
+        i, j, state, k, stopped = rows.walk(q, t, mode, tile, 0, 0, n, rpl, qe, te, 0, ops, 0)
+        if not stopped:
+            i, j, k = rows.finish(mode, i, j, ops, k)
+        assert (i, j, ops[:k][::-1].tobytes().decode()) == (qs, ts, cigar), rpl
