@@ -42,6 +42,18 @@ def rescore(aln: Alignment, scoring: wavedp.Scoring) -> int:
     return total
 
 
+def check_traceback_against_score_only(a: str, b: str, scoring: wavedp.Scoring,
+                                       device: str) -> None:
+    """In every mode the traceback's end cell is the score-only one and its CIGAR rescores
+    to its score."""
+    for mode in MODE_NAMES:
+        aln = wavedp.align(a, b, scoring, mode=mode, device=device)
+        so = wavedp.align(a, b, scoring, mode=mode, traceback=False, device=device)
+        assert (aln.score, aln.query_end, aln.target_end) == (so.score, so.query_end,
+                                                               so.target_end)
+        assert rescore(aln, scoring) == aln.score
+
+
 def oracle(query: str, target: str, scoring: wavedp.Scoring, mode: str,
            traceback: bool) -> tuple:
     """The reference engine's raw result for two texts."""
