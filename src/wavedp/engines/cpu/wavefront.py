@@ -201,6 +201,8 @@ def _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, r
         for s0 in range(1, steps + 1, BLOCK):
             columns8(tp, starts, s0, scores)
             if s0 >= LANES and s0 + BLOCK - 1 <= n:  # every lane inside the matrix
+                # the two loops differ only in a literal True/False for track: _step is
+                # inlined, so each copy compiles without the other's end-cell branch
                 if track:
                     for k in range(BLOCK):
                         h, e, f, hup, besth, bests = _step(
