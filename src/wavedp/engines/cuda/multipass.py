@@ -135,7 +135,8 @@ def shared_bytes(kernel, profile: int, blocks_per_sm: int | None) -> int:
         dev = Device().id
         per_sm = runtime.deviceGetAttribute(
             runtime.cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev)
-        reserved = runtime.deviceGetAttribute(111, dev)  # ReservedSharedMemoryPerBlock
+        reserved = runtime.deviceGetAttribute(
+            runtime.cudaDevAttrReservedSharedMemoryPerBlock, dev)
         size = max(profile, (per_sm // blocks_per_sm - reserved) // 128 * 128)
         kernel.preferred_shared_memory_carveout = 100
     if size > 48 << 10:  # beyond the default limit: opt in
@@ -177,8 +178,9 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
 
     top: device pointers/arrays of H and F on row ``row0`` for columns col0..col0+cols, or
     None for the matrix's row 0. left: H and E on column ``col0`` for rows row0..row0+rows,
-    or None for column 0. dirs: a uint8 array of rows*cols direction bytes to fill; without
-    it the sweep tracks the end cell (see :func:`end_cell`).
+    or None for column 0. dirs: a uint8 array for the direction bytes, laid out by strips
+    (``rows.strip_index``; ceil(rows / strip) * strip * (cols + 31) bytes); without it the
+    sweep tracks the end cell (see :func:`end_cell`).
     ck_every/ck_addr: strip-bottom rows every ck_every strips go to row k of those arrays
     (stride cols+1). cc_every/cc: H and E every cc_every columns ([cols//cc_every, rows+1],
     indexed by relative row). For benchmarks and tests: rows_per_thread overrides ROWS /
