@@ -24,7 +24,7 @@ from . import __version__
 from . import device as _device
 from .api import Prepared, note_device, run_pairs
 from .engines.common import MODES
-from .errors import InputError
+from .errors import DeviceError, InputError
 from .formats import FORMATS, format_alignment, sam_header
 from .scoring import Scoring
 from .seqio import read_records
@@ -60,6 +60,9 @@ class _Cli(click.Group):
         except InputError as exc:
             _error(str(exc))
             sys.exit(USAGE_EXIT)
+        except DeviceError as exc:  # the GPU failed mid-run: one line, no traceback
+            _error(str(exc))
+            sys.exit(1)
         except click.ClickException as exc:
             if _NO_ARGS_IS_HELP is not None and isinstance(exc, _NO_ARGS_IS_HELP):
                 exc.show()  # bare ``wavedp``: the help text, as click prints it
