@@ -140,3 +140,65 @@ def test_sweep_options_agree(shape, alphabet):
                                               profile=profile, keyed=keyed, blocks_per_sm=cap)
                         got = multipass.end_cell(p, out)
                         assert got == want, (kind, r, profile, keyed, cap)
+
+
+def test_traceback_while_host_memory_is_pinned(monkeypatch):
+    """A first traceback pins its checkpoint memory on a background thread in small steps
+    while the forward sweep already writes the blocks pinned so far."""
+    from helpers import rescore
+
+    from wavedp.engines.cuda import hostmem, multipass
+    from wavedp.engines.cuda import traceback as gpu_traceback
+
+    monkeypatch.setattr(multipass, "POISON", False)  # poisoning pins everything first
+    monkeypatch.setattr(hostmem, "FIRST_CHUNK", 2 << 20)
+    monkeypatch.setattr(hostmem, "LAST_CHUNK", 2 << 20)
+    monkeypatch.setattr(gpu_traceback, "SMALL_CELLS", 10**18)  # 2048-row blocks: 30 here
+    rng = np.random.default_rng(11)
+    a = random_seq(rng, DNA, 60000)
+    b = related(rng, a, DNA, 0.1)
+    real, calls = hostmem._register, []
+    monkeypatch.setattr(hostmem, "_register", lambda ptr, size: (calls.append(size),
+                                                                  real(ptr, size)))
+    scoring = SCORINGS["dna"]
+    hostmem.release()
+    first = wavedp.align(a, b, scoring, device="gpu")
+    assert len(calls) >= 15  # the 30 blocks took 15 steps or more
+    so = wavedp.align(a, b, scoring, device="gpu", traceback=False)
+    assert (first.score, first.query_end, first.target_end) == (so.score, so.query_end,
+                                                                 so.target_end)
+    assert rescore(first, scoring) == first.score
+    assert wavedp.align(a, b, scoring, device="gpu") == first  # the region reused
+
+
+def test_failed_pinning_is_an_error_not_a_hang(monkeypatch):
+    """If page-locking fails part way, the running forward sweep is cancelled and the call
+    raises at once; the next call starts a fresh region."""
+    import time
+
+    from wavedp.engines.cuda import hostmem, multipass
+    from wavedp.errors import DeviceError
+
+    monkeypatch.setattr(multipass, "POISON", False)
+    monkeypatch.setattr(hostmem, "FIRST_CHUNK", 2 << 20)
+    monkeypatch.setattr(hostmem, "LAST_CHUNK", 2 << 20)
+    real, calls = hostmem._register, []
+
+    def register(ptr, size):
+        calls.append(size)
+        if len(calls) > 2:
+            raise RuntimeError("out of page-locked memory")
+        real(ptr, size)
+
+    monkeypatch.setattr(hostmem, "_register", register)
+    rng = np.random.default_rng(12)
+    a = random_seq(rng, DNA, 60000)
+    b = related(rng, a, DNA, 0.1)
+    hostmem.release()
+    t0 = time.perf_counter()
+    with pytest.raises(DeviceError, match="page-lock"):
+        wavedp.align(a, b, SCORINGS["dna"], device="gpu")
+    assert time.perf_counter() - t0 < 10
+    monkeypatch.setattr(hostmem, "_register", real)
+    cpu = wavedp.align(a[:9000], b[:9000], SCORINGS["dna"], device="cpu")
+    assert wavedp.align(a[:9000], b[:9000], SCORINGS["dna"], device="gpu") == cpu

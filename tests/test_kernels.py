@@ -1,5 +1,6 @@
 """Every CUDA kernel compiles with NVRTC for sm_80 and sm_90 (no GPU needed)."""
 
+import numpy as np
 import pytest
 
 from wavedp.engines.cuda.module import KERNELS, compile_all
@@ -39,3 +40,23 @@ def test_strip_index_covers_the_kernels_direction_layout(shape, rpl):
     s, lane = a // strip, a % strip // rpl
     assert strip_index(a, b, cols, rpl) == ((s * (cols + 31) + b + lane) * 32 + lane) * rpl \
         + a % rpl
+
+
+@pytest.mark.parametrize("m,n,every", [(1, 1, 256), (4096, 4096, 4096), (9000, 5000, 2048),
+                                       (5000, 9000, 1024), (100, 9000, 4096)])
+def test_checkpoint_blocks_are_disjoint(m, n, every):
+    """Every checkpoint the forward sweep writes (column entries 1..every of each block,
+    the block's bottom row) has its own int inside its own block."""
+    from wavedp.engines.cuda.multipass import Checkpoints
+
+    ck = Checkpoints(m, n, every)
+    seen = np.zeros(ck.blocks * ck.block, np.int32)
+    for b in range(ck.blocks):
+        for k in range(ck.ncols):
+            for e in (False, True):
+                seen[ck.col(b, k, e):ck.col(b, k, e) + every + 1] += 1
+        seen[ck.row(b):ck.row(b) + n + 1] += 1
+        seen[ck.row(b, True):ck.row(b, True) + n + 1] += 1
+        assert ck.row(b, True) + n + 1 <= (b + 1) * ck.block
+    assert seen.max() == 1
+    assert ck.nbytes == 4 * seen.size

@@ -11,9 +11,12 @@
 // reads it with acquire semantics) how far it may go. The strips in flight form a pass whose
 // boundary rows stay in L2. Every spin-wait is bounded (ERR_TIMEOUT).
 //
-// Optional outputs: row checkpoints (strip bottom rows every ck_every strips), column
-// checkpoints (H and E every cc_every columns, stride rows + 1, indexed by relative row),
-// and either one direction byte per cell (DIRS; layout: wavedp.engines.cpu.rows.strip_index)
+// Optional outputs: checkpoints every ck rows and columns (ck a multiple of S), in row
+// blocks of ck_block ints from ck_addr, block b for rows b ck + 1..(b + 1) ck (layout:
+// wavedp.engines.cuda.multipass.Checkpoints): H and E of those rows on every ck-th column,
+// then H and F of row (b + 1) ck; a strip writes only its own block, after waiting until
+// *ck_ready (when given) counts more than b blocks (the host pins them as the sweep runs),
+// and stages column checkpoints through ccstash (2 S ints per block); and either one direction byte per cell (DIRS; layout: wavedp.engines.cpu.rows.strip_index)
 // or the end cell (per-strip best for local
 // mode, last row and last column otherwise); optionally each strip's timeline.
 #include "common.cuh"
@@ -80,8 +83,7 @@ __global__ void __launch_bounds__(32) multipass(
     const int* __restrict__ leftH, const int* __restrict__ leftE,
     int* bufH, int* bufF, int* progress, int* ticket, int* error,
     unsigned long long timeout_ns,
-    int ck_every, i64 ckH_addr, i64 ckF_addr,
-    int cc_every, int* ccH, int* ccE,
+    int ck, i64 ck_addr, i64 ck_block, const int* ck_ready, int* ccstash,
     u8* dirs, int* strip_best, int* lastcol, int* lastrow, int keyed, i64* timeline) {
     constexpr bool TRACK = !DIRS;  // a sweep either writes direction bytes or finds the end
     constexpr int S = 32 * R;
@@ -97,8 +99,8 @@ __global__ void __launch_bounds__(32) multipass(
 
     const int nstrips = (rows + S - 1) / S;
     const int stride = cols + 1;
-    int* ckH = reinterpret_cast<int*>(ckH_addr);
-    int* ckF = reinterpret_cast<int*>(ckF_addr);
+    const int ck_cols = ck > 0 ? cols / ck : 0;  // checkpoint columns
+    const i64 ck_col = (i64)ck_cols * (ck + 1);   // ints of one block's H (or E) columns
 
     while (true) {
         int s = 0;
@@ -117,9 +119,14 @@ __global__ void __launch_bounds__(32) multipass(
         const int* inF = bufF + ((s - 1) & 1) * stride;
         int* outH = bufH + (s & 1) * stride;
         int* outF = bufF + (s & 1) * stride;
-        const bool checkpoint = ck_every > 0 && (s + 1) % ck_every == 0 && s + 1 < nstrips;
-        int* ckrowH = checkpoint ? ckH + (i64)((s + 1) / ck_every) * stride : nullptr;
-        int* ckrowF = checkpoint ? ckF + (i64)((s + 1) / ck_every) * stride : nullptr;
+        const int blk = ck > 0 ? s * S / ck : 0;  // checkpoint block of the strip
+        int* block = reinterpret_cast<int*>(ck_addr) + blk * ck_block;
+        const bool checkpoint = ck > 0 && (s + 1) * S % ck == 0 && s + 1 < nstrips;
+        int* ckrowH = block + 2 * ck_col;
+        int* ckrowF = ckrowH + stride;
+        if (ck > 0 && ck_ready &&
+            !__all_sync(FULL, wait_at_least(ck_ready, blk + 1, error, timeout_ns)))
+            return;
 
         __syncwarp();  // the previous strip's profile reads are done
         for (int k = lane; k < A * S; k += 32) {
@@ -151,7 +158,12 @@ __global__ void __launch_bounds__(32) multipass(
         int kr[R];
 #pragma unroll
         for (int r = 0; r < R; ++r) kr[r] = __shfl_sync(FULL, keyed - 1 - r, 0);
-        int cc_next = cc_every > 0 ? cc_every : -1;  // next column to checkpoint (relative)
+        int cc_next = ck > 0 ? ck : -1;  // next column to checkpoint (relative)
+        // a column checkpoint goes first to this block's slot in GPU memory (2 S ints) and
+        // to the host right after the next release (which would otherwise wait for the
+        // stores' PCIe round trip); cc_pend is its index, or -1
+        int* stash = ccstash + (i64)blockIdx.x * 2 * S + lane * R;
+        int cc_pend = -1;
         // scores of this lane's next column, and the residue of the column after it
         Scores<P, R> nxt;
         nxt.load(prof + (cols > 0 ? t[col0] : 0) * S + Scores<P, R>::offset(lane));
@@ -247,14 +259,13 @@ __global__ void __launch_bounds__(32) multipass(
                 botF = fup;
                 diag_top = upH;
                 if (c + 1 == cc_next) {
-                    const i64 off = (i64)((c + 1) / cc_every - 1) * (rows + 1) + base + 1;
-                    cc_next += cc_every;
+                    cc_pend = (c + 1) / ck - 1;
+                    cc_next += ck;
 #pragma unroll
-                    for (int r = 0; r < R; ++r)
-                        if (r < nvalid) {
-                            ccH[off + r] = DIRS ? Hl[r] : Hg[r] + go;
-                            ccE[off + r] = E[r];
-                        }
+                    for (int r = 0; r < R; ++r) {
+                        stash[r] = DIRS ? Hl[r] : Hg[r] + go;
+                        stash[S + r] = E[r];
+                    }
                 }
                 if (TRACK) {
                     if (MODE == WAVEDP_LOCAL && keyed) {
@@ -336,6 +347,16 @@ __global__ void __launch_bounds__(32) multipass(
                 if (checkpoint && cc <= c31) {
                     ckrowH[cc + 1] = oH;
                     ckrowF[cc + 1] = oF;
+                }
+                if (cc_pend >= 0) {  // at least 32 columns before the next one (ck)
+                    int* ccH = block + (i64)cc_pend * (ck + 1) + base - blk * ck + 1;
+#pragma unroll
+                    for (int r = 0; r < R; ++r)
+                        if (r < nvalid) {
+                            ccH[r] = stash[r];
+                            ccH[ck_col + r] = stash[S + r];
+                        }
+                    cc_pend = -1;
                 }
             }
         }

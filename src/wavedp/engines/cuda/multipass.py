@@ -84,6 +84,47 @@ def _ptr(x) -> np.uint64:
 
 
 @dataclass
+class Checkpoints:
+    """Where a sweep of ``rows`` x ``cols`` writes checkpoints every ``every`` rows and
+    columns (a multiple of the strip height): row blocks of :attr:`block` ints from address
+    ``addr``. Block b, for rows b every + 1..(b + 1) every, holds H, then E, of those rows on
+    each of the C = cols // every checkpoint columns (every + 1 ints per column; entry 0,
+    row b every, is left to the caller), then H and F of row (b + 1) every at columns
+    0..cols. The kernel writes block b only once the device int ``ready`` (when given)
+    exceeds b, so the host can pin the blocks while the sweep runs."""
+
+    rows: int
+    cols: int
+    every: int
+    addr: int = 0
+    ready: object = None
+
+    @property
+    def ncols(self) -> int:
+        return self.cols // self.every
+
+    @property
+    def blocks(self) -> int:
+        return self.rows // self.every + 1
+
+    @property
+    def block(self) -> int:
+        return -(-(2 * self.ncols * (self.every + 1) + 2 * (self.cols + 1)) // 64) * 64
+
+    @property
+    def nbytes(self) -> int:
+        return 4 * self.blocks * self.block
+
+    def col(self, b: int, k: int, e: bool = False) -> int:
+        """Offset (ints) of H (or E) of row b every on checkpoint column k."""
+        return b * self.block + (self.ncols * (self.every + 1) if e else 0) + k * (self.every + 1)
+
+    def row(self, b: int, f: bool = False) -> int:
+        """Offset (ints) of H (or F) of row (b + 1) every at column 0."""
+        return b * self.block + 2 * self.ncols * (self.every + 1) + (self.cols + 1 if f else 0)
+
+
+@dataclass
 class Outputs:
     """What a sweep leaves behind (device arrays, or None when not asked for)."""
 
@@ -169,8 +210,7 @@ def blocks_for(nstrips: int) -> int:
 
 
 def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, None),
-          left=(None, None), dirs=None, ck_every: int = 0,
-          ck_addr=(0, 0), cc_every: int = 0, cc=(None, None),
+          left=(None, None), dirs=None, checkpoints: Checkpoints | None = None,
           rows_per_thread: int | None = None, blocks_per_sm: int | None = None,
           profile: str | None = None, keyed: bool | None = None,
           timeline: bool = False, wait: bool = True) -> Outputs:
@@ -181,13 +221,13 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
     or None for column 0. dirs: a uint8 array for the direction bytes, laid out by strips
     (``rows.strip_index``; ceil(rows / strip) * strip * (cols + 31) bytes); without it the
     sweep tracks the end cell (see :func:`end_cell`).
-    ck_every/ck_addr: strip-bottom rows every ck_every strips go to row k of those arrays
-    (stride cols+1). cc_every/cc: H and E every cc_every columns ([cols//cc_every, rows+1],
-    indexed by relative row). For benchmarks and tests: rows_per_thread overrides ROWS /
-    DIR_ROWS, blocks_per_sm caps the blocks resident on one multiprocessor, profile
-    ("int8" or "int32") and keyed (the local end cell tracked by keys, see the kernel)
-    override the automatic choices, timeline records when each strip ran. With wait=False
-    the launch is left running on the current stream: call :func:`check` on the result."""
+    checkpoints: where H and E of every K-th column and H and F of every K-th row go
+    (:class:`Checkpoints`; K a multiple of the strip height). For benchmarks and tests:
+    rows_per_thread overrides ROWS / DIR_ROWS, blocks_per_sm caps the blocks resident on
+    one multiprocessor, profile ("int8" or "int32") and keyed (the local end cell tracked
+    by keys, see the kernel) override the automatic choices, timeline records when each
+    strip ran. With wait=False the launch is left running on the current stream: call
+    :func:`check` on the result."""
     import cupy
 
     track = dirs is None
@@ -206,6 +246,13 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
     ring_f = scratch(2 * (cols + 1), np.int32)
     progress = cupy.zeros(nstrips + 1, dtype=cupy.int32)
     ticket = cupy.zeros(2, dtype=cupy.int32)  # [ticket, error]
+    blocks = blocks_for(nstrips)
+    ck, stash = checkpoints, None
+    if ck is not None:
+        if ck.every % strip_height(r) or (ck.rows, ck.cols) != (rows, cols):
+            raise ValueError(f"checkpoints every {ck.every} of {ck.rows} x {ck.cols} do not "
+                             f"fit a {rows} x {cols} sweep of {strip_height(r)}-row strips")
+        stash = scratch(blocks * 2 * strip_height(r), np.int32)  # <= 8 (rows + strip) bytes
     out = Outputs()
     if track and p.mode == LOCAL:
         out.strip_best = scratch(3 * nstrips, np.int32)
@@ -219,14 +266,15 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
         np.int32(row0), np.int32(rows), np.int32(col0), np.int32(cols),
         _ptr(top[0]), _ptr(top[1]), _ptr(left[0]), _ptr(left[1]),
         ring_h, ring_f, progress, ticket, _ptr(ticket.data.ptr + 4),
-        np.uint64(TIMEOUT_NS), np.int32(ck_every), np.int64(ck_addr[0]), np.int64(ck_addr[1]),
-        np.int32(cc_every), _ptr(cc[0]), _ptr(cc[1]), _ptr(dirs),
+        np.uint64(TIMEOUT_NS), np.int32(ck.every if ck else 0), np.int64(ck.addr if ck else 0),
+        np.int64(ck.block if ck else 0), _ptr(ck.ready if ck else None), _ptr(stash),
+        _ptr(dirs),
         _ptr(out.strip_best), _ptr(out.lastcol), _ptr(out.lastrow),
         np.int32(r if keyed else 0), _ptr(out.timeline),
     )
     smem = shared_bytes(kernel, (4 if wide else 1) * p.alphabet * strip_height(r),
                         blocks_per_sm)
-    kernel((blocks_for(nstrips),), (32,), args, shared_mem=smem)
+    kernel((blocks,), (32,), args, shared_mem=smem)
     out.ticket = ticket
     if wait:
         check(out)

@@ -3,7 +3,9 @@
 1. Forward pass (the multipass kernel): the end cell, plus checkpoints written straight from
    the kernel into mapped, page-locked host memory (``hostmem``, kept for later calls): H
    and F of every K-th row and H and E of every K-th column, ``8 m n (2 / K)`` bytes of
-   host RAM in all (3.9 GB for 1 Mbp x 1 Mbp).
+   host RAM in all (3.9 GB for 1 Mbp x 1 Mbp), in blocks of K rows
+   (:class:`multipass.Checkpoints`). A first call pins that memory block by block on a
+   background thread while the sweep runs; a strip waits only for its own block.
 2. From the end cell back, the K x K tile holding the current cell is recomputed on the GPU
    from its top row and left column checkpoints with one direction byte per cell, copied
    back and followed on the host with the CPU engine's walk until the path leaves the tile;
@@ -11,9 +13,10 @@
    (:class:`Tiles`). About (m + n) / K tiles are walked, so the path is DESIGN.md's,
    identical to the CPU engine's alignment.
 
-GPU memory: ``m + n + 20 (n + 1) + 4 (m + n) + (L + 1)^2 (K (K + 31) + 20 (K + 1))`` bytes
-plus the substitution table (K = 4096, or K_SMALL = 2048 below SMALL_CELLS cells;
-L = LOOKAHEAD tile rows and columns computed ahead of the path): linear in m + n.
+GPU memory: ``m + n + 20 (n + 1) + 4 (m + n) + 8 (m + 1024) + (L + 1)^2 (K (K + 31)
++ 20 (K + 1))`` bytes plus the substitution table (K = 4096, or K_SMALL = 2048 below
+SMALL_CELLS cells; L = LOOKAHEAD tile rows and columns computed ahead of the path; 8 (m +
+1024) stages column checkpoints): linear in m + n.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from ..common import LOCAL, NEG
 from ..cpu.rows import finish, walk
 from . import hostmem, multipass
 from .multipass import (
+    Checkpoints,
     Pair,
     boundary_row,
     check,
@@ -77,14 +81,20 @@ def tile_bytes(k: int) -> int:
 def gpu_bytes(m: int, n: int, traceback: bool) -> int:
     """GPU memory one pair needs (the module docstring's bound)."""
     k = tile_size(m, n)
-    tiles = (LOOKAHEAD + 1) ** 2 * (tile_bytes(k) + 20 * (k + 1)) if traceback else 0
+    # tiles, and the forward pass's staging of column checkpoints (2 strips per block)
+    tiles = (LOOKAHEAD + 1) ** 2 * (tile_bytes(k) + 20 * (k + 1)) + 8 * (m + 1024) \
+        if traceback else 0
     return m + n + 20 * (n + 1) + 4 * (m + n) + tiles + 4096
+
+
+def header_ints(n: int) -> int:
+    """Ints before the checkpoint blocks: H and F of row 0 (written by the host)."""
+    return -(-2 * (n + 1) // 64) * 64
 
 
 def host_bytes(m: int, n: int) -> int:
     """Pinned host memory for the row and column checkpoints of a traceback."""
-    k = tile_size(m, n)
-    return 8 * ((m // k + 1) * (n + 1) + (n // k) * (m + 1))
+    return 4 * header_ints(n) + Checkpoints(m, n, tile_size(m, n)).nbytes
 
 
 def check_memory(m: int, n: int, traceback: bool) -> None:
@@ -116,9 +126,8 @@ class Tiles:
     ticket) and their buffers reused.
     """
 
-    def __init__(self, p: Pair, K: int, rows_h, rows_f, cols_h, cols_e) -> None:  # noqa: N803
-        self.p, self.K = p, K
-        self.rows_h, self.rows_f, self.cols_h, self.cols_e = rows_h, rows_f, cols_h, cols_e
+    def __init__(self, p: Pair, ck: Checkpoints, row0: int) -> None:
+        self.p, self.K, self.ck, self.row0 = p, ck.every, ck, row0  # row0: address of row 0
         self.live: dict[tuple[int, int], tuple] = {}
         self.spare: list[tuple] = []
         self.host = _pinned_tile()
@@ -140,13 +149,16 @@ class Tiles:
         rows, cols = min(K, p.m - r0), min(K, p.n - c0)
         dirs, stream = self.spare.pop() if self.spare else (
             scratch(tile_bytes(K), np.uint8), cupy.cuda.Stream(non_blocking=True))
+        ck = self.ck
         left = (None, None)
         if c0 > 0:
-            left = (self.cols_h.address(tc - 1, r0), self.cols_e.address(tc - 1, r0))
+            left = (ck.addr + 4 * ck.col(tr, tc - 1), ck.addr + 4 * ck.col(tr, tc - 1, True))
+        if tr == 0:
+            top = (self.row0 + 4 * c0, self.row0 + 4 * (p.n + 1 + c0))
+        else:
+            top = (ck.addr + 4 * (ck.row(tr - 1) + c0), ck.addr + 4 * (ck.row(tr - 1, True) + c0))
         with stream:
-            out = sweep(p, r0, rows, c0, cols, top=(self.rows_h.address(tr, c0),
-                                                    self.rows_f.address(tr, c0)),
-                        left=left, dirs=dirs, wait=False)
+            out = sweep(p, r0, rows, c0, cols, top=top, left=left, dirs=dirs, wait=False)
         self.live[(tr, tc)] = (dirs, stream, cols, out)
 
     def fetch(self, tr: int, tc: int, rows: int) -> tuple[np.ndarray, int]:
@@ -179,6 +191,45 @@ class Tiles:
         self.spare.clear()
 
 
+def _pin_during(reg: hostmem.Region, ck: Checkpoints, offset: int, out) -> None:
+    """Tell a running forward sweep (through ``ck.ready``) which checkpoint blocks are pinned
+    while ``reg`` is being pinned (blocks start ``offset`` bytes into it); return when all are.
+    If pinning fails, the sweep is cancelled and the error raised."""
+    import cupy
+
+    stream = cupy.cuda.Stream(non_blocking=True)  # not behind the sweep
+
+    def progress(pinned: int, failed: bool) -> None:
+        if failed:
+            out.ticket[1:].set(np.array([multipass.CANCELLED], np.int32), stream=stream)
+        else:
+            ready = min(ck.blocks, max(0, (pinned - offset) // (4 * ck.block)))
+            ck.ready.set(np.array([ready], np.int32), stream=stream)
+
+    reg.watch(progress)
+    try:
+        reg.wait(offset + ck.nbytes)  # the rest of the region goes on in the background
+    except BaseException:
+        cupy.cuda.get_current_stream().synchronize()  # the cancelled sweep has stopped
+        raise
+    finally:
+        reg.unwatch(progress)
+        stream.synchronize()
+
+
+def _fill_corners(ck: Checkpoints, row0: np.ndarray, blocks: np.ndarray) -> None:
+    """Entry 0 of every column checkpoint: H of row b K (from the row checkpoints; E there
+    is never read)."""
+    if ck.ncols == 0:
+        return
+    k = np.arange(ck.ncols)
+    at = (k + 1) * ck.every
+    for b in range(ck.blocks):
+        above = row0 if b == 0 else blocks[ck.row(b - 1):ck.row(b - 1) + ck.cols + 1]
+        blocks[ck.col(b, 0) + k * (ck.every + 1)] = above[at]
+        blocks[ck.col(b, 0, True) + k * (ck.every + 1)] = NEG
+
+
 def align_traceback(p: Pair, q: np.ndarray, t: np.ndarray):
     """(score, qs, qe, ts, te, ops) with ops the uint8 CIGAR letters in forward order."""
     import cupy
@@ -188,28 +239,28 @@ def align_traceback(p: Pair, q: np.ndarray, t: np.ndarray):
     STATS.clear()
     STATS.update(tiles=0, tile_s=0.0, walk_s=0.0)
     start = entry = time.perf_counter()
-    rows_h, rows_f, cols_h, cols_e = hostmem.mapped([(m // K + 1, n + 1)] * 2
-                                                    + [(n // K, m + 1)] * 2)
+    ck = Checkpoints(m, n, K)
+    hdr = header_ints(n)
+    reg = hostmem.region(4 * hdr + ck.nbytes, background=True)
+    ints = reg.bytes[:4 * hdr + ck.nbytes].view(np.int32)
+    ck.addr = reg.ptr + 4 * hdr
     if multipass.POISON:
-        for a in (rows_h, rows_f, cols_h, cols_e):
-            a.array.fill(0x7F7F7F7F)
-    STATS["pin_s"] = time.perf_counter() - start
-    rows_h.array[0], rows_f.array[0] = boundary_row(p, n)
-    if n >= K:  # row 0 of every column checkpoint
-        cols_h.array[:, 0] = boundary_row(p, n)[0][K::K][: n // K]
-        cols_e.array[:, 0] = NEG
-    start = time.perf_counter()
-    r = rows_for(m)
-    out = sweep(p, 0, m, 0, n, rows_per_thread=r, ck_every=K // strip_height(r),
-                ck_addr=(rows_h.address(0, 0), rows_f.address(0, 0)),
-                cc_every=K, cc=(cols_h.address(0, 0), cols_e.address(0, 0)))
-    cupy.cuda.Device().synchronize()
+        reg.wait(ints.nbytes)
+        ints.fill(0x7F7F7F7F)
+    ck.ready = cupy.zeros(1, dtype=cupy.int32)  # checkpoint blocks pinned so far
+    cupy.cuda.get_current_stream().synchronize()  # before the side stream's updates of it
+    out = sweep(p, 0, m, 0, n, rows_per_thread=rows_for(m), checkpoints=ck, wait=False)
+    _pin_during(reg, ck, 4 * hdr, out)
+    ints[:n + 1], ints[n + 1:2 * n + 2] = boundary_row(p, n)
+    STATS["pin_s"] = time.perf_counter() - start  # pinning ran alongside the sweep
+    check(out)
+    _fill_corners(ck, ints[:n + 1], ints[hdr:])
     score, ei, ej = end_cell(p, out)
     STATS["forward_s"] = time.perf_counter() - start
     if p.mode == LOCAL and score == 0:
         return 0, 0, 0, 0, 0, np.empty(0, np.uint8)
     ops = np.empty(m + n, np.uint8)
-    tiles = Tiles(p, K, rows_h, rows_f, cols_h, cols_e)
+    tiles = Tiles(p, ck, reg.ptr)
     i, j, state, k = ei, ej, 0, 0
     try:
         while i > 0 and j > 0:
