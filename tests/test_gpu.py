@@ -91,18 +91,20 @@ def test_gpu_memory_is_checked_before_launch():
         check_memory(10**12, 10**12, True)
 
 
+@pytest.mark.parametrize("where", ["device", "host"])
 @pytest.mark.parametrize("tile", [2048, 4096])
 @pytest.mark.parametrize("rows", [16, 32])
 @pytest.mark.parametrize("shape", [(1023, 700), (1025, 3000), (2048, 2048), (4097, 1500)],
                          ids=lambda s: f"{s[0]}x{s[1]}")
-def test_gpu_strip_heights(monkeypatch, rows, shape, tile):
-    """Every rows-per-thread variant (strips of 512 and 1024 rows) and both traceback tile
-    sizes give the CPU answer."""
+def test_gpu_strip_heights(monkeypatch, rows, shape, tile, where):
+    """Every rows-per-thread variant (strips of 512 and 1024 rows), both traceback tile sizes
+    and checkpoints in GPU or in host memory give the CPU answer."""
     from wavedp.engines.cuda import multipass
     from wavedp.engines.cuda import traceback as gpu_traceback
 
     monkeypatch.setattr(multipass, "ROWS", (rows,))
     monkeypatch.setattr(gpu_traceback, "SMALL_CELLS", 10**18 if tile == 2048 else 0)
+    monkeypatch.setattr(gpu_traceback, "DEVICE_CHECKPOINTS", 1 << 40 if where == "device" else 0)
     rng = np.random.default_rng(rows + shape[0])
     q, t = _pair(rng, *shape, DNA, "related")
     for mode in MODE_NAMES:
@@ -153,6 +155,7 @@ def test_traceback_while_host_memory_is_pinned(monkeypatch):
     monkeypatch.setattr(multipass, "POISON", False)  # poisoning pins everything first
     monkeypatch.setattr(hostmem, "FIRST_CHUNK", 2 << 20)
     monkeypatch.setattr(hostmem, "LAST_CHUNK", 2 << 20)
+    monkeypatch.setattr(gpu_traceback, "DEVICE_CHECKPOINTS", 0)  # checkpoints in host memory
     monkeypatch.setattr(gpu_traceback, "SMALL_CELLS", 10**18)  # 2048-row blocks: 30 here
     rng = np.random.default_rng(11)
     a = random_seq(rng, DNA, 60000)
@@ -177,11 +180,13 @@ def test_failed_pinning_is_an_error_not_a_hang(monkeypatch):
     import time
 
     from wavedp.engines.cuda import hostmem, multipass
+    from wavedp.engines.cuda import traceback as gpu_traceback
     from wavedp.errors import DeviceError
 
     monkeypatch.setattr(multipass, "POISON", False)
     monkeypatch.setattr(hostmem, "FIRST_CHUNK", 2 << 20)
     monkeypatch.setattr(hostmem, "LAST_CHUNK", 2 << 20)
+    monkeypatch.setattr(gpu_traceback, "DEVICE_CHECKPOINTS", 0)  # checkpoints in host memory
     real, calls = hostmem._register, []
 
     def register(ptr, size):
@@ -202,3 +207,28 @@ def test_failed_pinning_is_an_error_not_a_hang(monkeypatch):
     monkeypatch.setattr(hostmem, "_register", real)
     cpu = wavedp.align(a[:9000], b[:9000], SCORINGS["dna"], device="cpu")
     assert wavedp.align(a[:9000], b[:9000], SCORINGS["dna"], device="gpu") == cpu
+
+
+def test_cancelled_sweep_stops_within_32_columns():
+    """A sweep whose only strip never waits still stops soon after the host cancels it (the
+    traceback cancels the tiles the path has moved past this way)."""
+    import time
+
+    import cupy
+
+    from wavedp.engines.common import LOCAL
+    from wavedp.engines.cuda import multipass
+
+    rng = np.random.default_rng(3)
+    q = rng.integers(0, 4, 1024).astype(np.uint8)
+    t = rng.integers(0, 4, 20_000_000).astype(np.uint8)  # one strip: about 8 s on an H100
+    dna = SCORINGS["dna"]
+    p = multipass.upload(q, t, dna.table, dna.gap_open, dna.gap_extend, LOCAL)
+    cupy.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    out = multipass.sweep(p, 0, p.m, 0, p.n, rows_per_thread=32, wait=False)
+    time.sleep(0.05)  # the flags' zeroing (on the sweep's stream) is done
+    stream = cupy.cuda.Stream(non_blocking=True)
+    out.ticket[1:].set(np.array([multipass.CANCELLED], np.int32), stream=stream)
+    multipass.check(out)  # a cancel is not an error
+    assert time.perf_counter() - t0 < 1.0

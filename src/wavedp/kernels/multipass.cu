@@ -12,11 +12,12 @@
 // boundary rows stay in L2. Every spin-wait is bounded (ERR_TIMEOUT).
 //
 // Optional outputs: checkpoints every ck rows and columns (ck a multiple of S), in row
-// blocks of ck_block ints from ck_addr, block b for rows b ck + 1..(b + 1) ck (layout:
-// wavedp.engines.cuda.multipass.Checkpoints): H and E of those rows on every ck-th column,
-// then H and F of row (b + 1) ck; a strip writes only its own block, after waiting until
-// *ck_ready (when given) counts more than b blocks (the host pins them as the sweep runs),
-// and stages column checkpoints through ccstash (2 S ints per block); and either one direction byte per cell (DIRS; layout: wavedp.engines.cpu.rows.strip_index)
+// blocks of ck_block ints from ck_addr, block b for rows b ck..(b + 1) ck (layout:
+// wavedp.engines.cuda.multipass.Checkpoints): H (E from row b ck + 1) of those rows on
+// every ck-th column, then H and F of row (b + 1) ck. A strip writes its own block (and the
+// next block's row b ck), after waiting until *ck_ready (when given) counts enough blocks
+// (the host pins them as the sweep runs), and stages column checkpoints through ccstash
+// (2 S ints per block); and either one direction byte per cell (DIRS; layout: wavedp.engines.cpu.rows.strip_index)
 // or the end cell (per-strip best for local
 // mode, last row and last column otherwise); optionally each strip's timeline.
 #include "common.cuh"
@@ -124,8 +125,8 @@ __global__ void __launch_bounds__(32) multipass(
         const bool checkpoint = ck > 0 && (s + 1) * S % ck == 0 && s + 1 < nstrips;
         int* ckrowH = block + 2 * ck_col;
         int* ckrowF = ckrowH + stride;
-        if (ck > 0 && ck_ready &&
-            !__all_sync(FULL, wait_at_least(ck_ready, blk + 1, error, timeout_ns)))
+        if (ck > 0 && ck_ready && !__all_sync(FULL, wait_at_least(ck_ready, blk + 1 + checkpoint,
+                                                                      error, timeout_ns)))
             return;
 
         __syncwarp();  // the previous strip's profile reads are done
@@ -169,9 +170,16 @@ __global__ void __launch_bounds__(32) multipass(
         nxt.load(prof + (cols > 0 ? t[col0] : 0) * S + Scores<P, R>::offset(lane));
         int tnext = cols > 1 ? t[col0 + 1] : 0;
         const int lastr = rows - base - 1;  // index of this lane's row that is the last row
+        // the error flags as read at the previous fetch: a strip that never has to wait (the
+        // first, or one behind a fast strip) still stops within 32 columns of a cancel (the
+        // host cancels the traceback tiles the path has moved past), and the read's latency
+        // is hidden behind those columns
+        int stop = 0;
 
         for (int st = 0; st < cols + 31; ++st) {
             if ((st & 31) == 0 && st < cols) {  // fetch the next 32 columns of the row above
+                if (__any_sync(FULL, stop)) return;
+                stop = *(volatile const int*)error;
                 bool ok = true;
                 if (s > 0) {
                     const unsigned long long w0 = timeline ? now_ns() : 0;
@@ -191,6 +199,8 @@ __global__ void __launch_bounds__(32) multipass(
                         tileH = edge<MODE>(col0 + c, go, ge);
                         tileF = WAVEDP_NEG;
                     }
+                    if (s == 0 && ck > 0 && c % ck == 0)  // entry 0 of block 0's column
+                        block[(c / ck - 1) * (ck + 1)] = tileH;
                     tileH -= sh;
                 }
             }
@@ -347,6 +357,8 @@ __global__ void __launch_bounds__(32) multipass(
                 if (checkpoint && cc <= c31) {
                     ckrowH[cc + 1] = oH;
                     ckrowF[cc + 1] = oF;
+                    if ((cc + 1) % ck == 0)  // entry 0 of the next block's column
+                        block[ck_block + ((cc + 1) / ck - 1) * (ck + 1)] = oH;
                 }
                 if (cc_pend >= 0) {  // at least 32 columns before the next one (ck)
                     int* ccH = block + (i64)cc_pend * (ck + 1) + base - blk * ck + 1;

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import DeviceError
-from ..common import GLOBAL, LOCAL, NEG, SEMIGLOBAL
+from ..common import GLOBAL, LOCAL, SEMIGLOBAL
 from .module import function
 
 #: rows per thread of the score-only variants (strip height 32 * rows), largest first
@@ -87,11 +87,11 @@ def _ptr(x) -> np.uint64:
 class Checkpoints:
     """Where a sweep of ``rows`` x ``cols`` writes checkpoints every ``every`` rows and
     columns (a multiple of the strip height): row blocks of :attr:`block` ints from address
-    ``addr``. Block b, for rows b every + 1..(b + 1) every, holds H, then E, of those rows on
-    each of the C = cols // every checkpoint columns (every + 1 ints per column; entry 0,
-    row b every, is left to the caller), then H and F of row (b + 1) every at columns
-    0..cols. The kernel writes block b only once the device int ``ready`` (when given)
-    exceeds b, so the host can pin the blocks while the sweep runs."""
+    ``addr``. Block b holds H of rows b every..(b + 1) every, then E (entry 0, row b every,
+    unused), on each of the C = cols // every checkpoint columns (every + 1 ints per column),
+    then H and F of row (b + 1) every at columns 0..cols. The kernel writes a block only once
+    the device int ``ready`` (when given) exceeds its index, so the host can pin the blocks
+    while the sweep runs."""
 
     rows: int
     cols: int
@@ -310,12 +310,3 @@ def end_cell(p: Pair, out: Outputs) -> tuple[int, int, int]:
     if col[ic] >= row[jr]:
         return int(col[ic]), ic, n
     return int(row[jr]), m, jr
-
-
-def boundary_row(p: Pair, cols: int) -> tuple[np.ndarray, np.ndarray]:
-    """H and F of row 0 for columns 0..cols (host arrays)."""
-    j = np.arange(cols + 1, dtype=np.int64)
-    h = np.zeros(cols + 1, dtype=np.int32)
-    if p.mode == GLOBAL:
-        h[1:] = -(p.gap_open + (j[1:] - 1) * p.gap_extend)
-    return h, np.full(cols + 1, NEG, dtype=np.int32)

@@ -5,7 +5,8 @@
    and F of every K-th row and H and E of every K-th column, ``8 m n (2 / K)`` bytes of
    host RAM in all (3.9 GB for 1 Mbp x 1 Mbp), in blocks of K rows
    (:class:`multipass.Checkpoints`). A first call pins that memory block by block on a
-   background thread while the sweep runs; a strip waits only for its own block.
+   background thread while the sweep runs; a strip waits only for its own block. Up to
+   DEVICE_CHECKPOINTS bytes of checkpoints stay in GPU memory instead (no pinning at all).
 2. From the end cell back, the K x K tile holding the current cell is recomputed on the GPU
    from its top row and left column checkpoints with one direction byte per cell, copied
    back and followed on the host with the CPU engine's walk until the path leaves the tile;
@@ -14,9 +15,10 @@
    identical to the CPU engine's alignment.
 
 GPU memory: ``m + n + 20 (n + 1) + 4 (m + n) + 8 (m + 1024) + (L + 1)^2 (K (K + 31)
-+ 20 (K + 1))`` bytes plus the substitution table (K = 4096, or K_SMALL = 2048 below
-SMALL_CELLS cells; L = LOOKAHEAD tile rows and columns computed ahead of the path; 8 (m +
-1024) stages column checkpoints): linear in m + n.
++ 20 (K + 1))`` bytes, plus the substitution table and checkpoints of at most
+DEVICE_CHECKPOINTS bytes (K = 4096, or K_SMALL = 2048 below SMALL_CELLS cells; L =
+LOOKAHEAD tile rows and columns computed ahead of the path; 8 (m + 1024) stages column
+checkpoints): linear in m + n.
 """
 
 from __future__ import annotations
@@ -28,13 +30,12 @@ import time
 import numpy as np
 
 from ...errors import InputError
-from ..common import LOCAL, NEG
+from ..common import LOCAL
 from ..cpu.rows import finish, walk
 from . import hostmem, multipass
 from .multipass import (
     Checkpoints,
     Pair,
-    boundary_row,
     check,
     end_cell,
     rows_for,
@@ -51,9 +52,13 @@ K_SMALL = 2048
 #: size on the H100 once tiles were computed ahead; tests set it to cover both sizes)
 SMALL_CELLS = 0
 #: tile rows and columns computed ahead of the path (up to (LOOKAHEAD + 1)^2 tiles at once;
-#: at 1 Mbp x 1 Mbp on the H100, 1 walked 489 tiles in 0.75 s, 0 in 1.01 s, 2 in 0.76 s
-#: counting the 3x speculative tiles it left running)
-LOOKAHEAD = 1
+#: at 1 Mbp x 1 Mbp on the H100, once cancelled tiles stopped within 32 columns, the 489
+#: tiles took 1.06 s with 0, 0.36 s with 1, 0.21 s with 2)
+LOOKAHEAD = 2
+#: checkpoints up to this many bytes stay in GPU memory (a constant: the bound stays linear)
+DEVICE_CHECKPOINTS = 512 << 20
+#: pin host checkpoint memory while the forward sweep runs (False: all of it before)
+OVERLAP_PINNING = True
 
 
 def tile_size(m: int, n: int) -> int:
@@ -84,17 +89,15 @@ def gpu_bytes(m: int, n: int, traceback: bool) -> int:
     # tiles, and the forward pass's staging of column checkpoints (2 strips per block)
     tiles = (LOOKAHEAD + 1) ** 2 * (tile_bytes(k) + 20 * (k + 1)) + 8 * (m + 1024) \
         if traceback else 0
+    if traceback and host_bytes(m, n) <= DEVICE_CHECKPOINTS:
+        tiles += host_bytes(m, n)
     return m + n + 20 * (n + 1) + 4 * (m + n) + tiles + 4096
 
 
-def header_ints(n: int) -> int:
-    """Ints before the checkpoint blocks: H and F of row 0 (written by the host)."""
-    return -(-2 * (n + 1) // 64) * 64
-
-
 def host_bytes(m: int, n: int) -> int:
-    """Pinned host memory for the row and column checkpoints of a traceback."""
-    return 4 * header_ints(n) + Checkpoints(m, n, tile_size(m, n)).nbytes
+    """Memory for the row and column checkpoints of a traceback (page-locked host memory
+    above DEVICE_CHECKPOINTS)."""
+    return Checkpoints(m, n, tile_size(m, n)).nbytes
 
 
 def check_memory(m: int, n: int, traceback: bool) -> None:
@@ -106,7 +109,7 @@ def check_memory(m: int, n: int, traceback: bool) -> None:
     if need > free:
         raise InputError(f"a {m} x {n} pair needs {need / 2**30:.2f} GiB of GPU memory, "
                          f"{free / 2**30:.2f} GiB free")
-    if traceback:
+    if traceback and host_bytes(m, n) > DEVICE_CHECKPOINTS:
         avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         if host_bytes(m, n) > avail // 2:
             raise InputError(f"a {m} x {n} traceback needs {host_bytes(m, n) / 2**30:.2f} GiB"
@@ -126,8 +129,8 @@ class Tiles:
     ticket) and their buffers reused.
     """
 
-    def __init__(self, p: Pair, ck: Checkpoints, row0: int) -> None:
-        self.p, self.K, self.ck, self.row0 = p, ck.every, ck, row0  # row0: address of row 0
+    def __init__(self, p: Pair, ck: Checkpoints) -> None:
+        self.p, self.K, self.ck = p, ck.every, ck
         self.live: dict[tuple[int, int], tuple] = {}
         self.spare: list[tuple] = []
         self.host = _pinned_tile()
@@ -153,17 +156,17 @@ class Tiles:
         left = (None, None)
         if c0 > 0:
             left = (ck.addr + 4 * ck.col(tr, tc - 1), ck.addr + 4 * ck.col(tr, tc - 1, True))
-        if tr == 0:
-            top = (self.row0 + 4 * c0, self.row0 + 4 * (p.n + 1 + c0))
-        else:
+        top = (None, None)  # row 0 of the matrix
+        if tr > 0:
             top = (ck.addr + 4 * (ck.row(tr - 1) + c0), ck.addr + 4 * (ck.row(tr - 1, True) + c0))
         with stream:
             out = sweep(p, r0, rows, c0, cols, top=top, left=left, dirs=dirs, wait=False)
         self.live[(tr, tc)] = (dirs, stream, cols, out)
 
-    def fetch(self, tr: int, tc: int, rows: int) -> tuple[np.ndarray, int]:
-        """The strips holding the first ``rows`` rows of tile (tr, tc) on the host, and the
-        tile's width."""
+    def fetch(self, tr: int, tc: int, rows: int, cols: int) -> tuple[np.ndarray, int]:
+        """The direction bytes of the first ``rows`` rows and ``cols`` columns of tile
+        (tr, tc) on the host (in the tile's layout; the bytes of later columns are left out
+        of the copy), and the tile's width."""
         for key in [key for key in self.live if key[0] > tr or key[1] > tc]:
             dirs, stream, _, out = self.live.pop(key)
             self._cancel(out)
@@ -172,13 +175,19 @@ class Tiles:
             for b in range(LOOKAHEAD + 1):
                 if tr - a >= 0 and tc - b >= 0 and (tr - a, tc - b) not in self.live:
                     self._launch(tr - a, tc - b)
-        dirs, stream, cols, out = self.live[(tr, tc)]
+        import cupy
+
+        dirs, stream, width, out = self.live[(tr, tc)]
         strip = strip_height(multipass.DIR_ROWS)
-        size = -(-rows // strip) * strip * (cols + 31)
-        tile = self.host[:size]
-        dirs[:size].get(stream=stream, out=tile)
+        # a strip holds width + 31 steps of 32 lanes x DIR_ROWS rows; column c is in steps
+        # c..c + 31, so columns 0..cols - 1 are in the first cols + 31 steps of every strip
+        pitch = strip * (width + 31)
+        strips = -(-rows // strip)
+        cupy.cuda.runtime.memcpy2DAsync(
+            self.host.ctypes.data, pitch, dirs.data.ptr, pitch, strip * min(width + 31, cols + 31),
+            strips, cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
         check(out, stream)  # waits for the copy, then looks at the error flags
-        return tile, cols
+        return self.host[:strips * pitch], width
 
     def close(self) -> None:
         """Cancel the tiles still being computed and wait for them to stop (their buffers
@@ -191,9 +200,9 @@ class Tiles:
         self.spare.clear()
 
 
-def _pin_during(reg: hostmem.Region, ck: Checkpoints, offset: int, out) -> None:
+def _pin_during(reg: hostmem.Region, ck: Checkpoints, out) -> None:
     """Tell a running forward sweep (through ``ck.ready``) which checkpoint blocks are pinned
-    while ``reg`` is being pinned (blocks start ``offset`` bytes into it); return when all are.
+    while ``reg`` (which they start) is being pinned; return when all are.
     If pinning fails, the sweep is cancelled and the error raised."""
     import cupy
 
@@ -203,31 +212,18 @@ def _pin_during(reg: hostmem.Region, ck: Checkpoints, offset: int, out) -> None:
         if failed:
             out.ticket[1:].set(np.array([multipass.CANCELLED], np.int32), stream=stream)
         else:
-            ready = min(ck.blocks, max(0, (pinned - offset) // (4 * ck.block)))
+            ready = min(ck.blocks, pinned // (4 * ck.block))
             ck.ready.set(np.array([ready], np.int32), stream=stream)
 
     reg.watch(progress)
     try:
-        reg.wait(offset + ck.nbytes)  # the rest of the region goes on in the background
+        reg.wait(ck.nbytes)  # the rest of the region goes on in the background
     except BaseException:
         cupy.cuda.get_current_stream().synchronize()  # the cancelled sweep has stopped
         raise
     finally:
         reg.unwatch(progress)
         stream.synchronize()
-
-
-def _fill_corners(ck: Checkpoints, row0: np.ndarray, blocks: np.ndarray) -> None:
-    """Entry 0 of every column checkpoint: H of row b K (from the row checkpoints; E there
-    is never read)."""
-    if ck.ncols == 0:
-        return
-    k = np.arange(ck.ncols)
-    at = (k + 1) * ck.every
-    for b in range(ck.blocks):
-        above = row0 if b == 0 else blocks[ck.row(b - 1):ck.row(b - 1) + ck.cols + 1]
-        blocks[ck.col(b, 0) + k * (ck.every + 1)] = above[at]
-        blocks[ck.col(b, 0, True) + k * (ck.every + 1)] = NEG
 
 
 def align_traceback(p: Pair, q: np.ndarray, t: np.ndarray):
@@ -240,33 +236,36 @@ def align_traceback(p: Pair, q: np.ndarray, t: np.ndarray):
     STATS.update(tiles=0, tile_s=0.0, walk_s=0.0)
     start = entry = time.perf_counter()
     ck = Checkpoints(m, n, K)
-    hdr = header_ints(n)
-    reg = hostmem.region(4 * hdr + ck.nbytes, background=True)
-    ints = reg.bytes[:4 * hdr + ck.nbytes].view(np.int32)
-    ck.addr = reg.ptr + 4 * hdr
-    if multipass.POISON:
-        reg.wait(ints.nbytes)
-        ints.fill(0x7F7F7F7F)
-    ck.ready = cupy.zeros(1, dtype=cupy.int32)  # checkpoint blocks pinned so far
-    cupy.cuda.get_current_stream().synchronize()  # before the side stream's updates of it
+    reg = None
+    if ck.nbytes <= DEVICE_CHECKPOINTS:
+        ints = scratch(ck.nbytes // 4, np.int32)
+        ck.addr = ints.data.ptr
+    else:
+        reg = hostmem.region(ck.nbytes, background=True)
+        ck.addr = reg.ptr
+        if multipass.POISON or not OVERLAP_PINNING:
+            reg.wait(ck.nbytes)
+        if multipass.POISON:
+            reg.bytes[:ck.nbytes].fill(0x7F)
+        ck.ready = cupy.zeros(1, dtype=cupy.int32)  # checkpoint blocks pinned so far
+        cupy.cuda.get_current_stream().synchronize()  # before the side stream's updates
     out = sweep(p, 0, m, 0, n, rows_per_thread=rows_for(m), checkpoints=ck, wait=False)
-    _pin_during(reg, ck, 4 * hdr, out)
-    ints[:n + 1], ints[n + 1:2 * n + 2] = boundary_row(p, n)
+    if reg is not None:
+        _pin_during(reg, ck, out)
     STATS["pin_s"] = time.perf_counter() - start  # pinning ran alongside the sweep
     check(out)
-    _fill_corners(ck, ints[:n + 1], ints[hdr:])
     score, ei, ej = end_cell(p, out)
     STATS["forward_s"] = time.perf_counter() - start
     if p.mode == LOCAL and score == 0:
         return 0, 0, 0, 0, 0, np.empty(0, np.uint8)
     ops = np.empty(m + n, np.uint8)
-    tiles = Tiles(p, ck, reg.ptr)
+    tiles = Tiles(p, ck)
     i, j, state, k = ei, ej, 0, 0
     try:
         while i > 0 and j > 0:
             tr, tc = (i - 1) // K, (j - 1) // K
             t0 = time.perf_counter()
-            tile, cols = tiles.fetch(tr, tc, i - tr * K)
+            tile, cols = tiles.fetch(tr, tc, i - tr * K, j - tc * K)
             t1 = time.perf_counter()
             i, j, state, k, stopped = walk(q, t, p.mode, tile, tr * K, tc * K, cols,
                                            multipass.DIR_ROWS, i, j, state, ops, k)
