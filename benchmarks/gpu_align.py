@@ -102,9 +102,13 @@ def tune(rng: np.random.Generator, n: int, ceil: float) -> int:
         out = multipass.sweep(p, 0, p.m, 0, p.n, rows_per_thread=r, timeline=True)
         print(timeline_summary(out.timeline.get(), r))
     so = timed(lambda: wavedp.align(a, b, DNA, device="gpu", traceback=False), 3)
-    hostmem.release()  # the first call pins anew
     lookahead = traceback.LOOKAHEAD
-    for la, call in ((lookahead, "first"), (lookahead, "again"), (0, "again"), (2, "again")):
+    for la, call in ((lookahead, "first, pinning before the sweep"),
+                     (lookahead, "first, pinning during the sweep"), (lookahead, "again"),
+                     *((la, "again") for la in range(4) if la != lookahead)):
+        if call.startswith("first"):
+            hostmem.release()  # the first call pins anew
+            traceback.OVERLAP_PINNING = call.endswith("during the sweep")
         traceback.LOOKAHEAD = la
         sec = timed(lambda: wavedp.align(a, b, DNA, device="gpu"))
         st = traceback.STATS
