@@ -232,3 +232,26 @@ def test_cancelled_sweep_stops_within_32_columns():
     out.ticket[1:].set(np.array([multipass.CANCELLED], np.int32), stream=stream)
     multipass.check(out)  # a cancel is not an error
     assert time.perf_counter() - t0 < 1.0
+
+
+def test_best_cell_reduction_keeps_the_tie_rule():
+    """The GPU reduction of end-cell candidates picks the largest score, then the smallest
+    i, then the smallest j, across threads and warps."""
+    import cupy
+
+    from wavedp.engines.cuda import multipass
+
+    rng = np.random.default_rng(8)
+    for count in (1, 31, 1024, 5000):
+        t = np.stack([rng.integers(0, 4, count), rng.integers(0, 50, count),
+                      rng.integers(0, 50, count)], axis=1).astype(np.int32)
+        want = t[np.lexsort((t[:, 2], t[:, 1], -t[:, 0]))[0]]
+        got = multipass.best_cell(multipass.TRIPLES, cupy.asarray(t.ravel()), count=count)
+        assert got == tuple(int(v) for v in want)
+    m, n = 700, 900  # semi-global edges: many equal scores, row candidates after columns
+    col, row = rng.integers(0, 3, m).astype(np.int32), rng.integers(0, 3, n).astype(np.int32)
+    cand = [(0, 0, n)] + [(int(col[i - 1]), i, n) for i in range(1, m)] + \
+        [(0, m, 0)] + [(int(row[j - 1]), m, j) for j in range(1, n + 1)]
+    want = min(cand, key=lambda c: (-c[0], c[1], c[2]))
+    assert multipass.best_cell(multipass.EDGES, cupy.asarray(col), cupy.asarray(row), m, n,
+                               m + n + 1) == want

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..common import GLOBAL, LOCAL, NEG
 from .module import function
-from .multipass import Pair, scratch
+from .multipass import EDGES, ROWS_BEST, Pair, best_cell, scratch
 
 BLOCK = 256
 
@@ -43,16 +43,9 @@ def score(p: Pair) -> tuple[int, int, int]:
             np.int32(d), np.int32(ilo), np.int32(ihi), H[(d - 2) % 3], H[(d - 1) % 3], H[d % 3],
             E[(d - 1) % 2], E[d % 2], F[(d - 1) % 2], F[d % 2], rowbest, rowcol, lastcol,
             lastrow))
-    if p.mode == LOCAL:
-        best = rowbest.get()
-        i = int(np.argmax(best))
-        return (0, 0, 0) if best[i] <= 0 else (int(best[i]), i, int(rowcol[i].get()))
-    row = lastrow.get()
+    if p.mode == LOCAL:  # per-row bests, each at the row's first column reaching it
+        score, i, j = best_cell(ROWS_BEST, rowbest, rowcol, count=m + 1)
+        return (0, 0, 0) if score <= 0 else (score, i, j)
     if p.mode == GLOBAL:
-        return int(row[n]), m, n
-    col = lastcol.get()
-    col[0] = row[0] = 0  # the boundary candidates (0, n) and (m, 0)
-    ic, jr = int(np.argmax(col[:m])), int(np.argmax(row))
-    if col[ic] >= row[jr]:
-        return int(col[ic]), ic, n
-    return int(row[jr]), m, jr
+        return int(lastrow[n:n + 1].get()[0]), m, n
+    return best_cell(EDGES, lastcol[1:], lastrow[1:], m, n, m + n + 1)  # indexed from 1

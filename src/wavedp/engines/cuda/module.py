@@ -17,6 +17,7 @@ KERNELS: dict[str, list[str]] = {
     ],
     "diagonal.cu": [f"diagonal<{mode}>" for mode in (0, 1, 2)],
     "ceiling.cu": ["ceiling<16>"],
+    "endcell.cu": ["best_cell"],
 }
 
 OPTIONS = ("--std=c++17",)

@@ -290,23 +290,30 @@ def check(out: Outputs, stream=None) -> None:
                           f" s for the strip above (error flags {error}); results discarded")
 
 
+#: candidate kinds of ``kernels/endcell.cu``
+TRIPLES, ROWS_BEST, EDGES = 0, 1, 2
+
+
+def best_cell(kind: int, a, b=None, m: int = 0, n: int = 0, count: int = 0
+              ) -> tuple[int, int, int]:
+    """(score, i, j) of the best candidate by DESIGN.md's tie rule, reduced on the GPU
+    (``kernels/endcell.cu`` says what the kinds and arrays are)."""
+    import cupy
+
+    out = cupy.empty(3, dtype=cupy.int32)
+    function("endcell.cu", "best_cell")((1,), (1024,), (
+        np.int32(kind), _ptr(a), _ptr(b), np.int32(m), np.int32(n), np.int32(count), out))
+    score, i, j = (int(v) for v in out.get())
+    return score, i, j
+
+
 def end_cell(p: Pair, out: Outputs) -> tuple[int, int, int]:
     """(score, end_i, end_j) by DESIGN.md's tie rule from a tracked full-matrix sweep."""
     m, n = p.m, p.n
     if p.mode == LOCAL:
-        best = out.strip_best.get().reshape(-1, 3)
-        order = np.lexsort((best[:, 2], best[:, 1], -best[:, 0].astype(np.int64)))
-        score, i, j = (int(v) for v in best[order[0]])
+        score, i, j = best_cell(TRIPLES, out.strip_best, count=out.strip_best.size // 3)
         return (0, 0, 0) if score <= 0 else (score, i, j)
-    lastrow = out.lastrow.get()
     if p.mode == GLOBAL:
-        return int(lastrow[-1]), m, n
+        return int(out.lastrow[-1:].get()[0]), m, n
     assert p.mode == SEMIGLOBAL
-    lastcol = out.lastcol.get()
-    # candidates in (i, j) order: (0, n) = 0, (i, n) for 0 < i < m, then (m, j) for j = 0..n
-    col = np.concatenate(([0], lastcol[:-1])).astype(np.int64)
-    row = np.concatenate(([0], lastrow)).astype(np.int64)
-    ic, jr = int(np.argmax(col)), int(np.argmax(row))
-    if col[ic] >= row[jr]:
-        return int(col[ic]), ic, n
-    return int(row[jr]), m, jr
+    return best_cell(EDGES, out.lastcol, out.lastrow, m, n, m + n + 1)
