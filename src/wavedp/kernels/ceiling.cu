@@ -1,8 +1,7 @@
-// Compute ceiling: the multipass engine's score-only per-cell arithmetic (local mode: the E
-// update, X = max(diag + score, E, 0), the one-instruction F chain and H - go, with the same
-// DPX instructions, and the score extracted from a packed int8 word by prmt) on
-// register-resident rows, with no memory traffic: the packed score words are register
-// arithmetic instead of shared-memory loads. Each thread sweeps R rows over `cols` columns;
+// Compute ceiling: the multipass engine's score-only per-cell arithmetic (local mode: the
+// same update_column of common.cuh, and the score extracted from a packed int8 word by
+// prmt) on register-resident rows, with no memory traffic: the packed score words are
+// register arithmetic instead of shared-memory loads. Each thread sweeps R rows over `cols` columns;
 // the result is written once so the work cannot be optimised away.
 #include "common.cuh"
 
@@ -26,27 +25,20 @@ __global__ void __launch_bounds__(32) ceiling(int cols, int go, int ge, int matc
         }
         pk[k] = w;
     }
-    const int mge = min(ge, go);
     int hup = -go, fup = WAVEDP_NEG, diag_top = -go, best = 0;
     unsigned int tc = seed ^ (blockIdx.x * 2654435761u);
     for (int c = 0; c < cols; ++c) {
         tc = tc * 1664525u + 1013904223u;
         const unsigned int rot = (tc >> 27) & 24;  // this column's residue: a byte rotation
-        int diag = diag_top, f = fup, xg = 0;
+        const int diag = diag_top;
+        int f = fup;
         diag_top = hup;
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
+        update_column<WAVEDP_LOCAL, R>(Hg, E, diag, f, hup, go, ge, [&](int r) {
             int sc;
             const unsigned int w = __funnelshift_r(pk[r / 4], pk[r / 4], rot);
             asm("prmt.b32 %0, %1, 0, %2;" : "=r"(sc) : "r"(w), "r"((r % 4) | (8 | r % 4) * 0x1110));
-            const int e = add_max(E[r], -ge, Hg[r]);
-            const int x = add_max_relu(diag, sc, e);
-            f = r == 0 ? add_max(f, -ge, hup) : add_max(f, -mge, xg);
-            xg = x - go;
-            diag = Hg[r];
-            Hg[r] = hup = add_max(f, -go, xg);
-            E[r] = e;
-        }
+            return sc;
+        });
         fup = __shfl_up_sync(0xffffffffu, f, 1);
         hup = __shfl_up_sync(0xffffffffu, hup, 1);
         best = max(best, hup);

@@ -80,6 +80,47 @@ __device__ __forceinline__ bool wait_at_least(const int* p, int target, int* err
     return true;
 }
 
+// One column of the score-only cell update over a thread's R rows. H travels as H - go (the
+// scores hold score + go). With X = max(diag + score, E[, 0]) and h = max(X, F), F of the
+// next row is max(F - ge, h - go) = max(F - min(ge, go), X - go), so the dependent chain
+// down the column is one instruction per row instead of three. Hg, E: the rows' H - go and
+// E at the previous column, updated; diag: H - go above-left of the first row; f, hup: F
+// and H - go of the row above the first, left as those of the last row; score(r): row r's
+// score + go (r a compile-time constant once unrolled). multipass.cu and ceiling.cu share it.
+template <int MODE, int R, typename Score>
+__device__ __forceinline__ void update_column(int (&Hg)[R], int (&E)[R], int diag, int& f,
+                                              int& hup, int go, int ge, Score score) {
+    const int mge = min(ge, go);
+    int xg = 0;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int e = add_max(E[r], -ge, Hg[r]);
+        const int x = MODE == WAVEDP_LOCAL ? add_max_relu(diag, score(r), e)
+                                           : add_max(diag, score(r), e);
+        f = r == 0 ? add_max(f, -ge, hup) : add_max(f, -mge, xg);
+        xg = x - go;
+        diag = Hg[r];
+        Hg[r] = hup = add_max(f, -go, xg);
+        E[r] = e;
+    }
+}
+
+// DESIGN.md's tie rule for end cells: a larger score, then a smaller i, then a smaller j
+__device__ __forceinline__ bool better(int v, int i, int j, int bv, int bi, int bj) {
+    return v > bv || (v == bv && (i < bi || (i == bi && j < bj)));
+}
+
+// the best (score, i, j) of a warp, by that rule, into lane 0
+__device__ __forceinline__ void warp_best(int& bv, int& bi, int& bj) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const int v = __shfl_down_sync(0xffffffffu, bv, o);
+        const int i = __shfl_down_sync(0xffffffffu, bi, o);
+        const int j = __shfl_down_sync(0xffffffffu, bj, o);
+        if (better(v, i, j, bv, bi, bj)) bv = v, bi = i, bj = j;
+    }
+}
+
 // H on row 0 / column 0 at distance k from the origin
 template <int MODE>
 __device__ __forceinline__ int edge(int k, int gap_open, int gap_extend) {

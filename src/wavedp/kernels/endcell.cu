@@ -11,10 +11,6 @@
 #define ROWS 1
 #define EDGES 2
 
-__device__ __forceinline__ bool better(int v, int i, int j, int bv, int bi, int bj) {
-    return v > bv || (v == bv && (i < bi || (i == bi && j < bj)));
-}
-
 __global__ void __launch_bounds__(1024) best_cell(int kind, const int* a, const int* b, int m,
                                                   int n, int count, int* out) {
     __shared__ int sv[32], si[32], sj[32];
@@ -32,12 +28,7 @@ __global__ void __launch_bounds__(1024) best_cell(int kind, const int* a, const 
         }
         if (better(v, i, j, bv, bi, bj)) bv = v, bi = i, bj = j;
     }
-    for (int o = 16; o > 0; o >>= 1) {
-        const int v = __shfl_down_sync(0xffffffffu, bv, o);
-        const int i = __shfl_down_sync(0xffffffffu, bi, o);
-        const int j = __shfl_down_sync(0xffffffffu, bj, o);
-        if (better(v, i, j, bv, bi, bj)) bv = v, bi = i, bj = j;
-    }
+    warp_best(bv, bi, bj);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
     if (lane == 0) sv[warp] = bv, si[warp] = bi, sj[warp] = bj;
     __syncthreads();
@@ -45,12 +36,7 @@ __global__ void __launch_bounds__(1024) best_cell(int kind, const int* a, const 
         bv = lane < warps ? sv[lane] : WAVEDP_INT_MIN;
         bi = lane < warps ? si[lane] : 0x7fffffff;
         bj = lane < warps ? sj[lane] : 0x7fffffff;
-        for (int o = 16; o > 0; o >>= 1) {
-            const int v = __shfl_down_sync(0xffffffffu, bv, o);
-            const int i = __shfl_down_sync(0xffffffffu, bi, o);
-            const int j = __shfl_down_sync(0xffffffffu, bj, o);
-            if (better(v, i, j, bv, bi, bj)) bv = v, bi = i, bj = j;
-        }
+        warp_best(bv, bi, bj);
         if (lane == 0) out[0] = bv, out[1] = bi, out[2] = bj;
     }
 }

@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(32) multipass(
     constexpr bool TRACK = !DIRS;  // a sweep either writes direction bytes or finds the end
     constexpr int S = 32 * R;
     // score-only sweeps keep H as H - go (see the cell update); direction sweeps keep H
-    const int sh = DIRS ? 0 : go, mge = min(ge, go);
+    const int sh = DIRS ? 0 : go;
     // query profile of the current strip: prof[tc * S + pos] = score (+ sh) of residue tc
     // against strip row Scores::row_at(pos); a lane reads its R rows at immediate offsets
     // from one base address
@@ -247,23 +247,9 @@ __global__ void __launch_bounds__(32) multipass(
                                         ((i64)s * (cols + 31) + st) * 8 * R + lane * (R / 4);
 #pragma unroll
                     for (int w = 0; w < R / 4; ++w) out[w] = packed[w];
-                } else {
-                    // H travels as H - go (the profile holds score + go). With X = max(diag
-                    // + score, E[, 0]) and h = max(X, F): F of the next row is max(F - ge,
-                    // h - go) = max(F - min(ge, go), X - go), so the dependent chain down
-                    // the column is one instruction per row instead of three.
-                    int xg = 0;
-#pragma unroll
-                    for (int r = 0; r < R; ++r) {
-                        const int e = add_max(E[r], -ge, Hg[r]);
-                        const int x = MODE == WAVEDP_LOCAL ? add_max_relu(diag, cur.get(r), e)
-                                                           : add_max(diag, cur.get(r), e);
-                        fup = r == 0 ? add_max(fup, -ge, hup) : add_max(fup, -mge, xg);
-                        xg = x - go;
-                        diag = Hg[r];
-                        Hg[r] = hup = add_max(fup, -go, xg);
-                        E[r] = e;
-                    }
+                } else {  // H as H - go, the profile holding score + go (common.cuh)
+                    update_column<MODE, R>(Hg, E, diag, fup, hup, go, ge,
+                                           [&](int r) { return cur.get(r); });
                 }
                 botH = hup;
                 botF = fup;
@@ -384,17 +370,7 @@ __global__ void __launch_bounds__(32) multipass(
             bi = row0 + base + 1 + (R - 1 - (bkey & (R - 1)));
         }
         if (TRACK && MODE == WAVEDP_LOCAL) {  // lexicographic (max value, min row, min col)
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) {
-                const int ob = __shfl_down_sync(FULL, best, o);
-                const int oi = __shfl_down_sync(FULL, bi, o);
-                const int oj = __shfl_down_sync(FULL, bj, o);
-                if (ob > best || (ob == best && (oi < bi || (oi == bi && oj < bj)))) {
-                    best = ob;
-                    bi = oi;
-                    bj = oj;
-                }
-            }
+            warp_best(best, bi, bj);
             if (lane == 0) {
                 strip_best[3 * s] = best;
                 strip_best[3 * s + 1] = bi;
