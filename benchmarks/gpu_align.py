@@ -88,6 +88,31 @@ def timeline_summary(tl: np.ndarray, r: int) -> str:
             f"{', '.join(f'{wait[i]:.1f}' for i in q)} ms")
 
 
+def checkpoint_cost(p) -> None:
+    """The forward sweep with no checkpoints, with them in GPU memory and in (pinned) host
+    memory: what writing checkpoints costs, and how much of it is the bus."""
+    import cupy
+
+    K = traceback.K  # noqa: N806
+    ck = multipass.Checkpoints(p.m, p.n, K)
+    r = multipass.rows_for(p.m)
+    reg = hostmem.region(ck.nbytes)
+    dev = cupy.empty(ck.nbytes // 4, dtype=cupy.int32) \
+        if ck.nbytes < cupy.cuda.runtime.memGetInfo()[0] // 2 else None
+    for where, addr in (("none", None), ("GPU memory", dev), ("host memory", reg.ptr)):
+        if where == "GPU memory" and dev is None:
+            continue
+        ck.addr = 0 if addr is None else (addr if isinstance(addr, int) else addr.data.ptr)
+
+        def run(ck=ck if addr is not None else None):
+            return multipass.end_cell(p, multipass.sweep(p, 0, p.m, 0, p.n, rows_per_thread=r,
+                                                         checkpoints=ck))
+        run()
+        print(f"forward sweep, checkpoints every {K} rows and columns in {where}: "
+              f"{timed(run, 3) * 1e3:.0f} ms")
+    del dev
+
+
 def tune(rng: np.random.Generator, n: int, ceil: float) -> int:
     """Score-only GCUPS per rows-per-thread and profile variant, each strip's timeline, and
     the traceback's phases per lookahead."""
@@ -110,6 +135,7 @@ def tune(rng: np.random.Generator, n: int, ceil: float) -> int:
     for r in (16, 32):
         out = multipass.sweep(p, 0, p.m, 0, p.n, rows_per_thread=r, timeline=True)
         print(timeline_summary(out.timeline.get(), r))
+    checkpoint_cost(p)
     so = timed(lambda: wavedp.align(a, b, DNA, device="gpu", traceback=False), 3)
     lookahead, last_chunk = traceback.LOOKAHEAD, hostmem.LAST_CHUNK
     firsts = [(lookahead, f"first, pinning {when} the sweep in steps up to {step >> 20} MiB")

@@ -346,14 +346,23 @@ __global__ void __launch_bounds__(32) multipass(
                     if ((cc + 1) % ck == 0)  // entry 0 of the next block's column
                         block[ck_block + ((cc + 1) / ck - 1) * (ck + 1)] = oH;
                 }
-                if (cc_pend >= 0) {  // at least 32 columns before the next one (ck)
-                    int* ccH = block + (i64)cc_pend * (ck + 1) + base - blk * ck + 1;
-#pragma unroll
-                    for (int r = 0; r < R; ++r)
-                        if (r < nvalid) {
-                            ccH[r] = stash[r];
-                            ccH[ck_col + r] = stash[S + r];
-                        }
+                // the lanes whose checkpoint is pending (at least 32 columns before the next
+                // one, ck) are a contiguous range k0..k1 with the same index, and their rows
+                // are contiguous in the stash and in the block: the warp copies them together,
+                // each store writing 128 contiguous bytes (the stash writes are ordered
+                // before these reads by the __syncwarp above)
+                const unsigned int pend = __ballot_sync(FULL, cc_pend >= 0);
+                if (pend) {
+                    const int k0 = __ffs(pend) - 1, k1 = 31 - __clz(pend);
+                    const int first = s * S + k0 * R;  // rows first + 1.. (relative)
+                    const int len = min((k1 - k0 + 1) * R, rows - first);
+                    const int* src = stash - lane * R + k0 * R;
+                    int* dst = block + (i64)__shfl_sync(FULL, cc_pend, k0) * (ck + 1) + first -
+                               blk * ck + 1;
+                    for (int x = lane; x < len; x += 32) {
+                        dst[x] = src[x];
+                        dst[ck_col + x] = src[S + x];
+                    }
                     cc_pend = -1;
                 }
             }
