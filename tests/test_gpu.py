@@ -144,18 +144,28 @@ def test_sweep_options_agree(shape, alphabet):
                         assert got == want, (kind, r, profile, keyed, cap)
 
 
-def test_traceback_while_host_memory_is_pinned(monkeypatch):
-    """A first traceback pins its checkpoint memory on a background thread in small steps
-    while the forward sweep already writes the blocks pinned so far."""
-    from helpers import rescore
-
+@pytest.fixture
+def pinning_in_small_steps(monkeypatch):
+    """Checkpoints in host memory, pinned in 2 MB steps from scratch; yields hostmem."""
     from wavedp.engines.cuda import hostmem, multipass
     from wavedp.engines.cuda import traceback as gpu_traceback
 
     monkeypatch.setattr(multipass, "POISON", False)  # poisoning pins everything first
     monkeypatch.setattr(hostmem, "FIRST_CHUNK", 2 << 20)
     monkeypatch.setattr(hostmem, "LAST_CHUNK", 2 << 20)
-    monkeypatch.setattr(gpu_traceback, "DEVICE_CHECKPOINTS", 0)  # checkpoints in host memory
+    monkeypatch.setattr(gpu_traceback, "DEVICE_CHECKPOINTS", 0)
+    hostmem.release()
+    return hostmem
+
+
+def test_traceback_while_host_memory_is_pinned(monkeypatch, pinning_in_small_steps):
+    """A first traceback pins its checkpoint memory on a background thread in small steps
+    while the forward sweep already writes the blocks pinned so far."""
+    from helpers import rescore
+
+    from wavedp.engines.cuda import traceback as gpu_traceback
+
+    hostmem = pinning_in_small_steps
     monkeypatch.setattr(gpu_traceback, "SMALL_CELLS", 10**18)  # 2048-row blocks: 30 here
     rng = np.random.default_rng(11)
     a = random_seq(rng, DNA, 60000)
@@ -164,7 +174,6 @@ def test_traceback_while_host_memory_is_pinned(monkeypatch):
     monkeypatch.setattr(hostmem, "_register", lambda ptr, size: (calls.append(size),
                                                                   real(ptr, size)))
     scoring = SCORINGS["dna"]
-    hostmem.release()
     first = wavedp.align(a, b, scoring, device="gpu")
     assert len(calls) >= 15  # the 30 blocks took 15 steps or more
     so = wavedp.align(a, b, scoring, device="gpu", traceback=False)
@@ -174,19 +183,14 @@ def test_traceback_while_host_memory_is_pinned(monkeypatch):
     assert wavedp.align(a, b, scoring, device="gpu") == first  # the region reused
 
 
-def test_failed_pinning_is_an_error_not_a_hang(monkeypatch):
+def test_failed_pinning_is_an_error_not_a_hang(monkeypatch, pinning_in_small_steps):
     """If page-locking fails part way, the running forward sweep is cancelled and the call
     raises at once; the next call starts a fresh region."""
     import time
 
-    from wavedp.engines.cuda import hostmem, multipass
-    from wavedp.engines.cuda import traceback as gpu_traceback
     from wavedp.errors import DeviceError
 
-    monkeypatch.setattr(multipass, "POISON", False)
-    monkeypatch.setattr(hostmem, "FIRST_CHUNK", 2 << 20)
-    monkeypatch.setattr(hostmem, "LAST_CHUNK", 2 << 20)
-    monkeypatch.setattr(gpu_traceback, "DEVICE_CHECKPOINTS", 0)  # checkpoints in host memory
+    hostmem = pinning_in_small_steps
     real, calls = hostmem._register, []
 
     def register(ptr, size):
@@ -199,7 +203,6 @@ def test_failed_pinning_is_an_error_not_a_hang(monkeypatch):
     rng = np.random.default_rng(12)
     a = random_seq(rng, DNA, 60000)
     b = related(rng, a, DNA, 0.1)
-    hostmem.release()
     t0 = time.perf_counter()
     with pytest.raises(DeviceError, match="page-lock"):
         wavedp.align(a, b, SCORINGS["dna"], device="gpu")
@@ -229,7 +232,7 @@ def test_cancelled_sweep_stops_within_32_columns():
     out = multipass.sweep(p, 0, p.m, 0, p.n, rows_per_thread=32, wait=False)
     time.sleep(0.05)  # the flags' zeroing (on the sweep's stream) is done
     stream = cupy.cuda.Stream(non_blocking=True)
-    out.ticket[1:].set(np.array([multipass.CANCELLED], np.int32), stream=stream)
+    multipass.cancel(out, stream)
     multipass.check(out)  # a cancel is not an error
     assert time.perf_counter() - t0 < 1.0
 

@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(32) multipass(
         // a column checkpoint goes first to this block's slot in GPU memory (2 S ints) and
         // to the host right after the next release (which would otherwise wait for the
         // stores' PCIe round trip); cc_pend is its index, or -1
-        int* stash = ccstash + (i64)blockIdx.x * 2 * S + lane * R;
+        int* stash = ccstash + (i64)blockIdx.x * 2 * S;  // H of the S rows, then E
         int cc_pend = -1;
         // scores of this lane's next column, and the residue of the column after it
         Scores<P, R> nxt;
@@ -259,8 +259,8 @@ __global__ void __launch_bounds__(32) multipass(
                     cc_next += ck;
 #pragma unroll
                     for (int r = 0; r < R; ++r) {
-                        stash[r] = DIRS ? Hl[r] : Hg[r] + go;
-                        stash[S + r] = E[r];
+                        stash[lane * R + r] = DIRS ? Hl[r] : Hg[r] + go;
+                        stash[S + lane * R + r] = E[r];
                     }
                 }
                 if (TRACK) {
@@ -356,7 +356,7 @@ __global__ void __launch_bounds__(32) multipass(
                     const int k0 = __ffs(pend) - 1, k1 = 31 - __clz(pend);
                     const int first = s * S + k0 * R;  // rows first + 1.. (relative)
                     const int len = min((k1 - k0 + 1) * R, rows - first);
-                    const int* src = stash - lane * R + k0 * R;
+                    const int* src = stash + k0 * R;
                     int* dst = block + (i64)__shfl_sync(FULL, cc_pend, k0) * (ck + 1) + first -
                                blk * ck + 1;
                     for (int x = lane; x < len; x += 32) {

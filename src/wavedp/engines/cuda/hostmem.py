@@ -33,15 +33,15 @@ FIRST_CHUNK = 16 << 20
 LAST_CHUNK = 256 << 20
 
 
-def touch(buf: np.ndarray, threads: int | None = None, value: int = 0) -> None:
-    """Fill a uint8 buffer from several threads (faults its pages in in parallel)."""
+def touch(buf: np.ndarray, threads: int | None = None) -> None:
+    """Zero a uint8 buffer from several threads (faults its pages in in parallel)."""
     threads = threads or min(16, os.cpu_count() or 1)
     starts = range(0, buf.size, TOUCH_CHUNK)
     if threads == 1 or len(starts) == 1:
-        buf.fill(value)
+        buf.fill(0)
         return
     with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(lambda a: buf[a:a + TOUCH_CHUNK].fill(value), starts))
+        list(pool.map(lambda a: buf[a:a + TOUCH_CHUNK].fill(0), starts))
 
 
 def _register(ptr: int, size: int) -> None:

@@ -290,6 +290,13 @@ def check(out: Outputs, stream=None) -> None:
                           f" s for the strip above (error flags {error}); results discarded")
 
 
+def cancel(out: Outputs, stream) -> None:
+    """Make a running sweep stop (every strip leaves within 32 columns); ``stream`` must not
+    be the sweep's own, or the write would wait for the sweep to end. :func:`check` does not
+    count a cancel as an error."""
+    out.ticket[1:].set(np.array([CANCELLED], np.int32), stream=stream)
+
+
 #: candidate kinds of ``kernels/endcell.cu``
 TRIPLES, ROWS_BEST, EDGES = 0, 1, 2
 

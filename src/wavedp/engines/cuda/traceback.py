@@ -85,13 +85,14 @@ def tile_bytes(k: int) -> int:
 
 def gpu_bytes(m: int, n: int, traceback: bool) -> int:
     """GPU memory one pair needs (the module docstring's bound)."""
+    base = m + n + 20 * (n + 1) + 4 * (m + n) + 4096
+    if not traceback:
+        return base
     k = tile_size(m, n)
-    # tiles, and the forward pass's staging of column checkpoints (2 strips per block)
-    tiles = (LOOKAHEAD + 1) ** 2 * (tile_bytes(k) + 20 * (k + 1)) + 8 * (m + 1024) \
-        if traceback else 0
-    if traceback and host_bytes(m, n) <= DEVICE_CHECKPOINTS:
-        tiles += host_bytes(m, n)
-    return m + n + 20 * (n + 1) + 4 * (m + n) + tiles + 4096
+    tiles = (LOOKAHEAD + 1) ** 2 * (tile_bytes(k) + 20 * (k + 1))
+    stash = 8 * (m + 1024)  # the forward pass's staging of column checkpoints
+    checkpoints = host_bytes(m, n)
+    return base + tiles + stash + (checkpoints if checkpoints <= DEVICE_CHECKPOINTS else 0)
 
 
 def host_bytes(m: int, n: int) -> int:
@@ -125,8 +126,8 @@ class Tiles:
     computed at once, each whole and on its own stream: while the host copies and walks one
     tile, the GPU (which one tile's 32 strips leave mostly idle) computes the next ones.
     Tiles below or right of the path are never needed again: their sweeps are cancelled
-    (the kernel's error flag, set from the host, makes every strip stop at its next wait or
-    ticket) and their buffers reused.
+    (:func:`multipass.cancel`: every strip stops within 32 columns) and their buffers
+    reused.
     """
 
     def __init__(self, p: Pair, ck: Checkpoints) -> None:
@@ -134,7 +135,6 @@ class Tiles:
         self.live: dict[tuple[int, int], tuple] = {}
         self.spare: list[tuple] = []
         self.host = _pinned_tile()
-        self.cancelled = np.array([multipass.CANCELLED], np.int32)
         self.control = None  # a stream for the cancelling writes
 
     def _cancel(self, out) -> None:
@@ -142,7 +142,7 @@ class Tiles:
 
         if self.control is None:
             self.control = cupy.cuda.Stream(non_blocking=True)
-        out.ticket[1:].set(self.cancelled, stream=self.control)
+        multipass.cancel(out, self.control)
 
     def _launch(self, tr: int, tc: int) -> None:
         import cupy
@@ -210,7 +210,7 @@ def _pin_during(reg: hostmem.Region, ck: Checkpoints, out) -> None:
 
     def progress(pinned: int, failed: bool) -> None:
         if failed:
-            out.ticket[1:].set(np.array([multipass.CANCELLED], np.int32), stream=stream)
+            multipass.cancel(out, stream)
         else:
             ready = min(ck.blocks, pinned // (4 * ck.block))
             ck.ready.set(np.array([ready], np.int32), stream=stream)
