@@ -91,6 +91,8 @@ def _bad_cases(tmp: Path) -> dict[str, tuple[list[str], tuple[str, ...]]]:
         "truncated gzip": ([str(cut_gz), str(t)], ("cut.fa.gz", "gzip")),
         "negative gap open": ([str(q), str(t), "--gap-open", "-1"], ("gap_open", "-1")),
         "negative gap extend": ([str(q), str(t), "--gap-extend=-2"], ("gap_extend", "-2")),
+        "open below extend": ([str(q), str(t), "--gap-open", "2", "--gap-extend", "3"],
+                              ("gap_open (2)", ">= gap_extend (3)")),
         "unknown matrix": ([str(q), str(t), "--matrix", "BLOSUM63"], ("BLOSUM63",)),
         "matrix and match": ([str(q), str(t), "--matrix", "BLOSUM62", "--match", "1",
                               "--mismatch", "-1"], ("not both",)),
@@ -112,7 +114,7 @@ def _bad_cases(tmp: Path) -> dict[str, tuple[list[str], tuple[str, ...]]]:
 BAD_CASES = [
     "missing file", "directory", "empty file", "blank file", "not fasta", "invalid character",
     "truncated fastq", "fastq without plus line", "record without id", "truncated gzip",
-    "negative gap open", "negative gap extend", "unknown matrix", "matrix and match",
+    "negative gap open", "negative gap extend", "open below extend", "unknown matrix", "matrix and match",
     "match without mismatch", "int32 overflow", "huge gap open", "bad mode", "bad format",
     "non-integer penalty", "unknown option", "missing argument",
     "output into a missing folder", "output is a folder",

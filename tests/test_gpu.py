@@ -18,7 +18,7 @@ SHAPES = [(1, 1), (1, 60), (60, 1), (0, 7), (7, 0), (0, 0), (31, 33), (255, 257)
 SCORINGS = {
     "dna": wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2),
     "protein": wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1),
-    "odd": wavedp.Scoring(match=1, mismatch=-1, gap_open=1, gap_extend=3),
+    "odd": wavedp.Scoring(match=1, mismatch=-1, gap_open=3, gap_extend=3),
 }
 
 

@@ -34,7 +34,9 @@ class Alignment:
 
     ``query_start``/``target_start`` are None for score-only local and semiglobal results
     (only the end cell is known). ``cigar`` uses ``=``, ``X``, ``I`` (query only) and ``D``
-    (target only); it is None when traceback was not asked for.
+    (target only); it is None when traceback was not asked for. Search hits also carry
+    ``evalue``, ``bitscore`` and ``strand``; a minus-strand hit's query fields (text,
+    coordinates) are those of the reverse-complemented query it aligns.
     """
 
     score: int
@@ -50,6 +52,12 @@ class Alignment:
     target_length: int = 0
     query: str = field(default="", repr=False, compare=False)
     target: str = field(default="", repr=False, compare=False)
+    #: search hits: E-value and bit score (None without statistics) and the query strand
+    #: ("+", or "-" where the hit aligns the reverse complement of the query; None outside
+    #: a DNA search)
+    evalue: float | None = None
+    bitscore: float | None = None
+    strand: str | None = None
 
     def ops(self) -> list[tuple[int, str]]:
         """The CIGAR as (length, op) pairs; empty when there is none."""

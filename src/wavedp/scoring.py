@@ -73,7 +73,8 @@ class Scoring:
 
     ``Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)`` for protein (any integer matrix
     Biopython ships) or ``Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)`` for DNA.
-    A gap of length k costs ``gap_open + (k-1)*gap_extend`` (BLAST's 11/1 is 12/1 here).
+    A gap of length k costs ``gap_open + (k-1)*gap_extend`` (BLAST's 11/1 is 12/1 here);
+    ``gap_open >= gap_extend >= 0`` is required.
     """
 
     matrix: str | None = None
@@ -89,6 +90,12 @@ class Scoring:
         set_ = object.__setattr__
         set_(self, "gap_open", _nonnegative_int("gap_open", self.gap_open))
         set_(self, "gap_extend", _nonnegative_int("gap_extend", self.gap_extend))
+        if self.gap_open < self.gap_extend:
+            raise InputError(
+                f"gap_open ({self.gap_open}) must be >= gap_extend ({self.gap_extend}): with a "
+                "cheaper open a gap run is priced as adjacent opened gaps and no CIGAR states "
+                "its score"
+            )
         dna = self.match is not None or self.mismatch is not None
         if dna:
             if self.matrix is not None:
