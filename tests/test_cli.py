@@ -114,8 +114,9 @@ def _bad_cases(tmp: Path) -> dict[str, tuple[list[str], tuple[str, ...]]]:
 BAD_CASES = [
     "missing file", "directory", "empty file", "blank file", "not fasta", "invalid character",
     "truncated fastq", "fastq without plus line", "record without id", "truncated gzip",
-    "negative gap open", "negative gap extend", "open below extend", "unknown matrix", "matrix and match",
-    "match without mismatch", "int32 overflow", "huge gap open", "bad mode", "bad format",
+    "negative gap open", "negative gap extend", "open below extend", "unknown matrix",
+    "matrix and match", "match without mismatch", "int32 overflow", "huge gap open", "bad mode",
+    "bad format",
     "non-integer penalty", "unknown option", "missing argument",
     "output into a missing folder", "output is a folder",
 ]
