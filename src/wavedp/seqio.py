@@ -14,6 +14,7 @@ import gzip
 import io
 import os
 import zlib
+from collections.abc import Iterator
 from typing import BinaryIO
 
 import pyfastx
@@ -112,19 +113,63 @@ def _fastq_fault(path: str, parsed: int) -> str:
     return ""
 
 
-def _check_fastq(path: str, records: list[tuple[str, str, str | None]]) -> None:
-    for k, (name, seq, qual) in enumerate(records, 1):
-        if qual is None or len(qual) != len(seq):
-            raise InputError(
-                f"file {path}: malformed FASTQ record {k} ({name!r}): "
-                "missing '+' line or quality string of the wrong length"
-            )
-    if _content_lines(path) == 4 * len(records):
+def _check_fastq_record(path: str, k: int, record: tuple) -> None:
+    name, seq = record[0], record[1]
+    qual = record[2] if len(record) > 2 else None
+    if qual is None or len(qual) != len(seq):
+        raise InputError(
+            f"file {path}: malformed FASTQ record {k} ({name!r}): "
+            "missing '+' line or quality string of the wrong length"
+        )
+
+
+def _check_fastq_layout(path: str, count: int, last: str | None) -> None:
+    """After the last record: every content line accounted for, or Biopython names the fault."""
+    if _content_lines(path) == 4 * count:
         return  # the common four-line layout, every line accounted for
-    fault = _fastq_fault(path, len(records))
+    fault = _fastq_fault(path, count)
     if fault:
-        where = f" after record {len(records)} ({records[-1][0]!r})" if records else ""
+        where = f" after record {count} ({last!r})" if count else ""
         raise InputError(f"file {path}: malformed FASTQ{where}: {fault}")
+
+
+def _records(path: str, kind: str) -> Iterator[tuple[str, str]]:
+    """The records of a sniffed file; ``iter_records`` translates I/O and parser errors."""
+    mark = ">" if kind == "fasta" else "@"
+    count, last = 0, None
+    for count, record in enumerate(pyfastx.Fastx(path, format=kind), 1):
+        if kind == "fastq":
+            _check_fastq_record(path, count, record)
+        last = record[0]
+        if not last:
+            raise InputError(f"file {path}: record {count} has no id (nothing after '{mark}')")
+        yield last, record[1]
+    if kind == "fastq":
+        _check_fastq_layout(path, count, last)
+    if not count:
+        raise InputError(f"file {path}: no {kind.upper()} records")
+
+
+def iter_records(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
+    """Stream the records of a FASTA or FASTQ file (plain or gzipped) as (id, text) pairs.
+
+    One record at a time (memory is bounded by the longest record). The id is the first word
+    of the header line. A gzipped file is first decompressed once to check its integrity; a
+    FASTQ file is line-counted after its last record. Raises InputError for a missing,
+    unreadable, empty or malformed file, at the point where the fault is found.
+    """
+    path = os.fspath(path)
+    kind = _sniff(path)
+    try:
+        if _is_gzip(path):
+            _check_gzip(path)
+        yield from _records(path, kind)
+    except InputError:
+        raise
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
+        raise _stream_errors(path, exc) from None
+    except (RuntimeError, ValueError, IndexError) as exc:  # pyfastx's own complaints
+        raise InputError(f"file {path}: malformed {kind.upper()} ({exc})") from None
 
 
 def read_records(path: str | os.PathLike) -> list[tuple[str, str]]:
@@ -133,27 +178,4 @@ def read_records(path: str | os.PathLike) -> list[tuple[str, str]]:
     The id is the first word of the header line. Raises InputError for a missing,
     unreadable, empty or malformed file.
     """
-    path = os.fspath(path)
-    kind = _sniff(path)
-    try:
-        if _is_gzip(path):
-            _check_gzip(path)
-        records = list(pyfastx.Fastx(path, format=kind))
-        if kind == "fastq":
-            _check_fastq(path, records)
-    except InputError:
-        raise
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
-        raise _stream_errors(path, exc) from None
-    except (RuntimeError, ValueError, IndexError) as exc:  # pyfastx's own complaints
-        raise InputError(f"file {path}: malformed {kind.upper()} ({exc})") from None
-    if not records:
-        raise InputError(f"file {path}: no {kind.upper()} records")
-    mark = ">" if kind == "fasta" else "@"
-    out = []
-    for k, record in enumerate(records, 1):
-        name, seq = record[0], record[1]
-        if not name:
-            raise InputError(f"file {path}: record {k} has no id (nothing after '{mark}')")
-        out.append((name, seq))
-    return out
+    return list(iter_records(path))

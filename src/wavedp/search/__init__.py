@@ -1,0 +1,1 @@
+"""Search: many queries against a database, with E-values and bit scores."""

@@ -1,0 +1,677 @@
+"""The memory-mapped sequence database (a ``.wdb`` folder made once, searched many times).
+
+Layout of ``NAME.wdb/`` (all integers little-endian, every array a raw file):
+
+- ``residues.u8``: every sequence's codes, concatenated in file order (code k is letter k of
+  the header's ``letters``);
+- ``offsets.i64``: n+1 start offsets into ``residues.u8`` (the last one is the residue count);
+- ``lengths.i32``: n sequence lengths;
+- ``ids.txt``: the ids, each followed by a newline, as UTF-8;
+- ``id_offsets.i64``: n+1 start offsets into ``ids.txt``;
+- ``header.json``: format name and version, alphabet, letters, counts, the letter composition
+  and every data file's size and CRC-32.
+
+Protein residues use one canonical letter set (Biopython's BLOSUM62 alphabet, U/O/J stored as
+X) whatever matrix is used later; ``Database.codes_for`` translates them to another matrix.
+DNA uses the DNA scoring codes (A C G T N, U as T, IUPAC ambiguity codes as N).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import operator
+import os
+import shutil
+import tempfile
+import zlib
+from collections.abc import Iterator, Sequence
+from typing import overload
+
+import numpy as np
+
+from ..errors import InputError
+from ..scoring import DNA_LETTERS, INVALID, Scoring, _dna_table, _matrix_table
+from ..seqio import iter_records
+
+FORMAT = "wavedp-db"
+VERSION = 1
+HEADER = "header.json"
+#: the canonical protein letters (Biopython's BLOSUM62 alphabet); code k is letter k
+PROTEIN_LETTERS = "ARNDCQEGHILKMFPSTWYVBZX*"
+ALPHABETS = {"protein": PROTEIN_LETTERS, "dna": DNA_LETTERS}
+#: data file name -> little-endian dtype
+FILES = {
+    "residues.u8": "<u1",
+    "offsets.i64": "<i8",
+    "lengths.i32": "<i4",
+    "ids.txt": "<u1",
+    "id_offsets.i64": "<i8",
+}
+#: checksums and structural checks read this many bytes at a time
+BLOCK = 16 << 20
+#: the builder encodes and writes once this many residues or records are pending
+BATCH_RESIDUES = 1 << 20
+BATCH_RECORDS = 1 << 14
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+def _lut(alphabet: str) -> np.ndarray:
+    return _dna_table() if alphabet == "dna" else _matrix_table(PROTEIN_LETTERS)
+
+
+def _check_alphabet(alphabet: str) -> str:
+    if alphabet not in ALPHABETS:
+        raise InputError(f"alphabet must be 'protein' or 'dna', got {alphabet!r}")
+    return alphabet
+
+
+def _label(alphabet: str) -> str:
+    return "DNA" if alphabet == "dna" else "protein"
+
+
+def _encode(texts: list[str], ids: Sequence[str], lut: np.ndarray, alphabet: str,
+            where: str) -> tuple[np.ndarray, np.ndarray]:
+    """(codes of all texts concatenated, int64 lengths); a bad character raises InputError."""
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    raw = "".join(texts).encode("ascii", "replace")  # one byte per character, '?' if not ASCII
+    codes = lut[np.frombuffer(raw, dtype=np.uint8)]
+    if codes.size and int(codes.max()) == INVALID:
+        pos = int(np.argmax(codes == INVALID))
+        ends = np.cumsum(lengths)
+        k = int(np.searchsorted(ends, pos, side="right"))
+        offset = pos - int(ends[k] - lengths[k])
+        raise InputError(
+            f"{where}record {ids[k]!r}, position {offset + 1}: invalid character "
+            f"{texts[k][offset]!r} for the {_label(alphabet)} alphabet"
+        )
+    too_long = np.flatnonzero(lengths > _INT32_MAX)
+    if too_long.size:
+        k = int(too_long[0])
+        raise InputError(f"{where}record {ids[k]!r}: {int(lengths[k])} residues, more than "
+                         f"a database sequence may hold ({_INT32_MAX})")
+    return codes, lengths
+
+
+def _composition(codes: np.ndarray, size: int = 256) -> np.ndarray:
+    """int64 count of each code value (bincount in slices: it widens its input to intp)."""
+    counts = np.zeros(size, dtype=np.int64)
+    step = 1 << 16
+    for start in range(0, codes.size, step):
+        counts += np.bincount(codes[start:start + step], minlength=size)[:size]
+    return counts
+
+
+def _crc32_file(path: str) -> str:
+    """CRC-32 of a file, read in BLOCK-sized pieces (about 2 GB/s from the page cache)."""
+    crc = 0
+    with open(path, "rb") as fh:
+        while block := fh.read(BLOCK):
+            crc = zlib.crc32(block, crc)
+    return f"{crc:08x}"
+
+
+class _Sink:
+    """A data file being written: bytes appended, counted and checksummed as they go."""
+
+    def __init__(self, path: str) -> None:
+        self.fh = open(path, "wb")  # closed by _Builder.close
+        self.crc = 0
+        self.size = 0
+
+    def write(self, array: np.ndarray | bytes) -> None:
+        data = array if isinstance(array, bytes) else np.ascontiguousarray(array).view(np.uint8)
+        self.fh.write(data)
+        self.crc = zlib.crc32(data, self.crc)
+        self.size += len(data)
+
+
+class _Builder:
+    """Appends records to the data files of a database folder in batches (bounded memory)."""
+
+    def __init__(self, folder: str, source: str, alphabet: str) -> None:
+        self.folder, self.source, self.alphabet = folder, source, alphabet
+        self.lut = _lut(alphabet)
+        self.sinks: dict[str, _Sink] = {}
+        for name in FILES:
+            self.sinks[name] = _Sink(os.path.join(folder, name))
+        self.texts: list[str] = []
+        self.ids: list[str] = []
+        self.pending = 0
+        self.count = self.residues = self.id_bytes = self.longest = 0
+        self.composition = np.zeros(256, dtype=np.int64)
+        self.sinks["offsets.i64"].write(np.zeros(1, dtype="<i8"))
+        self.sinks["id_offsets.i64"].write(np.zeros(1, dtype="<i8"))
+
+    def add(self, rid: str, text: str) -> bool:
+        """Queue one record; True when a batch was written."""
+        self.texts.append(text)
+        self.ids.append(rid)
+        self.pending += len(text)
+        if self.pending >= BATCH_RESIDUES or len(self.texts) >= BATCH_RECORDS:
+            self.flush()
+            return True
+        return False
+
+    def flush(self) -> None:
+        if not self.texts:
+            return
+        codes, lengths = _encode(self.texts, self.ids, self.lut, self.alphabet,
+                                 f"file {self.source}, ")
+        self.sinks["residues.u8"].write(codes)
+        self.sinks["offsets.i64"].write((self.residues + np.cumsum(lengths)).astype("<i8"))
+        self.sinks["lengths.i32"].write(lengths.astype("<i4"))
+        names = [(rid + "\n").encode("utf-8", "surrogateescape") for rid in self.ids]
+        self.sinks["ids.txt"].write(b"".join(names))
+        name_ends = self.id_bytes + np.cumsum(np.fromiter(map(len, names), dtype=np.int64))
+        self.sinks["id_offsets.i64"].write(name_ends.astype("<i8"))
+        self.composition += _composition(codes)
+        self.count += len(self.texts)
+        self.residues += int(codes.size)
+        self.id_bytes = int(name_ends[-1])
+        self.longest = max(self.longest, int(lengths.max()))
+        self.texts, self.ids, self.pending = [], [], 0
+
+    def close(self) -> None:
+        for sink in self.sinks.values():
+            sink.fh.close()
+
+    def header(self) -> dict:
+        letters = ALPHABETS[self.alphabet]
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "alphabet": self.alphabet,
+            "letters": letters,
+            "sequences": self.count,
+            "residues": self.residues,
+            "longest": self.longest,
+            "id_bytes": self.id_bytes,
+            "composition": self.composition[:len(letters)].tolist(),
+            "source": os.path.basename(self.source),
+            "files": {name: {"bytes": s.size, "crc32": f"{s.crc:08x}"}
+                      for name, s in self.sinks.items()},
+        }
+
+
+def _header_text(header: dict) -> str:
+    """JSON with one top-level key per line."""
+    rows = (f" {json.dumps(key)}: {json.dumps(value)}" for key, value in header.items())
+    return "{\n" + ",\n".join(rows) + "\n}\n"
+
+
+class _ReadPosition:
+    """How far a reader of ``path`` in this process has got: the offset of its file descriptor.
+
+    pyfastx reads through its own descriptor; the newest descriptor open on the same file is
+    found through /proc/self/fd (or /dev/fd) and its offset read with ``lseek(fd, 0,
+    SEEK_CUR)``, which moves nothing. Where that is not possible, the position stays unknown.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd: int | None = None
+        self.before = set(self._fds())
+
+    def _fds(self) -> list[int]:
+        folder = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
+        try:
+            target = os.stat(self.path)
+            names = os.listdir(folder)
+        except OSError:
+            return []
+        found = []
+        for name in names:
+            with contextlib.suppress(OSError, ValueError):
+                st = os.fstat(int(name))
+                if (st.st_dev, st.st_ino) == (target.st_dev, target.st_ino):
+                    found.append(int(name))
+        return found
+
+    def bytes_read(self) -> int | None:
+        for _ in range(2):
+            if self.fd is None:
+                fresh = [fd for fd in self._fds() if fd not in self.before]
+                self.fd = max(fresh) if fresh else None
+            if self.fd is None:
+                return None
+            try:
+                return os.lseek(self.fd, 0, os.SEEK_CUR)
+            except OSError:
+                self.fd = None
+        return None
+
+
+@contextlib.contextmanager
+def _progress(path: str, show: bool) -> Iterator:
+    """A rich progress bar of the input file's bytes on stderr (only on a terminal)."""
+    import rich.progress as rp
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    enabled = show and console.is_terminal
+    progress = rp.Progress(rp.TextColumn("{task.description}"), rp.BarColumn(),
+                           rp.DownloadColumn(), rp.TimeElapsedColumn(),
+                           rp.TimeRemainingColumn(), console=console, disable=not enabled,
+                           transient=True)
+    with progress:
+        try:
+            total = os.path.getsize(path) if enabled else None
+        except OSError:  # the reader names the problem
+            total = enabled = None
+        task = progress.add_task(f"building database from {os.path.basename(path)}",
+                                 total=total)
+        position = _ReadPosition(path) if enabled else None
+
+        def update() -> None:
+            done = position.bytes_read() if position else None
+            if done is not None:
+                progress.update(task, completed=done)
+
+        yield update
+
+
+def _is_database(path: str) -> bool:
+    try:
+        with open(os.path.join(path, HEADER), encoding="utf-8") as fh:
+            return json.load(fh).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _check_target(out: str) -> None:
+    if os.path.lexists(out) and not (os.path.isdir(out) and _is_database(out)):
+        raise InputError(f"cannot write database {out}: it exists and is not a wavedp "
+                         "database (not replacing it)")
+
+
+def _install(tmp: str, out: str) -> None:
+    """Move the finished folder ``tmp`` onto ``out``, replacing an older database there."""
+    _check_target(out)
+    if not os.path.lexists(out):
+        os.rename(tmp, out)
+        return
+    old = f"{tmp}.old"
+    os.rename(out, old)
+    try:
+        os.rename(tmp, out)
+    except BaseException:
+        os.rename(old, out)
+        raise
+    if os.path.islink(old):
+        os.unlink(old)
+    else:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+class _Ids(Sequence[str]):
+    """The ids of a mapped database, decoded on access."""
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
+        self._blob, self._offsets = blob, offsets
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    @overload
+    def __getitem__(self, k: int) -> str: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[str]: ...
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        k = operator.index(k)
+        n = len(self)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(f"database index {k} out of range (0..{n - 1})")
+        start, stop = int(self._offsets[k]), int(self._offsets[k + 1]) - 1
+        return self._blob[start:stop].tobytes().decode("utf-8", "surrogateescape")
+
+
+def _fail(path: str, reason: str) -> InputError:
+    return InputError(f"file {path}: {reason}")
+
+
+def _read_header(folder: str) -> dict:
+    if not os.path.isdir(folder):
+        what = "no such folder" if not os.path.lexists(folder) else "not a folder"
+        raise _fail(folder, f"not a wavedp database ({what})")
+    path = os.path.join(folder, HEADER)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            header = json.load(fh)
+    except FileNotFoundError:
+        raise _fail(folder, f"not a wavedp database ({HEADER} is missing)") from None
+    except OSError as exc:
+        raise _fail(path, f"cannot read it: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise _fail(path, f"damaged database header ({exc})") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise _fail(path, f"not a wavedp database header (format is not {FORMAT!r})")
+    if header.get("version") != VERSION:
+        raise _fail(path, f"database format version {header.get('version')!r} is not "
+                          f"supported (this wavedp reads version {VERSION}); rebuild it")
+    _check_fields(path, header)
+    return header
+
+
+def _check_fields(path: str, header: dict) -> None:
+    counts = ("sequences", "residues", "longest", "id_bytes")
+    for key in counts:
+        value = header.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise _fail(path, f"damaged database header ({key!r} is {value!r})")
+    alphabet, letters = header.get("alphabet"), header.get("letters")
+    if alphabet not in ALPHABETS:
+        raise _fail(path, f"damaged database header (alphabet {alphabet!r})")
+    if (not isinstance(letters, str) or not 0 < len(letters) < INVALID
+            or len(set(letters)) != len(letters) or not letters.isascii()):
+        raise _fail(path, f"damaged database header (letters {letters!r})")
+    composition = header.get("composition")
+    if (not isinstance(composition, list) or len(composition) != len(letters)
+            or not all(isinstance(c, int) and c >= 0 for c in composition)
+            or sum(composition) != header["residues"]):
+        raise _fail(path, "damaged database header (composition does not match the counts)")
+    files = header.get("files")
+    if not isinstance(files, dict) or any(
+            not isinstance(files.get(name), dict) or not isinstance(files[name].get("crc32"), str)
+            for name in FILES):
+        raise _fail(path, "damaged database header (file list)")
+    if header["sequences"] == 0:
+        raise _fail(path, "the database holds no sequences")
+
+
+def _expected_sizes(header: dict) -> dict[str, int]:
+    n = header["sequences"]
+    return {
+        "residues.u8": header["residues"],
+        "offsets.i64": 8 * (n + 1),
+        "lengths.i32": 4 * n,
+        "ids.txt": header["id_bytes"],
+        "id_offsets.i64": 8 * (n + 1),
+    }
+
+
+def _map(path: str, dtype: str, count: int) -> np.ndarray:
+    if count == 0:
+        empty = np.zeros(0, dtype=dtype)
+        empty.setflags(write=False)
+        return empty
+    return np.memmap(path, dtype=dtype, mode="r", shape=(count,))
+
+
+def _check_offsets(path: str, offsets: np.ndarray, end: int, lengths: np.ndarray | None,
+                   minimum: int) -> int:
+    """Offsets start at 0, end at ``end``, step by ``lengths`` (or >= ``minimum``); the max step."""
+    if int(offsets[0]) != 0 or int(offsets[-1]) != end:
+        raise _fail(path, f"damaged offsets (they run from {int(offsets[0])} to "
+                          f"{int(offsets[-1])}, expected 0 to {end})")
+    step = BLOCK // 8
+    widest = 0
+    for start in range(0, len(offsets) - 1, step):
+        block = np.asarray(offsets[start:start + step + 1])
+        diff = np.diff(block)
+        if lengths is not None:
+            if not np.array_equal(diff, lengths[start:start + step]):
+                raise _fail(path, "damaged offsets (they disagree with the lengths)")
+        if diff.size and int(diff.min()) < minimum:
+            raise _fail(path, "damaged offsets (not increasing)")
+        widest = max(widest, int(diff.max()) if diff.size else 0)
+    return widest
+
+
+class Database:
+    """Sequences encoded once, in file order: memory-mapped from a ``.wdb`` folder or in memory.
+
+    Sequence k (its *database index*) has codes ``residues[offsets[k]:offsets[k+1]]``.
+    """
+
+    def __init__(self, *, path: str | None, alphabet: str, letters: str, residues: np.ndarray,
+                 offsets: np.ndarray, lengths: np.ndarray, ids: Sequence[str],
+                 composition: np.ndarray, longest: int) -> None:
+        self._path, self._alphabet, self._letters = path, alphabet, letters
+        self._residues, self._offsets, self._lengths = residues, offsets, lengths
+        self._ids, self._composition, self._longest = ids, composition, longest
+        self._letter_bytes = np.frombuffer(letters.encode("ascii"), dtype=np.uint8)
+
+    # ---- making and opening ----------------------------------------------------------------
+
+    @classmethod
+    def build(cls, fasta_path: str | os.PathLike, out_path: str | os.PathLike,
+              alphabet: str = "protein", progress: bool = True) -> Database:
+        """Encode a FASTA/FASTQ file (plain or gzip) into the ``.wdb`` folder ``out_path``.
+
+        Streams the input (memory bounded by a batch and the longest record), writes into a
+        temporary folder beside ``out_path`` and renames it into place only on success; an
+        existing database at ``out_path`` is replaced, anything else there is refused.
+        """
+        source, out = os.fspath(fasta_path), os.fspath(out_path)
+        _check_alphabet(alphabet)
+        _check_target(out)
+        parent = os.path.dirname(os.path.abspath(out))
+        try:
+            tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.", suffix=".part",
+                                   dir=parent)
+        except OSError as exc:
+            raise InputError(f"cannot write database {out}: {exc.strerror or exc}") from None
+        try:
+            builder = _Builder(tmp, source, alphabet)
+            try:
+                records = iter_records(source)
+                with _progress(source, progress) as update:
+                    for rid, text in records:
+                        if builder.add(rid, text):
+                            update()
+                    builder.flush()
+                    update()
+            finally:
+                builder.close()
+            if builder.count == 0:
+                raise InputError(f"file {source}: no records")
+            with open(os.path.join(tmp, HEADER), "w", encoding="utf-8") as fh:
+                fh.write(_header_text(builder.header()))
+            os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp made it private
+            _install(tmp, out)
+        except BaseException as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(exc, OSError):  # disk full, permission lost, rename refused
+                raise InputError(f"cannot write database {out}: {exc.strerror or exc}") from None
+            raise
+        return cls.open(out, verify=False)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, verify: bool = True) -> Database:
+        """Memory-map a ``.wdb`` folder read-only, after checking it.
+
+        Always checked: the header, every file's presence and size, and the offsets (12 bytes
+        read per sequence). ``verify`` also reads every byte to compare CRC-32 checksums
+        (about 0.5 s per GB from the page cache, disk speed otherwise); without it a corrupt
+        residue goes unnoticed.
+        """
+        folder = os.fspath(path)
+        header = _read_header(folder)
+        files = {name: os.path.join(folder, name) for name in FILES}
+        for name, expected in _expected_sizes(header).items():
+            try:
+                size = os.path.getsize(files[name])
+            except OSError:
+                raise _fail(files[name], "missing from the database") from None
+            if size != expected or header["files"][name].get("bytes") != expected:
+                raise _fail(files[name], f"{size} bytes where the header says {expected} "
+                                         "(truncated or damaged database)")
+        if verify:
+            for name, file in files.items():
+                if _crc32_file(file) != header["files"][name]["crc32"]:
+                    raise _fail(file, "checksum mismatch (the database is corrupt; rebuild it)")
+        n = header["sequences"]
+        residues = _map(files["residues.u8"], FILES["residues.u8"], header["residues"])
+        offsets = _map(files["offsets.i64"], FILES["offsets.i64"], n + 1)
+        lengths = _map(files["lengths.i32"], FILES["lengths.i32"], n)
+        blob = _map(files["ids.txt"], FILES["ids.txt"], header["id_bytes"])
+        id_offsets = _map(files["id_offsets.i64"], FILES["id_offsets.i64"], n + 1)
+        longest = _check_offsets(files["offsets.i64"], offsets, header["residues"], lengths, 0)
+        if longest != header["longest"]:
+            raise _fail(files["lengths.i32"], f"damaged lengths (the longest is {longest}, "
+                                              f"the header says {header['longest']})")
+        _check_offsets(files["id_offsets.i64"], id_offsets, header["id_bytes"], None, 2)
+        return cls(path=folder, alphabet=header["alphabet"], letters=header["letters"],
+                   residues=residues, offsets=offsets, lengths=lengths,
+                   ids=_Ids(blob, id_offsets),
+                   composition=np.asarray(header["composition"], dtype=np.int64),
+                   longest=longest)
+
+    @classmethod
+    def from_sequences(cls, texts: list[str], ids: list[str] | None = None,
+                       alphabet: str = "protein") -> Database:
+        """An in-memory database of ``texts`` (ids default to seq1, seq2, ...); no files."""
+        _check_alphabet(alphabet)
+        texts = list(texts)
+        if not texts:
+            raise InputError("a database needs at least one sequence (got none)")
+        if any(not isinstance(t, str) for t in texts):
+            raise InputError("database sequences must be str")
+        ids = [f"seq{k + 1}" for k in range(len(texts))] if ids is None else list(map(str, ids))
+        if len(ids) != len(texts):
+            raise InputError(f"{len(ids)} ids for {len(texts)} database sequences")
+        codes, lengths = _encode(texts, ids, _lut(alphabet), alphabet, "")
+        codes.setflags(write=False)
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        letters = ALPHABETS[alphabet]
+        composition = _composition(codes, len(letters))
+        return cls(path=None, alphabet=alphabet, letters=letters, residues=codes,
+                   offsets=offsets, lengths=lengths.astype(np.int32), ids=ids,
+                   composition=composition, longest=int(lengths.max()))
+
+    # ---- contents ----------------------------------------------------------------------------
+
+    @property
+    def path(self) -> str | None:
+        """The ``.wdb`` folder, or None for an in-memory database."""
+        return self._path
+
+    @property
+    def alphabet(self) -> str:
+        """``"protein"`` or ``"dna"``."""
+        return self._alphabet
+
+    @property
+    def letters(self) -> str:
+        """The stored letters: code k is ``letters[k]``."""
+        return self._letters
+
+    @property
+    def residues(self) -> np.ndarray:
+        """uint8 codes of every sequence, concatenated (read-only)."""
+        return self._residues
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """int64 start of each sequence in ``residues``, plus the total (n+1 entries)."""
+        return self._offsets
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """int32 length of each sequence."""
+        return self._lengths
+
+    @property
+    def ids(self) -> Sequence[str]:
+        """The sequence ids in database order."""
+        return self._ids
+
+    @property
+    def composition(self) -> np.ndarray:
+        """int64 count of each stored letter over the whole database."""
+        return self._composition
+
+    @property
+    def total_residues(self) -> int:
+        """The number of residues in all sequences."""
+        return int(self._offsets[-1])
+
+    @property
+    def longest(self) -> int:
+        """The length of the longest sequence."""
+        return self._longest
+
+    def __len__(self) -> int:
+        return len(self._lengths)
+
+    def __repr__(self) -> str:
+        where = self._path or "in memory"
+        return (f"Database({where!r}, {self._alphabet}, {len(self)} sequences, "
+                f"{self.total_residues} residues)")
+
+    def _index(self, k: int) -> int:
+        k = operator.index(k)
+        n = len(self)
+        if not -n <= k < n:
+            raise IndexError(f"database index {k} out of range (0..{n - 1})")
+        return k % n
+
+    def id(self, k: int) -> str:
+        """The id of sequence ``k``."""
+        return self._ids[self._index(k)]
+
+    def codes(self, k: int) -> np.ndarray:
+        """The stored codes of sequence ``k`` (a read-only view)."""
+        k = self._index(k)
+        return self._residues[int(self._offsets[k]):int(self._offsets[k + 1])]
+
+    def text(self, k: int) -> str:
+        """The stored letters of sequence ``k`` (upper case; U/O/J read as X, IUPAC as N)."""
+        return self._letter_bytes[self.codes(k)].tobytes().decode("ascii")
+
+    def chunks(self, max_residues: int) -> Iterator[tuple[int, int]]:
+        """Consecutive half-open index ranges ``(start, stop)`` covering the database in order,
+        each holding at most ``max_residues`` residues (a longer sequence is a chunk alone)."""
+        if isinstance(max_residues, bool) or not isinstance(max_residues, (int, np.integer)) \
+                or max_residues < 1:
+            raise InputError(f"max_residues must be a positive integer, got {max_residues!r}")
+        offsets, n, start = self._offsets, len(self), 0
+        while start < n:
+            limit = int(offsets[start]) + int(max_residues)
+            stop = int(np.searchsorted(offsets, limit, side="right")) - 1
+            stop = min(max(stop, start + 1), n)
+            yield start, stop
+            start = stop
+
+    def codes_for(self, scoring: Scoring) -> np.ndarray | None:
+        """A 256-entry uint8 table from stored codes to ``scoring``'s codes (None if equal).
+
+        InputError when the scoring is of the other alphabet (DNA vs protein) or its matrix
+        lacks a letter that occurs in the database.
+        """
+        where = f"file {self._path}" if self._path else "database (in memory)"
+        if scoring.is_dna != (self._alphabet == "dna"):
+            kind = "DNA" if scoring.is_dna else "protein"
+            what = "match/mismatch" if scoring.is_dna else scoring.matrix
+            fix = "a protein matrix" if self._alphabet == "protein" else "match/mismatch scores"
+            raise InputError(f"{where}: a {_label(self._alphabet)} database cannot be searched "
+                             f"with {kind} scoring ({what}); use {fix} or build the database "
+                             f"with alphabet={'dna' if scoring.is_dna else 'protein'!r}")
+        if self._letters == scoring.alphabet:
+            return None
+        table = np.full(256, INVALID, dtype=np.uint8)
+        missing = []
+        for code, letter in enumerate(self._letters):
+            table[code] = scoring.lut[ord(letter)]
+            if table[code] == INVALID and self._composition[code] > 0:
+                missing.append(letter)
+        if missing:
+            shown = ", ".join(repr(m) for m in missing)
+            raise InputError(f"{where}: letter(s) {shown} occur in the database but not in the "
+                             f"{scoring.matrix} matrix")
+        table.setflags(write=False)
+        return table
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

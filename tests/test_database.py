@@ -1,0 +1,410 @@
+"""The memory-mapped sequence database (``.wdb``) and the streaming reader behind it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wavedp import InputError, Scoring
+from wavedp.search import database as dbmod
+from wavedp.search.database import PROTEIN_LETTERS, Database
+from wavedp.seqio import iter_records, read_records
+
+BLOSUM62 = Scoring(matrix="BLOSUM62")
+DNA = Scoring(match=1, mismatch=-1)
+
+PROTEIN_FA = (
+    ">p1 first protein\nMKTAYIAKQRQ\nisfvkshfsrq\n"  # two lines, lower case
+    ">empty\n"
+    ">one\nW\n"
+    ">rare a U, O and J\nAUOJBZX*\n"
+    ">p5\nGSHMLEDPVDAFQLGK\n"
+)
+PROTEIN_EXPECTED = [
+    ("p1", "MKTAYIAKQRQISFVKSHFSRQ"), ("empty", ""), ("one", "W"), ("rare", "AXXXBZX*"),
+    ("p5", "GSHMLEDPVDAFQLGK"),
+]
+DNA_FA = ">d1\nACGTacgt\n>d2 iupac\nRYSWKMBDHVNryswkmbdhvn\n>d3\nuU\n>d4\n\n>d5\nG\n"
+DNA_EXPECTED = [
+    ("d1", "ACGTACGT"), ("d2", "N" * 22), ("d3", "TT"), ("d4", ""), ("d5", "G"),
+]
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def to_fastq(text: str) -> str:
+    """The FASTQ twin of a FASTA text (sequence lines joined)."""
+    out = []
+    for rid, seq in read_records_from_text(text):
+        out.append(f"@{rid}\n{seq}\n+\n{'I' * len(seq)}\n")
+    return "".join(out)
+
+
+def read_records_from_text(text: str) -> list[tuple[str, str]]:
+    records = []
+    for block in text.split(">")[1:]:
+        head, _, body = block.partition("\n")
+        records.append((head.split()[0], "".join(body.split())))
+    return records
+
+
+def build(tmp_path: Path, text: str, alphabet: str = "protein", name: str = "in.fa") -> Database:
+    return Database.build(write(tmp_path / name, text), tmp_path / "db.wdb", alphabet,
+                          progress=False)
+
+
+def assert_contents(db: Database, expected: list[tuple[str, str]], scoring: Scoring) -> None:
+    assert len(db) == len(expected)
+    assert list(db.ids) == [rid for rid, _ in expected]
+    assert db.lengths.tolist() == [len(seq) for _, seq in expected]
+    assert db.offsets.tolist() == np.concatenate([[0], np.cumsum(db.lengths)]).tolist()
+    assert db.total_residues == sum(len(seq) for _, seq in expected)
+    assert db.longest == max(len(seq) for _, seq in expected)
+    for k, (rid, seq) in enumerate(expected):
+        assert db.id(k) == rid
+        assert db.text(k) == seq
+        assert db.codes(k).tolist() == scoring.encode(seq).tolist()
+
+
+def same_database(a: Database, b: Database) -> None:
+    assert (a.alphabet, a.letters, len(a)) == (b.alphabet, b.letters, len(b))
+    assert np.array_equal(a.residues, b.residues)
+    assert np.array_equal(a.offsets, b.offsets)
+    assert np.array_equal(a.lengths, b.lengths)
+    assert np.array_equal(a.composition, b.composition)
+    assert list(a.ids) == list(b.ids)
+    assert (a.total_residues, a.longest) == (b.total_residues, b.longest)
+
+
+# ---- round trips -------------------------------------------------------------------------
+
+def test_protein_letters_are_biopythons_blosum62_alphabet():
+    assert PROTEIN_LETTERS == BLOSUM62.alphabet
+
+
+def test_protein_round_trip(tmp_path: Path):
+    built = build(tmp_path, PROTEIN_FA)
+    db = Database.open(tmp_path / "db.wdb")
+    for d in (built, db):
+        assert d.path == str(tmp_path / "db.wdb")
+        assert (d.alphabet, d.letters) == ("protein", PROTEIN_LETTERS)
+        assert_contents(d, PROTEIN_EXPECTED, BLOSUM62)
+    assert db.residues.dtype == np.uint8 and db.offsets.dtype == np.int64
+    assert db.lengths.dtype == np.int32
+    assert isinstance(db.residues, np.memmap) and not db.residues.flags.writeable
+    assert db.id(-1) == "p5" and db.ids[-1] == "p5" and db.ids[1:3] == ["empty", "one"]
+    assert db.composition.sum() == db.total_residues
+    with pytest.raises(IndexError):
+        db.id(len(db))
+    assert sorted(os.listdir(tmp_path)) == ["db.wdb", "in.fa"]  # no temporary folder left
+    header = json.loads((tmp_path / "db.wdb" / "header.json").read_text())
+    assert (header["format"], header["version"], header["sequences"]) == ("wavedp-db", 1, 5)
+
+
+@pytest.mark.parametrize("kind", ["fasta", "fastq", "fasta.gz", "fastq.gz"])
+def test_fastq_and_gzip_give_the_same_database(tmp_path: Path, kind: str):
+    text = to_fastq(PROTEIN_FA) if kind.startswith("fastq") else PROTEIN_FA
+    data = text.encode()
+    path = tmp_path / f"in.{kind}"
+    path.write_bytes(gzip.compress(data) if kind.endswith(".gz") else data)
+    db = Database.build(path, tmp_path / "db.wdb", progress=False)
+    assert_contents(db, PROTEIN_EXPECTED, BLOSUM62)
+    assert_contents(Database.open(db.path), PROTEIN_EXPECTED, BLOSUM62)
+
+
+def test_dna_round_trip(tmp_path: Path):
+    db = build(tmp_path, DNA_FA, "dna")
+    assert (db.alphabet, db.letters) == ("dna", "ACGTN")
+    assert_contents(Database.open(db.path), DNA_EXPECTED, DNA)
+    assert db.codes_for(Scoring(match=2, mismatch=-3)) is None
+
+
+def test_from_sequences_equals_a_built_database(tmp_path: Path):
+    records = read_records_from_text(PROTEIN_FA)
+    memory = Database.from_sequences([s for _, s in records], [r for r, _ in records])
+    assert memory.path is None
+    same_database(memory, build(tmp_path, PROTEIN_FA))
+    assert_contents(memory, PROTEIN_EXPECTED, BLOSUM62)
+    dna = Database.from_sequences([s for _, s in read_records_from_text(DNA_FA)],
+                                  alphabet="dna")
+    assert list(dna.ids) == ["seq1", "seq2", "seq3", "seq4", "seq5"]
+    assert [dna.text(k) for k in range(len(dna))] == [s for _, s in DNA_EXPECTED]
+
+
+def test_replacing_an_existing_database(tmp_path: Path):
+    build(tmp_path, ">a\nMK\n")
+    db = build(tmp_path, ">b\nWW\n>c\nH\n")
+    assert list(db.ids) == ["b", "c"]
+    assert sorted(os.listdir(tmp_path)) == ["db.wdb", "in.fa"]
+
+
+def test_iter_records_streams(tmp_path: Path):
+    path = write(tmp_path / "s.fa", ">a\nMK\n>b\nW\n")
+    records = iter_records(path)
+    assert next(records) == ("a", "MK")
+    assert list(records) == [("b", "W")]
+    assert read_records(path) == [("a", "MK"), ("b", "W")]
+
+
+def test_read_position_follows_the_reader(tmp_path: Path):
+    path = write(tmp_path / "p.fa", "".join(f">r{k}\n{'A' * 100}\n" for k in range(2000)))
+    position = dbmod._ReadPosition(str(path))
+    records = iter_records(path)
+    next(records)
+    done = position.bytes_read()
+    if done is None:
+        pytest.skip("no /proc/self/fd or /dev/fd here")
+    assert 0 < done <= path.stat().st_size
+    records.close()
+
+
+# ---- other matrices ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("matrix", ["BLOSUM62", "PAM250", "BLOSUM45"])
+def test_same_letter_order_needs_no_translation(tmp_path: Path, matrix: str):
+    assert build(tmp_path, PROTEIN_FA).codes_for(Scoring(matrix=matrix)) is None
+
+
+@pytest.mark.parametrize("matrix", ["BLASTP", "MCLACHLAN"])
+def test_translation_to_another_matrix(tmp_path: Path, matrix: str):
+    scoring = Scoring(matrix=matrix)
+    assert scoring.alphabet != PROTEIN_LETTERS
+    texts = ["MKTAYIAKQRQISFVKSHFSRQ", "", "W", "ACDEFGHIKLMNPQRSTVWY" * 3]
+    if matrix == "BLASTP":
+        texts.append("BZX*")
+    db = build(tmp_path, "".join(f">s{k}\n{t}\n" for k, t in enumerate(texts)))
+    table = db.codes_for(scoring)
+    assert table is not None and table.dtype == np.uint8 and table.size == 256
+    for k, text in enumerate(texts):
+        assert table[db.codes(k)].tolist() == scoring.encode(text).tolist()
+
+
+def test_translation_refuses_letters_the_matrix_lacks(tmp_path: Path):
+    db = build(tmp_path, ">a\nMKV\n>b\nMKXB\n")
+    with pytest.raises(InputError, match=r"db\.wdb.*'B', 'X'.*MCLACHLAN"):
+        db.codes_for(Scoring(matrix="MCLACHLAN"))
+
+
+@pytest.mark.parametrize("alphabet, scoring, needle", [
+    ("protein", DNA, "a protein database cannot be searched with DNA scoring"),
+    ("dna", BLOSUM62, "a DNA database cannot be searched with protein scoring"),
+])
+def test_alphabet_mismatch(tmp_path: Path, alphabet: str, scoring: Scoring, needle: str):
+    db = build(tmp_path, ">a\nACGT\n", alphabet)
+    for d in (db, Database.open(db.path)):
+        with pytest.raises(InputError, match="db.wdb") as info:
+            d.codes_for(scoring)
+        assert needle in str(info.value)
+    memory = Database.from_sequences(["ACGT"], alphabet=alphabet)
+    with pytest.raises(InputError, match=needle):
+        memory.codes_for(scoring)
+
+
+# ---- chunks ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("limit", [1, 3, 7, 10, 1000])
+def test_chunks_cover_everything_within_the_limit(limit: int):
+    rng = np.random.default_rng(limit)
+    texts = ["A" * int(n) for n in rng.integers(0, 12, size=60)]
+    db = Database.from_sequences(texts)
+    ranges = list(db.chunks(limit))
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(db)
+    for (start, stop), (nxt, _) in zip(ranges, ranges[1:] + [(len(db), 0)], strict=True):
+        assert start < stop == nxt
+        size = int(db.lengths[start:stop].sum())
+        assert size <= limit or stop == start + 1
+        if stop < len(db):  # greedy: the next sequence would not have fitted
+            assert size + int(db.lengths[stop]) > limit
+
+
+def test_chunks_need_a_positive_limit():
+    with pytest.raises(InputError, match="max_residues"):
+        list(Database.from_sequences(["MK"]).chunks(0))
+
+
+# ---- bad input ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, alphabet, needles", [
+    (">ok\nMKV\n>r2 desc\nMKV\nAB1V\n", "protein",
+     ("bad.fa", "record 'r2'", "position 6", "'1'", "protein")),
+    (">ok\nACGT\n>r2\nACGTE\n", "dna", ("bad.fa", "record 'r2'", "position 5", "'E'", "DNA")),
+    (">ok\nMKÄ\n", "protein", ("bad.fa", "record 'ok'", "position 3", "'Ä'")),
+    ("", "protein", ("bad.fa", "no records")),
+    ("\n \n", "protein", ("bad.fa", "no records")),
+    ("@r1\nACGT\n+\nII\n", "dna", ("bad.fa", "malformed FASTQ")),
+    ("junk\n", "protein", ("bad.fa", "not FASTA or FASTQ")),
+])
+def test_bad_input_files(tmp_path: Path, text: str, alphabet: str, needles: tuple[str, ...]):
+    with pytest.raises(InputError) as info:
+        build(tmp_path, text, alphabet, name="bad.fa")
+    for needle in needles:
+        assert needle in str(info.value), (needle, str(info.value))
+    assert sorted(os.listdir(tmp_path)) == ["bad.fa"]
+
+
+def test_bad_arguments(tmp_path: Path):
+    path = write(tmp_path / "in.fa", ">a\nMK\n")
+    with pytest.raises(InputError, match="alphabet"):
+        Database.build(path, tmp_path / "x.wdb", "rna", progress=False)
+    with pytest.raises(InputError, match="in.fa.*not a wavedp database"):
+        Database.build(path, path, progress=False)  # never overwrites a non-database
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(InputError, match="folder"):
+        Database.build(path, tmp_path / "folder", progress=False)
+    with pytest.raises(InputError, match="nowhere"):
+        Database.build(path, tmp_path / "nowhere" / "x.wdb", progress=False)
+    with pytest.raises(InputError, match="missing.fa"):
+        Database.build(tmp_path / "missing.fa", tmp_path / "x.wdb", progress=False)
+    with pytest.raises(InputError, match="at least one sequence"):
+        Database.from_sequences([])
+    with pytest.raises(InputError, match="1 ids for 2"):
+        Database.from_sequences(["MK", "W"], ["a"])
+    with pytest.raises(InputError, match="'b', position 2: invalid character '1'"):
+        Database.from_sequences(["MK", "W1"], ["a", "b"])
+    assert sorted(os.listdir(tmp_path)) == ["folder", "in.fa"]
+
+
+def _damage(folder: Path, how: str) -> str:
+    """Damage a database folder; the file name the error must mention."""
+    header_path = folder / "header.json"
+    header = json.loads(header_path.read_text())
+    if how == "truncated residues":
+        data = (folder / "residues.u8").read_bytes()
+        (folder / "residues.u8").write_bytes(data[:-1])
+        return "residues.u8"
+    if how == "flipped byte":
+        data = bytearray((folder / "residues.u8").read_bytes())
+        data[len(data) // 2] ^= 0x01
+        (folder / "residues.u8").write_bytes(bytes(data))
+        return "residues.u8"
+    if how == "missing file":
+        (folder / "lengths.i32").unlink()
+        return "lengths.i32"
+    if how == "missing header":
+        header_path.unlink()
+        return "db.wdb"
+    if how == "not json":
+        header_path.write_text("{ nope")
+        return "header.json"
+    if how == "wrong format name":
+        header["format"] = "other"
+    elif how == "wrong version":
+        header["version"] = 99
+    elif how == "counts disagree":
+        header["sequences"] += 1
+        return _rewrite(header_path, header, "offsets.i64")
+    elif how == "offsets disagree":  # consistent sizes and checksums, wrong content
+        offsets = np.fromfile(folder / "offsets.i64", dtype="<i8")
+        offsets[1] += 1
+        offsets.tofile(folder / "offsets.i64")
+        header["files"]["offsets.i64"]["crc32"] = dbmod._crc32_file(str(folder / "offsets.i64"))
+        return _rewrite(header_path, header, "offsets.i64")
+    return _rewrite(header_path, header, "header.json")
+
+
+def _rewrite(path: Path, header: dict, name: str) -> str:
+    path.write_text(json.dumps(header))
+    return name
+
+
+@pytest.mark.parametrize("how", [
+    "truncated residues", "flipped byte", "missing file", "missing header", "not json",
+    "wrong format name", "wrong version", "counts disagree", "offsets disagree",
+])
+def test_damaged_database_is_an_input_error(tmp_path: Path, how: str):
+    build(tmp_path, PROTEIN_FA * 3)
+    folder = tmp_path / "db.wdb"
+    name = _damage(folder, how)
+    with pytest.raises(InputError) as info:
+        Database.open(folder)
+    message = str(info.value)
+    assert name in message and "\n" not in message, message
+    if how == "flipped byte":
+        assert "checksum" in message
+        assert len(Database.open(folder, verify=False)) == 15  # unverified: goes unnoticed
+    if how == "wrong version":
+        assert "version 99" in message
+
+
+def test_open_a_missing_or_plain_folder(tmp_path: Path):
+    with pytest.raises(InputError, match="nope.wdb.*no such folder"):
+        Database.open(tmp_path / "nope.wdb")
+    with pytest.raises(InputError, match="header.json is missing"):
+        Database.open(tmp_path)
+
+
+# ---- atomic build ------------------------------------------------------------------------
+
+def test_error_mid_file_leaves_nothing(tmp_path: Path):
+    body = "".join(f">r{k}\n{'MKV' * 50}\n" for k in range(3 * dbmod.BATCH_RECORDS))
+    path = write(tmp_path / "in.fa", body + ">late\nMK#V\n")
+    with pytest.raises(InputError, match="in.fa.*'late'.*position 3.*'#'"):
+        Database.build(path, tmp_path / "db.wdb", progress=False)
+    assert sorted(os.listdir(tmp_path)) == ["in.fa"]
+
+
+def test_failed_build_keeps_the_old_database(tmp_path: Path):
+    build(tmp_path, ">old\nMK\n")
+    with pytest.raises(InputError, match="position 2"):
+        build(tmp_path, ">new\nM1\n")
+    assert list(Database.open(tmp_path / "db.wdb").ids) == ["old"]
+    assert sorted(os.listdir(tmp_path)) == ["db.wdb", "in.fa"]
+
+
+def test_interrupt_leaves_nothing(tmp_path: Path, monkeypatch):
+    def interrupted(path):
+        yield "a", "MK"
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dbmod, "iter_records", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        Database.build(write(tmp_path / "in.fa", ">a\nMK\n"), tmp_path / "db.wdb",
+                       progress=False)
+    assert sorted(os.listdir(tmp_path)) == ["in.fa"]
+
+
+def test_write_failure_is_an_input_error(tmp_path: Path, monkeypatch):
+    def refuse(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(dbmod.os, "rename", refuse)
+    with pytest.raises(InputError, match="db.wdb.*No space left"):
+        build(tmp_path, ">a\nMK\n")
+    monkeypatch.undo()
+    assert sorted(os.listdir(tmp_path)) == ["in.fa"]
+
+
+# ---- bounded memory ----------------------------------------------------------------------
+
+def test_build_streams_in_bounded_memory(tmp_path: Path):
+    rng = np.random.default_rng(7)
+    letters = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", dtype=np.uint8)
+    path = tmp_path / "big.fa"
+    line = 60
+    with open(path, "wb") as fh:
+        for part in range(20):  # 20 x 3 MB of residues, 60 per line
+            codes = letters[rng.integers(0, letters.size, size=3_000_000)]
+            rows = codes.reshape(-1, line)
+            text = np.concatenate([rows, np.full((rows.shape[0], 1), ord("\n"), np.uint8)], 1)
+            for k, start in enumerate(range(0, len(text), 50)):  # 3,000-residue records
+                fh.write(f">r{part}_{k}\n".encode())
+                fh.write(text[start:start + 50].tobytes())
+    size = path.stat().st_size
+    assert size > 55e6
+    tracemalloc.start()
+    try:
+        db = Database.build(path, tmp_path / "big.wdb", progress=False)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert db.total_residues == 60_000_000 and len(db) == 20_000
+    assert peak < size / 8, (peak, size)  # about 5 MB: a batch of 1 MB residues and its codes
