@@ -45,6 +45,13 @@ class Prepared:
             self.ids.append(rid)
             self.codes.append(scoring.encode(text, what=what, record=rid, path=path))
 
+    @classmethod
+    def from_codes(cls, texts: list[str], ids: list[str], codes: list[np.ndarray]) -> Prepared:
+        """Sequences encoded elsewhere (a search database's hits, a reverse complement)."""
+        self = cls.__new__(cls)
+        self.texts, self.ids, self.codes = list(texts), list(ids), list(codes)
+        return self
+
 
 def _mode_code(mode: str) -> int:
     if mode not in MODES:

@@ -1,0 +1,231 @@
+"""``wavedp.search``: every query against every database sequence, exact, ranked hits.
+
+Validation and encoding happen once here; the scan engines (``scan.py``) only score encoded
+queries against the database and return each query's best candidates; the reported hits are
+then aligned with the pairwise engines (``api.run_pairs``), so each is the ``Alignment``
+``wavedp.align`` gives for that pair, plus its E-value, bit score and strand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .. import device as _device
+from ..alignment import Alignment
+from ..api import Prepared, SeqLike, _check_scoring, _mode_code, run_pairs
+from ..errors import InputError
+from ..scoring import Scoring
+from ..seqio import read_records
+from . import statistics
+from .database import Database
+from .ranking import MINUS, merge
+from .scan import scanner_for
+from .strands import SIGN, reverse_complement, strands
+
+
+class _DefaultEvalue(float):
+    """The default E-value cutoff: applied where statistics exist, silently skipped where
+    they do not (an E-value the caller chose is an error there)."""
+
+    def __repr__(self) -> str:
+        return "10.0"
+
+
+DEFAULT_EVALUE = _DefaultEvalue(10.0)
+
+#: one batch of queries carries about this many DP cells (per device), so results stream out
+#: (and ``--resume`` commits) as batches finish
+BATCH_CELLS = {"cpu": 2e10, "gpu": 2e13}
+
+Progress = Callable[[int], None]
+
+
+def _queries(queries: Any, scoring: Scoring) -> Prepared:
+    if isinstance(queries, Prepared):
+        return queries
+    if isinstance(queries, (str, os.PathLike)) and os.path.isfile(queries):
+        path = os.fspath(queries)
+        records = read_records(path)
+        return Prepared([s for _, s in records], scoring, "query",
+                        ids=[r for r, _ in records], path=path)
+    if isinstance(queries, (str, bytes)) or hasattr(queries, "seq"):
+        raise InputError("queries must be a list of sequences or a FASTA/FASTQ path; "
+                         "wrap a single sequence in a list")
+    prepared = Prepared(queries, scoring, "query")
+    if not prepared.codes:
+        raise InputError("no queries given")
+    return prepared
+
+
+def _database(database: Any, scoring: Scoring) -> Database:
+    kind = "dna" if scoring.is_dna else "protein"
+    if isinstance(database, Database):
+        return database
+    if isinstance(database, (str, os.PathLike)):
+        path = os.fspath(database)
+        if os.path.isdir(path):
+            return Database.open(path)
+        records = read_records(path)
+        return Database.from_sequences([s for _, s in records], [r for r, _ in records],
+                                       alphabet=kind)
+    texts, ids = [], []
+    prepared = Prepared(database, scoring, "target")  # validates every letter, names records
+    for k, text in enumerate(prepared.texts):
+        texts.append(text)
+        ids.append(prepared.ids[k])
+    return Database.from_sequences(texts, ids, alphabet=kind)
+
+
+def _cutoffs(top: int, evalue: float | None, min_score: int | None, mode: str,
+             scoring: Scoring) -> tuple[int, float | None, int | None,
+                                        statistics.KarlinAltschul | None]:
+    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 0:
+        raise InputError(f"top must be a non-negative integer (0 = all), got {top!r}")
+    if min_score is not None and (isinstance(min_score, bool)
+                                  or not isinstance(min_score, (int, np.integer))):
+        raise InputError(f"min_score must be an integer, got {min_score!r}")
+    stats = statistics.parameters(scoring) if mode == "local" else None
+    if isinstance(evalue, _DefaultEvalue):
+        evalue = float(evalue) if stats is not None else None
+    elif evalue is not None:
+        if isinstance(evalue, bool) or not isinstance(evalue, (int, float)) or \
+                not evalue > 0 or math.isnan(evalue):
+            raise InputError(f"evalue must be a positive number (or None), got {evalue!r}")
+        stats = statistics.require(scoring, mode)
+    return int(top), evalue, None if min_score is None else int(min_score), stats
+
+
+def _evalue_floor(stats: statistics.KarlinAltschul, evalue: float, m: int, n: int) -> int:
+    """The smallest score whose E-value is at most ``evalue`` (m: query, n: db residues)."""
+    if m == 0 or n == 0:
+        return -(1 << 30)
+    s = math.floor((math.log(stats.K * m * n) - math.log(evalue)) / stats.lambda_) - 2
+    while stats.evalue(s, m, n) > evalue:
+        s += 1
+    return s
+
+
+def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scoring: Scoring,
+           top: int = 10, evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
+           mode: str = "local", traceback: bool = True, strand: str = "both",
+           device: str = "auto") -> list[list[Alignment]]:
+    """Search every query against ``database``; one ranked hit list per query (query order).
+
+    ``database``: a list of sequences, a FASTA/FASTQ path, a ``.wdb`` folder or a
+    :class:`Database`. Hits rank by score, then database index (then plus strand first);
+    ``top=0`` keeps all, ``min_score`` and ``evalue`` (None: no E-value filter) filter.
+    Each hit equals ``wavedp.align`` on its pair, with ``evalue``, ``bitscore`` (None without
+    statistics) and ``strand`` (DNA; ``both`` strands by default) filled in.
+    """
+    results = iter_search(queries, database, scoring, top=top, evalue=evalue,
+                          min_score=min_score, mode=mode, traceback=traceback, strand=strand,
+                          device=device)
+    return [hits for _, hits in results]
+
+
+def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
+                evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
+                mode: str = "local", traceback: bool = True, strand: str = "both",
+                device: str = "auto", progress: Progress | None = None,
+                skip: Iterable[int] = ()) -> Iterator[tuple[int, list[Alignment]]]:
+    """:func:`search` as a generator of ``(query index, hits)`` in query order, queries in
+    ``skip`` left out; ``progress(cells)`` is called as work completes. All input is
+    validated, and resource limits checked, before the first result."""
+    scoring = _check_scoring(scoring)
+    code = _mode_code(mode)
+    top, evalue, min_score, stats = _cutoffs(top, evalue, min_score, mode, scoring)
+    wanted = strands(scoring.is_dna, strand)
+    q = _queries(queries, scoring)
+    db = _database(database, scoring)
+    lut = db.codes_for(scoring)
+    resolved = _device.resolve(device)
+    longest_query = max(c.size for c in q.codes)
+    scoring.check_range(longest_query, db.longest)
+    skip = set(skip)
+    todo = [k for k in range(len(q.codes)) if k not in skip]
+    scanner = scanner_for(resolved, db, lut, scoring, code)
+    return _run(q, db, lut, scoring, mode, traceback, resolved, scanner, todo, wanted, top,
+                evalue, min_score, stats, progress)
+
+
+def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback: bool,
+         resolved: str, scanner, todo: list[int], wanted: tuple[int, ...], top: int,
+         evalue: float | None, min_score: int | None, stats, progress: Progress | None
+         ) -> Iterator[tuple[int, list[Alignment]]]:
+    n = db.total_residues
+    for batch in _batches(todo, [q.codes[k].size for k in todo], n, BATCH_CELLS[resolved]):
+        jobs = []  # (query index, strand, text, codes)
+        for k in batch:
+            for s in wanted:
+                text, codes = q.texts[k], q.codes[k]
+                if s == MINUS:
+                    text, codes = reverse_complement(text, codes)
+                jobs.append((k, s, text, codes))
+        thresholds = []
+        for _, _, _, codes in jobs:
+            floor = None if min_score is None else min_score
+            if evalue is not None and stats is not None:
+                e_floor = _evalue_floor(stats, evalue, codes.size, n)
+                floor = e_floor if floor is None else max(floor, e_floor)
+            thresholds.append(floor)
+        found = scanner.top([codes for *_, codes in jobs], top, thresholds, progress)
+        by_query: dict[int, list] = {}
+        for (k, s, text, codes), (index, score) in zip(jobs, found, strict=True):
+            by_query.setdefault(k, []).append((index, score, s, text, codes))
+        for k in batch:
+            parts = by_query[k]
+            index, score, strand_of = merge([(i, sc, s) for i, sc, s, _, _ in parts], top)
+            views = {s: (text, codes) for _, _, s, text, codes in parts}
+            hits = _alignments(q, k, views, db, lut, index, score, strand_of, scoring, mode,
+                               traceback, resolved, stats, len(wanted) > 1 or scoring.is_dna)
+            if evalue is not None:
+                hits = [h for h in hits if h.evalue is None or h.evalue <= evalue]
+            yield k, hits
+
+
+def _batches(todo: list[int], lengths: list[int], n: int, cells: float) -> Iterator[list[int]]:
+    batch, work = [], 0.0
+    for k, m in zip(todo, lengths, strict=True):
+        batch.append(k)
+        work += max(m, 1) * max(n, 1)
+        if work >= cells:
+            yield batch
+            batch, work = [], 0.0
+    if batch:
+        yield batch
+
+
+def _alignments(q: Prepared, k: int, views: dict, db: Database, lut, index: np.ndarray,
+                score: np.ndarray, strand_of: np.ndarray, scoring: Scoring, mode: str,
+                traceback: bool, resolved: str, stats, dna: bool) -> list[Alignment]:
+    """The hits of query k as Alignments, in rank order (one pairwise engine call a strand)."""
+    out: list[Alignment | None] = [None] * index.size
+    m = q.codes[k].size
+    for s, (text, codes) in views.items():
+        rows = np.flatnonzero(strand_of == s)
+        if rows.size == 0:
+            continue
+        targets = Prepared.from_codes(
+            [db.text(int(t)) for t in index[rows]],
+            [db.id(int(t)) for t in index[rows]],
+            [db.codes(int(t)) if lut is None else lut[db.codes(int(t))] for t in index[rows]])
+        query = Prepared.from_codes([text], [q.ids[k]], [codes])
+        pairs = np.stack([np.zeros(rows.size, np.int64), np.arange(rows.size)], axis=1)
+        alns = run_pairs(query, targets, pairs, scoring, mode, traceback, resolved)
+        for r, aln in zip(rows.tolist(), alns, strict=True):
+            if aln.score != int(score[r]):
+                raise RuntimeError(f"search engine bug: query {q.ids[k]!r} vs database index "
+                                   f"{int(index[r])} scanned {int(score[r])}, aligned "
+                                   f"{aln.score}")
+            extra = {"strand": SIGN[s] if dna else None}
+            if stats is not None:
+                extra["evalue"] = stats.evalue(aln.score, m, db.total_residues)
+                extra["bitscore"] = stats.bitscore(aln.score)
+            out[r] = dataclasses.replace(aln, **extra)
+    return out  # type: ignore[return-value]

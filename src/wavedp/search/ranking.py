@@ -1,0 +1,44 @@
+"""DESIGN.md's hit order and top-K selection: score descending, then database index
+ascending, then the plus strand before the minus strand."""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: strand codes in rank order (ties between the two strands of one sequence: plus first)
+PLUS, MINUS = 0, 1
+
+
+def top(scores: np.ndarray, k: int, threshold: int | None) -> np.ndarray:
+    """Indices into ``scores`` of its ``k`` best entries (all when k == 0) scoring at least
+    ``threshold``, best first: larger score, then smaller index."""
+    idx = np.arange(scores.size, dtype=np.int64)
+    if threshold is not None:
+        keep = scores >= threshold
+        idx, scores = idx[keep], scores[keep]
+    if k and idx.size > k:
+        # the k-th largest score; everything above it is in, ties at it go by index
+        kth = np.partition(scores, idx.size - k)[idx.size - k]
+        above = scores > kth
+        at = np.flatnonzero(scores == kth)[: k - int(above.sum())]
+        keep = np.flatnonzero(above)
+        sel = np.concatenate([keep, at])
+        idx, scores = idx[sel], scores[sel]
+    order = np.lexsort((idx, -scores.astype(np.int64)))
+    return idx[order]
+
+
+def merge(parts: list[tuple[np.ndarray, np.ndarray, int]], k: int
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Merge candidate lists ``(database indices, scores, strand)`` into one ranked list of
+    at most ``k`` entries (all when k == 0): (indices, scores, strands)."""
+    if not parts:
+        empty = np.empty(0, np.int64)
+        return empty, empty.astype(np.int32), empty.astype(np.int8)
+    index = np.concatenate([p[0] for p in parts]).astype(np.int64)
+    score = np.concatenate([p[1] for p in parts]).astype(np.int64)
+    strand = np.concatenate([np.full(p[0].size, p[2], np.int8) for p in parts])
+    order = np.lexsort((strand, index, -score))
+    if k:
+        order = order[:k]
+    return index[order], score[order].astype(np.int32), strand[order]
