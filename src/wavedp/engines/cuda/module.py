@@ -16,6 +16,11 @@ KERNELS: dict[str, list[str]] = {
         for profile in ("signed char", "int")
     ],
     "diagonal.cu": [f"diagonal<{mode}>" for mode in (0, 1, 2)],
+    "search.cu": [
+        f"scan<{mode}, {rows}, {packed}>"
+        for mode, packed in ((0, "true"), (0, "false"), (1, "false"), (2, "false"))
+        for rows in (4, 8, 12, 16, 20, 24, 28, 32)
+    ],
     "ceiling.cu": ["ceiling<16>"],
     "endcell.cu": ["best_cell"],
 }

@@ -1,0 +1,338 @@
+"""GPU database search: the scan kernel (``kernels/search.cu``) and top-K selection.
+
+The database sits in GPU memory when it fits (uploaded once per :class:`Scanner`), else it
+streams through in chunks: two page-locked host buffers and two device buffers, the copy of
+chunk i+1 on its own stream overlapping the scan of chunk i. Subjects are scanned longest
+first (groups of a warp get similar lengths). Local searches pack two queries per 32-bit word
+(16-bit lanes) and rescore at 32 bits the subjects whose 16-bit best could have saturated;
+global and semiglobal searches run 32-bit words. Each query's best candidates are selected on
+the GPU; only they are copied back.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+
+from ...errors import InputError
+from ..common import GLOBAL, LOCAL
+from .module import function
+from .multipass import multiprocessors
+
+#: rows per lane of the kernel instances (multiples of 4: the profile is read 16 bytes at once)
+ROWS = (4, 8, 12, 16, 20, 24, 28, 32)
+#: lanes per subject group (powers of two)
+GROUPS = (4, 8, 16, 32)
+#: threads per block (kernels/search.cu's BLOCK)
+BLOCK = 128
+#: profile scores of rows past the query (16-bit and 32-bit words)
+PAD16, PAD32 = -8192, -(1 << 24)
+#: shared memory for one pass's profile at most (four blocks of four warps per SM fit)
+PROFILE_BYTES = 56 << 10
+#: blocks per multiprocessor the grid is sized for (tickets make any size safe)
+BLOCKS_PER_SM = 8
+#: the passes' scratch rows of all groups in flight take at most this much GPU memory
+SCRATCH_BYTES = 256 << 20
+#: GPU memory the resident database (or a streamed chunk pair) may take; tests lower it to
+#: force streaming
+DATABASE_BYTES: int | None = None
+#: per-pass cost of a group, in cells of a column (scratch traffic and synchronisation)
+PASS_CELLS = 64
+
+Candidates = tuple[np.ndarray, np.ndarray]
+
+
+def plan(m: int, columns: float, alphabet: int) -> tuple[int, int, int]:
+    """(lanes G, rows per lane R, passes) for a query of m rows against subjects of about
+    ``columns`` residues: the fewest padded cells, counting pipeline fill and passes."""
+    best = None
+    for g in GROUPS:
+        for r in ROWS:
+            t = g * r
+            if 4 * alphabet * t > PROFILE_BYTES:
+                continue
+            passes = -(-max(m, 1) // t)
+            cost = passes * (t * (columns + g - 1) + PASS_CELLS * columns)
+            key = (cost, -r)
+            if best is None or key < best[0]:
+                best = (key, g, r, passes)
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
+def profile(queries: list[np.ndarray], sub: np.ndarray, go: int, g: int, r: int, passes: int,
+            packed: bool) -> np.ndarray:
+    """The kernel's query profile (uint32 words, passes x A x T in chunked row order) of one
+    query, or of two packed into int16 halves (low half: the first)."""
+    a = sub.shape[0]
+    t = g * r
+    rows = passes * t
+    halves = []
+    for q in queries:
+        col = np.full((a, rows), PAD16 if packed else PAD32, np.int64)
+        col[:, :q.size] = sub[q, :].T.astype(np.int64) + go
+        halves.append(col)
+    if packed:
+        words = (halves[0] & 0xFFFF) | ((halves[-1] & 0xFFFF) << 16)
+    else:
+        words = halves[0] & 0xFFFFFFFF
+    words = words.reshape(a, passes, g, r // 4, 4).transpose(1, 0, 3, 2, 4)
+    return np.ascontiguousarray(words.reshape(-1)).astype(np.uint32)
+
+
+def packable(sub: np.ndarray, go: int, ge: int) -> bool:
+    """Whether 16-bit words cannot wrap for these scores (kernels/search.cu)."""
+    return go <= 8000 and int(sub.max()) + go <= 32767 and int(sub.min()) + go >= -32768 \
+        and ge <= go
+
+
+def saturation_limit(sub: np.ndarray) -> int:
+    """A 16-bit local best at or above this may have overflowed: rescore it at 32 bits."""
+    return 32767 - max(int(sub.max()), 0)
+
+
+@functools.cache
+def _kernel(mode: int, r: int, packed: bool):
+    fn = function("search.cu", f"scan<{mode}, {r}, {'true' if packed else 'false'}>")
+    return fn
+
+
+class _Chunk:
+    """One resident slice of the database: residues, offsets and the scan order."""
+
+    def __init__(self, start: int, stop: int, offsets: np.ndarray, d_res, d_off) -> None:
+        import cupy
+
+        lengths = np.diff(offsets)
+        self.start, self.stop = start, stop
+        self.lengths = lengths
+        order = np.argsort(-lengths, kind="stable").astype(np.int32)
+        order = order[lengths[order] > 0]
+        self.order = cupy.asarray(order)
+        self.count = int(order.size)
+        self.empty = np.flatnonzero(lengths == 0)
+        self.longest = int(lengths.max()) if lengths.size else 0
+        self.mean = float(lengths[lengths > 0].mean()) if self.count else 1.0
+        self.res, self.off = d_res, d_off
+
+    @property
+    def size(self) -> int:
+        return self.stop - self.start
+
+
+class Scanner:
+    """Scores queries against every database sequence on the GPU (same contract as the CPU
+    engine: exact scores, DESIGN.md's order)."""
+
+    def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
+                 sub: np.ndarray, gap_open: int, gap_extend: int, mode: int) -> None:
+        import cupy
+
+        self.residues, self.offsets, self.lut = residues, np.asarray(offsets), lut
+        self.sub = np.ascontiguousarray(sub, dtype=np.int32)
+        self.go, self.ge, self.mode = int(gap_open), int(gap_extend), int(mode)
+        self.packed = mode == LOCAL and packable(self.sub, self.go, self.ge)
+        free, _ = cupy.cuda.runtime.memGetInfo()
+        budget = DATABASE_BYTES if DATABASE_BYTES is not None else int(free * 0.6)
+        n = self.offsets.size - 1
+        total = int(self.offsets[-1])
+        lengths = np.diff(self.offsets)
+        longest = int(lengths.max()) if n else 0
+        per_seq = 8 + 4 + 4 + 8  # offset, order, score, key
+        if total + per_seq * n <= budget:
+            self.ranges = [(0, n)]
+        else:
+            cap = max((budget // 2) - per_seq * 1024, longest)
+            self.ranges = list(_ranges(self.offsets, cap))
+        need = max(int(self.offsets[b] - self.offsets[a]) + per_seq * (b - a)
+                   for a, b in self.ranges) * (1 if len(self.ranges) == 1 else 2)
+        if need > free:
+            raise InputError(f"the database needs {need / 2**30:.2f} GiB of GPU memory for its "
+                             f"longest sequence ({longest} residues), "
+                             f"{free / 2**30:.2f} GiB free")
+        self._resident: _Chunk | None = None
+
+    # ---- chunks ------------------------------------------------------------------------------
+
+    def _host_chunk(self, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
+        lo, hi = int(self.offsets[start]), int(self.offsets[stop])
+        raw = np.asarray(self.residues[lo:hi])
+        if out is None:
+            return raw if self.lut is None else self.lut[raw]
+        view = out[:hi - lo]
+        if self.lut is None:
+            view[:] = raw
+        else:
+            np.take(self.lut, raw, out=view)
+        return view
+
+    def _upload(self, start: int, stop: int, stream=None, pinned=None, dres=None) -> _Chunk:
+        import cupy
+
+        offsets = self.offsets[start:stop + 1] - self.offsets[start]
+        host = self._host_chunk(start, stop, pinned)
+        if dres is None:
+            dres = cupy.empty(max(host.size, 1), cupy.uint8)
+        dres[:host.size].set(host, stream=stream)
+        doff = cupy.asarray(offsets)
+        return _Chunk(start, stop, offsets, dres, doff)
+
+    def _chunks(self):
+        """Yield the database's chunks on the device, the next one copied during the scan."""
+        import cupy
+
+        if len(self.ranges) == 1:
+            if self._resident is None:
+                self._resident = self._upload(*self.ranges[0])
+            yield self._resident
+            return
+        size = max(int(self.offsets[b] - self.offsets[a]) for a, b in self.ranges)
+        pinned = [_pinned(size) for _ in range(2)]
+        dres = [cupy.empty(max(size, 1), cupy.uint8) for _ in range(2)]
+        copy = cupy.cuda.Stream(non_blocking=True)
+        pending = None
+        for k, (a, b) in enumerate(self.ranges):
+            if pending is None:
+                with copy:
+                    pending = self._upload(a, b, copy, pinned[k % 2], dres[k % 2])
+            copy.synchronize()
+            current = pending
+            pending = None
+            if k + 1 < len(self.ranges):
+                a2, b2 = self.ranges[k + 1]
+                with copy:
+                    pending = self._upload(a2, b2, copy, pinned[(k + 1) % 2], dres[(k + 1) % 2])
+            yield current
+            cupy.cuda.get_current_stream().synchronize()  # done with this chunk's buffers
+
+    # ---- scanning ----------------------------------------------------------------------------
+
+    def _launch(self, ch: _Chunk, queries: list[np.ndarray], order, count: int, packed: bool):
+        """Scan ``count`` subjects of ``order`` against one query (or two packed); returns the
+        kernel's words (device uint32, one per entry of order)."""
+        import cupy
+
+        m = max(q.size for q in queries)
+        a = self.sub.shape[0]
+        g, r, passes = plan(m, ch.mean, a)
+        prof = cupy.asarray(profile(queries, self.sub, self.go, g, r, passes, packed))
+        out = cupy.empty(max(count, 1), cupy.uint32)
+        groups = BLOCK // g
+        blocks = max(1, min(-(-count // groups), BLOCKS_PER_SM * multiprocessors()))
+        stride = ch.longest + 2
+        if passes > 1:
+            blocks = max(1, min(blocks, SCRATCH_BYTES // (groups * stride * 8)))
+            scratch = cupy.empty(blocks * groups * stride * 2, cupy.uint32)
+        else:
+            scratch = cupy.empty(2, cupy.uint32)
+        ticket = cupy.zeros(1, cupy.int32)
+        kernel = _kernel(LOCAL if packed else self.mode, r, packed)
+        smem = 4 * a * g * r
+        if smem > 48 << 10:
+            kernel.max_dynamic_shared_size_bytes = smem
+        kernel((blocks,), (BLOCK,), (
+            ch.res, ch.off, order, np.int32(count), prof, np.int32(a), np.int32(g),
+            np.int32(passes), np.int32(m), np.int32(self.go), np.int32(self.ge), scratch,
+            np.int32(stride), out, ticket), shared_mem=smem)
+        return out[:count]
+
+    def _scores(self, ch: _Chunk, queries: list[np.ndarray]) -> list:
+        """Exact scores (device int32, by chunk index) of each query against the chunk."""
+        import cupy
+
+        out = [cupy.empty(ch.size, cupy.int32) for _ in queries]
+        for q, s in zip(queries, out, strict=True):
+            s[:] = 0
+            if self.mode == GLOBAL and ch.empty.size:
+                s[cupy.asarray(ch.empty)] = _edge(q.size, self.go, self.ge)
+            if q.size == 0 and self.mode == GLOBAL:
+                s[:] = cupy.asarray(_edges(ch.lengths, self.go, self.ge))
+        live = [k for k, q in enumerate(queries) if q.size > 0]
+        if ch.count == 0:
+            return out
+        if self.packed:
+            live.sort(key=lambda k: -queries[k].size)
+            limit = saturation_limit(self.sub)
+            for p in range(0, len(live), 2):
+                pair = live[p:p + 2]
+                words = self._launch(ch, [queries[k] for k in pair], ch.order, ch.count, True)
+                halves = [(words & 0xFFFF).astype(cupy.int16).astype(cupy.int32),
+                          (words >> 16).astype(cupy.int16).astype(cupy.int32)]
+                for k, best in zip(pair, halves, strict=False):
+                    hot = cupy.flatnonzero(best >= limit)
+                    if hot.size:
+                        sub_order = ch.order[hot]
+                        exact = self._launch(ch, [queries[k]], sub_order, int(hot.size), False)
+                        best[hot] = exact.view(cupy.int32)
+                    out[k][ch.order] = best
+        else:
+            for k in live:
+                words = self._launch(ch, [queries[k]], ch.order, ch.count, False)
+                out[k][ch.order] = words.view(cupy.int32)
+        return out
+
+    def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
+            progress: Callable[[int], None] | None = None) -> list[Candidates]:
+        """Each query's best ``k`` (0: all) database indices and scores above its threshold,
+        ranked (score descending, index ascending)."""
+        from ...search.ranking import PLUS, merge
+
+        found: list[list] = [[] for _ in queries]
+        for ch in self._chunks():
+            scores = self._scores(ch, queries)
+            residues = int(self.offsets[ch.stop] - self.offsets[ch.start])
+            for j, s in enumerate(scores):
+                idx, sc = select(s, k, thresholds[j])
+                found[j].append((idx + ch.start, sc, PLUS))
+                if progress is not None:
+                    progress(queries[j].size * residues)
+        return [merge(parts, k)[:2] for parts in found]
+
+
+def select(scores, k: int, threshold: int | None) -> Candidates:
+    """Top-k on the GPU: the ``k`` best (0: all) entries of a device score array at or above
+    ``threshold``, as host (indices, scores), best first (ties: smaller index)."""
+    import cupy
+
+    n = int(scores.size)
+    if threshold is not None:
+        keep = scores >= threshold
+    if k == 0 or k >= n:
+        idx = cupy.flatnonzero(keep) if threshold is not None else cupy.arange(n)
+    else:
+        key = scores.astype(cupy.int64) * (1 << 32) + (0xFFFFFFFF - cupy.arange(n))
+        if threshold is not None:
+            key[~keep] = -(1 << 62)
+        idx = cupy.argpartition(key, n - k)[n - k:]
+        if threshold is not None:
+            idx = idx[keep[idx]]
+    idx_h = idx.get().astype(np.int64)
+    sc_h = scores[idx].get().astype(np.int32)
+    order = np.lexsort((idx_h, -sc_h.astype(np.int64)))
+    return idx_h[order], sc_h[order]
+
+
+def _edge(k: int, go: int, ge: int) -> int:
+    return -(go + (k - 1) * ge) if k > 0 else 0
+
+
+def _edges(lengths: np.ndarray, go: int, ge: int) -> np.ndarray:
+    return np.where(lengths > 0, -(go + (lengths - 1) * ge), 0).astype(np.int32)
+
+
+def _ranges(offsets: np.ndarray, cap: int):
+    n, start = offsets.size - 1, 0
+    while start < n:
+        stop = int(np.searchsorted(offsets, offsets[start] + cap, side="right")) - 1
+        stop = min(max(stop, start + 1), n)
+        yield start, stop
+        start = stop
+
+
+def _pinned(size: int) -> np.ndarray:
+    import cupy
+
+    mem = cupy.cuda.alloc_pinned_memory(max(size, 1))
+    return np.frombuffer(mem, np.uint8, max(size, 1))

@@ -1,0 +1,194 @@
+// Database search: one query (or two, packed) against many subjects, score only.
+//
+// A thread group of G lanes (G a power of two, G <= 32) aligns one subject at a time against
+// a query tile of T = G*R rows: lane l owns tile rows l*R .. l*R+R-1 and keeps their H and E in
+// registers; lane l runs one column behind lane l-1 and gets H and F of the row above its
+// first row by shuffle. Queries longer than T run in passes over successive tiles: the last
+// lane of a group writes its bottom row (H - go and F) to the group's scratch row, which lane 0
+// reads back in the next pass. Groups never wait on each other; a block takes batches of
+// subjects (one per group) by atomic ticket and loads the query profile of each pass into
+// shared memory.
+//
+// Words: PACKED keeps two queries in one 32-bit word (two int16 lanes, Hopper DPX
+// __viaddmax_s16x2 & co.), else one int32. The host checks that 16-bit values cannot wrap
+// (gap open <= 8000, scores + open within int16) and rescores at 32 bits every subject whose
+// 16-bit best reaches 32767 - (largest substitution score): below that no cell overflowed.
+//
+// Profile (prepared by the host): for pass p and residue c, T words of (score + go) in chunks
+// of 4 rows: chunk k of lane l at word (k*G + l)*4 (rows l*R + 4k .. l*R + 4k + 3), so a
+// quarter-warp reads 128 contiguous bytes. Rows past the query score PAD.
+//
+// Results: out[k] for the subject order[k]: the local best (PACKED: two int16), or H[m][n]
+// (global), or the best of the last row and last column (semiglobal).
+#include "common.cuh"
+
+#define FULL 0xffffffffu
+#define BLOCK 128
+
+template <bool PACKED> struct Word;
+
+template <> struct Word<true> {
+    static __device__ __forceinline__ unsigned addmax(unsigned a, unsigned b, unsigned c) {
+        return __viaddmax_s16x2(a, b, c);
+    }
+    static __device__ __forceinline__ unsigned addmax_relu(unsigned a, unsigned b, unsigned c) {
+        return __viaddmax_s16x2_relu(a, b, c);
+    }
+    static __device__ __forceinline__ unsigned max3(unsigned a, unsigned b, unsigned c) {
+        return __vimax3_s16x2(a, b, c);
+    }
+    static __device__ __forceinline__ unsigned vmax(unsigned a, unsigned b) { return __vmaxs2(a, b); }
+    static __device__ __forceinline__ unsigned splat(int v) { return (unsigned)(v & 0xffff) * 0x10001u; }
+};
+
+template <> struct Word<false> {
+    static __device__ __forceinline__ unsigned addmax(unsigned a, unsigned b, unsigned c) {
+        return (unsigned)__viaddmax_s32((int)a, (int)b, (int)c);
+    }
+    static __device__ __forceinline__ unsigned addmax_relu(unsigned a, unsigned b, unsigned c) {
+        return (unsigned)__viaddmax_s32_relu((int)a, (int)b, (int)c);
+    }
+    static __device__ __forceinline__ unsigned max3(unsigned a, unsigned b, unsigned c) {
+        return (unsigned)__vimax3_s32((int)a, (int)b, (int)c);
+    }
+    static __device__ __forceinline__ unsigned vmax(unsigned a, unsigned b) {
+        return (unsigned)max((int)a, (int)b);
+    }
+    static __device__ __forceinline__ unsigned splat(int v) { return (unsigned)v; }
+};
+
+template <int MODE, int R, bool PACKED>
+__global__ void __launch_bounds__(BLOCK) scan(
+    const u8* __restrict__ res, const i64* __restrict__ off, const int* __restrict__ order,
+    int count, const unsigned* __restrict__ prof, int A, int G, int passes, int m, int go,
+    int ge, uint2* scratch, int stride, unsigned* out, int* ticket) {
+    using W = Word<PACKED>;
+    extern __shared__ __align__(16) unsigned sprof[];
+    __shared__ int sbatch;
+    const int T = G * R;
+    const int lane = threadIdx.x % G;
+    const int group = threadIdx.x / G;
+    const int groups = BLOCK / G;
+    uint2* scr = scratch + (i64)(blockIdx.x * groups + group) * stride;
+    const unsigned neg = W::splat(PACKED ? -16384 : WAVEDP_NEG);
+    const unsigned mge = W::splat(-ge), mgo = W::splat(-go);
+    const int words = A * T;
+    bool loaded = false;
+
+    for (;;) {
+        __syncthreads();  // every thread has read the previous batch number
+        if (threadIdx.x == 0) sbatch = atomicAdd(ticket, 1);
+        __syncthreads();
+        const int first = sbatch * groups;
+        if (first >= count) return;
+        const int k = first + group;
+        int n = 0;
+        i64 base = 0;
+        if (k < count) {
+            const int s = order[k];
+            base = off[s];
+            n = (int)(off[s + 1] - base);
+        }
+        const int nw = __reduce_max_sync(FULL, n);  // the warp's longest subject
+        // local: best H; global: H[m][n] - go; semiglobal: best H - go of row m / column n
+        unsigned best = MODE == WAVEDP_LOCAL ? 0u : W::splat(MODE == WAVEDP_GLOBAL ? WAVEDP_NEG : -go);
+        for (int p = 0; p < passes; ++p) {
+            if (passes > 1 || !loaded) {  // one pass: the profile stays for every batch
+                loaded = true;
+                __syncthreads();
+                const uint4* src = reinterpret_cast<const uint4*>(prof + (i64)p * words);
+                for (int w = threadIdx.x; w < words / 4; w += BLOCK)
+                    reinterpret_cast<uint4*>(sprof)[w] = src[w];
+                __syncthreads();
+            }
+            const int row0 = p * T + lane * R;  // rows row0+1 .. row0+R (1-based)
+            unsigned Hg[R], E[R];
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                Hg[r] = W::splat(edge<MODE>(row0 + r + 1, go, ge) - go);
+                E[r] = neg;
+            }
+            unsigned diag = W::splat(edge<MODE>(row0, go, ge) - go);
+            unsigned bot_h = 0, bot_f = neg;
+            const bool last = p == passes - 1;
+            const int mrow = m - 1 - p * T;  // row m's place in this tile (global, semiglobal)
+            const bool owns_m = MODE != WAVEDP_LOCAL && last && mrow / R == lane;
+            const int rm = mrow % R;
+            int c_cur = 0;  // residue of the column this lane did last step (for the lane below)
+            int c_next = n > 0 && lane == 0 ? res[base] : 0;  // lane 0: its next column's
+            uint2 up_next = make_uint2(0, 0);
+            if (p > 0 && lane == 0 && n > 0) up_next = scr[1];
+            const int steps = nw + G - 1;
+            for (int s = 0; s < steps; ++s) {
+                const int j = s - lane + 1;  // this lane's column (1-based)
+                unsigned uh = __shfl_up_sync(FULL, bot_h, 1, G);
+                unsigned uf = __shfl_up_sync(FULL, bot_f, 1, G);
+                const int c_above = __shfl_up_sync(FULL, c_cur, 1, G);
+                const int c = lane == 0 ? c_next : c_above;
+                if (lane == 0) {
+                    if (p == 0) {
+                        uh = W::splat(edge<MODE>(j, go, ge) - go);
+                        uf = neg;
+                    } else {
+                        uh = up_next.x;
+                        uf = up_next.y;
+                    }
+                }
+                if (j >= 1 && j <= n) {
+                    if (lane == 0 && j < n) {
+                        c_next = res[base + j];
+                        if (p > 0) up_next = scr[j + 1];
+                    }
+                    unsigned sc[R];
+                    const uint4* pr = reinterpret_cast<const uint4*>(sprof + c * T) + lane;
+#pragma unroll
+                    for (int q = 0; q < R / 4; ++q) {
+                        const uint4 v = pr[q * G];
+                        sc[4 * q] = v.x, sc[4 * q + 1] = v.y, sc[4 * q + 2] = v.z, sc[4 * q + 3] = v.w;
+                    }
+                    unsigned h = uh, f = uf, d = diag, xg = 0;
+#pragma unroll
+                    for (int r = 0; r < R; ++r) {
+                        const unsigned e = W::addmax(E[r], mge, Hg[r]);
+                        const unsigned x = MODE == WAVEDP_LOCAL ? W::addmax_relu(d, sc[r], e)
+                                                                : W::addmax(d, sc[r], e);
+                        f = r == 0 ? W::addmax(f, mge, h) : W::addmax(f, mge, xg);
+                        xg = W::addmax(x, mgo, neg);  // x - go
+                        d = Hg[r];
+                        Hg[r] = h = W::addmax(f, mgo, xg);
+                        E[r] = e;
+                        if (MODE == WAVEDP_LOCAL) {
+                            if (r % 2 == 1) best = W::max3(best, x, sc[r - 1]);
+                            else if (r == R - 1) best = W::vmax(best, x);
+                            sc[r] = x;  // keeps row r's X for the pairwise max above
+                        }
+                    }
+                    diag = uh;
+                    c_cur = c;
+                    bot_h = h;
+                    bot_f = f;
+                    if (!last && lane == G - 1) scr[j] = make_uint2(h, f);
+                    if (MODE != WAVEDP_LOCAL) {
+                        if (owns_m) {
+                            unsigned v = Hg[0];
+#pragma unroll
+                            for (int r = 1; r < R; ++r) v = r == rm ? Hg[r] : v;
+                            if (MODE == WAVEDP_SEMIGLOBAL) best = W::vmax(best, v);
+                            else if (j == n) best = v;
+                        }
+                        if (MODE == WAVEDP_SEMIGLOBAL && j == n) {
+#pragma unroll
+                            for (int r = 0; r < R; ++r)
+                                if (row0 + r + 1 <= m) best = W::vmax(best, Hg[r]);
+                        }
+                    }
+                }
+            }
+        }
+        for (int o = G / 2; o > 0; o >>= 1) best = W::vmax(best, __shfl_xor_sync(FULL, best, o, G));
+        if (k < count && lane == 0) {
+            if (MODE == WAVEDP_LOCAL) out[k] = best;
+            else out[k] = (unsigned)((int)best + go);
+        }
+    }
+}

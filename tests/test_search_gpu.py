@@ -1,0 +1,110 @@
+"""The GPU search engine returns exactly the CPU engine's scores and hits (``pytest -m gpu``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
+
+import wavedp
+from wavedp.engines.common import MODES
+from wavedp.engines.cpu import score_only
+
+pytestmark = pytest.mark.gpu
+
+PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+DNA_SCORING = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+
+
+def _database(rng, letters, count, longest, seed_from=None):
+    texts = []
+    for k in range(count):
+        n = int(rng.integers(0, longest + 1)) if k % 7 else int(rng.integers(0, 3))
+        if seed_from is not None and k % 5 == 0:
+            texts.append(related(rng, seed_from, letters, 0.2)[:max(n, 1)])
+        else:
+            texts.append(random_seq(rng, letters, n))
+    texts.append(texts[3])  # a duplicate
+    return texts
+
+
+def _exact(query, texts, scoring, mode):
+    q = scoring.encode(query)
+    return np.array([score_only(q, scoring.encode(t), scoring.table, scoring.gap_open,
+                                scoring.gap_extend, MODES[mode])[0] for t in texts], np.int64)
+
+
+def _scanned(query, texts, scoring, mode):
+    from wavedp.engines.cuda.search import Scanner
+    from wavedp.search.database import Database
+
+    db = Database.from_sequences(texts, alphabet="dna" if scoring.is_dna else "protein")
+    scanner = Scanner(db.residues, db.offsets, db.codes_for(scoring), scoring.table,
+                      scoring.gap_open, scoring.gap_extend, MODES[mode])
+    idx, sc = scanner.top([scoring.encode(query)], 0, [None])[0]
+    out = np.empty(len(texts), np.int64)
+    out[idx] = sc
+    assert sorted(idx.tolist()) == list(range(len(texts)))
+    return out
+
+
+@pytest.mark.parametrize("m", [1, 7, 64, 200, 513, 1300])
+@pytest.mark.parametrize("mode", MODE_NAMES)
+@pytest.mark.parametrize("kind", ["protein", "dna"])
+def test_scan_scores_equal_the_32_bit_engine(m, mode, kind):
+    rng = np.random.default_rng(m * 31 + len(mode))
+    letters, scoring = (PROTEIN, PROT) if kind == "protein" else (DNA + "N", DNA_SCORING)
+    query = random_seq(rng, letters, m)
+    texts = _database(rng, letters, 150, 700, seed_from=query)
+    assert (_scanned(query, texts, scoring, mode) == _exact(query, texts, scoring, mode)).all()
+
+
+@pytest.mark.parametrize("mode", MODE_NAMES)
+def test_many_queries_pair_up_and_equal_cpu(mode):
+    rng = np.random.default_rng(5)
+    queries = [random_seq(rng, PROTEIN, int(n)) for n in (0, 1, 33, 150, 151, 600, 2100)]
+    texts = _database(rng, PROTEIN, 90, 400, seed_from=queries[5])
+    gpu = wavedp.search(queries, texts, PROT, top=0, evalue=None, mode=mode,
+                        traceback=False, device="gpu")
+    cpu = wavedp.search(queries, texts, PROT, top=0, evalue=None, mode=mode,
+                        traceback=False, device="cpu")
+    assert gpu == cpu
+
+
+def test_saturated_pairs_are_rescored_at_32_bits():
+    """3000 x W scores 33,000 under BLOSUM62: beyond int16, rescored exactly."""
+    w = "W" * 3000
+    texts = [w, w[:2900] + "A" * 50, "ACDE" * 10, w[:1000]]
+    for query in (w, w[:2990]):
+        got = _scanned(query, texts, PROT, "local")
+        assert (got == _exact(query, texts, PROT, "local")).all()
+        assert got.max() > 32767
+
+
+def test_streamed_chunks_equal_resident(monkeypatch):
+    from wavedp.engines.cuda import search as gpu_search
+
+    rng = np.random.default_rng(9)
+    query = random_seq(rng, PROTEIN, 300)
+    texts = _database(rng, PROTEIN, 300, 500, seed_from=query)
+    resident = _scanned(query, texts, PROT, "local")
+    monkeypatch.setattr(gpu_search, "DATABASE_BYTES", 20_000)  # about 60 sequences a chunk
+    assert (_scanned(query, texts, PROT, "local") == resident).all()
+    hits = wavedp.search([query], texts, PROT, top=5, device="gpu")
+    monkeypatch.setattr(gpu_search, "DATABASE_BYTES", None)
+    assert hits == wavedp.search([query], texts, PROT, top=5, device="cpu")
+
+
+@pytest.mark.parametrize("mode", MODE_NAMES)
+def test_search_with_traceback_and_strands_equals_cpu(mode):
+    rng = np.random.default_rng(21)
+    queries = [random_seq(rng, DNA, n) for n in (40, 120)]
+    texts = _database(rng, DNA + "N", 60, 300, seed_from=queries[1])
+    texts.append(random_seq(rng, DNA, 20) + queries[0][::-1].translate(str.maketrans(
+        "ACGT", "TGCA")) + random_seq(rng, DNA, 20))  # a minus-strand hit
+    gpu = wavedp.search(queries, texts, DNA_SCORING, top=7, evalue=None, mode=mode,
+                        device="gpu")
+    cpu = wavedp.search(queries, texts, DNA_SCORING, top=7, evalue=None, mode=mode,
+                        device="cpu")
+    assert gpu == cpu
+    assert any(h.strand == "-" for h in gpu[0])
