@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine (run from the repository root): install wavedp offline (wheels for the
-# packages the device image lacks are carried in .whl/), run the GPU tests, then the GPU
-# benchmark. Usage: scripts/device_run.sh [tests|bench|all] [benchmark args...]
+# packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
+# the GPU tests, then the GPU benchmarks. Usage:
+#   scripts/device_run.sh [tests|bench|search|all] [pytest -k expression]
 set -uo pipefail
 what=${1:-all}
 shift || true
@@ -18,11 +19,16 @@ python3 -c "import wavedp; print('wavedp', wavedp.__version__, wavedp.__file__)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv
 status=0
 if [[ $what == tests || $what == all ]]; then
-    python3 -m pytest -m gpu -q --maxfail=8 -p no:cacheprovider tests 2>&1 | tee "$out/gpu_tests.log" \
-        | tail -40
+    python3 -m pytest -m gpu -q --maxfail=8 -p no:cacheprovider tests ${1:+-k "$1"} 2>&1 \
+        | tee "$out/gpu_tests.log" | tail -40
     status=${PIPESTATUS[0]}
 fi
+if [[ $what == search || $what == all ]]; then
+    python3 benchmarks/search.py --device gpu 2>&1 | tee "$out/search_bench.log"
+    python3 benchmarks/search.py --device gpu --lognormal --sequences 300000 --length 350 \
+        2>&1 | tee -a "$out/search_bench.log"
+fi
 if [[ $what == bench || $what == all ]]; then
-    python3 benchmarks/gpu_align.py "$@" 2>&1 | tee "$out/gpu_bench.log"
+    python3 benchmarks/gpu_align.py 2>&1 | tee "$out/gpu_bench.log"
 fi
 exit "$status"

@@ -1,1 +1,6 @@
-"""Search: many queries against a database, with E-values and bit scores."""
+"""Search: many queries against a database, with E-values and bit scores (DESIGN.md)."""
+
+from .api import DEFAULT_EVALUE, iter_search, search
+from .database import Database
+
+__all__ = ["DEFAULT_EVALUE", "Database", "iter_search", "search"]

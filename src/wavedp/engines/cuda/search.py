@@ -42,6 +42,29 @@ DATABASE_BYTES: int | None = None
 PASS_CELLS = 64
 
 Candidates = tuple[np.ndarray, np.ndarray]
+#: seconds spent in each phase since the last reset (benchmarks read and clear it): upload
+#: (database to the GPU), scan, rescore (32-bit rescoring of saturated pairs), topk
+STATS: dict[str, float] = {}
+
+
+class _Timer:
+    """Adds the GPU time between entry and exit (current stream synchronized) to STATS."""
+
+    def __init__(self, phase: str) -> None:
+        self.phase = phase
+
+    def __enter__(self) -> None:
+        import time
+
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc) -> None:
+        import time
+
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()
+        STATS[self.phase] = STATS.get(self.phase, 0.0) + time.perf_counter() - self.start
 
 
 def plan(m: int, columns: float, alphabet: int) -> tuple[int, int, int]:
@@ -185,7 +208,8 @@ class Scanner:
 
         if len(self.ranges) == 1:
             if self._resident is None:
-                self._resident = self._upload(*self.ranges[0])
+                with _Timer("upload"):
+                    self._resident = self._upload(*self.ranges[0])
             yield self._resident
             return
         size = max(int(self.offsets[b] - self.offsets[a]) for a, b in self.ranges)
@@ -230,7 +254,7 @@ class Scanner:
         ticket = cupy.zeros(1, cupy.int32)
         kernel = _kernel(LOCAL if packed else self.mode, r, packed)
         smem = 4 * a * g * r
-        if smem > 48 << 10:
+        if smem > 40 << 10:  # near the default 48 KB (the kernel has static shared memory too)
             kernel.max_dynamic_shared_size_bytes = smem
         kernel((blocks,), (BLOCK,), (
             ch.res, ch.off, order, np.int32(count), prof, np.int32(a), np.int32(g),
@@ -263,9 +287,11 @@ class Scanner:
                 for k, best in zip(pair, halves, strict=False):
                     hot = cupy.flatnonzero(best >= limit)
                     if hot.size:
-                        sub_order = ch.order[hot]
-                        exact = self._launch(ch, [queries[k]], sub_order, int(hot.size), False)
-                        best[hot] = exact.view(cupy.int32)
+                        STATS["rescored"] = STATS.get("rescored", 0) + int(hot.size)
+                        with _Timer("rescore"):  # a part of the scan's time
+                            exact = self._launch(ch, [queries[k]], ch.order[hot],
+                                                 int(hot.size), False)
+                            best[hot] = exact.view(cupy.int32)
                     out[k][ch.order] = best
         else:
             for k in live:
@@ -281,10 +307,12 @@ class Scanner:
 
         found: list[list] = [[] for _ in queries]
         for ch in self._chunks():
-            scores = self._scores(ch, queries)
+            with _Timer("scan"):
+                scores = self._scores(ch, queries)
             residues = int(self.offsets[ch.stop] - self.offsets[ch.start])
             for j, s in enumerate(scores):
-                idx, sc = select(s, k, thresholds[j])
+                with _Timer("topk"):
+                    idx, sc = select(s, k, thresholds[j])
                 found[j].append((idx + ch.start, sc, PLUS))
                 if progress is not None:
                     progress(queries[j].size * residues)
