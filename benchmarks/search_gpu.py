@@ -37,7 +37,9 @@ def array_database(seed: int, count: int, length: int, lognormal: bool) -> Datab
         lengths = np.full(count, length, np.int64)
     codes = np.array([PROTEIN_LETTERS.index(c) for c in BACKGROUND], np.uint8)
     p = np.array(FREQ) / sum(FREQ)
-    residues = codes[rng.choice(codes.size, int(lengths.sum()), p=p)]
+    # letters drawn through a 65,536-entry table of the frequencies (fast for 10^9 residues)
+    table = codes[np.searchsorted(np.cumsum(p), (np.arange(1 << 16) + 0.5) / (1 << 16))]
+    residues = table[rng.integers(0, 1 << 16, int(lengths.sum()), dtype=np.uint16)]
     offsets = np.zeros(count + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
     composition = np.bincount(residues, minlength=len(PROTEIN_LETTERS)).astype(np.int64)

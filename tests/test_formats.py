@@ -248,3 +248,54 @@ def test_no_trailing_newline(kind):
 def test_unknown_format_is_input_error():
     with pytest.raises(InputError, match="xml"):
         GAPPED.format("xml")
+
+
+# ---- search hits: E-values, bit scores, strands ----------------------------------------------
+
+# the reverse complement of query GTAACGTCC (GGACGTTAC) aligned to the target as GAPPED is
+MINUS = dataclasses.replace(GAPPED, evalue=2.85e-4, bitscore=46.63, strand="-")
+
+
+def test_blast6_prints_blast_evalue_and_bitscore():
+    hit = dataclasses.replace(GAPPED, evalue=3.0249911e-69, bitscore=245.174, strand=None)
+    assert _fields(hit.format("blast6"))[10:] == ["3.02e-69", "245"]
+    tiny = dataclasses.replace(GAPPED, evalue=1e-200, bitscore=9.23)
+    assert _fields(tiny.format("blast6"))[10:] == ["0.0", " 9.2"]
+
+
+def test_blast6_minus_strand_coordinates_are_on_the_original_query():
+    # query 3..8 of the reverse complement (m = 9) is 2..7 of the original, target 2..6
+    f = _fields(MINUS.format("blast6"))
+    assert f[6:12] == ["2", "7", "6", "2", "2.85e-04", "46.6"]
+    assert _fields(dataclasses.replace(MINUS, strand="+").format("blast6"))[6:10] == [
+        "3", "8", "2", "6"]
+
+
+def test_blast6_minus_strand_score_only_and_empty():
+    score_only = dataclasses.replace(SCORE_ONLY, strand="-")
+    assert _fields(score_only.format("blast6"))[6:10] == ["2", "NA", "6", "NA"]
+    empty = dataclasses.replace(EMPTY, strand="-")
+    assert _fields(empty.format("blast6"))[6:10] == ["NA"] * 4
+
+
+def test_sam_minus_strand_is_flag_16():
+    f = _fields(MINUS.format("sam"))
+    assert f[1] == "16" and f[3] == "2" and f[5] == "2S3=1I1X1=1S"
+    assert f[9] == "GGACGTTAC"  # SEQ as aligned: the reverse complement
+    assert _fields(dataclasses.replace(SCORE_ONLY, strand="-").format("sam"))[1] == "20"
+    assert _fields(dataclasses.replace(GAPPED, strand="+").format("sam"))[1] == "0"
+
+
+def test_json_carries_hit_fields():
+    obj = json.loads(MINUS.format("json"))
+    assert (obj["evalue"], obj["bitscore"], obj["strand"]) == (2.85e-4, 46.63, "-")
+    assert Alignment(**obj) == MINUS
+    assert "evalue" not in json.loads(GAPPED.format("json"))
+    searched = json.loads(format_alignment(GAPPED, "json", search=True))
+    assert searched["evalue"] is None and searched["strand"] is None
+
+
+def test_pairwise_shows_hit_fields():
+    text = MINUS.format("pairwise")
+    assert "# E-value:   2.85e-04\n# Bit score: 46.6\n# Strand: - (" in text
+    assert "E-value" not in GAPPED.format("pairwise")

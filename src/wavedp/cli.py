@@ -1,8 +1,9 @@
-"""The ``wavedp`` command line: ``wavedp align`` and ``wavedp info``.
+"""The ``wavedp`` command line: ``align``, ``makedb``, ``search`` and ``info``.
 
 Results go to stdout or ``-o FILE`` (written to a temporary file beside it and renamed at the
-end, so no partial file is ever left); progress and notes go to stderr. User errors print one
-line, ``wavedp: error: <message>``, and exit with status 2.
+end, so no partial file is ever left; ``search --resume`` journals each finished query beside
+it instead); progress and notes go to stderr. User errors print one line,
+``wavedp: error: <message>``, and exit with status 2.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import platform
 import shlex
 import sys
 import tempfile
-from collections.abc import Iterator
+import time
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from importlib import metadata
 from typing import TextIO
 
@@ -22,11 +25,16 @@ import numpy as np
 
 from . import __version__
 from . import device as _device
+from .alignment import Alignment
 from .api import Prepared, note_device, run_pairs
 from .engines.common import MODES
 from .errors import DeviceError, InputError
-from .formats import FORMATS, format_alignment, sam_header
+from .formats import FORMATS, format_alignment, sam_header, sam_header_lines
 from .scoring import Scoring
+from .search.api import DEFAULT_EVALUE, iter_search
+from .search.database import ALPHABETS, HEADER, Database
+from .search.journal import Journal, file_identity
+from .search.strands import STRANDS
 from .seqio import read_records
 
 #: exit status for user errors (click's usage errors use it too)
@@ -37,6 +45,8 @@ CHUNK_PAIRS = 1 << 14
 
 PROTEIN_DEFAULTS = (11, 1)
 DNA_DEFAULTS = (5, 2)
+#: SAM @SQ lines are streamed from a database this many sequences at a time
+SQ_BLOCK = 1 << 16
 
 
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", None)  # click >= 8.2
@@ -179,36 +189,64 @@ equals --gap-open 12 --gap-extend 1 here.
 \b
 Formats: pairwise (human-readable), sam (with header; the target is the
 reference), blast6 (the 12 BLAST tabular columns, 1-based coordinates;
-evalue and bitscore print NA until the search feature adds statistics),
+evalue and bitscore print NA: they are search statistics, see wavedp search),
 json (one object per line).
 """
+
+
+def _scoring_options(command: Callable) -> Callable:
+    """The alignment options shared by ``align`` and ``search``: mode, scoring, score-only."""
+    options = [
+        click.option("--mode", type=click.Choice(list(MODES)), default="local",
+                     show_default=True,
+                     help="local (Smith-Waterman/Gotoh), global (Needleman-Wunsch) or "
+                          "semiglobal (end gaps free)."),
+        click.option("--matrix", default=None,
+                     help="Substitution matrix by name (any integer matrix Biopython ships). "
+                          "[default: BLOSUM62]"),
+        click.option("--match", type=int, default=None,
+                     help="DNA match score (with --mismatch)."),
+        click.option("--mismatch", type=int, default=None,
+                     help="DNA mismatch score (with --match)."),
+        click.option("--gap-open", type=int, default=None,
+                     help=f"Cost of a gap's first residue. [default: {PROTEIN_DEFAULTS[0]} "
+                          f"protein, {DNA_DEFAULTS[0]} DNA]"),
+        click.option("--gap-extend", type=int, default=None,
+                     help=f"Cost of each further gap residue. [default: "
+                          f"{PROTEIN_DEFAULTS[1]} protein, {DNA_DEFAULTS[1]} DNA]"),
+        click.option("--score-only", is_flag=True,
+                     help="Scores and end coordinates only (no traceback, no CIGAR)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _output_options(default_format: str) -> Callable[[Callable], Callable]:
+    """--format, --device and -o, shared by ``align`` and ``search``."""
+
+    def apply(command: Callable) -> Callable:
+        options = [
+            click.option("--format", "fmt", type=click.Choice(FORMATS), default=default_format,
+                         show_default=True, help="Output format."),
+            click.option("--device", type=click.Choice(_device.DEVICES), default="auto",
+                         show_default=True,
+                         help="auto picks the GPU when one is usable, else the CPU."),
+            click.option("-o", "--output", default=None, metavar="FILE",
+                         help="Write results to FILE instead of stdout ('-' is stdout)."),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
 
 
 @cli.command(help=ALIGN_HELP)
 @click.argument("query")
 @click.argument("target")
-@click.option("--mode", type=click.Choice(list(MODES)), default="local", show_default=True,
-              help="local (Smith-Waterman/Gotoh), global (Needleman-Wunsch) or semiglobal "
-                   "(end gaps free).")
-@click.option("--matrix", default=None,
-              help="Substitution matrix by name (any integer matrix Biopython ships). "
-                   "[default: BLOSUM62]")
-@click.option("--match", type=int, default=None, help="DNA match score (with --mismatch).")
-@click.option("--mismatch", type=int, default=None, help="DNA mismatch score (with --match).")
-@click.option("--gap-open", type=int, default=None,
-              help=f"Cost of a gap's first residue. [default: {PROTEIN_DEFAULTS[0]} protein, "
-                   f"{DNA_DEFAULTS[0]} DNA]")
-@click.option("--gap-extend", type=int, default=None,
-              help=f"Cost of each further gap residue. [default: {PROTEIN_DEFAULTS[1]} protein, "
-                   f"{DNA_DEFAULTS[1]} DNA]")
-@click.option("--score-only", is_flag=True,
-              help="Scores and end coordinates only (no traceback, no CIGAR).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="pairwise",
-              show_default=True, help="Output format.")
-@click.option("--device", type=click.Choice(_device.DEVICES), default="auto",
-              show_default=True, help="auto picks the GPU when one is usable, else the CPU.")
-@click.option("-o", "--output", default=None, metavar="FILE",
-              help="Write results to FILE instead of stdout ('-' is stdout).")
+@_scoring_options
+@_output_options("pairwise")
 @click.pass_obj
 def align(obj, query: str, target: str, mode: str, matrix: str | None, match: int | None,
           mismatch: int | None, gap_open: int | None, gap_extend: int | None,
@@ -242,6 +280,257 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
                 advance(cells)
 
 
+MAKEDB_HELP = """Build a search database (a .wdb folder) from FASTA.
+
+FASTA is a FASTA or FASTQ file, plain or gzipped. Its records are checked and encoded once
+into DB.wdb (memory-mapped by wavedp search, with checksums); an older database at DB.wdb is
+replaced, anything else there is refused.
+"""
+
+
+@cli.command(help=MAKEDB_HELP)
+@click.argument("fasta")
+@click.option("-o", "--output", required=True, metavar="DB.wdb", help="The database folder.")
+@click.option("--alphabet", type=click.Choice(list(ALPHABETS)), default="protein",
+              show_default=True, help="Residue alphabet of the sequences.")
+def makedb(fasta: str, output: str, alphabet: str) -> None:
+    db = Database.build(fasta, output, alphabet=alphabet, progress=True)
+    click.echo(f"wavedp: {output}: {len(db):,} sequences, {db.total_residues:,} residues "
+               f"({alphabet})", err=True)
+
+
+SEARCH_HELP = f"""Search every record of QUERIES against every sequence of DB.
+
+QUERIES is a FASTA or FASTQ file (plain or gzipped); DB a database folder made by
+wavedp makedb, or a FASTA/FASTQ file. Every pair is scored exactly (no seeds, no
+heuristic filter); per query the --top best hits are reported (ties by database order),
+each aligned as wavedp align would align the pair.
+
+\b
+Scoring defaults (as wavedp align):
+  protein: --matrix BLOSUM62 --gap-open {PROTEIN_DEFAULTS[0]} --gap-extend {PROTEIN_DEFAULTS[1]}
+  DNA (given --match and --mismatch): --gap-open {DNA_DEFAULTS[0]} --gap-extend {DNA_DEFAULTS[1]}
+
+\b
+E-values (local mode, BLAST's gapped tables, n = database residues):
+hits with an E-value above --evalue (default 10) are left out. Where
+no table exists (other gap costs, global or semiglobal mode) evalue
+and bitscore print NA and --evalue is an error.
+
+\b
+DNA searches both strands unless --strand says otherwise; a minus-strand
+hit aligns the query's reverse complement (blast6: sstart > send,
+sam: FLAG 16).
+
+\b
+--resume (with -o FILE) journals each finished query beside FILE: a run
+that was stopped, even killed, continues where it stopped when the same
+command is run again, and writes exactly the file of an uninterrupted run.
+"""
+
+
+def _open_database(path: str, scoring: Scoring) -> Database:
+    """A ``.wdb`` folder (checked, checksums included) or a FASTA/FASTQ file read into memory."""
+    if os.path.isdir(path):
+        return Database.open(path)
+    records = read_records(path)
+    alphabet = "dna" if scoring.is_dna else "protein"
+    try:
+        return Database.from_sequences([s for _, s in records], [r for r, _ in records],
+                                       alphabet=alphabet)
+    except InputError as exc:
+        raise InputError(f"file {path}, {exc}") from None
+
+
+def _database_identity(path: str) -> dict:
+    """A database's identity for the --resume signature (a .wdb: its header's checksum)."""
+    if not os.path.isdir(path):
+        return file_identity(path)
+    with open(os.path.join(path, HEADER), "rb") as fh:
+        crc = zlib.crc32(fh.read())
+    return {"path": os.path.realpath(path), "header crc32": f"{crc:08x}"}
+
+
+def _signature(query: str, database: str, scoring: Scoring, options: dict) -> dict:
+    """Everything that decides a search's output, for ``--resume`` to compare."""
+    table = np.ascontiguousarray(scoring.table, dtype="<i4")
+    return {
+        "wavedp version": __version__,
+        "query file": file_identity(query),
+        "database": _database_identity(database),
+        "scoring": {"matrix": scoring.matrix, "match": scoring.match,
+                    "mismatch": scoring.mismatch, "gap_open": scoring.gap_open,
+                    "gap_extend": scoring.gap_extend,
+                    "table crc32": f"{zlib.crc32(table.tobytes()):08x}"},
+        **{f"--{name}": value for name, value in options.items()},
+    }
+
+
+def _render(hits: list[Alignment], fmt: str) -> str:
+    """One query's hits as text: a line (or block) per hit, blocks a blank line apart."""
+    if fmt == "pairwise":
+        return "\n".join(format_alignment(h, fmt) + "\n" for h in hits)
+    return "".join(format_alignment(h, fmt, search=True) + "\n" for h in hits)
+
+
+class _Writer:
+    """Writes a search's output: the header, then each query's text in query order (pairwise
+    blocks of consecutive queries a blank line apart, as ``wavedp align`` writes them)."""
+
+    def __init__(self, out: TextIO, fmt: str) -> None:
+        self.out, self.fmt, self.started = out, fmt, False
+
+    def header(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.out.write(line + "\n")
+
+    def query(self, text: str) -> None:
+        if not text:
+            return
+        if self.fmt == "pairwise" and self.started:
+            self.out.write("\n")
+        self.out.write(text)
+        self.started = True
+
+
+def _sam_header(db: Database, argv: list[str]) -> Iterator[str]:
+    """The search's SAM header, its @SQ lines streamed from the database."""
+
+    def targets() -> Iterator[tuple[str, int]]:
+        for start in range(0, len(db), SQ_BLOCK):
+            stop = min(start + SQ_BLOCK, len(db))
+            lengths = np.asarray(db.lengths[start:stop]).tolist()
+            yield from zip(db.ids[start:stop], lengths, strict=True)
+
+    return sam_header_lines(targets(), command_line=shlex.join(["wavedp", *argv]))
+
+
+def _si(count: float) -> str:
+    """A count with an SI suffix: 17845600 -> '17.8M'."""
+    for suffix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f}{suffix}"
+    return f"{count:.0f}"
+
+
+class _Meter:
+    """Search progress on stderr (rich, only on a terminal): queries done, residues scanned,
+    GCUPS (DP cells per second)."""
+
+    def __init__(self, total_cells: int, queries: int, scans: int, show: bool) -> None:
+        import rich.progress as rp
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        self.progress = rp.Progress(
+            rp.TextColumn("{task.description}"), rp.BarColumn(bar_width=20),
+            rp.TaskProgressColumn(), rp.TextColumn("{task.fields[status]}"), rp.TimeElapsedColumn(),
+            rp.TimeRemainingColumn(), console=console,
+            disable=not (show and console.is_terminal), transient=True)
+        self.total, self.queries, self.scans = max(total_cells, 1), queries, scans
+        self.cells = self.done = 0
+        self.start = time.perf_counter()
+        self.task = self.progress.add_task("searching", total=self.total, status="")
+
+    def __enter__(self) -> _Meter:
+        self.progress.__enter__()
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def advance(self, cells: int) -> None:
+        """Work completed: ``cells`` DP cells (query length x residues scanned)."""
+        self.cells += int(cells)
+        self._show()
+
+    def query_done(self) -> None:
+        self.done += 1
+        self._show()
+
+    def _show(self) -> None:
+        seconds = max(time.perf_counter() - self.start, 1e-9)
+        residues = self.scans * min(self.cells / self.total, 1.0)  # residues of all scans
+        status = (f"{self.done:,}/{self.queries:,} queries, {_si(residues)} residues "
+                  f"scanned, {self.cells / seconds / 1e9:.1f} GCUPS")
+        self.progress.update(self.task, completed=self.cells, status=status)
+
+
+@cli.command(name="search", help=SEARCH_HELP)
+@click.argument("query", metavar="QUERIES")
+@click.argument("database", metavar="DB")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Hits reported per query (0 = all).")
+@click.option("--evalue", type=float, default=None,
+              help="Report hits with an E-value at most this. [default: 10 where statistics "
+                   "exist]")
+@click.option("--min-score", type=int, default=None, help="Report hits scoring at least this.")
+@_scoring_options
+@click.option("--strand", type=click.Choice(STRANDS), default="both", show_default=True,
+              help="DNA: the query strands searched.")
+@_output_options("blast6")
+@click.option("--resume", is_flag=True,
+              help="With -o: journal finished queries beside FILE; rerunning the same "
+                   "command continues a stopped run.")
+@click.pass_obj
+def search_command(obj, query: str, database: str, top: int, evalue: float | None,
+                   min_score: int | None, mode: str, matrix: str | None, match: int | None,
+                   mismatch: int | None, gap_open: int | None, gap_extend: int | None,
+                   score_only: bool, strand: str, fmt: str, device: str, output: str | None,
+                   resume: bool) -> None:
+    scoring = _scoring(matrix, match, mismatch, gap_open, gap_extend)
+    if resume and output in (None, "-"):
+        raise InputError("--resume needs -o FILE (the journal is kept beside the output file)")
+    if resume and os.path.isdir(output):
+        raise InputError(f"cannot write output file {output}: it is a directory")
+    queries = _prepare(query, scoring, "query")
+    db = _open_database(database, scoring)
+    journal = None
+    if resume:
+        options = {"mode": mode, "top": top, "evalue": evalue, "min-score": min_score,
+                   "score-only": score_only, "strand": strand, "format": fmt}
+        journal = Journal(output, _signature(query, database, scoring, options))
+    try:
+        done = set(journal.done) if journal else set()
+        todo = [k for k in range(len(queries.codes)) if k not in done]
+        strands = 2 if scoring.is_dna and strand == "both" else 1
+        scans = len(todo) * strands * db.total_residues  # residues of every scan
+        cells = sum(queries.codes[k].size for k in todo) * strands * db.total_residues
+        meter = _Meter(cells, len(todo), scans, show=True)
+        results = iter_search(queries, db, scoring, top=top,
+                              evalue=DEFAULT_EVALUE if evalue is None else evalue,
+                              min_score=min_score, mode=mode, traceback=not score_only,
+                              strand=strand, device=_device.resolve(device),
+                              progress=meter.advance, skip=done)
+        argv = (obj or {}).get("argv", [])
+        header = _sam_header(db, argv) if fmt == "sam" else ()
+        if journal is None:
+            with _output(output) as out, meter:
+                note_device(device)
+                writer = _Writer(out, fmt)
+                writer.header(header)
+                for _, hits in results:
+                    writer.query(_render(hits, fmt))
+                    out.flush()
+                    meter.query_done()
+            return
+        journal.start()
+        note_device(device)
+        with meter:
+            for k, hits in results:
+                journal.commit(k, _render(hits, fmt))
+                meter.query_done()
+        with journal.assemble() as out:
+            writer = _Writer(out, fmt)
+            writer.header(header)
+            for k in range(len(queries.codes)):
+                writer.query(journal.text(k))
+    finally:
+        if journal is not None:
+            journal.close()
+
+
 def _cupy_version() -> str | None:
     for dist in metadata.distributions():
         name = (dist.metadata["Name"] or "").lower()
@@ -273,3 +562,7 @@ def info() -> None:
 def main() -> None:
     """Console-script entry point (``wavedp = "wavedp.cli:main"``)."""
     cli()
+
+
+if __name__ == "__main__":
+    main()
