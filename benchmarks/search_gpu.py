@@ -1,4 +1,4 @@
-"""GPU part of the search benchmark (``benchmarks/search.py --device gpu`` runs it).
+"""GPU part of the search benchmark (run by ``benchmarks/search.py --device gpu``).
 
 The 20 queries of allqueries.fasta against a seeded random protein database (BLOSUM62
 background frequencies; 1,000,000 x 512 by default, or lognormal lengths), BLOSUM62 11/1,
@@ -16,7 +16,6 @@ import time
 import numpy as np
 
 import wavedp
-import wavedp.seqio
 from wavedp.engines.cuda import search as gpu_search
 from wavedp.search import api as search_api
 from wavedp.search.database import PROTEIN_LETTERS, Database
@@ -90,34 +89,3 @@ def report(rows: list[dict], db: Database, nq: int) -> None:
               f"{s.get('topk', 0):.2f} | {s.get('align', 0):.2f} |")
     print(f"traceback / score-only: {rows[1]['seconds'] / rows[0]['seconds']:.2f}x")
 
-
-def read_queries(path: str) -> list[str]:
-    """The sequences of a FASTA file."""
-    return [seq for _, seq in wavedp.seqio.read_records(path)]
-
-
-def main() -> None:
-    import argparse
-    import os
-
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sequences", type=int, default=1_000_000)
-    ap.add_argument("--length", type=int, default=512)
-    ap.add_argument("--lognormal", action="store_true",
-                    help="lognormal lengths (median --length, sigma 0.8, 10..35,000)")
-    ap.add_argument("--queries", type=int, default=20, help="the first K queries")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--queries-file", default=None)
-    args = ap.parse_args()
-    path = args.queries_file or next(
-        p for p in ("/work/shared/data/allqueries.fasta", "../shared/data/allqueries.fasta",
-                    ".carry/allqueries.fasta") if os.path.exists(p))
-    queries = read_queries(path)[: args.queries]
-    t0 = time.perf_counter()
-    db = array_database(7, args.sequences, args.length, args.lognormal)
-    print(f"database generated in {time.perf_counter() - t0:.1f} s")
-    report(gpu_part(queries, db, args.repeats), db, len(queries))
-
-
-if __name__ == "__main__":
-    main()

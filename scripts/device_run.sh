@@ -27,6 +27,8 @@ if [[ $what == search || $what == all ]]; then
     python3 benchmarks/search.py --device gpu 2>&1 | tee "$out/search_bench.log"
     python3 benchmarks/search.py --device gpu --lognormal --sequences 300000 --length 350 \
         2>&1 | tee -a "$out/search_bench.log"
+    python3 benchmarks/search.py --device cpu --sequences 100000 2>&1 \
+        | tee -a "$out/search_bench.log"
 fi
 if [[ $what == bench || $what == all ]]; then
     python3 benchmarks/gpu_align.py 2>&1 | tee "$out/gpu_bench.log"
