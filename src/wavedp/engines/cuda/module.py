@@ -45,9 +45,19 @@ def module(name: str):
                           name_expressions=KERNELS[name])
 
 
+#: files whose instances are compiled one at a time, on first use (a search needs two or
+#: three of search.cu's 32; compiling them all took 34 s on the H100 machine)
+SEPARATE = {"search.cu"}
+
+
 @functools.cache
 def function(name: str, expression: str):
     """One kernel (a template instance from KERNELS) of one file."""
+    if name in SEPARATE:
+        import cupy
+
+        return cupy.RawModule(code=source(name), options=OPTIONS,
+                              name_expressions=[expression]).get_function(expression)
     return module(name).get_function(expression)
 
 
