@@ -27,7 +27,8 @@ from wavedp.search.statistics import (
     require,
 )
 
-QUERIES = Path("/work/shared/data/allqueries.fasta")
+#: the shared data folder beside the checkout (CI clones main with shared/ beside it)
+QUERIES = Path(__file__).resolve().parents[2] / "shared" / "data" / "allqueries.fasta"
 NCBI_MATRICES = Path("/usr/share/ncbi/data")  # Debian's ncbi-data, installed with ncbi-blast+
 AMINO = "ARNDCQEGHILKMFPSTWYV"
 BLAST_TOOLS = ("blastp", "blastn", "makeblastdb")
