@@ -1,0 +1,199 @@
+"""wavedp.search equals align_all ranked by DESIGN.md's order, and ssearch36's and blastp's
+figures (CPU engine; tests/test_search_gpu.py holds the GPU engine to the same results)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related, rescore
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import wavedp
+from wavedp.search.strands import reverse_complement
+
+PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+DNA_SCORING = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+QUERIES = Path(__file__).resolve().parents[2] / "shared" / "data" / "allqueries.fasta"
+
+
+def _expected(queries, texts, scoring, mode, top, min_score, strands=("+",)):
+    """Ranked (score, index, strand) lists from align_all, by DESIGN.md's order."""
+    out = []
+    for q in queries:
+        rows = []
+        for s in strands:
+            qq = q if s == "+" else reverse_complement(q, scoring.encode(q))[0]
+            for t, aln in enumerate(wavedp.align_all([qq], texts, scoring, mode=mode,
+                                                     traceback=False, device="cpu")):
+                if min_score is None or aln.score >= min_score:
+                    rows.append((-aln.score, t, s))
+        rows.sort()
+        out.append(rows[:top] if top else rows)
+    return out
+
+
+def _database(rng, letters, count, seed_from):
+    texts = [random_seq(rng, letters, int(rng.integers(0, 60))) for _ in range(count)]
+    texts[1] = ""
+    texts[2] = letters[0]
+    texts[4] = related(rng, seed_from, letters, 0.2)
+    texts.append(texts[4])  # a duplicate: tied scores rank by index
+    return texts
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), mode=st.sampled_from(MODE_NAMES),
+       top=st.sampled_from([0, 1, 3, 10]), dna=st.booleans(),
+       min_score=st.sampled_from([None, 0, 5]))
+def test_search_equals_ranked_align_all(seed, mode, top, dna, min_score):
+    rng = np.random.default_rng(seed)
+    letters, scoring = (DNA, DNA_SCORING) if dna else (PROTEIN, PROT)
+    queries = [random_seq(rng, letters, int(n)) for n in rng.integers(1, 50, 3)]
+    texts = _database(rng, letters, 30, queries[0])
+    strands = ("+", "-") if dna else ("+",)
+    hits = wavedp.search(queries, texts, scoring, top=top, evalue=None, min_score=min_score,
+                         mode=mode, traceback=True, device="cpu")
+    expected = _expected(queries, texts, scoring, mode, top, min_score, strands)
+    for q, got, want in zip(queries, hits, expected, strict=True):
+        ids = {f"target{k + 1}": k for k in range(len(texts))}
+        assert [(-h.score, ids[h.target_id], h.strand or "+") for h in got] == want
+        for h in got:  # each hit is wavedp.align on its pair
+            qq = q if h.strand != "-" else reverse_complement(q, scoring.encode(q))[0]
+            aln = wavedp.align(qq, texts[ids[h.target_id]], scoring, mode=mode, device="cpu")
+            assert (h.score, h.cigar, h.query_start, h.query_end, h.target_start,
+                    h.target_end) == (aln.score, aln.cigar, aln.query_start, aln.query_end,
+                                      aln.target_start, aln.target_end)
+            assert rescore(h, scoring) == h.score
+
+
+def test_score_only_hits_carry_end_cells():
+    rng = np.random.default_rng(3)
+    q = random_seq(rng, PROTEIN, 80)
+    texts = [related(rng, q, PROTEIN, 0.1), random_seq(rng, PROTEIN, 90)]
+    hit = wavedp.search([q], texts, PROT, top=1, traceback=False, device="cpu")[0][0]
+    aln = wavedp.align(q, texts[0], PROT, traceback=False, device="cpu")
+    assert (hit.score, hit.query_end, hit.target_end, hit.cigar) == \
+        (aln.score, aln.query_end, aln.target_end, None)
+    assert hit.evalue is not None and hit.bitscore is not None and hit.strand is None
+
+
+def test_minus_strand_hit_aligns_the_reverse_complement():
+    rng = np.random.default_rng(4)
+    q = random_seq(rng, DNA, 60)
+    rc = reverse_complement(q, DNA_SCORING.encode(q))[0]
+    texts = [random_seq(rng, DNA, 40), random_seq(rng, DNA, 30) + rc + random_seq(rng, DNA, 30)]
+    best = wavedp.search([q], texts, DNA_SCORING, top=1, device="cpu")[0][0]
+    assert (best.strand, best.target_id, best.score) == ("-", "target2", 120)
+    assert best.query == rc
+    plus = wavedp.search([q], texts, DNA_SCORING, top=1, strand="plus", device="cpu")[0]
+    assert all(h.strand == "+" for h in plus)
+
+
+def test_evalue_filter_and_errors():
+    rng = np.random.default_rng(5)
+    q = random_seq(rng, PROTEIN, 100)
+    texts = [related(rng, q, PROTEIN, 0.2)] + [random_seq(rng, PROTEIN, 100)
+                                               for _ in range(40)]
+    hits = wavedp.search([q], texts, PROT, top=0, evalue=1e-3, device="cpu")[0]
+    assert [h.target_id for h in hits] == ["target1"]
+    assert all(h.evalue <= 1e-3 for h in hits)
+    everything = wavedp.search([q], texts, PROT, top=0, evalue=None, device="cpu")[0]
+    assert len(everything) == len(texts)
+    with pytest.raises(wavedp.InputError, match="global mode"):
+        wavedp.search([q], texts, PROT, mode="global", evalue=1.0, device="cpu")
+    globals_ = wavedp.search([q], texts, PROT, mode="global", device="cpu")[0]
+    assert all(h.evalue is None for h in globals_)  # the default cutoff needs statistics
+    with pytest.raises(wavedp.InputError, match="top"):
+        wavedp.search([q], texts, PROT, top=-1, device="cpu")
+    with pytest.raises(wavedp.InputError, match="position 3"):
+        wavedp.search(["AC1"], texts, PROT, device="cpu")
+    with pytest.raises(wavedp.InputError, match="DNA"):
+        wavedp.search(["ACGT"], wavedp.Database.from_sequences(["ACD"]), DNA_SCORING)
+
+
+def test_saturating_pairs_equal_32_bit_scores():
+    w = "W" * 3000
+    texts = [w, "ACDEFG" * 10, w[:2800] + "P" * 100]
+    hits = wavedp.search([w], texts, PROT, top=0, evalue=None, traceback=False, device="cpu")
+    exact = wavedp.align_all([w], texts, PROT, traceback=False, device="cpu")
+    assert [h.score for h in hits[0]] == sorted((a.score for a in exact), reverse=True)
+    assert hits[0][0].score == 33000
+
+
+def _ssearch(query: Path, library: Path) -> dict[str, int]:
+    out = subprocess.run(["ssearch36", "-m", "10", "-f", "-10", "-g", "-1", "-s", "BL62",
+                          "-d", "0", "-b", "10000", "-E", "1e9", "-q", str(query),
+                          str(library)], capture_output=True, text=True, check=True).stdout
+    table = out.split("The best scores are:", 1)[1]
+    scores = {}
+    for line in table.splitlines()[1:]:
+        m = re.match(r"(\S+)\s.*\(\s*\d+\)\s+(-?\d+)\s", line)
+        if not m:
+            break
+        scores[m.group(1)] = int(m.group(2))
+    return scores
+
+
+@pytest.mark.skipif(shutil.which("ssearch36") is None, reason="ssearch36 (fasta3) absent")
+@pytest.mark.skipif(not QUERIES.exists(), reason="shared/data/allqueries.fasta absent")
+def test_scores_equal_ssearch36(tmp_path):
+    from wavedp.seqio import read_records
+
+    records = read_records(QUERIES)
+    rng = np.random.default_rng(8)
+    library = []
+    for k, (_, seq) in enumerate(records[:8]):
+        library.append((f"hom{k}", related(rng, seq[:300], PROTEIN, 0.3)))
+        library.append((f"rnd{k}", random_seq(rng, PROTEIN, int(rng.integers(20, 400)))))
+    lib = tmp_path / "lib.fa"
+    lib.write_text("".join(f">{i}\n{s}\n" for i, s in library))
+    for rid, seq in records[:4]:
+        qf = tmp_path / "q.fa"
+        qf.write_text(f">{rid.split('|')[0]}\n{seq}\n")
+        want = _ssearch(qf, lib)
+        hits = wavedp.search(str(qf), str(lib), PROT, top=0, evalue=None, traceback=False,
+                             device="cpu")[0]
+        got = {h.target_id: h.score for h in hits}
+        assert want and all(got[t] == s for t, s in want.items()), (rid, want)
+
+
+@pytest.mark.skipif(shutil.which("blastp") is None, reason="blastp (ncbi-blast+) absent")
+@pytest.mark.skipif(not QUERIES.exists(), reason="shared/data/allqueries.fasta absent")
+def test_evalues_and_bitscores_equal_blastp(tmp_path):
+    from wavedp.seqio import read_records
+
+    records = read_records(QUERIES)
+    rng = np.random.default_rng(12)
+    query = records[3][1]
+    library = [(f"s{k}", related(rng, query, PROTEIN, rate)) for k, rate in
+               enumerate((0.1, 0.3, 0.5, 0.6))]
+    library += [(f"r{k}", random_seq(rng, PROTEIN, 300)) for k in range(20)]
+    lib = tmp_path / "lib.fa"
+    lib.write_text("".join(f">{i}\n{s}\n" for i, s in library))
+    qf = tmp_path / "q.fa"
+    qf.write_text(f">q\n{query}\n")
+    n = sum(len(s) for _, s in library)
+    subprocess.run(["makeblastdb", "-in", str(lib), "-dbtype", "prot", "-out",
+                    str(tmp_path / "db")], check=True, capture_output=True)
+    out = subprocess.run(["blastp", "-query", str(qf), "-db", str(tmp_path / "db"),
+                          "-gapopen", "10", "-gapextend", "1", "-comp_based_stats", "0",
+                          "-seg", "no", "-searchsp", str(len(query) * n), "-max_hsps", "1",
+                          "-outfmt", "6 sseqid score evalue bitscore"],
+                         capture_output=True, text=True, check=True).stdout
+    hits = {h.target_id: h for h in wavedp.search(str(qf), str(lib), PROT, top=0,
+                                                   evalue=None, device="cpu")[0]}
+    compared = 0
+    for line in out.splitlines():
+        sid, score, evalue, bits = line.split("\t")
+        h = hits[sid]
+        if h.score != int(score):
+            continue  # blastp's heuristic found another score: not comparable
+        compared += 1
+        assert h.format("blast6").split("\t")[10:] == [evalue.strip(), bits.strip()]
+    assert compared >= 3
