@@ -114,7 +114,8 @@ def _step(hd, pv, e, f, best, vopen, vext):
 @njit(cache=True, nogil=True, inline="always")
 def _sweep2(he, prof, prof2, qoff, m, hd, f, hd2, f2, best, low, vopen, vext, local):
     """Two database columns per pass over the query rows (the buffer is read and written
-    once for both). Returns (best, low, H of row m in the first column)."""
+    once for both). Returns (best, low, H of row m in the first column). The loop is written
+    twice so that local sweeps carry no minimum (``low`` is for global/semiglobal flags)."""
     h = hd
     if local:
         for i in range(1, m + 1):

@@ -64,16 +64,17 @@ def _vec_ptr(context, builder, arrty, arr, idxty, idx):
     return builder.bitcast(ptr, _VEC.as_pointer())
 
 
-def _ymm_asm() -> bool:
-    """Whether the code is built for an x86-64 host with AVX2 (ymm registers for asm)."""
+def avx2_host() -> bool:
+    """Whether the code is built for an x86-64 host with AVX2 (ymm registers for asm,
+    ``vpshufb`` on ymm)."""
     try:
         return (platform.machine().lower() in ("x86_64", "amd64") and not config.CPU_NAME
                 and bool(binding.get_host_cpu_features().get("avx2")))
-    except Exception:  # feature query unavailable: no barrier, same results
+    except Exception:  # feature query unavailable: the portable code, same results
         return False
 
 
-_BARRIER = _ymm_asm()
+_BARRIER = avx2_host()
 
 
 def _opaque(builder, v):

@@ -12,12 +12,12 @@ module, clear the ``__pycache__`` of this package (or touch ``intersequence.py``
 
 from __future__ import annotations
 
-import platform
-
-from llvmlite import binding, ir
+from llvmlite import ir
 from numba import types
-from numba.core import cgutils, config
+from numba.core import cgutils
 from numba.extending import intrinsic, models, register_model
+
+from .simd import avx2_host
 
 #: database sequences per vector (lanes)
 LANES = 32
@@ -52,16 +52,7 @@ def _const_mask(values):
     return ir.Constant(ir.VectorType(ir.IntType(32), len(values)), values)
 
 
-def _pshufb_ok() -> bool:
-    """Whether the code is built for an x86-64 host with AVX2 (``vpshufb`` on ymm)."""
-    try:
-        return (platform.machine().lower() in ("x86_64", "amd64") and not config.CPU_NAME
-                and bool(binding.get_host_cpu_features().get("avx2")))
-    except Exception:  # feature query unavailable: scalar lookup, same values
-        return False
-
-
-_PSHUFB = _pshufb_ok()
+_PSHUFB = avx2_host()
 
 
 def _ptr(context, builder, arrty, arr, idxty, idx, elem):
