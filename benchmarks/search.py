@@ -143,7 +143,8 @@ def main() -> None:
     if args.device in ("gpu", "both"):
         from search_gpu import array_database, gpu_part, report
 
-        db = array_database(args.seed, args.sequences or 1_000_000, args.length, args.lognormal)
+        db = array_database(args.seed, args.sequences or 1_000_000, args.length, args.lognormal,
+                            LETTERS, BACKGROUND)
         report(gpu_part(queries, db, args.repeats), db, len(queries))
         if args.device == "gpu":
             return

@@ -22,20 +22,18 @@ from wavedp.search.database import PROTEIN_LETTERS, Database
 
 #: CUDASW++4.0 (DPX, 16-bit) on this workplace's H100, 1,000,000 x 512, the 20 queries
 CUDASW_GCUPS = 4977.0
-BACKGROUND = "ARNDCQEGHILKMFPSTWYV"
-FREQ = [0.074, 0.052, 0.045, 0.054, 0.025, 0.034, 0.054, 0.074, 0.026, 0.068,
-        0.099, 0.058, 0.025, 0.047, 0.039, 0.057, 0.051, 0.013, 0.032, 0.073]
 
-
-def array_database(seed: int, count: int, length: int, lognormal: bool) -> Database:
-    """A random protein database built straight from arrays (no per-sequence strings)."""
+def array_database(seed: int, count: int, length: int, lognormal: bool, letters: str,
+                   frequencies: list[float]) -> Database:
+    """A random protein database of ``letters`` drawn with ``frequencies``, built straight
+    from arrays (no per-sequence strings)."""
     rng = np.random.default_rng(seed)
     if lognormal:
         lengths = np.clip(rng.lognormal(np.log(length), 0.8, count), 10, 35000).astype(np.int64)
     else:
         lengths = np.full(count, length, np.int64)
-    codes = np.array([PROTEIN_LETTERS.index(c) for c in BACKGROUND], np.uint8)
-    p = np.array(FREQ) / sum(FREQ)
+    codes = np.array([PROTEIN_LETTERS.index(c) for c in letters], np.uint8)
+    p = np.array(frequencies) / sum(frequencies)
     # letters drawn through a 65,536-entry table of the frequencies (fast for 10^9 residues)
     table = codes[np.searchsorted(np.cumsum(p), (np.arange(1 << 16) + 0.5) / (1 << 16))]
     residues = table[rng.integers(0, 1 << 16, int(lengths.sum()), dtype=np.uint16)]

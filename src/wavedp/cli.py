@@ -31,7 +31,7 @@ from .engines.common import MODES
 from .errors import DeviceError, InputError
 from .formats import FORMATS, format_alignment, sam_header, sam_header_lines
 from .scoring import Scoring
-from .search.api import DEFAULT_EVALUE, iter_search
+from .search.api import DEFAULT_EVALUE, iter_search, open_database
 from .search.database import ALPHABETS, HEADER, Database
 from .search.journal import Journal, file_identity
 from .search.strands import STRANDS
@@ -329,19 +329,6 @@ command is run again, and writes exactly the file of an uninterrupted run.
 """
 
 
-def _open_database(path: str, scoring: Scoring) -> Database:
-    """A ``.wdb`` folder (checked, checksums included) or a FASTA/FASTQ file read into memory."""
-    if os.path.isdir(path):
-        return Database.open(path)
-    records = read_records(path)
-    alphabet = "dna" if scoring.is_dna else "protein"
-    try:
-        return Database.from_sequences([s for _, s in records], [r for r, _ in records],
-                                       alphabet=alphabet)
-    except InputError as exc:
-        raise InputError(f"file {path}, {exc}") from None
-
-
 def _database_identity(path: str) -> dict:
     """A database's identity for the --resume signature (a .wdb: its header's checksum)."""
     if not os.path.isdir(path):
@@ -485,7 +472,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
     if resume and os.path.isdir(output):
         raise InputError(f"cannot write output file {output}: it is a directory")
     queries = _prepare(query, scoring, "query")
-    db = _open_database(database, scoring)
+    db = open_database(database, scoring)
     journal = None
     if resume:
         options = {"mode": mode, "top": top, "evalue": evalue, "min-score": min_score,

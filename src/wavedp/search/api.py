@@ -72,7 +72,9 @@ def _queries(queries: Any, scoring: Scoring) -> Prepared:
     return prepared
 
 
-def _database(database: Any, scoring: Scoring) -> Database:
+def open_database(database: Any, scoring: Scoring) -> Database:
+    """A :class:`Database` from a Database, a ``.wdb`` folder (checked, checksums included),
+    a FASTA/FASTQ path (read into memory) or a list of sequences."""
     kind = "dna" if scoring.is_dna else "protein"
     if isinstance(database, Database):
         return database
@@ -81,14 +83,13 @@ def _database(database: Any, scoring: Scoring) -> Database:
         if os.path.isdir(path):
             return Database.open(path)
         records = read_records(path)
-        return Database.from_sequences([s for _, s in records], [r for r, _ in records],
-                                       alphabet=kind)
-    texts, ids = [], []
+        try:
+            return Database.from_sequences([s for _, s in records], [r for r, _ in records],
+                                           alphabet=kind)
+        except InputError as exc:
+            raise InputError(f"file {path}, {exc}") from None
     prepared = Prepared(database, scoring, "target")  # validates every letter, names records
-    for k, text in enumerate(prepared.texts):
-        texts.append(text)
-        ids.append(prepared.ids[k])
-    return Database.from_sequences(texts, ids, alphabet=kind)
+    return Database.from_sequences(prepared.texts, prepared.ids, alphabet=kind)
 
 
 def _cutoffs(top: int, evalue: float | None, min_score: int | None, mode: str,
@@ -151,7 +152,7 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     top, evalue, min_score, stats = _cutoffs(top, evalue, min_score, mode, scoring)
     wanted = strands(scoring.is_dna, strand)
     q = _queries(queries, scoring)
-    db = _database(database, scoring)
+    db = open_database(database, scoring)
     lut = db.codes_for(scoring)
     resolved = _device.resolve(device)
     longest_query = max(c.size for c in q.codes)

@@ -11,7 +11,6 @@ the GPU; only they are copied back.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -116,10 +115,8 @@ def saturation_limit(sub: np.ndarray) -> int:
     return 32767 - max(int(sub.max()), 0)
 
 
-@functools.cache
 def _kernel(mode: int, r: int, packed: bool):
-    fn = function("search.cu", f"scan<{mode}, {r}, {'true' if packed else 'false'}>")
-    return fn
+    return function("search.cu", f"scan<{mode}, {r}, {'true' if packed else 'false'}>")
 
 
 class _Chunk:
@@ -266,9 +263,8 @@ class Scanner:
         """Exact scores (device int32, by chunk index) of each query against the chunk."""
         import cupy
 
-        out = [cupy.empty(ch.size, cupy.int32) for _ in queries]
+        out = [cupy.zeros(ch.size, cupy.int32) for _ in queries]
         for q, s in zip(queries, out, strict=True):
-            s[:] = 0
             if self.mode == GLOBAL and ch.empty.size:
                 s[cupy.asarray(ch.empty)] = _edge(q.size, self.go, self.ge)
             if q.size == 0 and self.mode == GLOBAL:
