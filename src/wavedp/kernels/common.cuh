@@ -105,6 +105,20 @@ __device__ __forceinline__ void update_column(int (&Hg)[R], int (&E)[R], int dia
     }
 }
 
+// The direction byte of one cell (DESIGN.md's traceback preference: zero in local mode, then
+// the diagonal, then E, then F; a gap closes where opening it is at least as good as
+// extending it). multipass.cu and batch.cu share it.
+template <int MODE>
+__device__ __forceinline__ unsigned int dir_byte(int h, int dg, int e, int e_ext, int e_open,
+                                                 int f_ext, int f_open) {
+    unsigned int d = (e_open >= e_ext ? E_OPEN : 0) | (f_open >= f_ext ? F_OPEN : 0);
+    if (MODE == WAVEDP_LOCAL && h == 0) d |= DIR_ZERO;
+    else if (h == dg) d |= DIR_DIAG;
+    else if (h == e) d |= DIR_E;
+    else d |= DIR_F;
+    return d;
+}
+
 // DESIGN.md's tie rule for end cells: a larger score, then a smaller i, then a smaller j
 __device__ __forceinline__ bool better(int v, int i, int j, int bv, int bi, int bj) {
     return v > bv || (v == bv && (i < bi || (i == bi && j < bj)));

@@ -229,12 +229,8 @@ __global__ void __launch_bounds__(32) multipass(
                         const int e = max(e_ext, e_open), f = max(f_ext, f_open);
                         const int dg = diag + sc;
                         const int h = MODE == WAVEDP_LOCAL ? max3_relu(dg, e, f) : max3(dg, e, f);
-                        int d = (e_open >= e_ext ? E_OPEN : 0) | (f_open >= f_ext ? F_OPEN : 0);
-                        if (MODE == WAVEDP_LOCAL && h == 0) d |= DIR_ZERO;
-                        else if (h == dg) d |= DIR_DIAG;
-                        else if (h == e) d |= DIR_E;
-                        else d |= DIR_F;
-                        packed[r / 4] |= (unsigned int)d << 8 * (r % 4);
+                        packed[r / 4] |= dir_byte<MODE>(h, dg, e, e_ext, e_open, f_ext, f_open)
+                                         << 8 * (r % 4);
                         diag = Hl[r];
                         Hl[r] = hup = h;
                         E[r] = e;

@@ -1,0 +1,147 @@
+"""Many small pairs per launch (``kernels/batch.cu``): a warp per pair, the end cell and the
+traceback computed on the GPU, only scores, coordinates and CIGAR letters copied back.
+
+A launch holds as many pairs as their direction bytes allow (``DIRS_BYTES``, one byte per
+cell of the padded matrix); pairs run longest first, each warp taking the next by atomic
+ticket. Pairs above ``MAX_CELLS`` go to the multipass engine (linear-space traceback).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import DeviceError, InputError
+from . import multipass
+from .module import function
+from .multipass import multiprocessors, scratch
+
+#: rows per lane of the kernel instances (a strip is 32 of them)
+ROWS = (4, 8)
+#: warps per block (kernels/batch.cu's WARPS)
+WARPS = 4
+#: pairs of at most this many cells run here; tests lower it to 0 to exercise the multipass
+#: engine on small pairs
+MAX_CELLS = 1 << 24
+#: GPU memory for the direction bytes of one launch (at most a quarter of the free memory;
+#: a launch needs thousands of pairs to fill the GPU)
+DIRS_BYTES = 8 << 30
+#: GPU memory for the scratch rows of the warps in flight
+SCRATCH_BYTES = 256 << 20
+#: blocks per multiprocessor the grid is sized for
+BLOCKS_PER_SM = 16
+#: a pair costs about this many cells of a column per warp step besides its R cells a lane
+STEP_CELLS = 3
+
+Result = tuple[int, int, int, int, int, np.ndarray | None]
+
+
+def takes(m: int, n: int) -> bool:
+    """Whether an m x n pair runs in this engine."""
+    return m >= 1 and n >= 1 and m * n <= MAX_CELLS
+
+
+def rows_for(ms: np.ndarray, ns: np.ndarray) -> int:
+    """Rows per lane for a launch: the fewest warp steps weighted by their cost."""
+    def cost(r: int) -> float:
+        return float(np.sum(-(-ms // (32 * r)) * (ns + 31))) * (r + STEP_CELLS)
+    return min(ROWS, key=lambda r: (cost(r), -r))
+
+
+def dir_bytes(m, n, r: int):
+    """Direction bytes of an m x n pair (or of arrays of them): strips of 32 r rows, n + 31
+    steps each, 16-byte aligned."""
+    return (-(-m // (32 * r)) * (n + 31) * 32 * r + 15) // 16 * 16
+
+
+def align(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
+          sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
+          traceback: bool) -> list[Result]:
+    """``align_pairs``' contract for pairs that :func:`takes` (every m, n >= 1)."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    ms = np.array([qcodes[a].size for a in pairs[:, 0]], dtype=np.int64)
+    ns = np.array([tcodes[b].size for b in pairs[:, 1]], dtype=np.int64)
+    results: list[Result | None] = [None] * len(pairs)
+    if not len(pairs):
+        return []
+    r = rows_for(ms, ns)
+    need = dir_bytes(ms, ns, r)
+    budget = _budget(int(need.max()) if traceback else 0, int(ns.max()))
+    order = np.argsort(-(ms * ns), kind="stable")
+    launch: list[int] = []
+    used = 0
+    for p in order.tolist():
+        if launch and traceback and used + need[p] > budget:
+            _launch(qcodes, tcodes, pairs, launch, ms, ns, r, sub, gap_open, gap_extend, mode,
+                    traceback, results)
+            launch, used = [], 0
+        launch.append(p)
+        used += int(need[p])
+    _launch(qcodes, tcodes, pairs, launch, ms, ns, r, sub, gap_open, gap_extend, mode,
+            traceback, results)
+    return results  # type: ignore[return-value]
+
+
+def _budget(largest: int, longest: int) -> int:
+    """Direction bytes one launch may take; raises InputError when the GPU lacks the memory
+    for even the largest pair."""
+    import cupy
+
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    need = largest + 16 * (longest + 2) * WARPS
+    if need > free:
+        raise InputError(f"a batch of pairs needs {need / 2**20:.1f} MiB of GPU memory for its "
+                         f"largest pair, {free / 2**20:.1f} MiB free")
+    return max(min(DIRS_BYTES, free // 4), largest)
+
+
+def _launch(qcodes, tcodes, pairs, launch: list[int], ms, ns, r: int, sub, go: int, ge: int,
+            mode: int, traceback: bool, results: list) -> None:
+    """One kernel over the pairs ``launch`` (longest first); fills their ``results``."""
+    import cupy
+
+    count = len(launch)
+    rows = pairs[launch]
+    m, n = ms[launch], ns[launch]
+    # one residue buffer: each distinct query and target once
+    qs = {int(a): None for a in rows[:, 0]}
+    ts = {int(b): None for b in rows[:, 1]}
+    parts, start = [], 0
+    for table, codes in ((qs, qcodes), (ts, tcodes)):
+        for key in table:
+            table[key] = start
+            parts.append(codes[key])
+            start += codes[key].size
+    res = cupy.asarray(np.concatenate(parts).astype(np.uint8, copy=False))
+    qoff = cupy.asarray(np.array([qs[int(a)] for a in rows[:, 0]], np.int64))
+    toff = cupy.asarray(np.array([ts[int(b)] for b in rows[:, 1]], np.int64))
+    need = dir_bytes(m, n, r)
+    doff = np.zeros(count, np.int64)
+    doff[1:] = np.cumsum(need)[:-1]
+    ooff = np.zeros(count, np.int64)
+    ooff[1:] = np.cumsum(m + n)[:-1]
+    dirs = scratch(int(need.sum()) if traceback else 1, np.uint8)
+    ops = cupy.empty(max(int((m + n).sum()), 1) if traceback else 1, cupy.uint8)
+    result = scratch(6 * count, np.int32)
+    a = int(sub.shape[0])
+    stride = int(n.max()) + 2
+    blocks = max(1, min(-(-count // WARPS), BLOCKS_PER_SM * multiprocessors(),
+                        SCRATCH_BYTES // (WARPS * 2 * stride * 8)))
+    scr = cupy.empty(blocks * WARPS * 2 * stride, cupy.int64)  # int2 rows
+    ticket = cupy.zeros(1, cupy.int32)
+    kernel = function("batch.cu", f"align_batch<{mode}, {r}, {'true' if traceback else 'false'}>")
+    kernel((blocks,), (32 * WARPS,), (
+        res, qoff, cupy.asarray(m.astype(np.int32)), toff, cupy.asarray(n.astype(np.int32)),
+        cupy.arange(count, dtype=cupy.int32), np.int32(count),
+        cupy.asarray(np.ascontiguousarray(sub, dtype=np.int32).ravel()), np.int32(a),
+        np.int32(go), np.int32(ge), dirs, cupy.asarray(doff), ops, cupy.asarray(ooff), scr,
+        np.int32(stride), result, ticket), shared_mem=4 * a * a)
+    out = result.get().reshape(count, 6).astype(np.int64)
+    if multipass.POISON and (out == 0x7F7F7F7F).any():
+        raise DeviceError("the batch kernel left results unwritten")
+    host_ops = ops.get() if traceback else None
+    for k, p in enumerate(launch):
+        score, qs_, qe, ts_, te, nops = out[k].tolist()
+        path = None
+        if traceback:
+            path = host_ops[ooff[k]:ooff[k] + nops][::-1].copy()
+        results[p] = (score, qs_, qe, ts_, te, path)
