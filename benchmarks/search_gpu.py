@@ -74,9 +74,40 @@ def gpu_part(queries: list[str], db: Database, repeats: int) -> list[dict]:
     return rows
 
 
+def align_all_part(queries: list[str], db: Database, count: int = 5000) -> None:
+    """``wavedp.align_all`` of the queries against the first ``count`` database sequences on
+    the GPU (the batch kernel, a warp per pair): score-only and with traceback, against the
+    CPU engine on all cores in the same run (same results asserted)."""
+    import os
+
+    scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    targets = [db.text(k) for k in range(min(count, len(db)))]
+    cells = sum(len(q) for q in queries) * sum(len(t) for t in targets)
+    print(f"\nalign_all: {len(queries)} queries x {len(targets):,} sequences, BLOSUM62 11/1 "
+          f"({os.cpu_count()} CPU cores for the CPU engine)")
+    print("| run | GPU s | GPU GCUPS | CPU s | CPU GCUPS | GPU / CPU |")
+    print("|---|---|---|---|---|---|")
+    for traceback in (False, True):
+        seconds = {}
+        results = {}
+        for device in ("gpu", "cpu"):
+            wavedp.align_all(queries[:1], targets[:50], scoring, traceback=traceback,
+                             device=device)  # compiles
+            t0 = time.perf_counter()
+            results[device] = wavedp.align_all(queries, targets, scoring,
+                                               traceback=traceback, device=device)
+            seconds[device] = time.perf_counter() - t0
+        assert results["gpu"] == results["cpu"]
+        g, c = cells / seconds["gpu"] / 1e9, cells / seconds["cpu"] / 1e9
+        print(f"| {'traceback' if traceback else 'score-only'} | {seconds['gpu']:.2f} | "
+              f"{g:,.1f} | {seconds['cpu']:.2f} | {c:,.1f} | {g / c:.1f} |")
+
+
 def report(rows: list[dict], db: Database, nq: int) -> None:
+    parts = "one launch per chunk" if gpu_search.MIN_PARTITION > len(db) else \
+        f"length partitions of >= {gpu_search.MIN_PARTITION:,} sequences"
     print(f"\nGPU: {nq} queries x {len(db):,} sequences ({db.total_residues:,} residues), "
-          f"BLOSUM62 11/1, warm-up (one untimed run of each, compiles included) "
+          f"BLOSUM62 11/1, {parts}, warm-up (one untimed run of each, compiles included) "
           f"{rows[0]['warm']:.1f} s")
     print("| run | seconds | GCUPS | CUDASW++4.0 (published) | ratio | upload | scan | rescore "
           "(pairs) | top-K | align hits |")

@@ -3,6 +3,7 @@
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|all] [pytest -k expression]
+# TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
 what=${1:-all}
 shift || true
@@ -19,14 +20,19 @@ python3 -c "import wavedp; print('wavedp', wavedp.__version__, wavedp.__file__)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv
 status=0
 if [[ $what == tests || $what == all ]]; then
-    python3 -m pytest -m gpu -q --maxfail=8 -p no:cacheprovider tests ${1:+-k "$1"} 2>&1 \
+    python3 -m pytest -m gpu -q --maxfail=8 -p no:cacheprovider ${TESTS:-tests} ${1:+-k "$1"} 2>&1 \
         | tee "$out/gpu_tests.log" | tail -40
     status=${PIPESTATUS[0]}
 fi
 if [[ $what == search || $what == all ]]; then
-    python3 benchmarks/search.py --device gpu 2>&1 | tee "$out/search_bench.log"
+    python3 benchmarks/search.py --device gpu --align-all 5000 2>&1 | tee "$out/search_bench.log"
     python3 benchmarks/search.py --device gpu --lognormal --sequences 300000 --length 350 \
         2>&1 | tee -a "$out/search_bench.log"
+    # short, skewed lengths: length partitions against one launch per chunk
+    for one in "" --one-partition; do
+        python3 benchmarks/search.py --device gpu --lognormal --sequences 1000000 --length 60 \
+            $one 2>&1 | tee -a "$out/search_bench.log"
+    done
     python3 benchmarks/search.py --device cpu --sequences 100000 2>&1 \
         | tee -a "$out/search_bench.log"
 fi

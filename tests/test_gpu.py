@@ -24,9 +24,12 @@ SCORINGS = {
 
 @pytest.fixture(autouse=True)
 def poison(monkeypatch):
-    from wavedp.engines.cuda import multipass
+    """Poisoned output buffers; every pair in the multipass engine (the batch kernel that
+    takes small pairs by default has its own tests, test_batch_gpu.py)."""
+    from wavedp.engines.cuda import batch, multipass
 
     monkeypatch.setattr(multipass, "POISON", True)
+    monkeypatch.setattr(batch, "MAX_CELLS", 0)
 
 
 def _pair(rng, m, n, letters, kind):

@@ -108,3 +108,20 @@ def test_search_with_traceback_and_strands_equals_cpu(mode):
                         device="cpu")
     assert gpu == cpu
     assert any(h.strand == "-" for h in gpu[0])
+
+
+@pytest.mark.parametrize("mode", MODE_NAMES)
+def test_length_partitions_each_with_its_shape_equal_the_32_bit_engine(monkeypatch, mode):
+    """Every length class its own launch and kernel shape (MIN_PARTITION = 1)."""
+    from wavedp.engines.cuda import search as gpu_search
+
+    monkeypatch.setattr(gpu_search, "MIN_PARTITION", 1)
+    rng = np.random.default_rng(17)
+    shapes = set()
+    for m in (3, 90, 700):
+        query = random_seq(rng, PROTEIN, m)
+        texts = _database(rng, PROTEIN, 400, 2000, seed_from=query)
+        lengths = np.sort([len(t) for t in texts if t])[::-1]
+        shapes |= {p[2:] for p in gpu_search.partitions(lengths, m, PROT.table.shape[0])}
+        assert (_scanned(query, texts, PROT, mode) == _exact(query, texts, PROT, mode)).all()
+    assert len(shapes) > 3

@@ -47,11 +47,8 @@ DEFAULT_EVALUE = _DefaultEvalue(10.0)
 BATCH_CELLS = {"cpu": 0, "gpu": 2e13}
 
 Progress = Callable[[int], None]
-#: reported hits of at most this many cells are aligned by the CPU engine on all cores: on
-#: the H100 machine its 16 cores trace back the 200 hits of the search benchmark in a fraction
-#: of the time one GPU launch per hit takes (1.0 s); larger hits use the search's device
-CPU_ALIGN_CELLS = 1 << 24
-#: seconds spent aligning the reported hits since the last reset (benchmarks read it)
+#: seconds spent aligning the reported hits since the last reset (benchmarks read it): all
+#: hits of a batch of queries go to the engine in one call (on the GPU, many per launch)
 STATS: dict[str, float] = {}
 
 
@@ -185,6 +182,7 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
                 floor = e_floor if floor is None else max(floor, e_floor)
             thresholds.append(floor)
         found = scanner.top([codes for *_, codes in jobs], top, thresholds, progress)
+        ranked = []  # per query of the batch: (k, views, index, score, strand)
         by_query: dict[int, list] = {}
         for (k, s, text, codes), (index, score) in zip(jobs, found, strict=True):
             by_query.setdefault(k, []).append((index, score, s, text, codes))
@@ -192,10 +190,11 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
             parts = by_query[k]
             index, score, strand_of = merge([(i, sc, s) for i, sc, s, _, _ in parts], top)
             views = {s: (text, codes) for _, _, s, text, codes in parts}
-            start = time.perf_counter()
-            hits = _alignments(q, k, views, db, lut, index, score, strand_of, scoring, mode,
-                               traceback, resolved, stats, scoring.is_dna)
-            STATS["align"] = STATS.get("align", 0.0) + time.perf_counter() - start
+            ranked.append((k, views, index, score, strand_of))
+        start = time.perf_counter()
+        aligned = _alignments(q, ranked, db, lut, scoring, mode, traceback, resolved, stats)
+        STATS["align"] = STATS.get("align", 0.0) + time.perf_counter() - start
+        for k, hits in zip(batch, aligned, strict=True):
             if evalue is not None:
                 hits = [h for h in hits if h.evalue is None or h.evalue <= evalue]
             yield k, hits
@@ -213,33 +212,40 @@ def _batches(todo: list[int], lengths: list[int], n: int, cells: float) -> Itera
         yield batch
 
 
-def _alignments(q: Prepared, k: int, views: dict, db: Database, lut, index: np.ndarray,
-                score: np.ndarray, strand_of: np.ndarray, scoring: Scoring, mode: str,
-                traceback: bool, resolved: str, stats, dna: bool) -> list[Alignment]:
-    """The hits of query k as Alignments, in rank order (one pairwise engine call a strand)."""
-    out: list[Alignment | None] = [None] * index.size
-    m = q.codes[k].size
-    for s, (text, codes) in views.items():
-        rows = np.flatnonzero(strand_of == s)
-        if rows.size == 0:
-            continue
-        targets = Prepared.from_codes(
-            [db.text(int(t)) for t in index[rows]],
-            [db.id(int(t)) for t in index[rows]],
-            [db.codes(int(t)) if lut is None else lut[db.codes(int(t))] for t in index[rows]])
-        query = Prepared.from_codes([text], [q.ids[k]], [codes])
-        pairs = np.stack([np.zeros(rows.size, np.int64), np.arange(rows.size)], axis=1)
-        cells = codes.size * max((c.size for c in targets.codes), default=0)
-        where = "cpu" if cells <= CPU_ALIGN_CELLS else resolved
-        alns = run_pairs(query, targets, pairs, scoring, mode, traceback, where)
-        for r, aln in zip(rows.tolist(), alns, strict=True):
-            if aln.score != int(score[r]):
+def _alignments(q: Prepared, ranked: list, db: Database, lut, scoring: Scoring, mode: str,
+                traceback: bool, resolved: str, stats) -> list[list[Alignment]]:
+    """The hits of each ranked query as Alignments, in rank order: every hit of the batch in
+    one pairwise engine call (each strand of a query is a query of that call)."""
+    views, texts, ids, codes = {}, [], [], []  # (query, strand) -> index among the views
+    targets: dict[int, int] = {}  # database index -> index among the targets
+    rows = []
+    for k, by_strand, index, _, strand_of in ranked:
+        for s, (text, view) in by_strand.items():
+            views[(k, s)] = len(texts)
+            texts.append(text)
+            ids.append(q.ids[k])
+            codes.append(view)
+        for t, s in zip(index.tolist(), strand_of.tolist(), strict=True):
+            rows.append((views[(k, s)], targets.setdefault(t, len(targets))))
+    order = list(targets)
+    subjects = Prepared.from_codes(
+        [db.text(t) for t in order], [db.id(t) for t in order],
+        [db.codes(t) if lut is None else lut[db.codes(t)] for t in order])
+    queries = Prepared.from_codes(texts, ids, codes)
+    pairs = np.array(rows, dtype=np.int64).reshape(-1, 2)
+    alns = iter(run_pairs(queries, subjects, pairs, scoring, mode, traceback, resolved))
+    out = []
+    for k, _, index, score, strand_of in ranked:
+        hits = []
+        for t, sc, s in zip(index.tolist(), score.tolist(), strand_of.tolist(), strict=True):
+            aln = next(alns)
+            if aln.score != sc:
                 raise RuntimeError(f"search engine bug: query {q.ids[k]!r} vs database index "
-                                   f"{int(index[r])} scanned {int(score[r])}, aligned "
-                                   f"{aln.score}")
-            extra = {"strand": SIGN[s] if dna else None}
+                                   f"{t} scanned {sc}, aligned {aln.score}")
+            extra = {"strand": SIGN[s] if scoring.is_dna else None}
             if stats is not None:
-                extra["evalue"] = stats.evalue(aln.score, m, db.total_residues)
+                extra["evalue"] = stats.evalue(aln.score, q.codes[k].size, db.total_residues)
                 extra["bitscore"] = stats.bitscore(aln.score)
-            out[r] = dataclasses.replace(aln, **extra)
-    return out  # type: ignore[return-value]
+            hits.append(dataclasses.replace(aln, **extra))
+        out.append(hits)
+    return out

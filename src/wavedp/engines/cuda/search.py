@@ -39,6 +39,13 @@ SCRATCH_BYTES = 256 << 20
 DATABASE_BYTES: int | None = None
 #: per-pass cost of a group, in cells of a column (scratch traffic and synchronisation)
 PASS_CELLS = 64
+#: a length partition of fewer subjects joins its neighbour (each is a launch of its own,
+#: and a launch needs this many groups to fill the H100's 132 SMs a few times over)
+MIN_PARTITION = 16384
+#: subjects longer than this scan in partitions of their own: a multi-pass launch sizes each
+#: group's scratch row by its longest subject, and SCRATCH_BYTES then caps its grid (8 groups
+#: of 4,096 columns per block fill 1,056 blocks, the H100's 132 SMs x 8, in 256 MB)
+LONG_SUBJECT = 4096
 
 Candidates = tuple[np.ndarray, np.ndarray]
 #: seconds spent in each phase since the last reset (benchmarks read and clear it): upload
@@ -82,6 +89,30 @@ def plan(m: int, columns: float, alphabet: int) -> tuple[int, int, int]:
                 best = (key, g, r, passes)
     assert best is not None
     return best[1], best[2], best[3]
+
+
+def partitions(ordered: np.ndarray, m: int, alphabet: int) -> list[tuple[int, int, int, int,
+                                                                         int]]:
+    """Length partitions of subjects in scan order (``ordered``: lengths, longest first) as
+    (start, stop, G, R, passes): the half-octave length classes, neighbours that want the same
+    kernel shape for an m-row query (:func:`plan`) merged, and so is a class or partition of
+    fewer than MIN_PARTITION subjects (each partition is a launch); subjects longer than
+    LONG_SUBJECT never share a partition with shorter ones."""
+    cls = np.floor(2 * np.log2(np.maximum(ordered, 1))).astype(np.int64)
+    bounds = [0, *(np.flatnonzero(np.diff(cls)) + 1).tolist(), int(ordered.size)]
+    parts: list[tuple[int, int, tuple[int, int, int]]] = []
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        if b <= a:
+            continue
+        shape = plan(m, float(ordered[a:b].mean()), alphabet)
+        same_side = not parts or (ordered[parts[-1][0]] > LONG_SUBJECT) == \
+            (ordered[a] > LONG_SUBJECT)
+        if parts and same_side and (parts[-1][2] == shape or b - a < MIN_PARTITION
+                                    or parts[-1][1] - parts[-1][0] < MIN_PARTITION):
+            a = parts.pop()[0]
+            shape = plan(m, float(ordered[a:b].mean()), alphabet)
+        parts.append((a, b, shape))
+    return [(a, b, *shape) for a, b, shape in parts]
 
 
 def profile(queries: list[np.ndarray], sub: np.ndarray, go: int, g: int, r: int, passes: int,
@@ -134,8 +165,8 @@ class _Chunk:
         self.count = int(order.size)
         self.empty = np.flatnonzero(lengths == 0)
         self.longest = int(lengths.max()) if lengths.size else 0
-        self.mean = float(lengths[lengths > 0].mean()) if self.count else 1.0
         self.res, self.off = d_res, d_off
+        self.ordered = lengths[order]  # subject lengths in scan order (longest first)
 
     @property
     def size(self) -> int:
@@ -230,19 +261,20 @@ class Scanner:
 
     # ---- scanning ----------------------------------------------------------------------------
 
-    def _launch(self, ch: _Chunk, queries: list[np.ndarray], order, count: int, packed: bool):
-        """Scan ``count`` subjects of ``order`` against one query (or two packed); returns the
-        kernel's words (device uint32, one per entry of order)."""
+    def _launch(self, ch: _Chunk, queries: list[np.ndarray], order, count: int, packed: bool,
+                out, shape: tuple[int, int, int], longest: int) -> None:
+        """Scan ``count`` subjects of ``order`` (at most ``longest`` residues) against one
+        query (or two packed) with kernel shape (G, R, passes); the kernel's words (uint32,
+        one per entry of order) go to the device array ``out``."""
         import cupy
 
         m = max(q.size for q in queries)
         a = self.sub.shape[0]
-        g, r, passes = plan(m, ch.mean, a)
+        g, r, passes = shape
         prof = cupy.asarray(profile(queries, self.sub, self.go, g, r, passes, packed))
-        out = cupy.empty(max(count, 1), cupy.uint32)
         groups = BLOCK // g
         blocks = max(1, min(-(-count // groups), BLOCKS_PER_SM * multiprocessors()))
-        stride = ch.longest + 2
+        stride = longest + 2
         if passes > 1:
             blocks = max(1, min(blocks, SCRATCH_BYTES // (groups * stride * 8)))
             scratch = cupy.empty(blocks * groups * stride * 2, cupy.uint32)
@@ -257,7 +289,26 @@ class Scanner:
             ch.res, ch.off, order, np.int32(count), prof, np.int32(a), np.int32(g),
             np.int32(passes), np.int32(m), np.int32(self.go), np.int32(self.ge), scratch,
             np.int32(stride), out, ticket), shared_mem=smem)
-        return out[:count]
+
+    def _scan(self, ch: _Chunk, queries: list[np.ndarray], packed: bool, order=None):
+        """The kernel's words for ``order`` (default: the whole chunk, one launch per length
+        partition with its own kernel shape; a subset scans in one launch)."""
+        import cupy
+
+        m = max(q.size for q in queries)
+        a = self.sub.shape[0]
+        if order is None:
+            words = cupy.empty(ch.count, cupy.uint32)
+            for lo, hi, g, r, passes in partitions(ch.ordered, m, a):
+                self._launch(ch, queries, ch.order[lo:hi], hi - lo, packed, words[lo:hi],
+                             (g, r, passes), int(ch.ordered[lo]))
+            return words
+        count = int(order.size)
+        words = cupy.empty(count, cupy.uint32)
+        lengths = ch.ordered[order.get()]
+        self._launch(ch, queries, ch.order[order], count, packed, words,
+                     plan(m, float(lengths.mean()), a), int(lengths.max()))
+        return words
 
     def _scores(self, ch: _Chunk, queries: list[np.ndarray]) -> list:
         """Exact scores (device int32, by chunk index) of each query against the chunk."""
@@ -277,7 +328,7 @@ class Scanner:
             limit = saturation_limit(self.sub)
             for p in range(0, len(live), 2):
                 pair = live[p:p + 2]
-                words = self._launch(ch, [queries[k] for k in pair], ch.order, ch.count, True)
+                words = self._scan(ch, [queries[k] for k in pair], True)
                 halves = [(words & 0xFFFF).astype(cupy.int16).astype(cupy.int32),
                           (words >> 16).astype(cupy.int16).astype(cupy.int32)]
                 for k, best in zip(pair, halves, strict=False):
@@ -285,13 +336,12 @@ class Scanner:
                     if hot.size:
                         STATS["rescored"] = STATS.get("rescored", 0) + int(hot.size)
                         with _Timer("rescore"):  # a part of the scan's time
-                            exact = self._launch(ch, [queries[k]], ch.order[hot],
-                                                 int(hot.size), False)
+                            exact = self._scan(ch, [queries[k]], False, hot)
                             best[hot] = exact.view(cupy.int32)
                     out[k][ch.order] = best
         else:
             for k in live:
-                words = self._launch(ch, [queries[k]], ch.order, ch.count, False)
+                words = self._scan(ch, [queries[k]], False)
                 out[k][ch.order] = words.view(cupy.int32)
         return out
 
