@@ -2,5 +2,6 @@
 
 from .api import DEFAULT_EVALUE, iter_search, search
 from .database import Database
+from .hits import local_hits
 
-__all__ = ["DEFAULT_EVALUE", "Database", "iter_search", "search"]
+__all__ = ["DEFAULT_EVALUE", "Database", "iter_search", "local_hits", "search"]
