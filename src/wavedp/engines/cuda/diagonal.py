@@ -1,51 +1,108 @@
 """Launcher of the per-anti-diagonal strategy (``kernels/diagonal.cu``), score-only.
 
-Xiao, Aji and Feng's design: one kernel launch per anti-diagonal, the launch boundary being
-the only synchronisation; anti-diagonal-major buffers whose rows start on 64-byte
-boundaries.
+Xiao, Aji and Feng's fine-grained design: the cells of an anti-diagonal one per thread,
+diagonals one after another, under any synchronization strategy of ``wavedp.lab.sync`` (one
+launch per diagonal, or one persistent kernel with an in-kernel barrier between diagonals),
+with the diagonals stored ``simple`` (anti-diagonal-major, packed) or ``coalesced``
+(64-byte-aligned rows, aligned warps).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ...errors import InputError
+from ...lab import sync as syncs
 from ..common import GLOBAL, LOCAL, NEG
-from .module import function
 from .multipass import EDGES, ROWS_BEST, Pair, best_cell, scratch
 
+STORAGES = ("simple", "coalesced")
+#: threads per block
 BLOCK = 256
 
 
-def _rows(count: int, length: int, fill: int):
-    import cupy
+def check_storage(storage: str) -> int:
+    """The kernel's storage code (``kernels/diagonal.cu``), or an InputError."""
+    if storage not in STORAGES:
+        raise InputError(f"storage must be one of {', '.join(STORAGES)}, got {storage!r}")
+    return STORAGES.index(storage)
 
-    padded = -(-length // 16) * 16  # 16 int32 = 64 bytes: every row starts 64-byte aligned
-    return cupy.full((count, padded), fill, dtype=cupy.int32)
 
-
-def score(p: Pair) -> tuple[int, int, int]:
-    """(score, end_i, end_j) of one pair, one launch per anti-diagonal."""
-    import cupy
-
+def row_end_cell(p: Pair, rowbest, rowcol, lastcol, lastrow) -> tuple[int, int, int]:
+    """(score, end_i, end_j) from per-row bests (local) or the last row and column (global,
+    semiglobal; indexed by i and j from 0), by DESIGN.md's tie rule."""
     m, n = p.m, p.n
-    kernel = function("diagonal.cu", f"diagonal<{p.mode}>")
-    H, E, F = _rows(3, m + 1, 0), _rows(2, m + 1, NEG), _rows(2, m + 1, NEG)
-    rowbest = cupy.zeros(m + 1, dtype=cupy.int32)
-    rowcol = cupy.zeros(m + 1, dtype=cupy.int32)
-    lastcol = scratch(m + 1, np.int32)
-    lastrow = scratch(n + 1, np.int32)
-    fixed = (p.q, p.t, p.sub, np.int32(p.alphabet), np.int32(p.gap_open),
-             np.int32(p.gap_extend), np.int32(m), np.int32(n))
-    for d in range(1, m + n + 1):
-        ilo, ihi = max(0, d - n), min(m, d)
-        count = ihi - ilo + 1
-        kernel(((count + BLOCK - 1) // BLOCK,), (BLOCK,), fixed + (
-            np.int32(d), np.int32(ilo), np.int32(ihi), H[(d - 2) % 3], H[(d - 1) % 3], H[d % 3],
-            E[(d - 1) % 2], E[d % 2], F[(d - 1) % 2], F[d % 2], rowbest, rowcol, lastcol,
-            lastrow))
     if p.mode == LOCAL:  # per-row bests, each at the row's first column reaching it
         score, i, j = best_cell(ROWS_BEST, rowbest, rowcol, count=m + 1)
         return (0, 0, 0) if score <= 0 else (score, i, j)
     if p.mode == GLOBAL:
         return int(lastrow[n:n + 1].get()[0]), m, n
-    return best_cell(EDGES, lastcol[1:], lastrow[1:], m, n, m + n + 1)  # indexed from 1
+    return best_cell(EDGES, lastcol[1:], lastrow[1:], m, n, m + n + 1)
+
+
+class Sweep:
+    """One pair's buffers and launches under one storage and synchronization strategy;
+    :meth:`run` may be repeated (each run starts from fresh buffers).
+
+    ``blocks``: the grid (host strategies: per diagonal, default enough for its cells;
+    in-kernel barriers: the persistent grid, default enough for the longest diagonal within
+    the co-resident maximum). ``sync="none"`` runs the persistent kernel without barriers
+    (the lab's compute-only time; the result is then meaningless)."""
+
+    def __init__(self, p: Pair, storage: str = "coalesced", sync: str = "cpu-implicit",
+                 blocks: int | None = None, timeout_ns: int = syncs.TIMEOUT_NS) -> None:
+        import cupy
+
+        code = check_storage(storage)
+        syncs.check_sync(sync, (*syncs.SYNCS, "none"))
+        self.p = p
+        m, n = p.m, p.n
+        stride = m + 1 if storage == "simple" else -(-(m + 1) // 16) * 16
+        self.H = cupy.zeros(3 * stride, dtype=cupy.int32)
+        self.E = cupy.full(2 * stride, NEG, dtype=cupy.int32)
+        self.F = cupy.full(2 * stride, NEG, dtype=cupy.int32)
+        self.rowbest = cupy.zeros(m + 1, dtype=cupy.int32)
+        self.rowcol = cupy.zeros(m + 1, dtype=cupy.int32)
+        self.lastcol = scratch(m + 1, np.int32)
+        self.lastrow = scratch(n + 1, np.int32)
+        args = (p.q, p.t, p.sub, np.int32(p.alphabet), np.int32(p.gap_open),
+                np.int32(p.gap_extend), np.int32(m), np.int32(n), np.int32(p.mode),
+                np.int32(stride), self.H, self.E, self.F, self.rowbest, self.rowcol,
+                self.lastcol, self.lastrow)
+        self.steps = m + n
+        if sync in syncs.HOST_SYNCS:
+            step = syncs.kernel("diagonal.cu", f"diagonal_step<{code}>", sync)
+            launches = []
+            for d in range(1, m + n + 1):
+                ilo, ihi = max(0, d - n), min(m, d)
+                first = ilo & ~15 if storage == "coalesced" else ilo
+                grid = blocks or -(-(ihi - first + 1) // BLOCK)
+                launches.append((step, grid, BLOCK, (*args, np.int32(d)), 0))
+            self.plan: syncs.Runnable = syncs.HostSteps(sync, launches)
+        else:
+            kern = syncs.kernel("diagonal.cu",
+                                f"diagonal_sweep<{code}, {syncs.KINDS[sync]}>", sync)
+            if blocks is None:
+                blocks = min(-(-(min(m, n) + 16) // BLOCK), syncs.co_resident(kern, BLOCK))
+            self.plan = syncs.Persistent(sync, kern, blocks, BLOCK, args, 0, timeout_ns)
+
+    def run(self) -> None:
+        """Reset the buffers and enqueue the sweep on the current stream."""
+        self.H.fill(0)
+        self.E.fill(NEG)
+        self.F.fill(NEG)
+        self.rowbest.fill(0)
+        self.plan.run()
+
+    def result(self) -> tuple[int, int, int]:
+        """(score, end_i, end_j) of the last run; DeviceError if a barrier failed."""
+        self.plan.check()
+        return row_end_cell(self.p, self.rowbest, self.rowcol, self.lastcol, self.lastrow)
+
+
+def score(p: Pair, storage: str = "coalesced", sync: str = "cpu-implicit",
+          blocks: int | None = None) -> tuple[int, int, int]:
+    """(score, end_i, end_j) of one pair, diagonal by diagonal."""
+    sweep = Sweep(p, storage, sync, blocks)
+    sweep.run()
+    return sweep.result()

@@ -1,0 +1,45 @@
+"""Timing on the GPU: CUDA events around enqueued work, warm-up first, median of repeats."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+
+
+def seconds(run: Callable[[], None], check: Callable[[], object], repeats: int = 3,
+            warmup: int = 1) -> float:
+    """Median seconds of ``run`` (work enqueued on the current stream), timed by CUDA events
+    on that stream; ``check`` runs after each (it waits for the work and raises on failure).
+    The warm-up runs absorb compilation and first-touch costs."""
+    import cupy
+
+    stream = cupy.cuda.get_current_stream()
+    for _ in range(warmup):
+        run()
+        check()
+    times = []
+    for _ in range(repeats):
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record(stream)
+        run()
+        end.record(stream)
+        end.synchronize()
+        check()
+        times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+    return statistics.median(times)
+
+
+def device() -> dict:
+    """Name, multiprocessors and memory of the current GPU, and the CUDA and CuPy versions."""
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    name = props["name"]
+    return {
+        "name": name.decode() if isinstance(name, bytes) else str(name),
+        "sms": int(props["multiProcessorCount"]),
+        "memory_gib": props["totalGlobalMem"] / 2**30,
+        "cuda": cupy.cuda.runtime.runtimeGetVersion(),
+        "driver": cupy.cuda.runtime.driverGetVersion(),
+        "cupy": cupy.__version__,
+    }
