@@ -2,7 +2,7 @@
 # On the GPU machine (run from the repository root): install wavedp offline (wheels for the
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
-#   scripts/device_run.sh [tests|bench|search|all] [pytest -k expression]
+#   scripts/device_run.sh [tests|bench|search|polyadic|lab|all] [pytest -k expression]
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
 what=${1:-all}
@@ -35,6 +35,14 @@ if [[ $what == search || $what == all ]]; then
     done
     python3 benchmarks/search.py --device cpu --sequences 100000 2>&1 \
         | tee -a "$out/search_bench.log"
+fi
+if [[ $what == polyadic || $what == all ]]; then
+    python3 benchmarks/polyadic.py 2>&1 | tee "$out/polyadic_bench.log"
+fi
+if [[ $what == lab || $what == all ]]; then
+    wavedp lab all --out /tmp/wavedp-lab 2>&1 | tail -5
+    cp /tmp/wavedp-lab/report.md "$out/lab_report.md"
+    tar czf "$out/lab.tgz" -C /tmp wavedp-lab
 fi
 if [[ $what == bench || $what == all ]]; then
     python3 benchmarks/gpu_align.py 2>&1 | tee "$out/gpu_bench.log"

@@ -78,17 +78,21 @@ def engine_for(device: str):
 
 def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: Scoring,
               mode: str, traceback: bool, device: str,
-              strategy: str | None = None) -> list[Alignment]:
+              strategy: str | None = None, sync: str | None = None,
+              storage: str | None = None) -> list[Alignment]:
     """Align the (query index, target index) rows of ``pairs`` and wrap the results."""
     code = _mode_code(mode)
-    for qi, ti in pairs.tolist():
-        scoring.check_range(len(queries.codes[qi]), len(targets.codes[ti]))
+    if len(pairs):  # the score bound grows with m + n: the longest pair decides
+        qlen = np.array([c.size for c in queries.codes], np.int64)[pairs[:, 0]]
+        tlen = np.array([c.size for c in targets.codes], np.int64)[pairs[:, 1]]
+        k = int(np.argmax(qlen + tlen))
+        scoring.check_range(int(qlen[k]), int(tlen[k]))
     resolved = _device.resolve(device)
-    options = {}
-    if strategy is not None:
-        if resolved != "gpu":
-            raise InputError(f"strategy {strategy!r} applies to the GPU engine only")
-        options["strategy"] = strategy
+    options = {name: value for name, value in
+               (("strategy", strategy), ("sync", sync), ("storage", storage)) if value is not None}
+    if options and resolved != "gpu":
+        name, value = next(iter(options.items()))
+        raise InputError(f"{name} {value!r} applies to the GPU engine only")
     engine = engine_for(resolved)
     raw = engine.align_pairs(queries.codes, targets.codes, pairs, scoring.table,
                              scoring.gap_open, scoring.gap_extend, code, traceback, **options)
@@ -110,23 +114,27 @@ def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: 
 
 def align(query: SeqLike, target: SeqLike, scoring: Scoring, mode: str = "local",
           traceback: bool = True, device: str = "auto",
-          strategy: str | None = None) -> Alignment:
+          strategy: str | None = None, sync: str | None = None,
+          storage: str | None = None) -> Alignment:
     """Align one query against one target; exact (DESIGN.md's recurrence and tie rules).
 
-    ``strategy`` picks the GPU engine's strategy (``multipass``, the default, or the
-    score-only ``diagonal``).
+    ``strategy`` picks the GPU engine's strategy (``multipass``, the default, or the lab's
+    score-only ``diagonal`` and ``tiled``); for those, ``sync`` picks the synchronization
+    between steps (``wavedp.lab.sync.SYNCS``) and ``storage`` the diagonal's layout
+    (``simple`` or ``coalesced``).
     """
     scoring = _check_scoring(scoring)
     _mode_code(mode)
     q = Prepared([query], scoring, "query")
     t = Prepared([target], scoring, "target")
     return run_pairs(q, t, np.zeros((1, 2), dtype=np.int64), scoring, mode, traceback,
-                     device, strategy)[0]
+                     device, strategy, sync, storage)[0]
 
 
 def align_all(queries: Iterable[SeqLike], targets: Iterable[SeqLike], scoring: Scoring,
               mode: str = "local", traceback: bool = True, device: str = "auto",
-              strategy: str | None = None) -> list[Alignment]:
+              strategy: str | None = None, sync: str | None = None,
+              storage: str | None = None) -> list[Alignment]:
     """Align every query against every target (all cores); results in query-major order."""
     scoring = _check_scoring(scoring)
     _mode_code(mode)
@@ -134,7 +142,7 @@ def align_all(queries: Iterable[SeqLike], targets: Iterable[SeqLike], scoring: S
     t = Prepared(targets, scoring, "target")
     pairs = np.array([(i, j) for i in range(len(q.codes)) for j in range(len(t.codes))],
                      dtype=np.int64).reshape(-1, 2)
-    return run_pairs(q, t, pairs, scoring, mode, traceback, device, strategy)
+    return run_pairs(q, t, pairs, scoring, mode, traceback, device, strategy, sync, storage)
 
 
 def note_device(device: str) -> str:

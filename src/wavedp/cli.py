@@ -30,6 +30,8 @@ from .api import Prepared, note_device, run_pairs
 from .engines.common import MODES
 from .errors import DeviceError, InputError
 from .formats import FORMATS, format_alignment, sam_header, sam_header_lines
+from .lab.commands import lab
+from .lab.sync import SYNCS
 from .scoring import Scoring
 from .search.api import DEFAULT_EVALUE, iter_search, open_database
 from .search.database import ALPHABETS, HEADER, Database
@@ -247,10 +249,19 @@ def _output_options(default_format: str) -> Callable[[Callable], Callable]:
 @click.argument("target")
 @_scoring_options
 @_output_options("pairwise")
+@click.option("--strategy", default=None, metavar="NAME",
+              help="GPU strategy: multipass (default), or the lab's score-only diagonal or "
+                   "tiled.")
+@click.option("--sync", type=click.Choice(SYNCS), default=None,
+              help="Synchronization between the steps of diagonal and tiled. "
+                   "[default: cpu-implicit]")
+@click.option("--storage", default=None, metavar="NAME",
+              help="Storage of the diagonal strategy: coalesced (default) or simple.")
 @click.pass_obj
 def align(obj, query: str, target: str, mode: str, matrix: str | None, match: int | None,
           mismatch: int | None, gap_open: int | None, gap_extend: int | None,
-          score_only: bool, fmt: str, device: str, output: str | None) -> None:
+          score_only: bool, fmt: str, device: str, output: str | None, strategy: str | None,
+          sync: str | None, storage: str | None) -> None:
     scoring = _scoring(matrix, match, mismatch, gap_open, gap_extend)
     queries = _prepare(query, scoring, "query")
     targets = _prepare(target, scoring, "target")
@@ -270,7 +281,7 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
         with _progress(total, len(qlens) * len(tlens), total >= CHUNK_CELLS) as advance:
             for pairs, cells in chunks:
                 results = run_pairs(queries, targets, pairs, scoring, mode, not score_only,
-                                    resolved)
+                                    resolved, strategy, sync, storage)
                 for aln in results:
                     if fmt == "pairwise" and not first:
                         out.write("\n")
@@ -544,6 +555,15 @@ def info() -> None:
         f"device auto: {_device.resolve('auto')}",
     ]
     click.echo("\n".join(lines))
+
+
+cli.add_command(lab)
+
+
+from .polyadic.commands import chain, fold  # noqa: E402 - they import this module's helpers
+
+cli.add_command(chain)
+cli.add_command(fold)
 
 
 def main() -> None:

@@ -4,6 +4,9 @@ process by ``cupy.RawModule`` (NVRTC; CuPy caches binaries on disk across proces
 from __future__ import annotations
 
 import functools
+import glob
+import os
+import re
 from importlib import resources
 
 #: every kernel file and the template instances the launchers use
@@ -15,50 +18,88 @@ KERNELS: dict[str, list[str]] = {
                            (8, "true"))
         for profile in ("signed char", "int")
     ],
-    "diagonal.cu": [f"diagonal<{mode}>" for mode in (0, 1, 2)],
+    # the lab's strategies (wavedp/lab): storages x barrier kinds (lab/sync.py's KINDS)
+    "diagonal.cu": [f"diagonal_step<{s}>" for s in (0, 1)]
+    + [f"diagonal_sweep<{s}, {k}>" for s in (0, 1) for k in range(6)],
+    "tiled.cu": ["tiled_step"] + [f"tiled_sweep<{k}>" for k in range(6)],
+    "lab_barriers.cu": ["mean_step", "stress_step"] + [f"mean_rounds<{k}>" for k in range(6)]
+    + [f"stress_rounds<{k}>" for k in range(1, 6)],
+    "lab_fft.cu": ["fft_stage"] + [f"fft_stages<{k}>" for k in range(6)],
+    "lab_sort.cu": [f"sort_step<{t}>" for t in ("int", "float")]
+    + [f"sort_steps<{t}, {k}>" for t in ("int", "float") for k in range(6)],
     "search.cu": [
         f"scan<{mode}, {rows}, {packed}>"
         for mode, packed in ((0, "true"), (0, "false"), (1, "false"), (2, "false"))
         for rows in (4, 8, 12, 16, 20, 24, 28, 32)
     ],
+    "batch.cu": [
+        f"align_batch<{mode}, {rows}, {dirs}>"
+        for mode in (0, 1, 2) for rows in (4, 8) for dirs in ("true", "false")
+    ],
     "ceiling.cu": ["ceiling<16>"],
     "endcell.cu": ["best_cell"],
+    "polyadic.cu": [
+        *(f"product<{v}, {w}, {tile}, {pack}>"
+          for v, packs in (("int", ("false", "true")), ("long long", ("false",)),
+                           ("float", ("false",)), ("double", ("false",)))
+          for pack in packs for w in ("false", "true") for tile in (32, 64)),
+        *(f"{k}<{v}>" for k in ("finalize", "reduce", "init")
+          for v in ("int", "long long", "float", "double")),
+        "walk",
+    ],
 }
 
-OPTIONS = ("--std=c++17",)
+
+def _cuda_includes() -> tuple[str, ...]:
+    """``-I`` options for an installed CUDA toolkit's headers (NVRTC has no copy of
+    ``cooperative_groups.h``, which kernels/barriers.cuh includes, nor of the CCCL headers it
+    needs); none where no toolkit is found."""
+    roots = [os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"), "/usr/local/cuda",
+             *sorted(glob.glob("/usr/local/cuda-*"), reverse=True)]
+    for root in filter(None, roots):
+        include = os.path.join(root, "include")
+        if os.path.isfile(os.path.join(include, "cooperative_groups.h")):
+            return tuple(f"-I{d}" for d in (include, os.path.join(include, "cccl"))
+                         if os.path.isdir(d))
+    return ()
+
+
+OPTIONS = ("--std=c++17", *_cuda_includes())
 
 
 def source(name: str) -> str:
-    """Text of one kernel file, with the shared header inlined (NVRTC sees one unit)."""
+    """Text of one kernel file with the ``#include "*.cuh"`` headers it names inlined (NVRTC
+    sees one unit)."""
     kernels = resources.files("wavedp.kernels")
-    text = kernels.joinpath(name).read_text()
-    header = kernels.joinpath("common.cuh").read_text()
-    return text.replace('#include "common.cuh"', header)
+    return re.sub(r'#include "(\w+\.cuh)"', lambda m: kernels.joinpath(m[1]).read_text(),
+                  kernels.joinpath(name).read_text())
 
 
 @functools.cache
-def module(name: str):
-    """The compiled ``cupy.RawModule`` of one kernel file (compiled once per process)."""
+def module(name: str, cooperative: bool = False):
+    """The compiled ``cupy.RawModule`` of one kernel file (compiled once per process);
+    ``cooperative``: its kernels launch cooperatively (co-resident grids, ``grid.sync()``)."""
     import cupy
 
     return cupy.RawModule(code=source(name), options=OPTIONS,
-                          name_expressions=KERNELS[name])
+                          name_expressions=KERNELS[name], enable_cooperative_groups=cooperative)
 
 
 #: files whose instances are compiled one at a time, on first use (a search needs two or
 #: three of search.cu's 32; compiling them all took 34 s on the H100 machine)
-SEPARATE = {"search.cu"}
+SEPARATE = {"search.cu", "batch.cu"}
 
 
 @functools.cache
-def function(name: str, expression: str):
-    """One kernel (a template instance from KERNELS) of one file."""
+def function(name: str, expression: str, cooperative: bool = False):
+    """One kernel (a template instance from KERNELS) of one file (``cooperative``: see
+    :func:`module`)."""
     if name in SEPARATE:
         import cupy
 
         return cupy.RawModule(code=source(name), options=OPTIONS,
                               name_expressions=[expression]).get_function(expression)
-    return module(name).get_function(expression)
+    return module(name, cooperative).get_function(expression)
 
 
 def compile_all(arch: str) -> dict[str, int]:
