@@ -201,9 +201,8 @@ def test_evalues_and_bitscores_equal_blastp(tmp_path):
 
 def test_length_partitions_cover_the_scan_order_in_launches_of_one_shape(monkeypatch):
     """The GPU scan's partitions (host-side planning, no GPU needed): contiguous, each of
-    at least MIN_PARTITION subjects unless it is the last longer or shorter than
-    LONG_SUBJECT, none across LONG_SUBJECT, each shape the plan for its mean length, and
-    skewed lengths give several shapes."""
+    at least MIN_PARTITION subjects unless it is the last, each shape the plan for its mean
+    length, and skewed lengths give several shapes."""
     from wavedp.engines.cuda import search as gpu_search
 
     rng = np.random.default_rng(2)
@@ -214,12 +213,8 @@ def test_length_partitions_cover_the_scan_order_in_launches_of_one_shape(monkeyp
         parts = gpu_search.partitions(lengths, m, 24)
         assert parts[0][0] == 0 and parts[-1][1] == lengths.size
         assert all(a[1] == b[0] for a, b in zip(parts, parts[1:], strict=False))
-        long = gpu_search.LONG_SUBJECT
         for k, (a, b, *shape) in enumerate(parts):
-            side = lengths[a] > long
-            assert (lengths[b - 1] > long) == side  # never across LONG_SUBJECT
-            last_of_side = k + 1 == len(parts) or (lengths[parts[k + 1][0]] > long) != side
-            assert b - a >= 2000 or last_of_side
+            assert b - a >= 2000 or k + 1 == len(parts)
             assert tuple(shape) == gpu_search.plan(m, float(lengths[a:b].mean()), 24)
     assert len({tuple(p[2:4]) for p in gpu_search.partitions(lengths, 500, 24)}) > 1
     assert gpu_search.partitions(lengths[:10], 30, 24)[0][:2] == (0, 10)

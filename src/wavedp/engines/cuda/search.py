@@ -42,10 +42,6 @@ PASS_CELLS = 64
 #: a length partition of fewer subjects joins its neighbour (each is a launch of its own,
 #: and a launch needs this many groups to fill the H100's 132 SMs a few times over)
 MIN_PARTITION = 16384
-#: subjects longer than this scan in partitions of their own: a multi-pass launch sizes each
-#: group's scratch row by its longest subject, and SCRATCH_BYTES then caps its grid (8 groups
-#: of 4,096 columns per block fill 1,056 blocks, the H100's 132 SMs x 8, in 256 MB)
-LONG_SUBJECT = 4096
 
 Candidates = tuple[np.ndarray, np.ndarray]
 #: seconds spent in each phase since the last reset (benchmarks read and clear it): upload
@@ -96,8 +92,7 @@ def partitions(ordered: np.ndarray, m: int, alphabet: int) -> list[tuple[int, in
     """Length partitions of subjects in scan order (``ordered``: lengths, longest first) as
     (start, stop, G, R, passes): the half-octave length classes, neighbours that want the same
     kernel shape for an m-row query (:func:`plan`) merged, and so is a class or partition of
-    fewer than MIN_PARTITION subjects (each partition is a launch); subjects longer than
-    LONG_SUBJECT never share a partition with shorter ones."""
+    fewer than MIN_PARTITION subjects (each partition is a launch)."""
     cls = np.floor(2 * np.log2(np.maximum(ordered, 1))).astype(np.int64)
     bounds = [0, *(np.flatnonzero(np.diff(cls)) + 1).tolist(), int(ordered.size)]
     parts: list[tuple[int, int, tuple[int, int, int]]] = []
@@ -105,10 +100,8 @@ def partitions(ordered: np.ndarray, m: int, alphabet: int) -> list[tuple[int, in
         if b <= a:
             continue
         shape = plan(m, float(ordered[a:b].mean()), alphabet)
-        same_side = not parts or (ordered[parts[-1][0]] > LONG_SUBJECT) == \
-            (ordered[a] > LONG_SUBJECT)
-        if parts and same_side and (parts[-1][2] == shape or b - a < MIN_PARTITION
-                                    or parts[-1][1] - parts[-1][0] < MIN_PARTITION):
+        if parts and (parts[-1][2] == shape or b - a < MIN_PARTITION
+                      or parts[-1][1] - parts[-1][0] < MIN_PARTITION):
             a = parts.pop()[0]
             shape = plan(m, float(ordered[a:b].mean()), alphabet)
         parts.append((a, b, shape))
