@@ -107,6 +107,20 @@ def lab() -> None:
     a CUDA GPU."""
 
 
+def _sweep_options(sizes: str, sweep: str, blocks: str) -> Callable[[Callable], Callable]:
+    """The --sizes, --sweep-size and --blocks options of an algorithm's command."""
+    def apply(command: Callable) -> Callable:
+        for option in reversed((
+                click.option("--sizes", callback=_counts("--sizes"), metavar="LIST", help=sizes),
+                click.option("--sweep-size", callback=_count("--sweep-size"), metavar="N",
+                             help=sweep),
+                click.option("--blocks", callback=_counts("--blocks"), metavar="LIST",
+                             help=f"Block counts of that sweep. {blocks}"))):
+            command = option(command)
+        return command
+    return apply
+
+
 @lab.command()
 @_common
 @click.option("--blocks", callback=_counts("--blocks"), metavar="LIST",
@@ -125,12 +139,9 @@ def barriers(obj, out: str, syncs, repeats, quick: bool, blocks, threads, rounds
 
 @lab.command()
 @_common
-@click.option("--sizes", callback=_counts("--sizes"), metavar="LIST",
-              help="FFT lengths (powers of two). [default: 2^10..2^24]")
-@click.option("--sweep-size", callback=_count("--sweep-size"), metavar="N",
-              help="Length of the time-versus-blocks sweep. [default: 2^20]")
-@click.option("--blocks", callback=_counts("--blocks"), metavar="LIST",
-              help="Block counts of that sweep. [default: up to the co-resident maximum]")
+@_sweep_options("FFT lengths (powers of two). [default: 2^10..2^24]",
+                "Length of the time-versus-blocks sweep. [default: 2^20]",
+                "[default: up to the co-resident maximum]")
 def fft(obj, out: str, syncs, repeats, quick: bool, sizes, sweep_size, blocks) -> None:
     """FFT under every strategy (figure 13); cuFFT is the anchor."""
     _run(obj, ("fft",), quick, out, syncs=syncs, repeats=repeats, fft_sizes=sizes,
@@ -139,12 +150,9 @@ def fft(obj, out: str, syncs, repeats, quick: bool, sizes, sweep_size, blocks) -
 
 @lab.command()
 @_common
-@click.option("--sizes", callback=_counts("--sizes"), metavar="LIST",
-              help="Key counts. [default: 2^16,2^18,...,2^26]")
-@click.option("--sweep-size", callback=_count("--sweep-size"), metavar="N",
-              help="Key count of the time-versus-blocks sweep. [default: 2^20]")
-@click.option("--blocks", callback=_counts("--blocks"), metavar="LIST",
-              help="Block counts of that sweep. [default: up to the co-resident maximum]")
+@_sweep_options("Key counts. [default: 2^16,2^18,...,2^26]",
+                "Key count of the time-versus-blocks sweep. [default: 2^20]",
+                "[default: up to the co-resident maximum]")
 @click.option("--dtypes", callback=_names(("int32", "float32"), "--dtypes"), metavar="LIST",
               help="Key types. [default: int32,float32]")
 def sort(obj, out: str, syncs, repeats, quick: bool, sizes, sweep_size, blocks,
@@ -156,12 +164,9 @@ def sort(obj, out: str, syncs, repeats, quick: bool, sizes, sweep_size, blocks,
 
 @lab.command()
 @_common
-@click.option("--sizes", callback=_counts("--sizes"), metavar="LIST",
-              help="Pair lengths m = n. [default: 3000,10000,30000,100000]")
-@click.option("--sweep-size", callback=_count("--sweep-size"), metavar="N",
-              help="Pair length of the time-versus-blocks sweep. [default: 3000]")
-@click.option("--blocks", callback=_counts("--blocks"), metavar="LIST",
-              help="Block counts of that sweep. [default: up to one per multiprocessor]")
+@_sweep_options("Pair lengths m = n. [default: 3000,10000,30000,100000]",
+                "Pair length of the time-versus-blocks sweep. [default: 3000]",
+                "[default: up to one per multiprocessor]")
 @click.option("--implementations", callback=_names(("simple", "coalesced", "tiled"),
                                                    "--implementations"),
               metavar="LIST", help="[default: simple,coalesced,tiled]")

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import sync as syncs
-from .timing import seconds
+from .timing import by_strategy, seconds
 
 THREADS = 256
 FILE = "lab_fft.cu"
@@ -91,16 +91,11 @@ def measure(sizes: Iterable[int], sync_names: Iterable[str], blocks_list: Iterab
         x = cupy.asarray(host)
         expected = np.fft.fft(host.astype(np.complex128))
         anchor = seconds(functools.partial(cupy.fft.fft, x), lambda: None, repeats)
-        for blocks in blocks_list:
-            compute = Plan(x, "none", blocks)
-            t_compute = seconds(compute.run, compute.check, repeats)
-            for sync in names:
-                plan = Plan(x, sync, blocks)
-                total = seconds(plan.run, plan.check, repeats)
-                rows.append({"size": size, "blocks": blocks, "sync": sync, "seconds": total,
-                             "compute": t_compute, "anchor": anchor,
-                             "steps": plan.logn + 1,
-                             "exact": close(plan.out.get(), expected)})
+        for blocks, sync, plan, total, t_compute in by_strategy(
+                functools.partial(Plan, x), blocks_list, names, repeats):
+            rows.append({"size": size, "blocks": blocks, "sync": sync, "seconds": total,
+                         "compute": t_compute, "anchor": anchor, "steps": plan.logn + 1,
+                         "exact": close(plan.out.get(), expected)})
         if progress:
             progress(f"fft: 2^{log2_length(size)} done")
     return rows

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import sync as syncs
-from .timing import seconds
+from .timing import by_strategy, seconds
 
 THREADS = 256
 FILE = "lab_sort.cu"
@@ -112,16 +112,12 @@ def measure(sizes: Iterable[int], sync_names: Iterable[str], blocks_list: Iterab
             x = cupy.asarray(host)
             expected = np.sort(host)
             anchor = seconds(functools.partial(cupy.sort, x), lambda: None, repeats)
-            for blocks in blocks_list:
-                compute = Plan(x, "none", blocks)
-                t_compute = seconds(compute.run, compute.check, repeats)
-                for sync in names:
-                    plan = Plan(x, sync, blocks)
-                    total = seconds(plan.run, plan.check, repeats)
-                    rows.append({"dtype": np.dtype(dtype).name, "size": size, "blocks": blocks,
-                                 "sync": sync, "seconds": total, "compute": t_compute,
-                                 "anchor": anchor, "steps": plan.steps,
-                                 "exact": bool(np.array_equal(plan.result().get(), expected))})
+            for blocks, sync, plan, total, t_compute in by_strategy(
+                    functools.partial(Plan, x), blocks_list, names, repeats):
+                rows.append({"dtype": np.dtype(dtype).name, "size": size, "blocks": blocks,
+                             "sync": sync, "seconds": total, "compute": t_compute,
+                             "anchor": anchor, "steps": plan.steps,
+                             "exact": bool(np.array_equal(plan.result().get(), expected))})
             if progress:
                 progress(f"sort: {np.dtype(dtype).name} 2^{max(size - 1, 0).bit_length()} done")
     return rows

@@ -5,6 +5,7 @@ GPU engine on the same pair."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 
 import numpy as np
@@ -13,7 +14,7 @@ from ..engines.common import LOCAL
 from ..errors import InputError
 from ..scoring import Scoring
 from . import sync as syncs
-from .timing import seconds
+from .timing import by_strategy, seconds
 
 IMPLEMENTATIONS = ("simple", "coalesced", "tiled")
 SCORING = Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
@@ -103,18 +104,15 @@ def measure(pairs: Iterable[tuple[int, int]], implementations: Iterable[str],
         expected = reference(p)
         anchor = reference_seconds(p, repeats, warmup)
         for impl in impls:
-            for blocks in blocks_list:
-                compute = make_sweep(p, impl, "none", blocks)
-                t_compute = seconds(compute.run, compute.plan.check, repeats, warmup)
-                for sync in names:
-                    sweep = make_sweep(p, impl, sync, blocks)
-                    total = seconds(sweep.run, sweep.plan.check, repeats, warmup)
-                    host = sync in syncs.HOST_SYNCS
-                    rows.append({"m": m, "n": n, "implementation": impl, "sync": sync,
-                                 "blocks": blocks or (0 if host else sweep.plan.blocks),
-                                 "seconds": total, "compute": t_compute, "anchor": anchor,
-                                 "steps": sweep.steps, "gcups": m * n / total / 1e9,
-                                 "exact": sweep.result() == expected})
+            for blocks, sync, sweep, total, t_compute in by_strategy(
+                    functools.partial(make_sweep, p, impl), blocks_list, names,
+                    repeats, warmup):
+                host = sync in syncs.HOST_SYNCS
+                rows.append({"m": m, "n": n, "implementation": impl, "sync": sync,
+                             "blocks": blocks or (0 if host else sweep.plan.blocks),
+                             "seconds": total, "compute": t_compute, "anchor": anchor,
+                             "steps": sweep.steps, "gcups": m * n / total / 1e9,
+                             "exact": sweep.result() == expected})
             if progress:
                 progress(f"swat: {m} x {n} {impl} done")
     return rows

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 
 
 def seconds(run: Callable[[], None], check: Callable[[], object], repeats: int = 3,
@@ -27,6 +27,21 @@ def seconds(run: Callable[[], None], check: Callable[[], object], repeats: int =
         check()
         times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
     return statistics.median(times)
+
+
+def by_strategy(make: Callable[[str, object], object], blocks_list: Iterable,
+                sync_names: Iterable[str], repeats: int = 3, warmup: int = 1
+                ) -> Iterator[tuple[object, str, object, float, float]]:
+    """For each block count, the compute-only run (``make("none", blocks)``: no barrier)
+    then every strategy, timed by :func:`seconds`; yields (blocks, sync, the strategy's plan,
+    its seconds, the compute-only seconds). Plans have ``run`` and ``check``."""
+    names = list(sync_names)
+    for blocks in blocks_list:
+        compute = make("none", blocks)
+        t_compute = seconds(compute.run, compute.check, repeats, warmup)
+        for sync in names:
+            plan = make(sync, blocks)
+            yield blocks, sync, plan, seconds(plan.run, plan.check, repeats, warmup), t_compute
 
 
 def device() -> dict:

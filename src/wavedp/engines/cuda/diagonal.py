@@ -40,7 +40,43 @@ def row_end_cell(p: Pair, rowbest, rowcol, lastcol, lastrow) -> tuple[int, int, 
     return best_cell(EDGES, lastcol[1:], lastrow[1:], m, n, m + n + 1)
 
 
-class Sweep:
+class EndCellSweep:
+    """What the score-only sweeps (this module's and ``tiled``'s) share: the end-cell outputs
+    (per-row bests for local mode, the last row and column otherwise), the arguments every
+    kernel takes first, and the result read from them. Subclasses set ``plan``."""
+
+    plan: syncs.Runnable
+
+    def __init__(self, p: Pair) -> None:
+        import cupy
+
+        self.p = p
+        self.rowbest = cupy.zeros(p.m + 1, dtype=cupy.int32)
+        self.rowcol = cupy.zeros(p.m + 1, dtype=cupy.int32)
+        self.lastcol = scratch(p.m + 1, np.int32)
+        self.lastrow = scratch(p.n + 1, np.int32)
+
+    def head(self) -> tuple:
+        """The pair's arguments (sequences, scores, sizes, mode), first in every kernel."""
+        p = self.p
+        return (p.q, p.t, p.sub, np.int32(p.alphabet), np.int32(p.gap_open),
+                np.int32(p.gap_extend), np.int32(p.m), np.int32(p.n), np.int32(p.mode))
+
+    def tail(self) -> tuple:
+        """The end-cell outputs, after each kernel's own buffers."""
+        return self.rowbest, self.rowcol, self.lastcol, self.lastrow
+
+    def check(self) -> None:
+        """Wait for the last run; DeviceError if a barrier failed."""
+        self.plan.check()
+
+    def result(self) -> tuple[int, int, int]:
+        """(score, end_i, end_j) of the last run; DeviceError if a barrier failed."""
+        self.plan.check()
+        return row_end_cell(self.p, self.rowbest, self.rowcol, self.lastcol, self.lastrow)
+
+
+class Sweep(EndCellSweep):
     """One pair's buffers and launches under one storage and synchronization strategy;
     :meth:`run` may be repeated (each run starts from fresh buffers).
 
@@ -55,20 +91,13 @@ class Sweep:
 
         code = check_storage(storage)
         syncs.check_sync(sync, (*syncs.SYNCS, "none"))
-        self.p = p
+        super().__init__(p)
         m, n = p.m, p.n
         stride = m + 1 if storage == "simple" else -(-(m + 1) // 16) * 16
         self.H = cupy.zeros(3 * stride, dtype=cupy.int32)
         self.E = cupy.full(2 * stride, NEG, dtype=cupy.int32)
         self.F = cupy.full(2 * stride, NEG, dtype=cupy.int32)
-        self.rowbest = cupy.zeros(m + 1, dtype=cupy.int32)
-        self.rowcol = cupy.zeros(m + 1, dtype=cupy.int32)
-        self.lastcol = scratch(m + 1, np.int32)
-        self.lastrow = scratch(n + 1, np.int32)
-        args = (p.q, p.t, p.sub, np.int32(p.alphabet), np.int32(p.gap_open),
-                np.int32(p.gap_extend), np.int32(m), np.int32(n), np.int32(p.mode),
-                np.int32(stride), self.H, self.E, self.F, self.rowbest, self.rowcol,
-                self.lastcol, self.lastrow)
+        args = (*self.head(), np.int32(stride), self.H, self.E, self.F, *self.tail())
         self.steps = m + n
         if sync in syncs.HOST_SYNCS:
             step = syncs.kernel("diagonal.cu", f"diagonal_step<{code}>", sync)
@@ -93,11 +122,6 @@ class Sweep:
         self.F.fill(NEG)
         self.rowbest.fill(0)
         self.plan.run()
-
-    def result(self) -> tuple[int, int, int]:
-        """(score, end_i, end_j) of the last run; DeviceError if a barrier failed."""
-        self.plan.check()
-        return row_end_cell(self.p, self.rowbest, self.rowcol, self.lastcol, self.lastrow)
 
 
 def score(p: Pair, storage: str = "coalesced", sync: str = "cpu-implicit",

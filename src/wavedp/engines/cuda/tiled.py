@@ -11,8 +11,8 @@ import numpy as np
 
 from ...lab import sync as syncs
 from ..common import GLOBAL, NEG
-from .diagonal import row_end_cell
-from .multipass import Pair, scratch
+from .diagonal import EndCellSweep
+from .multipass import Pair
 
 #: tile side (kernels/tiled.cu's TILE); also the threads per block, one per tile row
 TILE = 128
@@ -34,7 +34,7 @@ def boundaries(p: Pair) -> tuple[np.ndarray, np.ndarray]:
             edge(p.mode, np.arange(p.m + 1), p.gap_open, p.gap_extend))
 
 
-class Sweep:
+class Sweep(EndCellSweep):
     """One pair's buffers and launches under one synchronization strategy; :meth:`run` may
     be repeated. ``blocks``: the grid (host strategies: per tile diagonal, default one block
     per tile; in-kernel barriers: default enough for the longest tile diagonal within the
@@ -45,7 +45,7 @@ class Sweep:
         import cupy
 
         syncs.check_sync(sync, (*syncs.SYNCS, "none"))
-        self.p = p
+        super().__init__(p)
         m, n = p.m, p.n
         ntr, ntc = -(-m // TILE), -(-n // TILE)
         row0, col0 = boundaries(p)
@@ -53,14 +53,7 @@ class Sweep:
         self.rowH, self.colH = cupy.empty_like(self.row0), cupy.empty_like(self.col0)
         self.rowF = cupy.empty_like(self.row0)
         self.colE = cupy.empty_like(self.col0)
-        self.rowbest = cupy.zeros(m + 1, dtype=cupy.int32)
-        self.rowcol = cupy.zeros(m + 1, dtype=cupy.int32)
-        self.lastcol = scratch(m + 1, np.int32)
-        self.lastrow = scratch(n + 1, np.int32)
-        args = (p.q, p.t, p.sub, np.int32(p.alphabet), np.int32(p.gap_open),
-                np.int32(p.gap_extend), np.int32(m), np.int32(n), np.int32(p.mode),
-                self.rowH, self.rowF, self.colH, self.colE, self.rowbest, self.rowcol,
-                self.lastcol, self.lastrow)
+        args = (*self.head(), self.rowH, self.rowF, self.colH, self.colE, *self.tail())
         shared = 4 * p.alphabet * p.alphabet
         self.steps = ntr + ntc - 1
         if sync in syncs.HOST_SYNCS:
@@ -84,11 +77,6 @@ class Sweep:
         self.colE.fill(NEG)
         self.rowbest.fill(0)
         self.plan.run()
-
-    def result(self) -> tuple[int, int, int]:
-        """(score, end_i, end_j) of the last run; DeviceError if a barrier failed."""
-        self.plan.check()
-        return row_end_cell(self.p, self.rowbest, self.rowcol, self.lastcol, self.lastrow)
 
 
 def score(p: Pair, sync: str = "cpu-implicit", blocks: int | None = None
