@@ -1,7 +1,7 @@
 // Batched pairwise alignment: many pairs per launch, one warp per pair (a search's reported
 // hits, align_all's pairs), the end cell and optionally the whole traceback on the GPU.
 //
-// A warp takes pairs by atomic ticket (the host orders them longest first) and sweeps the
+// A warp takes pairs by atomic ticket (the host passes them longest first) and sweeps the
 // query in strips of S = 32*R rows: lane l owns rows l*R+1 .. l*R+R of the strip, keeps their
 // H and E in registers and runs one column behind lane l-1, whose bottom H and F it gets by
 // shuffle. Lane 31 writes the strip's bottom row (H, F) to one of the warp's two scratch rows
@@ -22,8 +22,7 @@
 template <int MODE, int R, bool DIRS>
 __global__ void __launch_bounds__(32 * WARPS) align_batch(
     const u8* __restrict__ res, const i64* __restrict__ qoff, const int* __restrict__ qlen,
-    const i64* __restrict__ toff, const int* __restrict__ tlen, const int* __restrict__ order,
-    int count, const int* __restrict__ sub, int A, int go, int ge, u8* dirs,
+    const i64* __restrict__ toff, const int* __restrict__ tlen, int count, const int* __restrict__ sub, int A, int go, int ge, u8* dirs,
     const i64* __restrict__ doff, u8* ops, const i64* __restrict__ ooff, int2* scratch,
     int stride, int* result, int* ticket) {
     extern __shared__ int ssub[];  // the A x A substitution table
@@ -39,7 +38,7 @@ __global__ void __launch_bounds__(32 * WARPS) align_batch(
         if (lane == 0) k = atomicAdd(ticket, 1);
         k = __shfl_sync(FULL, k, 0);
         if (k >= count) return;
-        const int p = order[k];
+        const int p = k;
         const int m = qlen[p], n = tlen[p];
         const u8* q = res + qoff[p];
         const u8* t = res + toff[p];

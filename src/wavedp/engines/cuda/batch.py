@@ -131,7 +131,7 @@ def _launch(qcodes, tcodes, pairs, launch: list[int], ms, ns, r: int, sub, go: i
     kernel = function("batch.cu", f"align_batch<{mode}, {r}, {'true' if traceback else 'false'}>")
     kernel((blocks,), (32 * WARPS,), (
         res, qoff, cupy.asarray(m.astype(np.int32)), toff, cupy.asarray(n.astype(np.int32)),
-        cupy.arange(count, dtype=cupy.int32), np.int32(count),
+        np.int32(count),
         cupy.asarray(np.ascontiguousarray(sub, dtype=np.int32).ravel()), np.int32(a),
         np.int32(go), np.int32(ge), dirs, cupy.asarray(doff), ops, cupy.asarray(ooff), scr,
         np.int32(stride), result, ticket), shared_mem=4 * a * a)
