@@ -121,7 +121,7 @@ def _evalue_floor(stats: statistics.KarlinAltschul, evalue: float, m: int, n: in
 def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scoring: Scoring,
            top: int = 10, evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
            mode: str = "local", traceback: bool = True, strand: str = "both",
-           device: str = "auto") -> list[list[Alignment]]:
+           device: str = "auto", client: Any = None) -> list[list[Alignment]]:
     """Search every query against ``database``; one ranked hit list per query (query order).
 
     ``database``: a list of sequences, a FASTA/FASTQ path, a ``.wdb`` folder or a
@@ -129,10 +129,12 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
     ``top=0`` keeps all, ``min_score`` and ``evalue`` (None: no E-value filter) filter.
     Each hit equals ``wavedp.align`` on its pair, with ``evalue``, ``bitscore`` (None without
     statistics) and ``strand`` (DNA; ``both`` strands by default) filled in.
+    ``client``: a ``dask.distributed.Client``; the database (a ``.wdb`` folder) is then
+    scanned in shards by its workers (``wavedp.distributed``), with the same results.
     """
     results = iter_search(queries, database, scoring, top=top, evalue=evalue,
                           min_score=min_score, mode=mode, traceback=traceback, strand=strand,
-                          device=device)
+                          device=device, client=client)
     return [hits for _, hits in results]
 
 
@@ -140,7 +142,8 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
                 evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
                 mode: str = "local", traceback: bool = True, strand: str = "both",
                 device: str = "auto", progress: Progress | None = None,
-                skip: Iterable[int] = ()) -> Iterator[tuple[int, list[Alignment]]]:
+                skip: Iterable[int] = (), client: Any = None
+                ) -> Iterator[tuple[int, list[Alignment]]]:
     """:func:`search` as a generator of ``(query index, hits)`` in query order, queries in
     ``skip`` left out; ``progress(cells)`` is called as work completes. All input is
     validated, and resource limits checked, before the first result."""
@@ -156,7 +159,12 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     scoring.check_range(longest_query, db.longest)
     skip = set(skip)
     todo = [k for k in range(len(q.codes)) if k not in skip]
-    scanner = scanner_for(resolved, db, lut, scoring, code)
+    if client is not None:
+        from ..distributed import ClusterScanner
+
+        scanner = ClusterScanner(client, db, scoring, code, device)
+    else:
+        scanner = scanner_for(resolved, db, lut, scoring, code)
     return _run(q, db, lut, scoring, mode, traceback, resolved, scanner, todo, wanted, top,
                 evalue, min_score, stats, progress)
 
