@@ -218,3 +218,48 @@ def test_length_partitions_cover_the_scan_order_in_launches_of_one_shape(monkeyp
             assert tuple(shape) == gpu_search.plan(m, float(lengths[a:b].mean()), 24)
     assert len({tuple(p[2:4]) for p in gpu_search.partitions(lengths, 500, 24)}) > 1
     assert gpu_search.partitions(lengths[:10], 30, 24)[0][:2] == (0, 10)
+
+
+@pytest.mark.parametrize("dna", [False, True])
+def test_fraction_expands_each_reported_pair_into_its_hits(dna):
+    """search(fraction=x): every reported pair's local_hits, ranked by score (stable:
+    database index, strand, discovery order), E-values and filters on every alignment."""
+    from test_hits import _repeats
+
+    rng = np.random.default_rng(31 + dna)
+    letters, scoring = (DNA, DNA_SCORING) if dna else (PROTEIN, PROT)
+    query, first = _repeats(rng, letters, 160)
+    texts = [first, random_seq(rng, letters, 90), related(rng, query, letters, 0.3), ""]
+    strands = ("+", "-") if dna else ("+",)
+    for top, fraction, min_score in ((0, 0.3, None), (2, 0.5, None), (0, 0.2, 25)):
+        got = wavedp.search([query], texts, scoring, top=top, evalue=None,
+                            min_score=min_score, fraction=fraction, device="cpu")[0]
+        pairs = _expected([query], texts, scoring, "local", top, min_score, strands)[0]
+        want = []
+        for score, t, s in pairs:
+            qq = query if s == "+" else reverse_complement(query, scoring.encode(query))[0]
+            hits = wavedp.local_hits(qq, texts[t], scoring, fraction=fraction, device="cpu")
+            assert (hits[0].score if hits else 0) == -score  # no hit where the best is 0
+            want += [(h.score, t, s, h.cigar, h.query_start, h.target_start) for h in hits
+                     if min_score is None or h.score >= min_score]
+        want.sort(key=lambda w: -w[0])
+        ids = {f"target{k + 1}": k for k in range(len(texts))}
+        assert [(h.score, ids[h.target_id], h.strand or "+", h.cigar, h.query_start,
+                 h.target_start) for h in got] == want
+        assert len(got) > len(pairs)  # the repeats give pairs several hits
+        assert all((h.evalue is None) == dna for h in got)  # no table for this DNA scoring
+        assert all(rescore(h, scoring) == h.score for h in got)
+    if dna:
+        return
+    cut = wavedp.search([query], texts, scoring, top=0, evalue=1e-3, fraction=0.1,
+                        device="cpu")[0]
+    assert cut and all(h.evalue <= 1e-3 for h in cut)
+
+
+def test_fraction_errors():
+    for kwargs, needle in (({"fraction": 0}, "fraction must be"),
+                           ({"fraction": 1.5}, "fraction must be"),
+                           ({"fraction": 0.5, "mode": "global", "evalue": None}, "local mode"),
+                           ({"fraction": 0.5, "traceback": False}, "score-only")):
+        with pytest.raises(wavedp.InputError, match=needle):
+            wavedp.search(["ACDE"], ["ACDE"], PROT, device="cpu", **kwargs)

@@ -161,7 +161,8 @@ def test_blast6_equals_the_api(protein):
     (["--mode", "global", "--top", "2"], {}, {"top": 2, "mode": "global"}),
     (["--score-only", "--matrix", "PAM250"], {"matrix": "PAM250"}, {"traceback": False}),
     (["--gap-open", "2", "--gap-extend", "1"], {"gap_open": 2, "gap_extend": 1}, {}),
-], ids=["top", "evalue", "min-score", "global", "score-only", "no-statistics"])
+    (["--top", "0", "--fraction", "0.3"], {}, {"top": 0, "fraction": 0.3}),
+], ids=["top", "evalue", "min-score", "global", "score-only", "no-statistics", "fraction"])
 def test_options_reach_the_api(protein, args, scoring, kwargs):
     scoring = wavedp.Scoring(**{"matrix": "BLOSUM62", "gap_open": 11, "gap_extend": 1,
                                 **scoring})
@@ -350,6 +351,9 @@ def _bad_cases(tmp: Path, protein, dna) -> dict[str, tuple[list, tuple[str, ...]
         "resume into a folder": ([q, wdb, "-o", tmp, "--resume"], (str(tmp), "directory")),
         "output with no folder": ([q, wdb, "-o", tmp / "no" / "x.tsv"], ("x.tsv",)),
         "device gpu without gpu": ([q, wdb, "--device", "gpu", "-o", out], ("gpu",)),
+        "fraction out of range": ([q, wdb, "--fraction", "1.5"], ("fraction", "(0, 1]")),
+        "fraction in global mode": ([q, wdb, "--fraction", "0.5", "--mode", "global"],
+                                    ("fraction", "local mode")),
     }
 
 
@@ -358,7 +362,8 @@ BAD = ["empty query file", "empty database file", "bad letter in a query",
        "corrupt database", "evalue without statistics", "evalue for unknown gap costs",
        "resume without output", "resume to stdout", "gap open below extend", "negative top",
        "missing database", "bad strand", "output is a folder", "resume into a folder",
-       "output with no folder", "device gpu without gpu"]
+       "output with no folder", "device gpu without gpu", "fraction out of range",
+       "fraction in global mode"]
 
 
 def assert_user_error(result, *needles: str) -> str:

@@ -125,3 +125,22 @@ def test_length_partitions_each_with_its_shape_equal_the_32_bit_engine(monkeypat
         shapes |= {p[2:] for p in gpu_search.partitions(lengths, m, PROT.table.shape[0])}
         assert (_scanned(query, texts, PROT, mode) == _exact(query, texts, PROT, mode)).all()
     assert len(shapes) > 3
+
+
+def test_fraction_hits_equal_cpu():
+    """search(fraction=...) on the GPU: the same expanded, ranked alignments as the CPU."""
+    from test_hits import _repeats
+
+    rng = np.random.default_rng(23)
+    queries, texts = [], []
+    for k in range(4):
+        q, t = _repeats(rng, PROTEIN, 120 + 60 * k)
+        queries.append(q)
+        texts += [t, related(rng, q, PROTEIN, 0.3), random_seq(rng, PROTEIN, 200)]
+    for fraction in (0.2, 0.6):
+        gpu = wavedp.search(queries, texts, PROT, top=5, evalue=None, fraction=fraction,
+                            device="gpu")
+        cpu = wavedp.search(queries, texts, PROT, top=5, evalue=None, fraction=fraction,
+                            device="cpu")
+        assert gpu == cpu
+        assert sum(len(h) for h in gpu) > 20

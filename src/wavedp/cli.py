@@ -35,6 +35,7 @@ from .lab.sync import SYNCS
 from .scoring import Scoring
 from .search.api import DEFAULT_EVALUE, iter_search, open_database
 from .search.database import ALPHABETS, HEADER, Database
+from .search.hits import check_fraction
 from .search.journal import Journal, file_identity
 from .search.strands import STRANDS
 from .seqio import read_records
@@ -464,6 +465,10 @@ class _Meter:
               help="Report hits with an E-value at most this. [default: 10 where statistics "
                    "exist]")
 @click.option("--min-score", type=int, default=None, help="Report hits scoring at least this.")
+@click.option("--fraction", type=float, default=None,
+              help="Local mode: expand each reported pair into its non-intersecting "
+                   "alignments scoring at least this fraction (0, 1] of the pair's best "
+                   "(Waterman-Eggert); --top then counts pairs.")
 @_scoring_options
 @click.option("--strand", type=click.Choice(STRANDS), default="both", show_default=True,
               help="DNA: the query strands searched.")
@@ -473,11 +478,14 @@ class _Meter:
                    "command continues a stopped run.")
 @click.pass_obj
 def search_command(obj, query: str, database: str, top: int, evalue: float | None,
-                   min_score: int | None, mode: str, matrix: str | None, match: int | None,
-                   mismatch: int | None, gap_open: int | None, gap_extend: int | None,
+                   min_score: int | None, fraction: float | None, mode: str,
+                   matrix: str | None, match: int | None, mismatch: int | None,
+                   gap_open: int | None, gap_extend: int | None,
                    score_only: bool, strand: str, fmt: str, device: str, output: str | None,
                    resume: bool) -> None:
     scoring = _scoring(matrix, match, mismatch, gap_open, gap_extend)
+    if fraction is not None:
+        check_fraction(fraction)
     if resume and output in (None, "-"):
         raise InputError("--resume needs -o FILE (the journal is kept beside the output file)")
     if resume and os.path.isdir(output):
@@ -487,7 +495,8 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
     journal = None
     if resume:
         options = {"mode": mode, "top": top, "evalue": evalue, "min-score": min_score,
-                   "score-only": score_only, "strand": strand, "format": fmt}
+                   "score-only": score_only, "strand": strand, "format": fmt,
+                   "fraction": fraction}
         journal = Journal(output, _signature(query, database, scoring, options))
     try:
         done = set(journal.done) if journal else set()
@@ -500,7 +509,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                               evalue=DEFAULT_EVALUE if evalue is None else evalue,
                               min_score=min_score, mode=mode, traceback=not score_only,
                               strand=strand, device=_device.resolve(device),
-                              progress=meter.advance, skip=done)
+                              progress=meter.advance, skip=done, fraction=fraction)
         argv = (obj or {}).get("argv", [])
         header = _sam_header(db, argv) if fmt == "sam" else ()
         if journal is None:

@@ -14,12 +14,19 @@
 //
 // Results, 6 ints per pair: score, query start, query end, target start, target end, number
 // of CIGAR letters (starts are -1 without DIRS). Pairs have m >= 1 and n >= 1.
+//
+// FORBID (local, with DIRS): Waterman-Eggert rounds (DESIGN.md, "Non-intersecting hits"). Bit 7
+// of a cell's direction byte marks it forbidden: the diagonal move into it is not allowed. The
+// sweep keeps that bit (each word is read before it is rewritten) and the traceback sets it on
+// every cell its path pairs, so the next launch over the same direction bytes (zeroed before
+// the first) finds the pair's next hit.
 #include "common.cuh"
 
 #define FULL 0xffffffffu
 #define WARPS 4
+#define FORBIDDEN 0x80u
 
-template <int MODE, int R, bool DIRS>
+template <int MODE, int R, bool DIRS, bool FORBID>
 __global__ void __launch_bounds__(32 * WARPS) align_batch(
     const u8* __restrict__ res, const i64* __restrict__ qoff, const int* __restrict__ qlen,
     const i64* __restrict__ toff, const int* __restrict__ tlen, int count, const int* __restrict__ sub, int A, int go, int ge, u8* dirs,
@@ -30,6 +37,7 @@ __global__ void __launch_bounds__(32 * WARPS) align_batch(
     __syncthreads();
     constexpr int S = 32 * R;
     static_assert(!DIRS || R % 4 == 0, "direction bytes go out 4 rows a word");
+    static_assert(!FORBID || (DIRS && MODE == WAVEDP_LOCAL), "forbidden cells: local, DIRS");
     const int lane = threadIdx.x & 31;
     int2* scr = scratch + (i64)(blockIdx.x * WARPS + threadIdx.x / 32) * 2 * stride;
 
@@ -90,12 +98,20 @@ __global__ void __launch_bounds__(32 * WARPS) align_batch(
                     }
                     int hup = uh, fup = uf, d = diag;
                     unsigned int packed[DIRS ? R / 4 : 1] = {};
+                    unsigned int* out = DIRS ? reinterpret_cast<unsigned int*>(
+                        dp + (((i64)s * (n + 31) + st) * 32 + lane) * R) : nullptr;
+                    unsigned int forbid[FORBID ? R / 4 : 1] = {};
+                    if (FORBID) {
+#pragma unroll
+                        for (int w = 0; w < R / 4; ++w) forbid[w] = out[w] & 0x80808080u;
+                    }
 #pragma unroll
                     for (int r = 0; r < R; ++r) {
                         const int e_ext = E[r] - ge, e_open = H[r] - go;
                         const int f_ext = fup - ge, f_open = hup - go;
                         const int e = max(e_ext, e_open), f = max(f_ext, f_open);
-                        const int dg = d + ssub[qc[r] + c];
+                        const int dg = FORBID && (forbid[r / 4] >> (8 * (r % 4) + 7) & 1)
+                                           ? WAVEDP_NEG : d + ssub[qc[r] + c];
                         const int h = MODE == WAVEDP_LOCAL ? max3_relu(dg, e, f) : max3(dg, e, f);
                         if (DIRS)
                             packed[r / 4] |= dir_byte<MODE>(h, dg, e, e_ext, e_open, f_ext, f_open)
@@ -107,10 +123,9 @@ __global__ void __launch_bounds__(32 * WARPS) align_batch(
                         fup = f;
                     }
                     if (DIRS) {
-                        unsigned int* out = reinterpret_cast<unsigned int*>(
-                            dp + (((i64)s * (n + 31) + st) * 32 + lane) * R);
 #pragma unroll
-                        for (int w = 0; w < R / 4; ++w) out[w] = packed[w];
+                        for (int w = 0; w < R / 4; ++w)
+                            out[w] = packed[w] | (FORBID ? forbid[w] : 0u);
                     }
                     if (MODE != WAVEDP_LOCAL && mr >= 0 && mr < R) {  // this lane holds row m
                         int hm = H[0];
@@ -153,7 +168,8 @@ __global__ void __launch_bounds__(32 * WARPS) align_batch(
                     bool stopped = false;
                     while (i > 0 && j > 0) {
                         const int a = i - 1, b = j - 1, l = a % S / R;
-                        const int dir = dp[(((i64)(a / S) * (n + 31) + b + l) * 32 + l) * R + a % R];
+                        u8* cell = dp + (((i64)(a / S) * (n + 31) + b + l) * 32 + l) * R + a % R;
+                        const int dir = *cell;
                         if (state == 0) {
                             const int src = dir & 3;
                             if (MODE == WAVEDP_LOCAL && src == DIR_ZERO) {
@@ -161,6 +177,7 @@ __global__ void __launch_bounds__(32 * WARPS) align_batch(
                                 break;
                             }
                             if (src == DIR_DIAG) {
+                                if (FORBID) *cell = dir | FORBIDDEN;
                                 o[nops++] = q[a] == t[b] ? '=' : 'X';
                                 --i, --j;
                             } else {

@@ -25,6 +25,7 @@ from ..scoring import Scoring
 from ..seqio import read_records
 from . import statistics
 from .database import Database
+from .hits import check_fraction, run_hits
 from .ranking import MINUS, merge
 from .scan import scanner_for
 from .strands import SIGN, reverse_complement, strands
@@ -121,7 +122,8 @@ def _evalue_floor(stats: statistics.KarlinAltschul, evalue: float, m: int, n: in
 def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scoring: Scoring,
            top: int = 10, evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
            mode: str = "local", traceback: bool = True, strand: str = "both",
-           device: str = "auto", client: Any = None) -> list[list[Alignment]]:
+           device: str = "auto", fraction: float | None = None,
+           client: Any = None) -> list[list[Alignment]]:
     """Search every query against ``database``; one ranked hit list per query (query order).
 
     ``database``: a list of sequences, a FASTA/FASTQ path, a ``.wdb`` folder or a
@@ -129,12 +131,16 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
     ``top=0`` keeps all, ``min_score`` and ``evalue`` (None: no E-value filter) filter.
     Each hit equals ``wavedp.align`` on its pair, with ``evalue``, ``bitscore`` (None without
     statistics) and ``strand`` (DNA; ``both`` strands by default) filled in.
+    ``fraction`` (local mode, in (0, 1]): each reported (query, target) pair expands into its
+    non-intersecting local alignments scoring at least ``fraction`` times the pair's best
+    (``wavedp.local_hits``); ``top`` then counts pairs, the filters apply to every alignment,
+    and a query's alignments rank by score, then database index, strand and discovery order.
     ``client``: a ``dask.distributed.Client``; the database (a ``.wdb`` folder) is then
     scanned in shards by its workers (``wavedp.distributed``), with the same results.
     """
     results = iter_search(queries, database, scoring, top=top, evalue=evalue,
                           min_score=min_score, mode=mode, traceback=traceback, strand=strand,
-                          device=device, client=client)
+                          device=device, fraction=fraction, client=client)
     return [hits for _, hits in results]
 
 
@@ -142,14 +148,21 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
                 evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
                 mode: str = "local", traceback: bool = True, strand: str = "both",
                 device: str = "auto", progress: Progress | None = None,
-                skip: Iterable[int] = (), client: Any = None
-                ) -> Iterator[tuple[int, list[Alignment]]]:
+                skip: Iterable[int] = (), fraction: float | None = None,
+                client: Any = None) -> Iterator[tuple[int, list[Alignment]]]:
     """:func:`search` as a generator of ``(query index, hits)`` in query order, queries in
     ``skip`` left out; ``progress(cells)`` is called as work completes. All input is
     validated, and resource limits checked, before the first result."""
     scoring = _check_scoring(scoring)
     code = _mode_code(mode)
     top, evalue, min_score, stats = _cutoffs(top, evalue, min_score, mode, scoring)
+    if fraction is not None:
+        fraction = check_fraction(fraction)
+        if mode != "local":
+            raise InputError(f"fraction applies to local mode only, not {mode}")
+        if not traceback:
+            raise InputError("fraction needs each hit's alignment to forbid its pairs: "
+                             "drop score-only")
     wanted = strands(scoring.is_dna, strand)
     q = _queries(queries, scoring)
     db = open_database(database, scoring)
@@ -166,13 +179,13 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     else:
         scanner = scanner_for(resolved, db, lut, scoring, code)
     return _run(q, db, lut, scoring, mode, traceback, resolved, scanner, todo, wanted, top,
-                evalue, min_score, stats, progress)
+                evalue, min_score, stats, progress, fraction)
 
 
 def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback: bool,
          resolved: str, scanner, todo: list[int], wanted: tuple[int, ...], top: int,
-         evalue: float | None, min_score: int | None, stats, progress: Progress | None
-         ) -> Iterator[tuple[int, list[Alignment]]]:
+         evalue: float | None, min_score: int | None, stats, progress: Progress | None,
+         fraction: float | None) -> Iterator[tuple[int, list[Alignment]]]:
     n = db.total_residues
     for batch in _batches(todo, [q.codes[k].size for k in todo], n, BATCH_CELLS[resolved]):
         jobs = []  # (query index, strand, text, codes)
@@ -200,11 +213,14 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
             views = {s: (text, codes) for _, _, s, text, codes in parts}
             ranked.append((k, views, index, score, strand_of))
         start = time.perf_counter()
-        aligned = _alignments(q, ranked, db, lut, scoring, mode, traceback, resolved, stats)
+        aligned = _alignments(q, ranked, db, lut, scoring, mode, traceback, resolved, stats,
+                              fraction)
         STATS["align"] = STATS.get("align", 0.0) + time.perf_counter() - start
         for k, hits in zip(batch, aligned, strict=True):
             if evalue is not None:
                 hits = [h for h in hits if h.evalue is None or h.evalue <= evalue]
+            if min_score is not None:
+                hits = [h for h in hits if h.score >= min_score]
             yield k, hits
 
 
@@ -221,9 +237,11 @@ def _batches(todo: list[int], lengths: list[int], n: int, cells: float) -> Itera
 
 
 def _alignments(q: Prepared, ranked: list, db: Database, lut, scoring: Scoring, mode: str,
-                traceback: bool, resolved: str, stats) -> list[list[Alignment]]:
+                traceback: bool, resolved: str, stats,
+                fraction: float | None = None) -> list[list[Alignment]]:
     """The hits of each ranked query as Alignments, in rank order: every hit of the batch in
-    one pairwise engine call (each strand of a query is a query of that call)."""
+    one pairwise engine call (each strand of a query is a query of that call); with
+    ``fraction``, each hit's non-intersecting alignments (``hits.run_hits``)."""
     views, texts, ids, codes = {}, [], [], []  # (query, strand) -> index among the views
     targets: dict[int, int] = {}  # database index -> index among the targets
     rows = []
@@ -241,19 +259,28 @@ def _alignments(q: Prepared, ranked: list, db: Database, lut, scoring: Scoring, 
         [db.codes(t) if lut is None else lut[db.codes(t)] for t in order])
     queries = Prepared.from_codes(texts, ids, codes)
     pairs = np.array(rows, dtype=np.int64).reshape(-1, 2)
-    alns = iter(run_pairs(queries, subjects, pairs, scoring, mode, traceback, resolved))
+    if fraction is None:
+        found = iter([a] for a in run_pairs(queries, subjects, pairs, scoring, mode, traceback,
+                                            resolved))
+    else:
+        found = iter(run_hits(queries, subjects, pairs, scoring, fraction, None, resolved))
     out = []
     for k, _, index, score, strand_of in ranked:
         hits = []
         for t, sc, s in zip(index.tolist(), score.tolist(), strand_of.tolist(), strict=True):
-            aln = next(alns)
-            if aln.score != sc:
+            alns = next(found)  # with fraction, none for a pair whose best is 0
+            if (alns[0].score if alns else 0) != sc:
                 raise RuntimeError(f"search engine bug: query {q.ids[k]!r} vs database index "
-                                   f"{t} scanned {sc}, aligned {aln.score}")
+                                   f"{t} scanned {sc}, aligned "
+                                   f"{alns[0].score if alns else 'nothing'}")
             extra = {"strand": SIGN[s] if scoring.is_dna else None}
-            if stats is not None:
-                extra["evalue"] = stats.evalue(aln.score, q.codes[k].size, db.total_residues)
-                extra["bitscore"] = stats.bitscore(aln.score)
-            hits.append(dataclasses.replace(aln, **extra))
+            for aln in alns:
+                if stats is not None:
+                    extra["evalue"] = stats.evalue(aln.score, q.codes[k].size,
+                                                   db.total_residues)
+                    extra["bitscore"] = stats.bitscore(aln.score)
+                hits.append(dataclasses.replace(aln, **extra))
+        if fraction is not None:  # stable: database index, strand, discovery order kept
+            hits.sort(key=lambda h: -h.score)
         out.append(hits)
     return out

@@ -1,9 +1,11 @@
-"""``wavedp.local_hits``: the non-intersecting local alignments of one pair (Waterman-Eggert;
-DESIGN.md, "Non-intersecting hits")."""
+"""Non-intersecting local alignments (Waterman-Eggert; DESIGN.md, "Non-intersecting hits"):
+``wavedp.local_hits`` for one pair, ``run_hits`` for the pairs a search reports."""
 
 from __future__ import annotations
 
 import numbers
+
+import numpy as np
 
 from .. import device as _device
 from ..alignment import Alignment, cigar_from_ops
@@ -12,7 +14,8 @@ from ..errors import InputError
 from ..scoring import Scoring
 
 
-def _check_fraction(fraction: object) -> float:
+def check_fraction(fraction: object) -> float:
+    """``fraction`` as a float in (0, 1], else an InputError."""
     if (isinstance(fraction, bool) or not isinstance(fraction, numbers.Real)
             or not 0 < fraction <= 1):
         raise InputError(f"fraction must be a number in (0, 1], got {fraction!r}")
@@ -26,6 +29,34 @@ def _check_limit(limit: object) -> int | None:
     return None if limit is None else int(limit)
 
 
+def run_hits(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: Scoring,
+             fraction: float, limit: int | None, device: str) -> list[list[Alignment]]:
+    """Each (query index, target index) row's hits as Alignments, best first (``device``
+    resolved: ``cpu`` or ``gpu``; both return the same lists)."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    if len(pairs):
+        qlen = np.array([c.size for c in queries.codes], np.int64)[pairs[:, 0]]
+        tlen = np.array([c.size for c in targets.codes], np.int64)[pairs[:, 1]]
+        k = int(np.argmax(qlen + tlen))
+        scoring.check_range(int(qlen[k]), int(tlen[k]))
+    if device == "gpu":
+        from ..engines.cuda.hits import hits
+    else:
+        from ..engines.cpu.hits import hits
+    raw = hits(queries.codes, targets.codes, pairs, scoring.table, scoring.gap_open,
+               scoring.gap_extend, fraction, limit)
+    out = []
+    for (qi, ti), found in zip(pairs.tolist(), raw, strict=True):
+        out.append([Alignment(
+            score=int(score), query_start=int(qs), query_end=int(qe), target_start=int(ts),
+            target_end=int(te), cigar=cigar_from_ops(ops), query_id=queries.ids[qi],
+            target_id=targets.ids[ti], mode="local", query_length=len(queries.codes[qi]),
+            target_length=len(targets.codes[ti]), query=queries.texts[qi],
+            target=targets.texts[ti],
+        ) for score, qs, qe, ts, te, ops in found])
+    return out
+
+
 def local_hits(query: SeqLike, target: SeqLike, scoring: Scoring, fraction: float = 0.5,
                limit: int | None = None, device: str = "auto") -> list[Alignment]:
     """The Waterman-Eggert local alignments of query and target that score > 0 and at least
@@ -33,31 +64,13 @@ def local_hits(query: SeqLike, target: SeqLike, scoring: Scoring, fraction: floa
 
     Hits pair no (i, j) in common; they come best first, equal scores in the order found
     (each the best end cell, smallest i then j, once the earlier hits' pairs are forbidden).
-    The first is ``align(query, target, scoring, mode="local")``. Runs on the CPU engine
-    (``auto`` picks it; ``gpu`` is an InputError for now).
+    The first is ``align(query, target, scoring, mode="local")``. The CPU and GPU engines
+    return the same list.
     """
     scoring = _check_scoring(scoring)
-    fraction = _check_fraction(fraction)
+    fraction = check_fraction(fraction)
     limit = _check_limit(limit)
-    _device.resolve(device)  # an unknown name, or "gpu" without a GPU, is an InputError
-    if device == "gpu":
-        raise InputError("local_hits runs on the CPU engine for now")
-    from ..engines.cpu.hits import iter_hits
-
+    resolved = _device.resolve(device)
     q = Prepared([query], scoring, "query")
     t = Prepared([target], scoring, "target")
-    qc, tc = q.codes[0], t.codes[0]
-    scoring.check_range(qc.size, tc.size)
-    hits: list[Alignment] = []
-    for score, qs, qe, ts, te, ops in iter_hits(qc, tc, scoring.table, scoring.gap_open,
-                                                 scoring.gap_extend):
-        if hits and score < fraction * hits[0].score:
-            break
-        hits.append(Alignment(
-            score=score, query_start=qs, query_end=qe, target_start=ts, target_end=te,
-            cigar=cigar_from_ops(ops), query_id=q.ids[0], target_id=t.ids[0], mode="local",
-            query_length=qc.size, target_length=tc.size, query=q.texts[0], target=t.texts[0],
-        ))
-        if len(hits) == limit:
-            break
-    return hits
+    return run_hits(q, t, np.zeros((1, 2), np.int64), scoring, fraction, limit, resolved)[0]

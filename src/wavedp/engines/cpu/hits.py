@@ -276,3 +276,41 @@ def iter_hits(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int,
             col = np.resize(col, 2 * (count + k))
         count = forbid(path, si, sj, head, nxt, col, count)
         refresh(*args, si // K, ei, ckH, ckF, best, head, nxt, col, keep, dirs)
+
+
+def keeps(score: int, best: int | None, fraction: float) -> bool:
+    """Whether a pair's next hit is reported: positive and at least ``fraction`` times the
+    pair's best (``best`` None: it is the first)."""
+    return score > 0 and (best is None or score >= fraction * best)
+
+
+def pair_hits(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
+              fraction: float, limit: int | None) -> list[RawHit]:
+    """The hits of one pair that :func:`keeps`, at most ``limit`` (None: all)."""
+    found: list[RawHit] = []
+    for hit in iter_hits(q, t, sub, gap_open, gap_extend):
+        if not keeps(hit[0], found[0][0] if found else None, fraction):
+            break
+        found.append(hit)
+        if len(found) == limit:
+            break
+    return found
+
+
+def hits(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
+         sub: np.ndarray, gap_open: int, gap_extend: int, fraction: float,
+         limit: int | None) -> list[list[RawHit]]:
+    """:func:`pair_hits` of each (query, target) index pair, pairs spread over the cores."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from numba import get_num_threads
+
+    def one(pair: tuple[int, int]) -> list[RawHit]:
+        return pair_hits(qcodes[pair[0]], tcodes[pair[1]], sub, gap_open, gap_extend,
+                         fraction, limit)
+
+    rows = [tuple(p) for p in np.asarray(pairs, dtype=np.int64).reshape(-1, 2).tolist()]
+    if len(rows) <= 1:
+        return [one(p) for p in rows]
+    with ThreadPoolExecutor(get_num_threads()) as pool:
+        return list(pool.map(one, rows))

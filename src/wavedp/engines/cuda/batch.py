@@ -65,7 +65,7 @@ def align(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
         return []
     r = rows_for(ms, ns)
     need = dir_bytes(ms, ns, r)
-    budget = _budget(int(need.max()) if traceback else 0, int(ns.max()))
+    budget = launch_budget(int(need.max()) if traceback else 0, int(ns.max()))
     order = np.argsort(-(ms * ns), kind="stable")
     launch: list[int] = []
     used = 0
@@ -81,7 +81,7 @@ def align(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
     return results  # type: ignore[return-value]
 
 
-def _budget(largest: int, longest: int) -> int:
+def launch_budget(largest: int, longest: int) -> int:
     """Direction bytes one launch may take; raises InputError when the GPU lacks the memory
     for even the largest pair."""
     import cupy
@@ -97,51 +97,78 @@ def _budget(largest: int, longest: int) -> int:
 def _launch(qcodes, tcodes, pairs, launch: list[int], ms, ns, r: int, sub, go: int, ge: int,
             mode: int, traceback: bool, results: list) -> None:
     """One kernel over the pairs ``launch`` (longest first); fills their ``results``."""
-    import cupy
+    group = Group(qcodes, tcodes, pairs[launch], ms[launch], ns[launch], r, sub, go, ge, mode,
+                  traceback)
+    for p, found in zip(launch, group.run(np.arange(len(launch))), strict=True):
+        results[p] = found
 
-    count = len(launch)
-    rows = pairs[launch]
-    m, n = ms[launch], ns[launch]
-    # one residue buffer: each distinct query and target once
-    qs = {int(a): None for a in rows[:, 0]}
-    ts = {int(b): None for b in rows[:, 1]}
-    parts, start = [], 0
-    for table, codes in ((qs, qcodes), (ts, tcodes)):
-        for key in table:
-            table[key] = start
-            parts.append(codes[key])
-            start += codes[key].size
-    res = cupy.asarray(np.concatenate(parts).astype(np.uint8, copy=False))
-    qoff = cupy.asarray(np.array([qs[int(a)] for a in rows[:, 0]], np.int64))
-    toff = cupy.asarray(np.array([ts[int(b)] for b in rows[:, 1]], np.int64))
-    need = dir_bytes(m, n, r)
-    doff = np.zeros(count, np.int64)
-    doff[1:] = np.cumsum(need)[:-1]
-    ooff = np.zeros(count, np.int64)
-    ooff[1:] = np.cumsum(m + n)[:-1]
-    dirs = scratch(int(need.sum()) if traceback else 1, np.uint8)
-    ops = cupy.empty(max(int((m + n).sum()), 1) if traceback else 1, cupy.uint8)
-    result = scratch(6 * count, np.int32)
-    a = int(sub.shape[0])
-    stride = int(n.max()) + 2
-    blocks = max(1, min(-(-count // WARPS), BLOCKS_PER_SM * multiprocessors(),
-                        SCRATCH_BYTES // (WARPS * 2 * stride * 8)))
-    scr = cupy.empty(blocks * WARPS * 2 * stride, cupy.int64)  # int2 rows
-    ticket = cupy.zeros(1, cupy.int32)
-    kernel = function("batch.cu", f"align_batch<{mode}, {r}, {'true' if traceback else 'false'}>")
-    kernel((blocks,), (32 * WARPS,), (
-        res, qoff, cupy.asarray(m.astype(np.int32)), toff, cupy.asarray(n.astype(np.int32)),
-        np.int32(count),
-        cupy.asarray(np.ascontiguousarray(sub, dtype=np.int32).ravel()), np.int32(a),
-        np.int32(go), np.int32(ge), dirs, cupy.asarray(doff), ops, cupy.asarray(ooff), scr,
-        np.int32(stride), result, ticket), shared_mem=4 * a * a)
-    out = result.get().reshape(count, 6).astype(np.int64)
-    if multipass.POISON and (out == 0x7F7F7F7F).any():
-        raise DeviceError("the batch kernel left results unwritten")
-    host_ops = ops.get() if traceback else None
-    for k, p in enumerate(launch):
-        score, qs_, qe, ts_, te, nops = out[k].tolist()
-        path = None
-        if traceback:
-            path = host_ops[ooff[k]:ooff[k] + nops][::-1].copy()
-        results[p] = (score, qs_, qe, ts_, te, path)
+
+class Group:
+    """Pairs resident on the GPU for one or more launches: residues, offsets, direction bytes
+    (zeroed when ``forbid``: Waterman-Eggert rounds keep their forbidden marks there)."""
+
+    def __init__(self, qcodes, tcodes, rows: np.ndarray, m: np.ndarray, n: np.ndarray, r: int,
+                 sub, go: int, ge: int, mode: int, traceback: bool, forbid: bool = False):
+        import cupy
+
+        self.m, self.n, self.r, self.traceback = m, n, r, traceback
+        # one residue buffer: each distinct query and target once
+        qs = {int(a): None for a in rows[:, 0]}
+        ts = {int(b): None for b in rows[:, 1]}
+        parts, start = [], 0
+        for table, codes in ((qs, qcodes), (ts, tcodes)):
+            for key in table:
+                table[key] = start
+                parts.append(codes[key])
+                start += codes[key].size
+        self.res = cupy.asarray(np.concatenate(parts).astype(np.uint8, copy=False))
+        self.qoff = np.array([qs[int(a)] for a in rows[:, 0]], np.int64)
+        self.toff = np.array([ts[int(b)] for b in rows[:, 1]], np.int64)
+        need = dir_bytes(m, n, r)
+        self.doff = np.zeros(len(rows), np.int64)
+        self.doff[1:] = np.cumsum(need)[:-1]
+        self.ooff = np.zeros(len(rows), np.int64)
+        self.ooff[1:] = np.cumsum(m + n)[:-1]
+        size = int(need.sum()) if traceback else 1
+        self.dirs = cupy.zeros(size, cupy.uint8) if forbid else scratch(size, np.uint8)
+        self.ops = cupy.empty(max(int((m + n).sum()), 1) if traceback else 1, cupy.uint8)
+        self.sub = cupy.asarray(np.ascontiguousarray(sub, dtype=np.int32).ravel())
+        self.a, self.go, self.ge = int(sub.shape[0]), go, ge
+        self.kernel = function("batch.cu", f"align_batch<{mode}, {r}, {_b(traceback)}, "
+                                           f"{_b(forbid)}>")
+
+    def run(self, live: np.ndarray) -> list[Result]:
+        """One launch over the pairs ``live`` (indices into the group, longest first)."""
+        import cupy
+
+        count = int(live.size)
+        m, n = self.m[live], self.n[live]
+        result = scratch(6 * count, np.int32)
+        stride = int(n.max()) + 2
+        blocks = max(1, min(-(-count // WARPS), BLOCKS_PER_SM * multiprocessors(),
+                            SCRATCH_BYTES // (WARPS * 2 * stride * 8)))
+        scr = cupy.empty(blocks * WARPS * 2 * stride, cupy.int64)  # int2 rows
+        ticket = cupy.zeros(1, cupy.int32)
+        ooff = self.ooff[live]
+        self.kernel((blocks,), (32 * WARPS,), (
+            self.res, cupy.asarray(self.qoff[live]), cupy.asarray(m.astype(np.int32)),
+            cupy.asarray(self.toff[live]), cupy.asarray(n.astype(np.int32)), np.int32(count),
+            self.sub, np.int32(self.a), np.int32(self.go), np.int32(self.ge), self.dirs,
+            cupy.asarray(self.doff[live]), self.ops, cupy.asarray(ooff), scr, np.int32(stride),
+            result, ticket), shared_mem=4 * self.a * self.a)
+        out = result.get().reshape(count, 6).astype(np.int64)
+        if multipass.POISON and (out == 0x7F7F7F7F).any():
+            raise DeviceError("the batch kernel left results unwritten")
+        host_ops = self.ops.get() if self.traceback else None
+        found: list[Result] = []
+        for k in range(count):
+            score, qs_, qe, ts_, te, nops = out[k].tolist()
+            path = None
+            if self.traceback:
+                path = host_ops[ooff[k]:ooff[k] + nops][::-1].copy()
+            found.append((score, qs_, qe, ts_, te, path))
+        return found
+
+
+def _b(flag: bool) -> str:
+    return "true" if flag else "false"

@@ -33,9 +33,9 @@ KERNELS: dict[str, list[str]] = {
         for rows in (4, 8, 12, 16, 20, 24, 28, 32)
     ],
     "batch.cu": [
-        f"align_batch<{mode}, {rows}, {dirs}>"
+        f"align_batch<{mode}, {rows}, {dirs}, false>"
         for mode in (0, 1, 2) for rows in (4, 8) for dirs in ("true", "false")
-    ],
+    ] + [f"align_batch<0, {rows}, true, true>" for rows in (4, 8)],
     "ceiling.cu": ["ceiling<16>"],
     "endcell.cu": ["best_cell"],
     "polyadic.cu": [
