@@ -2,7 +2,7 @@
 # On the GPU machine (run from the repository root): install wavedp offline (wheels for the
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
-#   scripts/device_run.sh [tests|bench|search|polyadic|lab|all] [pytest -k expression]
+#   scripts/device_run.sh [tests|bench|search|hits|polyadic|lab|all] [pytest -k expression]
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
 what=${1:-all}
@@ -35,6 +35,10 @@ if [[ $what == search || $what == all ]]; then
     done
     python3 benchmarks/search.py --device cpu --sequences 100000 2>&1 \
         | tee -a "$out/search_bench.log"
+fi
+if [[ $what == hits || $what == all ]]; then
+    # many-vs-many with non-intersecting hits: 1,000 x 10,000 proteins, fraction 0.8
+    python3 benchmarks/many_vs_many.py --device both 2>&1 | tee "$out/hits_bench.log"
 fi
 if [[ $what == polyadic || $what == all ]]; then
     python3 benchmarks/polyadic.py 2>&1 | tee "$out/polyadic_bench.log"
