@@ -3,6 +3,7 @@ engine's hits (run with ``pytest -m gpu``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +39,7 @@ def poison(monkeypatch):
 def _pairs(name: str, seed: int):
     """Random, related and repeat-rich pairs of every shape, each query against two targets."""
     rng = np.random.default_rng(seed)
-    letters = DNA if name in ("dna", "ties") else PROTEIN
+    letters = PROTEIN if name == "protein" else DNA
     queries, targets = [], []
     for k, (m, n) in enumerate(SHAPES):
         if name == "ties":
@@ -68,7 +69,8 @@ def test_gpu_hits_equal_cpu(name, fraction, limit):
     got = run_hits(q, t, pairs, scoring, fraction, limit, "gpu")
     assert got == want
     for (a, b), hits in zip(pairs.tolist(), got, strict=True):
-        check_hits(hits, q.texts[a], t.texts[b], scoring, fraction, limit)
+        named = [dataclasses.replace(h, query_id="query1", target_id="target1") for h in hits]
+        check_hits(named, q.texts[a], t.texts[b], scoring, fraction, limit)
         assert all(rescore(h, scoring) == h.score for h in hits)
 
 

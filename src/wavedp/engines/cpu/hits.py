@@ -241,10 +241,11 @@ def band_rows(m: int, n: int, budget: int) -> tuple[int, bool]:
 
 
 def iter_hits(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int,
-              gap_extend: int) -> Iterator[RawHit]:
-    """The non-intersecting local alignments of q and t with score > 0, best first (equal
+              gap_extend: int, fraction: float = 0.0) -> Iterator[RawHit]:
+    """The non-intersecting local alignments of q and t that :func:`keeps`, best first (equal
     scores in discovery order): (score, query_start, query_end, target_start, target_end,
-    ops as ASCII CIGAR letters). Work for a hit is done only when it is asked for."""
+    ops as ASCII CIGAR letters). Work for a hit is done only when it is asked for; the first
+    one rejected is not traced back."""
     m, n = q.size, t.size
     if m == 0 or n == 0:
         return
@@ -262,12 +263,14 @@ def iter_hits(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int,
     count = 0
     ops = np.empty(m + n, np.uint8)
     args = (q, t, sub, gap_open, gap_extend, K)
+    first = None
     refresh(*args, 0, m, ckH, ckF, best, head, nxt, col, keep, dirs)
     while True:
         b = int(np.argmax(best[:, 0]))  # the first band holding the maximum
         score, ei, ej = (int(v) for v in best[b])
-        if score <= 0:
+        if not keeps(score, first, fraction):
             return
+        first = score if first is None else first
         si, sj, k = trace(*args, ckH, ckF, head, nxt, col, keep, dirs, ei, ej, ops)
         path = ops[:k][::-1].copy()
         yield score, si, ei, sj, ej, path
@@ -288,9 +291,7 @@ def pair_hits(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_
               fraction: float, limit: int | None) -> list[RawHit]:
     """The hits of one pair that :func:`keeps`, at most ``limit`` (None: all)."""
     found: list[RawHit] = []
-    for hit in iter_hits(q, t, sub, gap_open, gap_extend):
-        if not keeps(hit[0], found[0][0] if found else None, fraction):
-            break
+    for hit in iter_hits(q, t, sub, gap_open, gap_extend, fraction):
         found.append(hit)
         if len(found) == limit:
             break
