@@ -263,3 +263,14 @@ def test_fraction_errors():
                            ({"fraction": 0.5, "traceback": False}, "score-only")):
         with pytest.raises(wavedp.InputError, match=needle):
             wavedp.search(["ACDE"], ["ACDE"], PROT, device="cpu", **kwargs)
+
+
+def test_query_batches_group_similar_lengths_within_memory():
+    from wavedp.engines.cuda.search import OUT_BYTES, QUERY_SHARE, query_batches
+
+    assert QUERY_SHARE == 0.9
+    assert query_batches([100, 95, 91, 90, 89, 50, 50, 10], 1000) == [(0, 4), (4, 5), (5, 7),
+                                                                      (7, 8)]
+    assert query_batches([], 10) == []
+    subjects = OUT_BYTES // 4 // 3  # three profiles' words fit
+    assert query_batches([7] * 8, subjects) == [(0, 3), (3, 6), (6, 8)]

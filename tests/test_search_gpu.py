@@ -144,3 +144,25 @@ def test_fraction_hits_equal_cpu():
                             device="cpu")
         assert gpu == cpu
         assert sum(len(h) for h in gpu) > 20
+
+
+@pytest.mark.parametrize("share, out_bytes", [(0.9, 1 << 30), (0.0, 1 << 30), (1.1, 1 << 30),
+                                              (0.0, 1)])
+@pytest.mark.parametrize("mode", MODE_NAMES)
+def test_query_batches_share_launches_and_equal_cpu(monkeypatch, share, out_bytes, mode):
+    """Profiles of many queries in one launch (share 0: all; 1.1: one each; OUT_BYTES 1: one
+    each), lengths across passes and partitions, give the CPU's scores."""
+    from wavedp.engines.cuda import search as gpu_search
+
+    monkeypatch.setattr(gpu_search, "QUERY_SHARE", share)
+    monkeypatch.setattr(gpu_search, "OUT_BYTES", out_bytes)
+    monkeypatch.setattr(gpu_search, "MIN_PARTITION", 1)
+    rng = np.random.default_rng(41)
+    queries = [random_seq(rng, PROTEIN, int(n)) for n in
+               (5, 40, 41, 90, 128, 130, 300, 310, 700, 1500, 0, 77, 77, 3)]
+    texts = _database(rng, PROTEIN, 300, 900, seed_from=queries[6])
+    gpu = wavedp.search(queries, texts, PROT, top=0, evalue=None, mode=mode,
+                        traceback=False, device="gpu")
+    cpu = wavedp.search(queries, texts, PROT, top=0, evalue=None, mode=mode,
+                        traceback=False, device="cpu")
+    assert gpu == cpu

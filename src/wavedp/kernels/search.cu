@@ -1,4 +1,7 @@
-// Database search: one query (or two, packed) against many subjects, score only.
+// Database search: queries (one, or two packed, per profile) against many subjects, score
+// only. A launch scans NQ profiles of one kernel shape against the same subjects; a block's
+// ticket names a profile and a batch of subjects (profile-major), so blocks move on to the
+// next profile without waiting for the others.
 //
 // A thread group of G lanes (G a power of two, G <= 32) aligns one subject at a time against
 // a query tile of T = G*R rows: lane l owns tile rows l*R .. l*R+R-1 and keeps their H and E in
@@ -18,8 +21,9 @@
 // of 4 rows: chunk k of lane l at word (k*G + l)*4 (rows l*R + 4k .. l*R + 4k + 3), so a
 // quarter-warp reads 128 contiguous bytes. Rows past the query score PAD.
 //
-// Results: out[k] for the subject order[k]: the local best (PACKED: two int16), or H[m][n]
-// (global), or the best of the last row and last column (semiglobal).
+// Results: out[q * count + k] for profile q and the subject order[k]: the local best (PACKED:
+// two int16), or H[m][n] (global), or the best of the last row and last column (semiglobal);
+// m = ms[q], the profile's (longer) query length.
 #include "common.cuh"
 
 #define FULL 0xffffffffu
@@ -60,8 +64,9 @@ template <> struct Word<false> {
 template <int MODE, int R, bool PACKED>
 __global__ void __launch_bounds__(BLOCK) scan(
     const u8* __restrict__ res, const i64* __restrict__ off, const int* __restrict__ order,
-    int count, const unsigned* __restrict__ prof, int A, int G, int passes, int m, int go,
-    int ge, uint2* scratch, int stride, unsigned* out, int* ticket) {
+    int count, const unsigned* __restrict__ profs, int A, int G, int passes,
+    const int* __restrict__ ms, int nq, int go, int ge, uint2* scratch, int stride,
+    unsigned* outs, int* ticket) {
     using W = Word<PACKED>;
     extern __shared__ __align__(16) unsigned sprof[];
     __shared__ int sbatch;
@@ -73,15 +78,20 @@ __global__ void __launch_bounds__(BLOCK) scan(
     const unsigned neg = W::splat(PACKED ? -16384 : WAVEDP_NEG);
     const unsigned mge = W::splat(-ge), mgo = W::splat(-go);
     const int words = A * T;
-    bool loaded = false;
+    const int batches = (count + groups - 1) / groups;
+    int loaded = -1;  // the profile in shared memory
 
     for (;;) {
         __syncthreads();  // every thread has read the previous batch number
         if (threadIdx.x == 0) sbatch = atomicAdd(ticket, 1);
         __syncthreads();
-        const int first = sbatch * groups;
-        if (first >= count) return;
+        const int qi = sbatch / batches;
+        if (qi >= nq) return;
+        const int first = sbatch % batches * groups;
         const int k = first + group;
+        const int m = ms[qi];
+        const unsigned* prof = profs + (i64)qi * passes * words;
+        unsigned* out = outs + (i64)qi * count;
         int n = 0;
         i64 base = 0;
         if (k < count) {
@@ -93,8 +103,8 @@ __global__ void __launch_bounds__(BLOCK) scan(
         // local: best H; global: H[m][n] - go; semiglobal: best H - go of row m / column n
         unsigned best = MODE == WAVEDP_LOCAL ? 0u : W::splat(MODE == WAVEDP_GLOBAL ? WAVEDP_NEG : -go);
         for (int p = 0; p < passes; ++p) {
-            if (passes > 1 || !loaded) {  // one pass: the profile stays for every batch
-                loaded = true;
+            if (passes > 1 || loaded != qi) {  // one pass: the profile stays for its batches
+                loaded = qi;
                 __syncthreads();
                 const uint4* src = reinterpret_cast<const uint4*>(prof + (i64)p * words);
                 for (int w = threadIdx.x; w < words / 4; w += BLOCK)

@@ -43,6 +43,12 @@ PASS_CELLS = 64
 #: and a launch needs this many groups to fill the H100's 132 SMs a few times over)
 MIN_PARTITION = 16384
 
+#: a profile shares a launch with longer ones while its query has at least this share of
+#: the first one's length (the rest of its rows are padding)
+QUERY_SHARE = 0.9
+#: GPU memory for one launch's result words (profiles x subjects)
+OUT_BYTES = 1 << 30
+
 Candidates = tuple[np.ndarray, np.ndarray]
 #: seconds spent in each phase since the last reset (benchmarks read and clear it): upload
 #: (database to the GPU), scan, rescore (32-bit rescoring of saturated pairs), topk
@@ -106,6 +112,20 @@ def partitions(ordered: np.ndarray, m: int, alphabet: int) -> list[tuple[int, in
             shape = plan(m, float(ordered[a:b].mean()), alphabet)
         parts.append((a, b, shape))
     return [(a, b, *shape) for a, b, shape in parts]
+
+
+def query_batches(longest: list[int], subjects: int) -> list[tuple[int, int]]:
+    """Launch batches of profiles (``longest``: each profile's query length, longest first)
+    as (start, stop): a profile joins the batch while its query is at least QUERY_SHARE of
+    the batch's first (every profile is padded to that one's rows) and the batch's words
+    fit OUT_BYTES (4 bytes per profile and subject)."""
+    cap = max(1, OUT_BYTES // (4 * max(subjects, 1)))
+    batches, start = [], 0
+    for k in range(1, len(longest) + 1):
+        if k == len(longest) or k - start >= cap or longest[k] < QUERY_SHARE * longest[start]:
+            batches.append((start, k))
+            start = k
+    return batches
 
 
 def profile(queries: list[np.ndarray], sub: np.ndarray, go: int, g: int, r: int, passes: int,
@@ -254,19 +274,20 @@ class Scanner:
 
     # ---- scanning ----------------------------------------------------------------------------
 
-    def _launch(self, ch: _Chunk, queries: list[np.ndarray], order, count: int, packed: bool,
-                out, shape: tuple[int, int, int], longest: int) -> None:
-        """Scan ``count`` subjects of ``order`` (at most ``longest`` residues) against one
-        query (or two packed) with kernel shape (G, R, passes); the kernel's words (uint32,
-        one per entry of order) go to the device array ``out``."""
+    def _launch(self, ch: _Chunk, units: list[list[np.ndarray]], order, count: int,
+                packed: bool, out, shape: tuple[int, int, int], longest: int) -> None:
+        """Scan ``count`` subjects of ``order`` (at most ``longest`` residues) against each
+        unit (one query, or two packed) with kernel shape (G, R, passes) in one launch; the
+        kernel's words (uint32, units x count) go to the device array ``out``."""
         import cupy
 
-        m = max(q.size for q in queries)
         a = self.sub.shape[0]
         g, r, passes = shape
-        prof = cupy.asarray(profile(queries, self.sub, self.go, g, r, passes, packed))
+        prof = cupy.asarray(np.concatenate(
+            [profile(u, self.sub, self.go, g, r, passes, packed) for u in units]))
+        ms = cupy.asarray(np.array([max(q.size for q in u) for u in units], np.int32))
         groups = BLOCK // g
-        blocks = max(1, min(-(-count // groups), BLOCKS_PER_SM * multiprocessors()))
+        blocks = max(1, min(-(-count // groups) * len(units), BLOCKS_PER_SM * multiprocessors()))
         stride = longest + 2
         if passes > 1:
             blocks = max(1, min(blocks, SCRATCH_BYTES // (groups * stride * 8)))
@@ -280,26 +301,31 @@ class Scanner:
             kernel.max_dynamic_shared_size_bytes = smem
         kernel((blocks,), (BLOCK,), (
             ch.res, ch.off, order, np.int32(count), prof, np.int32(a), np.int32(g),
-            np.int32(passes), np.int32(m), np.int32(self.go), np.int32(self.ge), scratch,
-            np.int32(stride), out, ticket), shared_mem=smem)
+            np.int32(passes), ms, np.int32(len(units)), np.int32(self.go), np.int32(self.ge),
+            scratch, np.int32(stride), out, ticket), shared_mem=smem)
 
-    def _scan(self, ch: _Chunk, queries: list[np.ndarray], packed: bool, order=None):
-        """The kernel's words for ``order`` (default: the whole chunk, one launch per length
-        partition with its own kernel shape; a subset scans in one launch)."""
+    def _scan(self, ch: _Chunk, units: list[list[np.ndarray]], packed: bool, order=None):
+        """The kernel's words (units x subjects) for ``order`` (default: the whole chunk, one
+        launch per length partition with its own kernel shape; a subset scans in one
+        launch)."""
         import cupy
 
-        m = max(q.size for q in queries)
+        m = max(q.size for u in units for q in u)
         a = self.sub.shape[0]
         if order is None:
-            words = cupy.empty(ch.count, cupy.uint32)
+            words = cupy.empty((len(units), ch.count), cupy.uint32)
             for lo, hi, g, r, passes in partitions(ch.ordered, m, a):
-                self._launch(ch, queries, ch.order[lo:hi], hi - lo, packed, words[lo:hi],
+                part = words if (lo, hi) == (0, ch.count) else \
+                    cupy.empty((len(units), hi - lo), cupy.uint32)
+                self._launch(ch, units, ch.order[lo:hi], hi - lo, packed, part,
                              (g, r, passes), int(ch.ordered[lo]))
+                if part is not words:
+                    words[:, lo:hi] = part
             return words
         count = int(order.size)
-        words = cupy.empty(count, cupy.uint32)
+        words = cupy.empty((len(units), count), cupy.uint32)
         lengths = ch.ordered[order.get()]
-        self._launch(ch, queries, ch.order[order], count, packed, words,
+        self._launch(ch, units, ch.order[order], count, packed, words,
                      plan(m, float(lengths.mean()), a), int(lengths.max()))
         return words
 
@@ -313,30 +339,40 @@ class Scanner:
                 s[cupy.asarray(ch.empty)] = _edge(q.size, self.go, self.ge)
             if q.size == 0 and self.mode == GLOBAL:
                 s[:] = cupy.asarray(_edges(ch.lengths, self.go, self.ge))
-        live = [k for k, q in enumerate(queries) if q.size > 0]
-        if ch.count == 0:
+        live = sorted((k for k, q in enumerate(queries) if q.size > 0),
+                      key=lambda k: -queries[k].size)
+        if ch.count == 0 or not live:
             return out
-        if self.packed:
-            live.sort(key=lambda k: -queries[k].size)
-            limit = saturation_limit(self.sub)
-            for p in range(0, len(live), 2):
-                pair = live[p:p + 2]
-                words = self._scan(ch, [queries[k] for k in pair], True)
-                halves = [(words & 0xFFFF).astype(cupy.int16).astype(cupy.int32),
-                          (words >> 16).astype(cupy.int16).astype(cupy.int32)]
-                for k, best in zip(pair, halves, strict=False):
-                    hot = cupy.flatnonzero(best >= limit)
-                    if hot.size:
-                        STATS["rescored"] = STATS.get("rescored", 0) + int(hot.size)
-                        with _Timer("rescore"):  # a part of the scan's time
-                            exact = self._scan(ch, [queries[k]], False, hot)
-                            best[hot] = exact.view(cupy.int32)
-                    out[k][ch.order] = best
-        else:
-            for k in live:
-                words = self._scan(ch, [queries[k]], False)
-                out[k][ch.order] = words.view(cupy.int32)
+        step = 2 if self.packed else 1
+        units = [live[p:p + step] for p in range(0, len(live), step)]
+        longest = [queries[u[0]].size for u in units]
+        for lo, hi in query_batches(longest, ch.count):
+            batch = units[lo:hi]
+            words = self._scan(ch, [[queries[k] for k in u] for u in batch], self.packed)
+            for u, w in zip(batch, words, strict=True):
+                if self.packed:
+                    self._unpack(ch, queries, u, w, out)
+                else:
+                    out[u[0]][ch.order] = w.view(cupy.int32)
         return out
+
+    def _unpack(self, ch: _Chunk, queries: list[np.ndarray], unit: list[int], words,
+                out: list) -> None:
+        """Each query of a packed unit: its int16 half, subjects that may have saturated
+        rescored at 32 bits."""
+        import cupy
+
+        halves = [(words & 0xFFFF).astype(cupy.int16).astype(cupy.int32),
+                  (words >> 16).astype(cupy.int16).astype(cupy.int32)]
+        limit = saturation_limit(self.sub)
+        for k, best in zip(unit, halves, strict=False):
+            hot = cupy.flatnonzero(best >= limit)
+            if hot.size:
+                STATS["rescored"] = STATS.get("rescored", 0) + int(hot.size)
+                with _Timer("rescore"):  # a part of the scan's time
+                    exact = self._scan(ch, [[queries[k]]], False, hot)[0]
+                    best[hot] = exact.view(cupy.int32)
+            out[k][ch.order] = best
 
     def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
