@@ -102,7 +102,8 @@ __global__ void __launch_bounds__(BLOCK) scan(
         const int nw = __reduce_max_sync(FULL, n);  // the warp's longest subject
         // local: best H; global: H[m][n] - go; semiglobal: best H - go of row m / column n
         unsigned best = MODE == WAVEDP_LOCAL ? 0u : W::splat(MODE == WAVEDP_GLOBAL ? WAVEDP_NEG : -go);
-        for (int p = 0; p < passes; ++p) {
+        const int own = (m + T - 1) / T;  // this profile's passes (a shorter query: fewer)
+        for (int p = 0; p < own; ++p) {
             if (passes > 1 || loaded != qi) {  // one pass: the profile stays for its batches
                 loaded = qi;
                 __syncthreads();
@@ -120,7 +121,7 @@ __global__ void __launch_bounds__(BLOCK) scan(
             }
             unsigned diag = W::splat(edge<MODE>(row0, go, ge) - go);
             unsigned bot_h = 0, bot_f = neg;
-            const bool last = p == passes - 1;
+            const bool last = p == own - 1;
             const int mrow = m - 1 - p * T;  // row m's place in this tile (global, semiglobal)
             const bool owns_m = MODE != WAVEDP_LOCAL && last && mrow / R == lane;
             const int rm = mrow % R;
