@@ -15,14 +15,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from helpers import DNA, PROTEIN, random_seq, related
 
 pytest.importorskip("distributed")
 
 import wavedp  # noqa: E402
-from wavedp.distributed import ClusterScanner, connect, shard_ranges  # noqa: E402
+import wavedp.cli as cli_module  # noqa: E402
+from wavedp.distributed import ClusterScanner, close, connect, shard_ranges  # noqa: E402
 from wavedp.engines.common import LOCAL  # noqa: E402
+from wavedp.search import api as search_api  # noqa: E402
 from wavedp.search.database import Database  # noqa: E402
+from wavedp.search.journal import journal_path  # noqa: E402
 from wavedp.search.scan import CpuScanner  # noqa: E402
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
@@ -140,7 +144,7 @@ def test_another_database_at_the_path(client, data, tmp_path):
 
 def test_unreachable_scheduler():
     with pytest.raises(wavedp.InputError, match=r"tcp://127\.0\.0\.1:1\b"):
-        connect(scheduler="tcp://127.0.0.1:1", timeout=1)
+        connect(scheduler="tcp://127.0.0.1:1", timeout=0.5)
 
 
 @pytest.mark.parametrize("kwargs", [
@@ -155,14 +159,15 @@ def test_connect_rejects_bad_arguments(kwargs):
 
 def test_connect_starts_a_local_cluster(data):
     prot_q, prot_db, _, _ = data
+    before = _children()
     client = connect(cluster="local", workers=1)
     try:
         assert len(client.nthreads()) == 1
         got = wavedp.search(prot_q, prot_db, PROT, device="cpu", client=client)
         assert got == wavedp.search(prot_q, prot_db, PROT, device="cpu")
     finally:
-        client.close()
-        client.cluster.close()
+        close(client)
+    assert _children() == before
 
 
 def test_missing_dask_is_an_input_error(monkeypatch):
@@ -222,6 +227,179 @@ def test_shard_ranges_never_empty(lengths):
 def test_shard_ranges_rejects_bad_parts(parts):
     with pytest.raises(wavedp.InputError):
         shard_ranges(_offsets([1, 2]), parts)
+
+
+# ---- batches, devices ---------------------------------------------------------------------------
+
+def test_one_round_of_shard_tasks_carries_a_batch_of_queries(client, data, monkeypatch):
+    _, _, dna_q, dna_db = data
+    rounds = []
+    real = ClusterScanner.top
+
+    def top(self, queries, *args, **kwargs):
+        rounds.append(len(queries))
+        return real(self, queries, *args, **kwargs)
+
+    monkeypatch.setattr(ClusterScanner, "top", top)
+    want = wavedp.search(dna_q, dna_db, DNA_SCORING, top=0, device="cpu")
+    assert wavedp.search(dna_q, dna_db, DNA_SCORING, top=0, device="cpu", client=client) == want
+    assert rounds == [4]  # both queries, both strands
+    rounds.clear()
+    monkeypatch.setitem(search_api.BATCH_CELLS, "cluster", 1)  # a query per round
+    assert wavedp.search(dna_q, dna_db, DNA_SCORING, top=0, device="cpu", client=client) == want
+    assert rounds == [2, 2]
+
+
+def test_gpu_workers_for_a_client_without_gpu(client, data, monkeypatch):
+    """device='gpu' with a client: the workers scan on 'gpu' (here CPU workers stand in for
+    GPU ones); this process has no GPU, so it aligns the hits on its CPU."""
+    prot_q, prot_db, _, _ = data
+    monkeypatch.setattr(wavedp.device, "gpu_status", lambda: (False, "no GPU here (test)"))
+    with pytest.raises(wavedp.InputError, match="no GPU here"):
+        wavedp.search(prot_q, prot_db, PROT, device="gpu")  # no client: no fallback
+    scanned, aligned = [], []
+    real_init, real_pairs = ClusterScanner.__init__, search_api.run_pairs
+
+    def init(self, client, db, scoring, mode, device, shards=None):
+        scanned.append(device)
+        real_init(self, client, db, scoring, mode, "cpu", shards)
+
+    def run_pairs(*args):
+        aligned.append(args[6])
+        return real_pairs(*args)
+
+    monkeypatch.setattr(ClusterScanner, "__init__", init)
+    monkeypatch.setattr(search_api, "run_pairs", run_pairs)
+    got = wavedp.search(prot_q, prot_db, PROT, device="gpu", client=client)
+    assert got == wavedp.search(prot_q, prot_db, PROT, device="cpu") and any(got)
+    assert scanned == ["gpu"] and set(aligned) == {"cpu"}
+
+
+def test_workers_without_gpu_refuse_device_gpu(client, data):
+    if wavedp.device.gpu_status()[0]:
+        pytest.skip("the workers have a GPU")
+    prot_q, prot_db, _, _ = data
+    with pytest.raises(wavedp.InputError, match=r"worker tcp://.*device 'gpu'"):
+        wavedp.search(prot_q, prot_db, PROT, device="gpu", client=client)
+
+
+# ---- the command line: --cluster local, --scheduler --------------------------------------------
+
+def _cli(*args: object):
+    return CliRunner().invoke(cli_module.cli, [str(a) for a in args])
+
+
+def _children() -> set[int]:
+    """The processes this one started (multiprocessing's resource tracker aside)."""
+    psutil = pytest.importorskip("psutil")
+    found = set()
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "resource_tracker" not in " ".join(child.cmdline()):
+                found.add(child.pid)
+        except psutil.Error:  # gone meanwhile
+            pass
+    return found
+
+
+def test_cli_local_cluster_writes_the_same_file(data, tmp_path):
+    prot_q, prot_db, _, _ = data
+    q = _write(tmp_path / "q.fa", prot_q)
+    plain, spread = tmp_path / "plain.tsv", tmp_path / "cluster.tsv"
+    args = ["search", q, prot_db, "--device", "cpu", "--top", "0"]
+    assert _cli(*args, "-o", plain).exit_code == 0
+    before = _children()
+    result = _cli(*args, "--cluster", "local", "--workers", "2", "-o", spread)
+    assert result.exit_code == 0, result.output
+    assert "using the Dask cluster at tcp://" in result.stderr and "(2 workers" in result.stderr
+    assert plain.stat().st_size > 0 and spread.read_bytes() == plain.read_bytes()
+    assert _children() == before  # the local cluster is closed
+
+
+def _stop_after(monkeypatch, count: int) -> list[set[int]]:
+    """The CLI's search stops as at Ctrl-C after ``count`` queries; returns each call's
+    ``skip`` set."""
+    real, skips = cli_module.iter_search, []
+
+    def wrapped(*args, **kwargs):
+        skips.append(set(kwargs["skip"]))
+        results = real(*args, **kwargs)  # validates and connects, as the real call does
+
+        def stopping():
+            for n, item in enumerate(results):
+                if n == count:
+                    raise KeyboardInterrupt
+                yield item
+
+        return stopping()
+
+    monkeypatch.setattr(cli_module, "iter_search", wrapped)
+    return skips
+
+
+def test_cli_resume_across_cluster_options(client, data, tmp_path, monkeypatch):
+    """A --cluster local run stopped by Ctrl-C closes its cluster; resumed on another cluster
+    (--scheduler: the cluster options are not part of the signature), it writes the file of
+    an uninterrupted run."""
+    prot_q, prot_db, _, _ = data
+    q = _write(tmp_path / "q.fa", prot_q)
+    args = ["search", q, prot_db, "--device", "cpu", "--top", "3"]
+    expected = _cli(*args).stdout
+    out = tmp_path / "out.tsv"
+    before = _children()
+    skips = _stop_after(monkeypatch, 1)
+    result = _cli(*args, "--cluster", "local", "--workers", "1", "-o", out, "--resume")
+    assert result.exit_code == 130 and not out.exists()
+    assert _children() == before
+    monkeypatch.undo()
+    resumed = _stop_after(monkeypatch, 1000)
+    result = _cli(*args, "--scheduler", client.scheduler.address, "-o", out, "--resume")
+    assert result.exit_code == 0, result.output
+    assert skips + resumed == [set(), {0}]
+    assert expected and out.read_text() == expected
+    assert not os.path.exists(journal_path(str(out)))
+    assert len(client.nthreads()) == 2  # the scheduler's cluster is left running
+
+
+# ---- Database.slice ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("in_memory", [False, True])
+def test_database_slice_is_a_view(data, in_memory):
+    prot_q, prot_db, _, _ = data
+    db = Database.open(prot_db)
+    if in_memory:
+        db = Database.from_sequences([db.text(k) for k in range(len(db))], list(db.ids))
+    n = len(db)
+    for start, stop in [(0, n), (0, 1), (n - 1, n), (3, 8), (n // 3, n // 2)]:
+        part = db.slice(start, stop)
+        assert part.path is None and (part.alphabet, part.letters) == (db.alphabet, db.letters)
+        assert len(part) == stop - start and part.offsets[0] == 0
+        assert part.total_residues == db.offsets[stop] - db.offsets[start]
+        assert np.shares_memory(part.residues, db.residues)
+        assert np.shares_memory(part.lengths, db.lengths)
+        assert list(part.ids) == db.ids[start:stop] and part.ids[-1] == db.id(stop - 1)
+        for k in range(len(part)):
+            np.testing.assert_array_equal(part.codes(k), db.codes(start + k))
+        texts = [db.text(k) for k in range(start, stop)]
+        assert [part.text(k) for k in range(len(part))] == texts
+        alone = Database.from_sequences(texts, db.ids[start:stop])
+        np.testing.assert_array_equal(part.composition, alone.composition)
+        np.testing.assert_array_equal(part.offsets, alone.offsets)
+        assert part.longest == alone.longest
+    inner = db.slice(5, 60).slice(2, 10)
+    assert list(inner.ids) == db.ids[7:15] and inner.ids[1:3] == db.ids[8:10]
+    assert np.shares_memory(inner.residues, db.residues)
+    part = db.slice(10, 200)
+    alone = Database.from_sequences([db.text(k) for k in range(10, 200)], db.ids[10:200])
+    assert wavedp.search(prot_q[:1], part, PROT, device="cpu") == \
+        wavedp.search(prot_q[:1], alone, PROT, device="cpu")
+
+
+@pytest.mark.parametrize("start, stop", [(0, 0), (5, 3), (-1, 2), (0, 301)])
+def test_database_slice_out_of_range(data, start, stop):
+    db = Database.open(data[1])  # 300 sequences
+    with pytest.raises(wavedp.InputError, match="slice"):
+        db.slice(start, stop)
 
 
 # ---- a worker dies mid-run (last: the cluster restarts the worker) ----------------------------

@@ -354,6 +354,16 @@ def _bad_cases(tmp: Path, protein, dna) -> dict[str, tuple[list, tuple[str, ...]
         "fraction out of range": ([q, wdb, "--fraction", "1.5"], ("fraction", "(0, 1]")),
         "fraction in global mode": ([q, wdb, "--fraction", "0.5", "--mode", "global"],
                                     ("fraction", "local mode")),
+        "unreachable scheduler": ([q, wdb, "--scheduler", "tcp://127.0.0.1:1"],
+                                  ("Dask scheduler", "tcp://127.0.0.1:1")),
+        "unreachable scheduler, resuming": ([q, wdb, "--scheduler", "tcp://127.0.0.1:1", "-o",
+                                             out, "--resume"], ("tcp://127.0.0.1:1",)),
+        "scheduler and cluster": ([q, wdb, "--scheduler", "tcp://127.0.0.1:1", "--cluster",
+                                   "local"], ("--scheduler", "--cluster")),
+        "workers without a local cluster": ([q, wdb, "--workers", "2"], ("--workers",)),
+        "cluster with a FASTA database": ([q, protein["fa"], "--cluster", "local"],
+                                          (".wdb", "wavedp makedb")),
+        "bad cluster": ([q, wdb, "--cluster", "slurm"], ("--cluster", "slurm")),
     }
 
 
@@ -363,7 +373,9 @@ BAD = ["empty query file", "empty database file", "bad letter in a query",
        "resume without output", "resume to stdout", "gap open below extend", "negative top",
        "missing database", "bad strand", "output is a folder", "resume into a folder",
        "output with no folder", "device gpu without gpu", "fraction out of range",
-       "fraction in global mode"]
+       "fraction in global mode", "unreachable scheduler", "unreachable scheduler, resuming",
+       "scheduler and cluster", "workers without a local cluster",
+       "cluster with a FASTA database", "bad cluster"]
 
 
 def assert_user_error(result, *needles: str) -> str:
@@ -379,9 +391,13 @@ def assert_user_error(result, *needles: str) -> str:
 
 
 @pytest.mark.parametrize("case", BAD)
-def test_bad_input_is_one_line_and_status_2(tmp_path: Path, protein, dna, case: str):
+def test_bad_input_is_one_line_and_status_2(tmp_path: Path, protein, dna, monkeypatch,
+                                            case: str):
     if case == "device gpu without gpu" and wavedp.device.gpu_status()[0]:
         pytest.skip("a GPU is present")
+    if case.startswith("unreachable scheduler"):
+        pytest.importorskip("distributed")
+        monkeypatch.setattr(cli_module, "CONNECT_TIMEOUT", 0.5)
     args, needles = _bad_cases(tmp_path, protein, dna)[case]
     before = sorted(os.listdir(tmp_path))
     extra = [] if "-o" in args else ["-o", tmp_path / "result.tsv"]

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import __version__
 from . import device as _device
+from . import distributed as _distributed
 from .alignment import Alignment
 from .api import Prepared, note_device, run_pairs
 from .engines.common import MODES
@@ -50,6 +51,8 @@ PROTEIN_DEFAULTS = (11, 1)
 DNA_DEFAULTS = (5, 2)
 #: SAM @SQ lines are streamed from a database this many sequences at a time
 SQ_BLOCK = 1 << 16
+#: seconds ``search --scheduler`` waits for the Dask scheduler to answer
+CONNECT_TIMEOUT = _distributed.CONNECT_TIMEOUT
 
 
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", None)  # click >= 8.2
@@ -338,6 +341,11 @@ sam: FLAG 16).
 --resume (with -o FILE) journals each finished query beside FILE: a run
 that was stopped, even killed, continues where it stopped when the same
 command is run again, and writes exactly the file of an uninterrupted run.
+
+\b
+--scheduler tcp://HOST:8786 scans DB, a .wdb folder at the same path on
+every worker, on the workers of a running Dask cluster; --cluster local
+starts one on this machine for the run. The output is the same.
 """
 
 
@@ -456,6 +464,29 @@ class _Meter:
         self.progress.update(self.task, completed=self.cells, status=status)
 
 
+class _Dask:
+    """The Dask client of ``--scheduler`` or ``--cluster local``: connected when the search
+    asks for it (after the input is validated); ``close`` closes it and a cluster it
+    started."""
+
+    def __init__(self, scheduler: str | None, cluster: str | None,
+                 workers: int | None) -> None:
+        self.scheduler, self.cluster, self.workers = scheduler, cluster, workers
+        self.client = None
+
+    def __call__(self):
+        self.client = _distributed.connect(self.scheduler, self.cluster, self.workers,
+                                           timeout=CONNECT_TIMEOUT)
+        threads = self.client.nthreads()
+        click.echo(f"wavedp: using the Dask cluster at {self.client.scheduler.address} "
+                   f"({len(threads)} workers, {sum(threads.values())} threads)", err=True)
+        return self.client
+
+    def close(self) -> None:
+        if self.client is not None:
+            _distributed.close(self.client)
+
+
 @cli.command(name="search", help=SEARCH_HELP)
 @click.argument("query", metavar="QUERIES")
 @click.argument("database", metavar="DB")
@@ -476,13 +507,23 @@ class _Meter:
 @click.option("--resume", is_flag=True,
               help="With -o: journal finished queries beside FILE; rerunning the same "
                    "command continues a stopped run.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Scan DB (a .wdb folder at the same path on every worker) on the Dask "
+                   "cluster of this scheduler, e.g. tcp://HOST:8786.")
+@click.option("--cluster", type=click.Choice(["local"]), default=None,
+              help="Start a Dask cluster on this machine for the run (with dask-cuda: one "
+                   "worker per GPU).")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Worker processes of --cluster local. [default: one per GPU with "
+                   "dask-cuda, else Dask's split of the cores]")
 @click.pass_obj
 def search_command(obj, query: str, database: str, top: int, evalue: float | None,
                    min_score: int | None, fraction: float | None, mode: str,
                    matrix: str | None, match: int | None, mismatch: int | None,
                    gap_open: int | None, gap_extend: int | None,
                    score_only: bool, strand: str, fmt: str, device: str, output: str | None,
-                   resume: bool) -> None:
+                   resume: bool, scheduler: str | None, cluster: str | None,
+                   workers: int | None) -> None:
     scoring = _scoring(matrix, match, mismatch, gap_open, gap_extend)
     if fraction is not None:
         check_fraction(fraction)
@@ -490,14 +531,19 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         raise InputError("--resume needs -o FILE (the journal is kept beside the output file)")
     if resume and os.path.isdir(output):
         raise InputError(f"cannot write output file {output}: it is a directory")
+    if scheduler is not None and cluster is not None:
+        raise InputError("--scheduler and --cluster exclude each other: give one of them")
+    if workers is not None and cluster is None:
+        raise InputError("--workers applies to --cluster local only")
     queries = _prepare(query, scoring, "query")
     db = open_database(database, scoring)
     journal = None
-    if resume:
+    if resume:  # the cluster options do not change the output: not in the signature
         options = {"mode": mode, "top": top, "evalue": evalue, "min-score": min_score,
                    "score-only": score_only, "strand": strand, "format": fmt,
                    "fraction": fraction}
         journal = Journal(output, _signature(query, database, scoring, options))
+    dask = None if scheduler is None and cluster is None else _Dask(scheduler, cluster, workers)
     try:
         done = set(journal.done) if journal else set()
         todo = [k for k in range(len(queries.codes)) if k not in done]
@@ -505,16 +551,20 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         scans = len(todo) * strands * db.total_residues  # residues of every scan
         cells = sum(queries.codes[k].size for k in todo) * strands * db.total_residues
         meter = _Meter(cells, len(todo), scans, show=True)
+        # with a cluster the workers resolve the device of the scan
         results = iter_search(queries, db, scoring, top=top,
                               evalue=DEFAULT_EVALUE if evalue is None else evalue,
                               min_score=min_score, mode=mode, traceback=not score_only,
-                              strand=strand, device=_device.resolve(device),
-                              progress=meter.advance, skip=done, fraction=fraction)
+                              strand=strand,
+                              device=device if dask is not None else _device.resolve(device),
+                              progress=meter.advance, skip=done, fraction=fraction,
+                              client=dask)
         argv = (obj or {}).get("argv", [])
         header = _sam_header(db, argv) if fmt == "sam" else ()
         if journal is None:
             with _output(output) as out, meter:
-                note_device(device)
+                if dask is None:
+                    note_device(device)
                 writer = _Writer(out, fmt)
                 writer.header(header)
                 for _, hits in results:
@@ -523,7 +573,8 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                     meter.query_done()
             return
         journal.start()
-        note_device(device)
+        if dask is None:
+            note_device(device)
         with meter:
             for k, hits in results:
                 journal.commit(k, _render(hits, fmt))
@@ -536,6 +587,8 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
     finally:
         if journal is not None:
             journal.close()
+        if dask is not None:
+            dask.close()
 
 
 def _cupy_version() -> str | None:

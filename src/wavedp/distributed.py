@@ -4,18 +4,21 @@ The database is cut into shards of about equal residues; one task per shard open
 database on its worker (memory-mapped from a shared file system, once per worker process),
 scans the shard with that worker's engine (``search.scan.scanner_for``) and returns each
 query's best candidates with global indices; the client merges them in DESIGN.md's order.
-Only the path, the shard's range, the encoded queries and the scoring travel to the
-workers. Tasks are deterministic: Dask reruns those of a worker that dies.
+Only the path, the shard's range, the encoded queries (a batch of them per round of tasks:
+``search.api.BATCH_CELLS``) and the scoring travel to the workers. Tasks are deterministic:
+Dask reruns those of a worker that dies. ``connect`` gives a client (of a running scheduler
+or of a local cluster it starts), ``close`` closes it.
 """
 
 from __future__ import annotations
 
 import functools
-import operator
+import logging
 import os
+import signal
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +27,7 @@ import numpy as np
 from . import device as _device
 from .errors import InputError
 from .scoring import Scoring
-from .search.database import Database, _composition
+from .search.database import Database
 from .search.ranking import PLUS, merge
 from .search.scan import Candidates, scanner_for
 
@@ -32,6 +35,9 @@ from .search.scan import Candidates, scanner_for
 CONNECT_TIMEOUT = 10.0
 #: shards per worker thread when not told otherwise (a straggler holds up less of the work)
 SHARDS_PER_THREAD = 2
+#: a local cluster logs errors only (a lost worker's shards rerun elsewhere) and takes any
+#: free port for its dashboard
+_QUIET = {"silence_logs": logging.ERROR, "dashboard_address": ":0"}
 
 
 def _distributed():
@@ -101,41 +107,11 @@ def _database(spec: _Spec, fresh: bool = False) -> Database:
     return held[1]
 
 
-class _Slice(Sequence[str]):
-    """Entries ``start:stop`` of a sequence, read on access."""
-
-    def __init__(self, items: Sequence[str], start: int, stop: int) -> None:
-        self._items, self._start, self._stop = items, start, stop
-
-    def __len__(self) -> int:
-        return self._stop - self._start
-
-    def __getitem__(self, k):
-        if isinstance(k, slice):
-            return [self[i] for i in range(*k.indices(len(self)))]
-        k = operator.index(k)
-        k = k + len(self) if k < 0 else k
-        if not 0 <= k < len(self):
-            raise IndexError(f"shard index {k} out of range (0..{len(self) - 1})")
-        return self._items[self._start + k]
-
-
-def _shard(db: Database, start: int, stop: int) -> Database:
-    """Sequences ``start:stop`` of ``db`` as a database of their own (views, no copies)."""
-    lo, hi = int(db.offsets[start]), int(db.offsets[stop])
-    residues, lengths = db.residues[lo:hi], db.lengths[start:stop]
-    return Database(path=None, alphabet=db.alphabet, letters=db.letters, residues=residues,
-                    offsets=np.asarray(db.offsets[start:stop + 1]) - lo, lengths=lengths,
-                    ids=_Slice(db.ids, start, stop),
-                    composition=_composition(residues, len(db.letters)),
-                    longest=int(lengths.max()))
-
-
 @functools.lru_cache(maxsize=4)
 def _scanner(spec: _Spec, start: int, stop: int):
     """The scan engine of this worker's device over one shard (a GPU keeps it resident)."""
     db = _database(spec)
-    return scanner_for(_device.resolve(spec.device), _shard(db, start, stop),
+    return scanner_for(_device.resolve(spec.device), db.slice(start, stop),
                        db.codes_for(spec.scoring), spec.scoring, spec.mode)
 
 
@@ -162,17 +138,22 @@ def _check(spec: _Spec) -> str | None:
 
 # ---- on the client -----------------------------------------------------------------------------
 
+def database_path(db: Database) -> str:
+    """The absolute path the workers open ``db`` at; InputError for an in-memory database."""
+    if db.path is None:
+        raise InputError("a cluster search reads the database from a .wdb folder on a "
+                         "shared file system: build one with wavedp makedb")
+    return os.path.abspath(db.path)
+
+
 class ClusterScanner:
     """Scans a ``.wdb`` database in shards on the workers of a Dask ``client``; the same
     contract as ``search.scan.CpuScanner`` (indices global, DESIGN.md's order)."""
 
     def __init__(self, client: Any, db: Database, scoring: Scoring, mode: int, device: str,
                  shards: int | None = None) -> None:
-        if db.path is None:
-            raise InputError("a cluster search reads the database from a .wdb folder on a "
-                             "shared file system: build one with wavedp makedb")
         self.client = client
-        self.spec = _Spec(os.path.abspath(db.path), _identity(db), scoring, int(mode), device)
+        self.spec = _Spec(database_path(db), _identity(db), scoring, int(mode), device)
         problems = client.run(_check, self.spec)
         if not problems:
             raise InputError(f"the Dask cluster at {client.scheduler.address} has no workers")
@@ -214,7 +195,7 @@ def connect(scheduler: str | None = None, cluster: str | None = None,
             workers: int | None = None, timeout: float = CONNECT_TIMEOUT) -> Any:
     """A ``dask.distributed.Client``: of the scheduler at ``scheduler`` (``tcp://host:8786``),
     or of a new ``cluster="local"`` one (one worker per GPU with dask-cuda, else ``workers``
-    processes). Close a started cluster with ``client.cluster.close()`` after the client."""
+    processes). :func:`close` closes it, and the cluster it started."""
     distributed = _distributed()
     if (scheduler is None) == (cluster is None):
         raise InputError("give either a scheduler address or cluster='local'")
@@ -238,12 +219,41 @@ def connect(scheduler: str | None = None, cluster: str | None = None,
         except ImportError:
             pass
         else:
-            return distributed.Client(LocalCUDACluster(n_workers=workers))
+            return _client_of(distributed, LocalCUDACluster(n_workers=workers, **_QUIET))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cores = max(1, cores or 1)
     if workers is None:  # Dask's split: a process per core up to 4, then about sqrt(cores)
         workers = cores if cores <= 4 else round(cores ** 0.5)
     threads = max(1, cores // workers)
-    return distributed.Client(distributed.LocalCluster(
+    return _client_of(distributed, distributed.LocalCluster(
         n_workers=workers, threads_per_worker=threads, processes=True,
-        env={"NUMBA_NUM_THREADS": str(threads)}))
+        env={"NUMBA_NUM_THREADS": str(threads)}, **_QUIET))
+
+
+def _client_of(distributed, cluster: Any) -> Any:
+    """A client of a cluster just started here (closed if that fails), whose workers ignore
+    Ctrl-C: at a terminal it reaches them too, and this process closes them."""
+
+    class IgnoreInterrupts(distributed.WorkerPlugin):
+        def setup(self, worker) -> None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    client = None
+    try:
+        client = distributed.Client(cluster)
+        client.register_plugin(IgnoreInterrupts(), name="wavedp-ignore-interrupts")
+        return client
+    except BaseException:
+        if client is not None:
+            client.close()
+        cluster.close()
+        raise
+
+
+def close(client: Any) -> None:
+    """Close a client of :func:`connect`, then the local cluster it started (if any)."""
+    try:
+        client.close()
+    finally:
+        if client.cluster is not None:
+            client.cluster.close()

@@ -41,11 +41,11 @@ class _DefaultEvalue(float):
 
 DEFAULT_EVALUE = _DefaultEvalue(10.0)
 
-#: one batch of queries carries about this many DP cells (per device), so results stream out
+#: one batch of queries carries about this many DP cells (per scanner), so results stream out
 #: (and ``--resume`` commits) as batches finish; the CPU engine gains nothing from batching
 #: (every query is a batch), the GPU packs two queries per word and scans each database chunk
-#: once for the whole batch
-BATCH_CELLS = {"cpu": 0, "gpu": 2e13}
+#: once for the whole batch, and a Dask cluster runs one round of shard tasks per batch
+BATCH_CELLS = {"cpu": 0, "gpu": 2e13, "cluster": 2e13}
 
 Progress = Callable[[int], None]
 #: seconds spent aligning the reported hits since the last reset (benchmarks read it): all
@@ -135,8 +135,10 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
     non-intersecting local alignments scoring at least ``fraction`` times the pair's best
     (``wavedp.local_hits``); ``top`` then counts pairs, the filters apply to every alignment,
     and a query's alignments rank by score, then database index, strand and discovery order.
-    ``client``: a ``dask.distributed.Client``; the database (a ``.wdb`` folder) is then
-    scanned in shards by its workers (``wavedp.distributed``), with the same results.
+    ``client``: a ``dask.distributed.Client`` (or a function returning one, called once the
+    input is validated; the caller closes it); the database (a ``.wdb`` folder) is then
+    scanned in shards by its workers on their ``device`` (``wavedp.distributed``), with the
+    same results. The hits are aligned here, on the CPU where ``gpu`` finds no GPU here.
     """
     results = iter_search(queries, database, scoring, top=top, evalue=evalue,
                           min_score=min_score, mode=mode, traceback=traceback, strand=strand,
@@ -167,27 +169,41 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     q = _queries(queries, scoring)
     db = open_database(database, scoring)
     lut = db.codes_for(scoring)
-    resolved = _device.resolve(device)
+    resolved = _local_device(device, client)
     longest_query = max(c.size for c in q.codes)
     scoring.check_range(longest_query, db.longest)
     skip = set(skip)
     todo = [k for k in range(len(q.codes)) if k not in skip]
     if client is not None:
-        from ..distributed import ClusterScanner
+        from ..distributed import ClusterScanner, database_path
 
-        scanner = ClusterScanner(client, db, scoring, code, device)
+        database_path(db)  # an in-memory database is refused before a cluster is started
+        scanner = ClusterScanner(client() if callable(client) else client, db, scoring, code,
+                                 device)
+        cells = BATCH_CELLS["cluster"]
     else:
         scanner = scanner_for(resolved, db, lut, scoring, code)
-    return _run(q, db, lut, scoring, mode, traceback, resolved, scanner, todo, wanted, top,
-                evalue, min_score, stats, progress, fraction)
+        cells = BATCH_CELLS[resolved]
+    return _run(q, db, lut, scoring, mode, traceback, resolved, scanner, cells, todo, wanted,
+                top, evalue, min_score, stats, progress, fraction)
+
+
+def _local_device(device: str, client: Any) -> str:
+    """The device of this process's work: the scan and the hits' alignments, or with a
+    ``client`` the alignments only (the workers scan on ``device`` and check it themselves),
+    which then fall back from ``gpu`` to the CPU where this process has no GPU."""
+    if client is not None and device == "gpu":
+        device = "auto"
+    return _device.resolve(device)
 
 
 def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback: bool,
-         resolved: str, scanner, todo: list[int], wanted: tuple[int, ...], top: int,
-         evalue: float | None, min_score: int | None, stats, progress: Progress | None,
+         resolved: str, scanner, batch_cells: float, todo: list[int],
+         wanted: tuple[int, ...], top: int, evalue: float | None, min_score: int | None,
+         stats, progress: Progress | None,
          fraction: float | None) -> Iterator[tuple[int, list[Alignment]]]:
     n = db.total_residues
-    for batch in _batches(todo, [q.codes[k].size for k in todo], n, BATCH_CELLS[resolved]):
+    for batch in _batches(todo, [q.codes[k].size for k in todo], n, batch_cells):
         jobs = []  # (query index, strand, text, codes)
         for k in batch:
             for s in wanted:

@@ -304,6 +304,35 @@ def _install(tmp: str, out: str) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+class _Window(Sequence[str]):
+    """Entries ``start:stop`` of a sequence of ids, read on access (no copy)."""
+
+    def __init__(self, items: Sequence[str], start: int, stop: int) -> None:
+        if isinstance(items, _Window):  # a window of a window reads the original
+            items, start, stop = items._items, items._start + start, items._start + stop
+        self._items, self._start, self._stop = items, start, stop
+
+    def __len__(self) -> int:
+        return self._stop - self._start
+
+    @overload
+    def __getitem__(self, k: int) -> str: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[str]: ...
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        k = operator.index(k)
+        n = len(self)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(f"database index {k} out of range (0..{n - 1})")
+        return self._items[self._start + k]
+
+
 class _Ids(Sequence[str]):
     """The ids of a mapped database, decoded on access."""
 
@@ -432,7 +461,8 @@ class Database:
 
     def __init__(self, *, path: str | None, alphabet: str, letters: str, residues: np.ndarray,
                  offsets: np.ndarray, lengths: np.ndarray, ids: Sequence[str],
-                 composition: np.ndarray, longest: int) -> None:
+                 composition: np.ndarray | None, longest: int) -> None:
+        """``composition`` None: counted from ``residues`` when first asked for."""
         self._path, self._alphabet, self._letters = path, alphabet, letters
         self._residues, self._offsets, self._lengths = residues, offsets, lengths
         self._ids, self._composition, self._longest = ids, composition, longest
@@ -587,6 +617,8 @@ class Database:
     @property
     def composition(self) -> np.ndarray:
         """int64 count of each stored letter over the whole database."""
+        if self._composition is None:
+            self._composition = _composition(self._residues, len(self._letters))
         return self._composition
 
     @property
@@ -627,6 +659,23 @@ class Database:
         """The stored letters of sequence ``k`` (upper case; U/O/J read as X, IUPAC as N)."""
         return self._letter_bytes[self.codes(k)].tobytes().decode("ascii")
 
+    def slice(self, start: int, stop: int) -> Database:
+        """Sequences ``start:stop`` (``0 <= start < stop <= len(self)``) as a database of their
+        own: views of the residues, lengths and ids (no copy), offsets rebased to 0, the same
+        alphabet and letters; ``path`` is None. Its sequence k is sequence ``start + k``."""
+        start, stop, n = operator.index(start), operator.index(stop), len(self)
+        if not 0 <= start < stop <= n:
+            raise InputError(f"database slice {start}:{stop} is empty or out of range "
+                             f"(0 <= start < stop <= {n})")
+        lo, hi = int(self._offsets[start]), int(self._offsets[stop])
+        offsets = np.asarray(self._offsets[start:stop + 1], dtype=np.int64) - lo
+        offsets.setflags(write=False)
+        lengths = self._lengths[start:stop]
+        return Database(path=None, alphabet=self._alphabet, letters=self._letters,
+                        residues=self._residues[lo:hi], offsets=offsets, lengths=lengths,
+                        ids=_Window(self._ids, start, stop), composition=None,
+                        longest=int(np.max(lengths)))
+
     def chunks(self, max_residues: int) -> Iterator[tuple[int, int]]:
         """Consecutive half-open index ranges ``(start, stop)`` covering the database in order,
         each holding at most ``max_residues`` residues (a longer sequence is a chunk alone)."""
@@ -661,7 +710,7 @@ class Database:
         missing = []
         for code, letter in enumerate(self._letters):
             table[code] = scoring.lut[ord(letter)]
-            if table[code] == INVALID and self._composition[code] > 0:
+            if table[code] == INVALID and self.composition[code] > 0:
                 missing.append(letter)
         if missing:
             shown = ", ".join(repr(m) for m in missing)
