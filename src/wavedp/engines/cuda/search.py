@@ -330,10 +330,11 @@ class Scanner:
         return words
 
     def _scores(self, ch: _Chunk, queries: list[np.ndarray]) -> list:
-        """Exact scores (device int32, by chunk index) of each query against the chunk."""
+        """Exact scores (device int32, queries x chunk index) of each query against the
+        chunk."""
         import cupy
 
-        out = [cupy.zeros(ch.size, cupy.int32) for _ in queries]
+        out = cupy.zeros((len(queries), ch.size), cupy.int32)
         for q, s in zip(queries, out, strict=True):
             if self.mode == GLOBAL and ch.empty.size:
                 s[cupy.asarray(ch.empty)] = _edge(q.size, self.go, self.ge)
@@ -385,13 +386,36 @@ class Scanner:
             with _Timer("scan"):
                 scores = self._scores(ch, queries)
             residues = int(self.offsets[ch.stop] - self.offsets[ch.start])
-            for j, s in enumerate(scores):
-                with _Timer("topk"):
-                    idx, sc = select(s, k, thresholds[j])
+            with _Timer("topk"):
+                if k == 0 or k >= ch.size:
+                    picked = select_all(scores, thresholds)
+                else:
+                    picked = [select(s, k, t) for s, t in zip(scores, thresholds, strict=True)]
+            for j, (idx, sc) in enumerate(picked):
                 found[j].append((idx + ch.start, sc, PLUS))
                 if progress is not None:
                     progress(queries[j].size * residues)
         return [merge(parts, k)[:2] for parts in found]
+
+
+def select_all(scores, thresholds: list[int | None]) -> list[Candidates]:
+    """Every entry of each row of a device score matrix at or above the row's threshold, as
+    host (indices, scores) per row, best first (ties: smaller index): one pass, one copy."""
+    import cupy
+
+    floor = np.array([-(1 << 31) if t is None else t for t in thresholds], np.int64)
+    floor = np.clip(floor, -(1 << 31), (1 << 31) - 1)
+    keep = scores >= cupy.asarray(floor.astype(np.int32))[:, None]
+    rows, cols = cupy.nonzero(keep)
+    vals = scores[rows, cols].get().astype(np.int32)
+    rows, cols = rows.get(), cols.get().astype(np.int64)
+    bounds = np.searchsorted(rows, np.arange(len(thresholds) + 1))
+    out = []
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        idx, sc = cols[a:b], vals[a:b]
+        order = np.lexsort((idx, -sc.astype(np.int64)))
+        out.append((idx[order], sc[order]))
+    return out
 
 
 def select(scores, k: int, threshold: int | None) -> Candidates:
