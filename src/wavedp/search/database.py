@@ -304,7 +304,31 @@ def _install(tmp: str, out: str) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-class _Window(Sequence[str]):
+class _LazyIds(Sequence[str]):
+    """Ids read on access: indexing (negative indices, slices, range errors) over ``_get``."""
+
+    @overload
+    def __getitem__(self, k: int) -> str: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[str]: ...
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        k = operator.index(k)
+        n = len(self)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(f"database index {k} out of range (0..{n - 1})")
+        return self._get(k)
+
+    def _get(self, k: int) -> str:
+        raise NotImplementedError
+
+
+class _Window(_LazyIds):
     """Entries ``start:stop`` of a sequence of ids, read on access (no copy)."""
 
     def __init__(self, items: Sequence[str], start: int, stop: int) -> None:
@@ -315,25 +339,11 @@ class _Window(Sequence[str]):
     def __len__(self) -> int:
         return self._stop - self._start
 
-    @overload
-    def __getitem__(self, k: int) -> str: ...
-
-    @overload
-    def __getitem__(self, k: slice) -> list[str]: ...
-
-    def __getitem__(self, k):
-        if isinstance(k, slice):
-            return [self[i] for i in range(*k.indices(len(self)))]
-        k = operator.index(k)
-        n = len(self)
-        if k < 0:
-            k += n
-        if not 0 <= k < n:
-            raise IndexError(f"database index {k} out of range (0..{n - 1})")
+    def _get(self, k: int) -> str:
         return self._items[self._start + k]
 
 
-class _Ids(Sequence[str]):
+class _Ids(_LazyIds):
     """The ids of a mapped database, decoded on access."""
 
     def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
@@ -342,21 +352,7 @@ class _Ids(Sequence[str]):
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
-    @overload
-    def __getitem__(self, k: int) -> str: ...
-
-    @overload
-    def __getitem__(self, k: slice) -> list[str]: ...
-
-    def __getitem__(self, k):
-        if isinstance(k, slice):
-            return [self[i] for i in range(*k.indices(len(self)))]
-        k = operator.index(k)
-        n = len(self)
-        if k < 0:
-            k += n
-        if not 0 <= k < n:
-            raise IndexError(f"database index {k} out of range (0..{n - 1})")
+    def _get(self, k: int) -> str:
         start, stop = int(self._offsets[k]), int(self._offsets[k + 1]) - 1
         return self._blob[start:stop].tobytes().decode("utf-8", "surrogateescape")
 
