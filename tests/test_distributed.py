@@ -20,6 +20,8 @@ from helpers import DNA, PROTEIN, random_seq, related
 
 pytest.importorskip("distributed")
 
+from test_search_cli import interrupt_after  # noqa: E402
+
 import wavedp  # noqa: E402
 import wavedp.cli as cli_module  # noqa: E402
 from wavedp.distributed import ClusterScanner, close, connect, shard_ranges  # noqa: E402
@@ -316,27 +318,6 @@ def test_cli_local_cluster_writes_the_same_file(data, tmp_path):
     assert _children() == before  # the local cluster is closed
 
 
-def _stop_after(monkeypatch, count: int) -> list[set[int]]:
-    """The CLI's search stops as at Ctrl-C after ``count`` queries; returns each call's
-    ``skip`` set."""
-    real, skips = cli_module.iter_search, []
-
-    def wrapped(*args, **kwargs):
-        skips.append(set(kwargs["skip"]))
-        results = real(*args, **kwargs)  # validates and connects, as the real call does
-
-        def stopping():
-            for n, item in enumerate(results):
-                if n == count:
-                    raise KeyboardInterrupt
-                yield item
-
-        return stopping()
-
-    monkeypatch.setattr(cli_module, "iter_search", wrapped)
-    return skips
-
-
 def test_cli_resume_across_cluster_options(client, data, tmp_path, monkeypatch):
     """A --cluster local run stopped by Ctrl-C closes its cluster; resumed on another cluster
     (--scheduler: the cluster options are not part of the signature), it writes the file of
@@ -347,12 +328,12 @@ def test_cli_resume_across_cluster_options(client, data, tmp_path, monkeypatch):
     expected = _cli(*args).stdout
     out = tmp_path / "out.tsv"
     before = _children()
-    skips = _stop_after(monkeypatch, 1)
+    skips = interrupt_after(monkeypatch, 1)
     result = _cli(*args, "--cluster", "local", "--workers", "1", "-o", out, "--resume")
     assert result.exit_code == 130 and not out.exists()
     assert _children() == before
     monkeypatch.undo()
-    resumed = _stop_after(monkeypatch, 1000)
+    resumed = interrupt_after(monkeypatch, 1000)
     result = _cli(*args, "--scheduler", client.scheduler.address, "-o", out, "--resume")
     assert result.exit_code == 0, result.output
     assert skips + resumed == [set(), {0}]
