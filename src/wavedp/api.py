@@ -82,11 +82,7 @@ def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: 
               storage: str | None = None) -> list[Alignment]:
     """Align the (query index, target index) rows of ``pairs`` and wrap the results."""
     code = _mode_code(mode)
-    if len(pairs):  # the score bound grows with m + n: the longest pair decides
-        qlen = np.array([c.size for c in queries.codes], np.int64)[pairs[:, 0]]
-        tlen = np.array([c.size for c in targets.codes], np.int64)[pairs[:, 1]]
-        k = int(np.argmax(qlen + tlen))
-        scoring.check_range(int(qlen[k]), int(tlen[k]))
+    check_pairs_range(queries, targets, pairs, scoring)
     resolved = _device.resolve(device)
     options = {name: value for name, value in
                (("strategy", strategy), ("sync", sync), ("storage", storage)) if value is not None}
@@ -97,19 +93,38 @@ def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: 
     raw = engine.align_pairs(queries.codes, targets.codes, pairs, scoring.table,
                              scoring.gap_open, scoring.gap_extend, code, traceback, **options)
     out = []
-    for (qi, ti), (score, qs, qe, ts, te, ops) in zip(pairs.tolist(), raw, strict=True):
+    for (qi, ti), found in zip(pairs.tolist(), raw, strict=True):
         if not traceback and code == GLOBAL:
-            qs = ts = 0
-        out.append(Alignment(
-            score=int(score),
-            query_start=None if qs < 0 else int(qs), query_end=int(qe),
-            target_start=None if ts < 0 else int(ts), target_end=int(te),
-            cigar=None if ops is None else cigar_from_ops(ops),
-            query_id=queries.ids[qi], target_id=targets.ids[ti], mode=mode,
-            query_length=len(queries.codes[qi]), target_length=len(targets.codes[ti]),
-            query=queries.texts[qi], target=targets.texts[ti],
-        ))
+            found = (found[0], 0, found[2], 0, *found[4:])
+        out.append(alignment(found, queries, targets, qi, ti, mode))
     return out
+
+
+def check_pairs_range(queries: Prepared, targets: Prepared, pairs: np.ndarray,
+                      scoring: Scoring) -> None:
+    """The int32 score range for every pair: the score bound grows with m + n, so the
+    longest pair decides."""
+    if len(pairs):
+        qlen = np.array([c.size for c in queries.codes], np.int64)[pairs[:, 0]]
+        tlen = np.array([c.size for c in targets.codes], np.int64)[pairs[:, 1]]
+        k = int(np.argmax(qlen + tlen))
+        scoring.check_range(int(qlen[k]), int(tlen[k]))
+
+
+def alignment(raw: tuple, queries: Prepared, targets: Prepared, qi: int, ti: int,
+              mode: str) -> Alignment:
+    """An engine's (score, query start, query end, target start, target end, ops) as the
+    Alignment of query qi and target ti (a start of -1: not computed; ops None: score-only)."""
+    score, qs, qe, ts, te, ops = raw
+    return Alignment(
+        score=int(score),
+        query_start=None if qs < 0 else int(qs), query_end=int(qe),
+        target_start=None if ts < 0 else int(ts), target_end=int(te),
+        cigar=None if ops is None else cigar_from_ops(ops),
+        query_id=queries.ids[qi], target_id=targets.ids[ti], mode=mode,
+        query_length=len(queries.codes[qi]), target_length=len(targets.codes[ti]),
+        query=queries.texts[qi], target=targets.texts[ti],
+    )
 
 
 def align(query: SeqLike, target: SeqLike, scoring: Scoring, mode: str = "local",

@@ -8,8 +8,8 @@ import numbers
 import numpy as np
 
 from .. import device as _device
-from ..alignment import Alignment, cigar_from_ops
-from ..api import Prepared, SeqLike, _check_scoring
+from ..alignment import Alignment
+from ..api import Prepared, SeqLike, _check_scoring, alignment, check_pairs_range
 from ..errors import InputError
 from ..scoring import Scoring
 
@@ -34,27 +34,15 @@ def run_hits(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: S
     """Each (query index, target index) row's hits as Alignments, best first (``device``
     resolved: ``cpu`` or ``gpu``; both return the same lists)."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    if len(pairs):
-        qlen = np.array([c.size for c in queries.codes], np.int64)[pairs[:, 0]]
-        tlen = np.array([c.size for c in targets.codes], np.int64)[pairs[:, 1]]
-        k = int(np.argmax(qlen + tlen))
-        scoring.check_range(int(qlen[k]), int(tlen[k]))
+    check_pairs_range(queries, targets, pairs, scoring)
     if device == "gpu":
         from ..engines.cuda.hits import hits
     else:
         from ..engines.cpu.hits import hits
     raw = hits(queries.codes, targets.codes, pairs, scoring.table, scoring.gap_open,
                scoring.gap_extend, fraction, limit)
-    out = []
-    for (qi, ti), found in zip(pairs.tolist(), raw, strict=True):
-        out.append([Alignment(
-            score=int(score), query_start=int(qs), query_end=int(qe), target_start=int(ts),
-            target_end=int(te), cigar=cigar_from_ops(ops), query_id=queries.ids[qi],
-            target_id=targets.ids[ti], mode="local", query_length=len(queries.codes[qi]),
-            target_length=len(targets.codes[ti]), query=queries.texts[qi],
-            target=targets.texts[ti],
-        ) for score, qs, qe, ts, te, ops in found])
-    return out
+    return [[alignment(hit, queries, targets, qi, ti, "local") for hit in found]
+            for (qi, ti), found in zip(pairs.tolist(), raw, strict=True)]
 
 
 def local_hits(query: SeqLike, target: SeqLike, scoring: Scoring, fraction: float = 0.5,

@@ -66,18 +66,12 @@ def align(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
     r = rows_for(ms, ns)
     need = dir_bytes(ms, ns, r)
     budget = launch_budget(int(need.max()) if traceback else 0, int(ns.max()))
-    order = np.argsort(-(ms * ns), kind="stable")
-    launch: list[int] = []
-    used = 0
-    for p in order.tolist():
-        if launch and traceback and used + need[p] > budget:
-            _launch(qcodes, tcodes, pairs, launch, ms, ns, r, sub, gap_open, gap_extend, mode,
-                    traceback, results)
-            launch, used = [], 0
-        launch.append(p)
-        used += int(need[p])
-    _launch(qcodes, tcodes, pairs, launch, ms, ns, r, sub, gap_open, gap_extend, mode,
-            traceback, results)
+    for launch in launches(np.argsort(-(ms * ns), kind="stable"), need,
+                           budget if traceback else None):
+        group = Group(qcodes, tcodes, pairs[launch], ms[launch], ns[launch], r, sub, gap_open,
+                      gap_extend, mode, traceback)
+        for p, found in zip(launch, group.run(np.arange(launch.size)), strict=True):
+            results[p] = found
     return results  # type: ignore[return-value]
 
 
@@ -94,13 +88,17 @@ def launch_budget(largest: int, longest: int) -> int:
     return max(min(DIRS_BYTES, free // 4), largest)
 
 
-def _launch(qcodes, tcodes, pairs, launch: list[int], ms, ns, r: int, sub, go: int, ge: int,
-            mode: int, traceback: bool, results: list) -> None:
-    """One kernel over the pairs ``launch`` (longest first); fills their ``results``."""
-    group = Group(qcodes, tcodes, pairs[launch], ms[launch], ns[launch], r, sub, go, ge, mode,
-                  traceback)
-    for p, found in zip(launch, group.run(np.arange(len(launch))), strict=True):
-        results[p] = found
+def launches(order: np.ndarray, need: np.ndarray, budget: int | None
+             ) -> list[np.ndarray]:
+    """Pairs in ``order`` cut into consecutive launches whose direction bytes (``need``) fit
+    ``budget`` (None: one launch); a pair larger than the budget is a launch alone."""
+    cuts, used = [0], 0
+    for k, p in enumerate(order.tolist()):
+        if budget is not None and k > cuts[-1] and used + int(need[p]) > budget:
+            cuts.append(k)
+            used = 0
+        used += int(need[p])
+    return [order[a:b] for a, b in zip(cuts, [*cuts[1:], order.size], strict=True)]
 
 
 class Group:

@@ -45,17 +45,10 @@ def hits(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
     if not todo.size:
         return out
     budget = batch.launch_budget(int(need[todo].max()), int(ns[todo].max()))
-    todo = todo[np.argsort(-(ms[todo] * ns[todo]), kind="stable")]
-    group: list[int] = []
-    used = 0
-    for p in [*todo.tolist(), None]:
-        if p is None or (group and used + need[p] > budget):
-            _rounds(qcodes, tcodes, pairs, np.array(group), ms, ns, r, sub, gap_open,
-                    gap_extend, fraction, limit, out)
-            group, used = [], 0
-        if p is not None:
-            group.append(p)
-            used += int(need[p])
+    order = todo[np.argsort(-(ms[todo] * ns[todo]), kind="stable")]
+    for group in batch.launches(order, need, budget):
+        _rounds(qcodes, tcodes, pairs, group, ms, ns, r, sub, gap_open, gap_extend, fraction,
+                limit, out)
     return out
 
 

@@ -419,22 +419,19 @@ def select_all(scores, thresholds: list[int | None]) -> list[Candidates]:
 
 
 def select(scores, k: int, threshold: int | None) -> Candidates:
-    """Top-k on the GPU: the ``k`` best (0: all) entries of a device score array at or above
-    ``threshold``, as host (indices, scores), best first (ties: smaller index)."""
+    """Top-k on the GPU: the ``k`` best (0 < k < size; else :func:`select_all`) entries of a
+    device score array at or above ``threshold``, as host (indices, scores), best first
+    (ties: smaller index)."""
     import cupy
 
     n = int(scores.size)
+    key = scores.astype(cupy.int64) * (1 << 32) + (0xFFFFFFFF - cupy.arange(n))
     if threshold is not None:
         keep = scores >= threshold
-    if k == 0 or k >= n:
-        idx = cupy.flatnonzero(keep) if threshold is not None else cupy.arange(n)
-    else:
-        key = scores.astype(cupy.int64) * (1 << 32) + (0xFFFFFFFF - cupy.arange(n))
-        if threshold is not None:
-            key[~keep] = -(1 << 62)
-        idx = cupy.argpartition(key, n - k)[n - k:]
-        if threshold is not None:
-            idx = idx[keep[idx]]
+        key[~keep] = -(1 << 62)
+    idx = cupy.argpartition(key, n - k)[n - k:]
+    if threshold is not None:
+        idx = idx[keep[idx]]
     idx_h = idx.get().astype(np.int64)
     sc_h = scores[idx].get().astype(np.int32)
     order = np.lexsort((idx_h, -sc_h.astype(np.int64)))
