@@ -2,7 +2,7 @@
 # On the GPU machine (run from the repository root): install wavedp offline (wheels for the
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
-#   scripts/device_run.sh [tests|bench|search|hits|polyadic|lab|all] [pytest -k expression]
+#   scripts/device_run.sh [tests|bench|search|hits|scaleout|polyadic|lab|all] [pytest -k expr]
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
 what=${1:-all}
@@ -35,6 +35,10 @@ if [[ $what == search || $what == all ]]; then
     done
     python3 benchmarks/search.py --device cpu --sequences 100000 2>&1 \
         | tee -a "$out/search_bench.log"
+fi
+if [[ $what == scaleout ]]; then
+    # every GPU of the machine against one: the CUDASW++ benchmark and the UniRef50 plan
+    python3 benchmarks/scaleout.py 2>&1 | tee "$out/scaleout_bench.log"
 fi
 if [[ $what == hits || $what == all ]]; then
     # many-vs-many with non-intersecting hits: 1,000 x 10,000 proteins, fraction 0.8

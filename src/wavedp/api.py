@@ -76,11 +76,20 @@ def engine_for(device: str):
     return cpu
 
 
+def check_gpus(devices: object, resolved: str) -> tuple[int, ...] | None:
+    """The checked ``devices`` of a run on the resolved device (None: every visible GPU);
+    an InputError where they are given to the CPU engine."""
+    if devices is not None and resolved != "gpu":
+        raise InputError("devices applies to the GPU engine only")
+    return _device.check_devices(devices)
+
+
 def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: Scoring,
               mode: str, traceback: bool, device: str,
               strategy: str | None = None, sync: str | None = None,
-              storage: str | None = None) -> list[Alignment]:
-    """Align the (query index, target index) rows of ``pairs`` and wrap the results."""
+              storage: str | None = None, devices: object = None) -> list[Alignment]:
+    """Align the (query index, target index) rows of ``pairs`` and wrap the results (on the
+    GPU, spread over ``devices``: see :func:`check_gpus`)."""
     code = _mode_code(mode)
     check_pairs_range(queries, targets, pairs, scoring)
     resolved = _device.resolve(device)
@@ -90,14 +99,33 @@ def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: 
         name, value = next(iter(options.items()))
         raise InputError(f"{name} {value!r} applies to the GPU engine only")
     engine = engine_for(resolved)
-    raw = engine.align_pairs(queries.codes, targets.codes, pairs, scoring.table,
-                             scoring.gap_open, scoring.gap_extend, code, traceback, **options)
+    devices = check_gpus(devices, resolved)
+
+    def align(selection: np.ndarray | None) -> list:
+        chosen = pairs if selection is None else pairs[selection]
+        return engine.align_pairs(queries.codes, targets.codes, chosen, scoring.table,
+                                  scoring.gap_open, scoring.gap_extend, code, traceback,
+                                  **options)
+
+    if resolved == "gpu":
+        from .distributed import pairs_on_gpus
+
+        raw = pairs_on_gpus(_device.gpus(devices), align, cells(queries, targets, pairs))
+    else:
+        raw = align(None)
     out = []
     for (qi, ti), found in zip(pairs.tolist(), raw, strict=True):
         if not traceback and code == GLOBAL:
             found = (found[0], 0, found[2], 0, *found[4:])
         out.append(alignment(found, queries, targets, qi, ti, mode))
     return out
+
+
+def cells(queries: Prepared, targets: Prepared, pairs: np.ndarray) -> np.ndarray:
+    """The m * n cells of each (query index, target index) row of ``pairs``."""
+    qlen = np.array([c.size for c in queries.codes], np.int64)
+    tlen = np.array([c.size for c in targets.codes], np.int64)
+    return qlen[pairs[:, 0]] * tlen[pairs[:, 1]] if len(pairs) else np.zeros(0, np.int64)
 
 
 def check_pairs_range(queries: Prepared, targets: Prepared, pairs: np.ndarray,
@@ -149,15 +177,17 @@ def align(query: SeqLike, target: SeqLike, scoring: Scoring, mode: str = "local"
 def align_all(queries: Iterable[SeqLike], targets: Iterable[SeqLike], scoring: Scoring,
               mode: str = "local", traceback: bool = True, device: str = "auto",
               strategy: str | None = None, sync: str | None = None,
-              storage: str | None = None) -> list[Alignment]:
-    """Align every query against every target (all cores); results in query-major order."""
+              storage: str | None = None, devices: object = None) -> list[Alignment]:
+    """Align every query against every target (all cores, or on the GPU every visible GPU
+    or those of ``devices``); results in query-major order."""
     scoring = _check_scoring(scoring)
     _mode_code(mode)
     q = Prepared(queries, scoring, "query")
     t = Prepared(targets, scoring, "target")
     pairs = np.array([(i, j) for i in range(len(q.codes)) for j in range(len(t.codes))],
                      dtype=np.int64).reshape(-1, 2)
-    return run_pairs(q, t, pairs, scoring, mode, traceback, device, strategy, sync, storage)
+    return run_pairs(q, t, pairs, scoring, mode, traceback, device, strategy, sync, storage,
+                     devices)
 
 
 def note_device(device: str) -> str:

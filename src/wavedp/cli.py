@@ -27,7 +27,7 @@ from . import __version__
 from . import device as _device
 from . import distributed as _distributed
 from .alignment import Alignment
-from .api import Prepared, note_device, run_pairs
+from .api import Prepared, check_gpus, note_device, run_pairs
 from .engines.common import MODES
 from .errors import DeviceError, InputError
 from .formats import FORMATS, format_alignment, sam_header, sam_header_lines
@@ -238,6 +238,9 @@ def _output_options(default_format: str) -> Callable[[Callable], Callable]:
             click.option("--device", type=click.Choice(_device.DEVICES), default="auto",
                          show_default=True,
                          help="auto picks the GPU when one is usable, else the CPU."),
+            click.option("--devices", default=None, metavar="LIST",
+                         help="GPUs to use, e.g. 0,1 (CUDA_VISIBLE_DEVICES numbering). "
+                              "[default: every visible GPU]"),
             click.option("-o", "--output", default=None, metavar="FILE",
                          help="Write results to FILE instead of stdout ('-' is stdout)."),
         ]
@@ -264,8 +267,8 @@ def _output_options(default_format: str) -> Callable[[Callable], Callable]:
 @click.pass_obj
 def align(obj, query: str, target: str, mode: str, matrix: str | None, match: int | None,
           mismatch: int | None, gap_open: int | None, gap_extend: int | None,
-          score_only: bool, fmt: str, device: str, output: str | None, strategy: str | None,
-          sync: str | None, storage: str | None) -> None:
+          score_only: bool, fmt: str, device: str, devices: str | None, output: str | None,
+          strategy: str | None, sync: str | None, storage: str | None) -> None:
     scoring = _scoring(matrix, match, mismatch, gap_open, gap_extend)
     queries = _prepare(query, scoring, "query")
     targets = _prepare(target, scoring, "target")
@@ -277,6 +280,7 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
     argv = (obj or {}).get("argv", [])
     with _output(output) as out:
         resolved = note_device(device)
+        gpus = check_gpus(devices, resolved)
         if fmt == "sam":
             header = sam_header(list(zip(targets.ids, tlens.tolist(), strict=True)),
                                 command_line=shlex.join(["wavedp", *argv]))
@@ -285,7 +289,7 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
         with _progress(total, len(qlens) * len(tlens), total >= CHUNK_CELLS) as advance:
             for pairs, cells in chunks:
                 results = run_pairs(queries, targets, pairs, scoring, mode, not score_only,
-                                    resolved, strategy, sync, storage)
+                                    resolved, strategy, sync, storage, gpus)
                 for aln in results:
                     if fmt == "pairwise" and not first:
                         out.write("\n")
@@ -521,8 +525,8 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                    min_score: int | None, fraction: float | None, mode: str,
                    matrix: str | None, match: int | None, mismatch: int | None,
                    gap_open: int | None, gap_extend: int | None,
-                   score_only: bool, strand: str, fmt: str, device: str, output: str | None,
-                   resume: bool, scheduler: str | None, cluster: str | None,
+                   score_only: bool, strand: str, fmt: str, device: str, devices: str | None,
+                   output: str | None, resume: bool, scheduler: str | None, cluster: str | None,
                    workers: int | None) -> None:
     scoring = _scoring(matrix, match, mismatch, gap_open, gap_extend)
     if fraction is not None:
@@ -558,7 +562,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                               strand=strand,
                               device=device if dask is not None else _device.resolve(device),
                               progress=meter.advance, skip=done, fraction=fraction,
-                              client=dask)
+                              client=dask, devices=devices)
         argv = (obj or {}).get("argv", [])
         header = _sam_header(db, argv) if fmt == "sam" else ()
         if journal is None:

@@ -1,9 +1,16 @@
-"""Searching a ``.wdb`` database across a Dask cluster (``wavedp.search(..., client=...)``).
+"""Work spread over several GPUs of this machine, and over a Dask cluster.
 
-The database is cut into shards of about equal residues; one task per shard opens the
-database on its worker (memory-mapped from a shared file system, once per worker process),
-scans the shard with that worker's engine (``search.scan.scanner_for``) and returns each
-query's best candidates with global indices; the client merges them in DESIGN.md's order.
+Several GPUs (``devices=``; every visible one by default): :func:`on_gpus` runs one part of
+the work per GPU, each in its own host thread on its own stream. A search shards the database
+by residues (:class:`GpuScanner`: each shard resident on its GPU); pairs to align
+(``align_all``, a search's hits and their non-intersecting alignments) are spread by cells
+(:func:`pairs_on_gpus`). Results are merged in DESIGN.md's order, so they equal one GPU's.
+
+A Dask cluster (``wavedp.search(..., client=...)``): the database is cut into shards of
+about equal residues; one task per shard opens the database on its worker (memory-mapped
+from a shared file system, once per worker process), scans the shard with that worker's
+engine (``search.scan.scanner_for``) and returns each query's best candidates with global
+indices; the client merges them in DESIGN.md's order.
 Only the path, the shard's range, the encoded queries (a batch of them per round of tasks:
 ``search.api.BATCH_CELLS``) and the scoring travel to the workers. Tasks are deterministic:
 Dask reruns those of a worker that dies. ``connect`` gives a client (of a running scheduler
@@ -18,7 +25,8 @@ import os
 import signal
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +77,96 @@ def shard_ranges(offsets: np.ndarray, parts: int) -> list[tuple[int, int]]:
     bounds.append(n)
     return list(zip(bounds[:-1], bounds[1:], strict=True))
 
+
+# ---- several GPUs of this machine ----------------------------------------------------------------
+
+#: pairs of fewer cells than this stay on the first GPU (a second one would cost more to start
+#: than it saves)
+SPREAD_CELLS = 2e9
+
+
+def on_gpus(devices: Sequence[int], work: Callable[[Any], Any], parts: Sequence[Any]) -> list:
+    """``work(parts[i])`` on GPU ``devices[i]`` for each part, each in its own host thread and
+    on its own stream (one part runs in this thread); the results in order. The first
+    failure is raised once every part has stopped."""
+
+    def run(device: int, part: Any) -> Any:
+        import cupy
+
+        with cupy.cuda.Device(device), cupy.cuda.Stream(non_blocking=True) as stream:
+            try:
+                return work(part)
+            finally:
+                stream.synchronize()
+
+    if len(parts) == 1:
+        return [run(devices[0], parts[0])]
+    with ThreadPoolExecutor(len(parts), thread_name_prefix="wavedp-gpu") as pool:
+        futures = [pool.submit(run, d, p) for d, p in zip(devices, parts, strict=False)]
+        return [f.result() for f in futures]
+
+
+def spread(costs: np.ndarray, parts: int) -> list[np.ndarray]:
+    """Indices of ``costs`` in ``parts`` groups of about equal total cost (largest first,
+    each to the least loaded group); each group in ascending order, none empty."""
+    if not len(costs):
+        return []
+    parts = max(1, min(int(parts), len(costs)))
+    order = np.argsort(-np.asarray(costs, np.float64), kind="stable")
+    load = np.zeros(parts)
+    group = np.empty(len(costs), np.int64)
+    for k in order.tolist():
+        g = int(np.argmin(load))
+        group[k] = g
+        load[g] += float(costs[k]) + 1.0
+    return [np.flatnonzero(group == g) for g in range(parts)]
+
+
+def pairs_on_gpus(devices: Sequence[int], align: Callable[[np.ndarray], list],
+                  cells: np.ndarray) -> list:
+    """``align(selection)`` (the results of those pairs, in order) over every pair, the pairs
+    spread over ``devices`` by ``cells`` (one GPU below SPREAD_CELLS); results in pair
+    order."""
+    groups = spread(cells, len(devices) if float(np.sum(cells)) >= SPREAD_CELLS else 1)
+    if not groups:
+        return []
+    results: list = [None] * len(cells)
+    for group, found in zip(groups, on_gpus(devices, align, groups), strict=True):
+        for k, r in zip(group.tolist(), found, strict=True):
+            results[k] = r
+    return results
+
+
+class GpuScanner:
+    """Scans a database on several GPUs of this machine: a shard of about equal residues per
+    GPU, resident there; the same contract as ``search.scan.CpuScanner``."""
+
+    def __init__(self, db: Database, lut: np.ndarray | None, scoring: Scoring, mode: int,
+                 devices: Sequence[int]) -> None:
+        from .engines.cuda.search import Scanner
+
+        self.ranges = shard_ranges(db.offsets, len(devices)) if len(db) else [(0, 0)]
+        self.devices = tuple(devices)[:len(self.ranges)]
+
+        def build(shard: tuple[int, int]) -> Scanner:
+            part = db if shard == (0, len(db)) else db.slice(*shard)
+            return Scanner(part.residues, part.offsets, lut, scoring.table, scoring.gap_open,
+                           scoring.gap_extend, mode)
+
+        self.scanners = on_gpus(self.devices, build, self.ranges)
+
+    def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
+            progress: Callable[[int], None] | None = None) -> list[Candidates]:
+        """Each query's best ``k`` (0: all) database indices and scores at or above its
+        threshold, ranked."""
+        parts = on_gpus(self.devices, lambda s: s.top(queries, k, thresholds, progress),
+                        self.scanners)
+        return [merge([(part[j][0] + start, part[j][1], PLUS)
+                       for part, (start, _) in zip(parts, self.ranges, strict=True)], k)[:2]
+                for j in range(len(queries))]
+
+
+# ---- a Dask cluster ----------------------------------------------------------------------------
 
 def _identity(db: Database) -> tuple:
     """What tells two copies of a database apart without reading it (from its header)."""

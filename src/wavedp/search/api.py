@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import device as _device
 from ..alignment import Alignment
-from ..api import Prepared, SeqLike, _check_scoring, _mode_code, run_pairs
+from ..api import Prepared, SeqLike, _check_scoring, _mode_code, check_gpus, run_pairs
 from ..errors import InputError
 from ..scoring import Scoring
 from ..seqio import read_records
@@ -123,7 +123,7 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
            top: int = 10, evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
            mode: str = "local", traceback: bool = True, strand: str = "both",
            device: str = "auto", fraction: float | None = None,
-           client: Any = None) -> list[list[Alignment]]:
+           client: Any = None, devices: Any = None) -> list[list[Alignment]]:
     """Search every query against ``database``; one ranked hit list per query (query order).
 
     ``database``: a list of sequences, a FASTA/FASTQ path, a ``.wdb`` folder or a
@@ -139,10 +139,14 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
     input is validated; the caller closes it); the database (a ``.wdb`` folder) is then
     scanned in shards by its workers on their ``device`` (``wavedp.distributed``), with the
     same results. The hits are aligned here, on the CPU where ``gpu`` finds no GPU here.
+    ``devices``: the GPUs of this machine to use (indices, or ``"0,1"``; default every
+    visible one): the database is sharded over them by residues and the hits spread over
+    them, with the same results as one GPU.
     """
     results = iter_search(queries, database, scoring, top=top, evalue=evalue,
                           min_score=min_score, mode=mode, traceback=traceback, strand=strand,
-                          device=device, fraction=fraction, client=client)
+                          device=device, fraction=fraction, client=client,
+                          devices=devices)
     return [hits for _, hits in results]
 
 
@@ -151,7 +155,8 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
                 mode: str = "local", traceback: bool = True, strand: str = "both",
                 device: str = "auto", progress: Progress | None = None,
                 skip: Iterable[int] = (), fraction: float | None = None,
-                client: Any = None) -> Iterator[tuple[int, list[Alignment]]]:
+                client: Any = None, devices: Any = None
+                ) -> Iterator[tuple[int, list[Alignment]]]:
     """:func:`search` as a generator of ``(query index, hits)`` in query order, queries in
     ``skip`` left out; ``progress(cells)`` is called as work completes. All input is
     validated, and resource limits checked, before the first result."""
@@ -170,6 +175,10 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     db = open_database(database, scoring)
     lut = db.codes_for(scoring)
     resolved = _local_device(device, client)
+    if devices is not None and client is not None:
+        raise InputError("devices applies to a search on this machine; a cluster's workers "
+                         "use their own GPUs")
+    devices = check_gpus(devices, resolved)
     longest_query = max(c.size for c in q.codes)
     scoring.check_range(longest_query, db.longest)
     skip = set(skip)
@@ -182,10 +191,10 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
                                  device)
         cells = BATCH_CELLS["cluster"]
     else:
-        scanner = scanner_for(resolved, db, lut, scoring, code)
+        scanner = scanner_for(resolved, db, lut, scoring, code, devices)
         cells = BATCH_CELLS[resolved]
-    return _run(q, db, lut, scoring, mode, traceback, resolved, scanner, cells, todo, wanted,
-                top, evalue, min_score, stats, progress, fraction)
+    return _run(q, db, lut, scoring, mode, traceback, (resolved, devices), scanner, cells,
+                todo, wanted, top, evalue, min_score, stats, progress, fraction)
 
 
 def _local_device(device: str, client: Any) -> str:
@@ -198,7 +207,7 @@ def _local_device(device: str, client: Any) -> str:
 
 
 def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback: bool,
-         resolved: str, scanner, batch_cells: float, todo: list[int],
+         resolved: tuple[str, tuple[int, ...] | None], scanner, batch_cells: float, todo: list[int],
          wanted: tuple[int, ...], top: int, evalue: float | None, min_score: int | None,
          stats, progress: Progress | None,
          fraction: float | None) -> Iterator[tuple[int, list[Alignment]]]:
@@ -253,11 +262,13 @@ def _batches(todo: list[int], lengths: list[int], n: int, cells: float) -> Itera
 
 
 def _alignments(q: Prepared, ranked: list, db: Database, lut, scoring: Scoring, mode: str,
-                traceback: bool, resolved: str, stats,
+                traceback: bool, resolved: tuple[str, tuple[int, ...] | None], stats,
                 fraction: float | None = None) -> list[list[Alignment]]:
     """The hits of each ranked query as Alignments, in rank order: every hit of the batch in
     one pairwise engine call (each strand of a query is a query of that call); with
-    ``fraction``, each hit's non-intersecting alignments (``hits.run_hits``)."""
+    ``fraction``, each hit's non-intersecting alignments (``hits.run_hits``); ``resolved``:
+    the device and the GPUs."""
+    device, devices = resolved
     views, texts, ids, codes = {}, [], [], []  # (query, strand) -> index among the views
     targets: dict[int, int] = {}  # database index -> index among the targets
     rows = []
@@ -277,9 +288,10 @@ def _alignments(q: Prepared, ranked: list, db: Database, lut, scoring: Scoring, 
     pairs = np.array(rows, dtype=np.int64).reshape(-1, 2)
     if fraction is None:
         found = iter([a] for a in run_pairs(queries, subjects, pairs, scoring, mode, traceback,
-                                            resolved))
+                                            device, devices=devices))
     else:
-        found = iter(run_hits(queries, subjects, pairs, scoring, fraction, None, resolved))
+        found = iter(run_hits(queries, subjects, pairs, scoring, fraction, None, device,
+                              devices))
     out = []
     for k, _, index, score, strand_of in ranked:
         hits = []

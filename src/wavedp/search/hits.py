@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import device as _device
 from ..alignment import Alignment
-from ..api import Prepared, SeqLike, _check_scoring, alignment, check_pairs_range
+from ..api import Prepared, SeqLike, _check_scoring, alignment, cells, check_pairs_range
 from ..errors import InputError
 from ..scoring import Scoring
 
@@ -30,17 +30,29 @@ def _check_limit(limit: object) -> int | None:
 
 
 def run_hits(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: Scoring,
-             fraction: float, limit: int | None, device: str) -> list[list[Alignment]]:
+             fraction: float, limit: int | None, device: str,
+             devices: tuple[int, ...] | None = None) -> list[list[Alignment]]:
     """Each (query index, target index) row's hits as Alignments, best first (``device``
-    resolved: ``cpu`` or ``gpu``; both return the same lists)."""
+    resolved: ``cpu`` or ``gpu``, there over the checked ``devices``, default every visible
+    GPU; all return the same lists)."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     check_pairs_range(queries, targets, pairs, scoring)
     if device == "gpu":
         from ..engines.cuda.hits import hits
     else:
         from ..engines.cpu.hits import hits
-    raw = hits(queries.codes, targets.codes, pairs, scoring.table, scoring.gap_open,
-               scoring.gap_extend, fraction, limit)
+
+    def run(selection: np.ndarray | None) -> list:
+        chosen = pairs if selection is None else pairs[selection]
+        return hits(queries.codes, targets.codes, chosen, scoring.table, scoring.gap_open,
+                    scoring.gap_extend, fraction, limit)
+
+    if device == "gpu":
+        from ..distributed import pairs_on_gpus
+
+        raw = pairs_on_gpus(_device.gpus(devices), run, cells(queries, targets, pairs))
+    else:
+        raw = run(None)
     return [[alignment(hit, queries, targets, qi, ti, "local") for hit in found]
             for (qi, ti), found in zip(pairs.tolist(), raw, strict=True)]
 

@@ -48,11 +48,12 @@ class CpuScanner:
 
 
 def scanner_for(device: str, db: Database, lut: np.ndarray | None, scoring: Scoring,
-                mode: int):
-    """The scan engine of a resolved device (``cpu`` or ``gpu``)."""
+                mode: int, devices: tuple[int, ...] | None = None):
+    """The scan engine of a resolved device (``cpu`` or ``gpu``; on the GPUs ``devices``,
+    checked, default every visible one)."""
     if device == "gpu":
-        from ..engines.cuda.search import Scanner
+        from .. import device as _device
+        from ..distributed import GpuScanner
 
-        return Scanner(db.residues, db.offsets, lut, scoring.table, scoring.gap_open,
-                       scoring.gap_extend, mode)
+        return GpuScanner(db, lut, scoring, mode, _device.gpus(devices))
     return CpuScanner(db, lut, scoring, mode)

@@ -3,7 +3,7 @@
 ``cudaHostAlloc`` pins about 2 GB/s on the H100 machine: 2 s for the 3.9 GB of checkpoints a
 1 Mbp x 1 Mbp traceback keeps. An anonymous mapping backed by transparent huge pages, faulted
 in by several threads and then registered with ``cudaHostRegister``, pins about ten times
-faster (``benchmarks/host_pinning.py`` measures both). One region per process is kept and
+faster (``benchmarks/host_pinning.py`` measures both). One region per GPU is kept and
 grown on demand, so repeated tracebacks pin nothing; :func:`release` gives it back. A new
 region can be pinned in the background, chunk by chunk, while a kernel already writes to the
 part pinned so far.
@@ -175,28 +175,31 @@ class Region:
         self._map = self._pinned = None
 
 
-_region: Region | None = None
+#: the region of each GPU (several GPUs trace back at once, each in its own thread)
+_regions: dict[int, Region] = {}
 _lock = threading.Lock()
 
 
 def region(size: int, background: bool = False) -> Region:
-    """The process's region, grown to at least ``size`` bytes (in steps of GRANULE bytes, so
-    pairs of similar sizes reuse it); with ``background``, a new region is pinned on a
+    """The current GPU's region, grown to at least ``size`` bytes (in steps of GRANULE bytes,
+    so pairs of similar sizes reuse it); with ``background``, a new region is pinned on a
     background thread (see :class:`Region`)."""
-    global _region
+    import cupy
+
+    device = cupy.cuda.Device().id
     with _lock:
-        if _region is None or _region.size < size or _region.failed:
-            if _region is not None:
-                _region.release()
-                _region = None
-            _region = Region(max(1, -(-size // GRANULE)) * GRANULE, background=background)
-        return _region
+        held = _regions.get(device)
+        if held is None or held.size < size or held.failed:
+            if held is not None:
+                held.release()
+                del _regions[device]
+            held = _regions[device] = Region(max(1, -(-size // GRANULE)) * GRANULE,
+                                             background=background)
+        return held
 
 
 def release() -> None:
-    """Give the process's region back to the system."""
-    global _region
+    """Give every region back to the system."""
     with _lock:
-        if _region is not None:
-            _region.release()
-            _region = None
+        while _regions:
+            _regions.popitem()[1].release()

@@ -23,8 +23,8 @@ checkpoints): linear in m + n.
 
 from __future__ import annotations
 
-import functools
 import os
+import threading
 import time
 
 import numpy as np
@@ -68,13 +68,18 @@ def tile_size(m: int, n: int) -> int:
 STATS: dict[str, float] = {}
 
 
-@functools.cache
+_host = threading.local()
+
+
 def _pinned_tile() -> np.ndarray:
-    """A pinned host buffer for one tile of direction bytes (faster copies back)."""
+    """This thread's pinned host buffer for one tile of direction bytes (faster copies back;
+    each GPU's thread has its own)."""
     import cupy
 
-    mem = cupy.cuda.alloc_pinned_memory(tile_bytes(K))
-    return np.frombuffer(mem, np.uint8, tile_bytes(K))  # the largest tile
+    if getattr(_host, "tile", None) is None:
+        mem = cupy.cuda.alloc_pinned_memory(tile_bytes(K))
+        _host.tile = np.frombuffer(mem, np.uint8, tile_bytes(K))  # the largest tile
+    return _host.tile
 
 
 def tile_bytes(k: int) -> int:
