@@ -104,7 +104,7 @@ def main() -> None:
           f"the database as 1 byte per residue + 24 bytes per sequence "
           f"({(UNIREF50_RESIDUES + 24 * UNIREF50_SEQUENCES) / 1e9:.1f} GB), sharded by "
           "residues.")
-    print("| queries | query residues | cells | GPUs | GB per GPU | hours | GPU-hours |")
+    print("| queries | query residues | cells | GPUs | GB per GPU | time | GPU-hours |")
     print("|---|---|---|---|---|---|---|")
     for nq, residues in ((len(queries), sum(map(len, queries))),
                          (10_000, int(round(10_000 * mean_query)))):
@@ -114,7 +114,7 @@ def main() -> None:
             hours = plan_cells / rate / 3600
             shard = (UNIREF50_RESIDUES + 24 * UNIREF50_SEQUENCES) / g / 1e9
             print(f"| {nq:,} | {residues:,} | {plan_cells:.2e} | {g} | {shard:.1f} | "
-                  f"{hours:.2f} | {hours * g:.1f} |")
+                  f"{int(hours)} h {hours * 60 % 60:04.1f} min | {hours * g:.2f} |")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...errors import DeviceError, InputError
 from . import multipass
+from .hostmem import settle
 from .module import function
 from .multipass import multiprocessors, scratch
 
@@ -154,6 +155,7 @@ class Group:
             self.sub, np.int32(self.a), np.int32(self.go), np.int32(self.ge), self.dirs,
             cupy.asarray(self.doff[live]), self.ops, cupy.asarray(ooff), scr, np.int32(stride),
             result, ticket), shared_mem=4 * self.a * self.a)
+        settle()
         out = result.get().reshape(count, 6).astype(np.int64)
         if multipass.POISON and (out == 0x7F7F7F7F).any():
             raise DeviceError("the batch kernel left results unwritten")

@@ -17,6 +17,7 @@ import numpy as np
 
 from ...errors import InputError
 from ..common import GLOBAL, LOCAL
+from .hostmem import settle
 from .module import function
 from .multipass import multiprocessors
 
@@ -367,7 +368,9 @@ class Scanner:
                   (words >> 16).astype(cupy.int16).astype(cupy.int32)]
         limit = saturation_limit(self.sub)
         for k, best in zip(unit, halves, strict=False):
-            hot = cupy.flatnonzero(best >= limit)
+            over = best >= limit
+            settle()
+            hot = cupy.flatnonzero(over)
             if hot.size:
                 STATS["rescored"] = STATS.get("rescored", 0) + int(hot.size)
                 with _Timer("rescore"):  # a part of the scan's time
@@ -406,6 +409,7 @@ def select_all(scores, thresholds: list[int | None]) -> list[Candidates]:
     floor = np.array([-(1 << 31) if t is None else t for t in thresholds], np.int64)
     floor = np.clip(floor, -(1 << 31), (1 << 31) - 1)
     keep = scores >= cupy.asarray(floor.astype(np.int32))[:, None]
+    settle()
     rows, cols = cupy.nonzero(keep)
     vals = scores[rows, cols].get().astype(np.int32)
     rows, cols = rows.get(), cols.get().astype(np.int64)
@@ -430,6 +434,7 @@ def select(scores, k: int, threshold: int | None) -> Candidates:
         keep = scores >= threshold
         key[~keep] = -(1 << 62)
     idx = cupy.argpartition(key, n - k)[n - k:]
+    settle()
     if threshold is not None:
         idx = idx[keep[idx]]
     idx_h = idx.get().astype(np.int64)
