@@ -135,9 +135,9 @@ def main() -> None:
                         help="uniform residues instead of BLOSUM62 background frequencies")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per engine")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--one-partition", action="store_true",
-                        help="GPU: scan each database chunk in one launch with one kernel "
-                             "shape (no length partitions), to measure what they gain")
+    parser.add_argument("--partition", default="auto",
+                        help="GPU: how the scan cuts queries x database into launches "
+                             "(none, static, dynamic1, dynamic2, auto)")
     parser.add_argument("--align-all", type=int, default=0, metavar="N",
                         help="GPU: also time wavedp.align_all of the queries against the "
                              "first N database sequences, GPU against CPU")
@@ -149,13 +149,10 @@ def main() -> None:
     if args.device in ("gpu", "both"):
         from search_gpu import align_all_part, array_database, gpu_part, report
 
-        if args.one_partition:
-            from wavedp.engines.cuda import search as gpu_search
-
-            gpu_search.MIN_PARTITION = 1 << 62
         db = array_database(args.seed, args.sequences or 1_000_000, args.length, args.lognormal,
                             LETTERS, BACKGROUND)
-        report(gpu_part(queries, db, args.repeats), db, len(queries))
+        report(gpu_part(queries, db, args.repeats, args.partition), db, len(queries),
+               args.partition)
         if args.align_all:
             align_all_part(queries, db, args.align_all)
         if args.device == "gpu":

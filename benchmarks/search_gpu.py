@@ -46,13 +46,15 @@ def array_database(seed: int, count: int, length: int, lognormal: bool, letters:
                     longest=int(lengths.max()))
 
 
-def gpu_part(queries: list[str], db: Database, repeats: int) -> list[dict]:
+def gpu_part(queries: list[str], db: Database, repeats: int,
+             partition: str = "auto") -> list[dict]:
     """Score-only and traceback runs; returns table rows."""
     scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
     cells = sum(len(q) for q in queries) * db.total_residues
     t0 = time.perf_counter()
     for traceback in (False, True):  # every kernel and Numba specialisation a run uses
-        wavedp.search(queries, db, scoring, top=10, traceback=traceback, device="gpu")
+        wavedp.search(queries, db, scoring, top=10, traceback=traceback, device="gpu",
+                      partition=partition)
     warm = time.perf_counter() - t0  # NVRTC and Numba compiles (or cache loads) included
     rows = []
     for traceback in (False, True):
@@ -62,7 +64,7 @@ def gpu_part(queries: list[str], db: Database, repeats: int) -> list[dict]:
             search_api.STATS.clear()
             t0 = time.perf_counter()
             hits = wavedp.search(queries, db, scoring, top=10, traceback=traceback,
-                                 device="gpu")
+                                 device="gpu", partition=partition)
             times.append(time.perf_counter() - t0)
             splits.append({**gpu_search.STATS, **search_api.STATS})
         k = int(np.argsort(times)[len(times) // 2])
@@ -103,9 +105,8 @@ def align_all_part(queries: list[str], db: Database, count: int = 5000) -> None:
               f"{g:,.1f} | {seconds['cpu']:.2f} | {c:,.1f} | {g / c:.1f} |")
 
 
-def report(rows: list[dict], db: Database, nq: int) -> None:
-    parts = "one launch per chunk" if gpu_search.MIN_PARTITION > len(db) else \
-        f"length partitions of >= {gpu_search.MIN_PARTITION:,} sequences"
+def report(rows: list[dict], db: Database, nq: int, partition: str = "auto") -> None:
+    parts = f"partition {partition}"
     print(f"\nGPU: {nq} queries x {len(db):,} sequences ({db.total_residues:,} residues), "
           f"BLOSUM62 11/1, {parts}, warm-up (one untimed run of each, compiles included) "
           f"{rows[0]['warm']:.1f} s")

@@ -28,10 +28,10 @@ if [[ $what == search || $what == all ]]; then
     python3 benchmarks/search.py --device gpu --align-all 5000 2>&1 | tee "$out/search_bench.log"
     python3 benchmarks/search.py --device gpu --lognormal --sequences 300000 --length 350 \
         2>&1 | tee -a "$out/search_bench.log"
-    # short, skewed lengths: length partitions against one launch per chunk
-    for one in "" --one-partition; do
+    # short, skewed lengths: the predictor's choice against one launch per chunk
+    for partition in auto none; do
         python3 benchmarks/search.py --device gpu --lognormal --sequences 1000000 --length 60 \
-            $one 2>&1 | tee -a "$out/search_bench.log"
+            --partition $partition 2>&1 | tee -a "$out/search_bench.log"
     done
     python3 benchmarks/search.py --device cpu --sequences 100000 2>&1 \
         | tee -a "$out/search_bench.log"

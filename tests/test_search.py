@@ -199,27 +199,6 @@ def test_evalues_and_bitscores_equal_blastp(tmp_path):
     assert compared >= 3
 
 
-def test_length_partitions_cover_the_scan_order_in_launches_of_one_shape(monkeypatch):
-    """The GPU scan's partitions (host-side planning, no GPU needed): contiguous, each of
-    at least MIN_PARTITION subjects unless it is the last, each shape the plan for its mean
-    length, and skewed lengths give several shapes."""
-    from wavedp.engines.cuda import search as gpu_search
-
-    rng = np.random.default_rng(2)
-    lengths = np.sort(np.clip(rng.lognormal(np.log(60), 1.2, 200_000), 5, 35_000)
-                      .astype(np.int64))[::-1]
-    monkeypatch.setattr(gpu_search, "MIN_PARTITION", 2000)
-    for m in (30, 500, 3000):
-        parts = gpu_search.partitions(lengths, m, 24)
-        assert parts[0][0] == 0 and parts[-1][1] == lengths.size
-        assert all(a[1] == b[0] for a, b in zip(parts, parts[1:], strict=False))
-        for k, (a, b, *shape) in enumerate(parts):
-            assert b - a >= 2000 or k + 1 == len(parts)
-            assert tuple(shape) == gpu_search.plan(m, float(lengths[a:b].mean()), 24)
-    assert len({tuple(p[2:4]) for p in gpu_search.partitions(lengths, 500, 24)}) > 1
-    assert gpu_search.partitions(lengths[:10], 30, 24)[0][:2] == (0, 10)
-
-
 @pytest.mark.parametrize("dna", [False, True])
 def test_fraction_expands_each_reported_pair_into_its_hits(dna):
     """search(fraction=x): every reported pair's local_hits, ranked by score (stable:
@@ -263,14 +242,3 @@ def test_fraction_errors():
                            ({"fraction": 0.5, "traceback": False}, "score-only")):
         with pytest.raises(wavedp.InputError, match=needle):
             wavedp.search(["ACDE"], ["ACDE"], PROT, device="cpu", **kwargs)
-
-
-def test_query_batches_group_similar_lengths_within_memory():
-    from wavedp.engines.cuda.search import OUT_BYTES, QUERY_SHARE, query_batches
-
-    assert QUERY_SHARE == 0.9
-    assert query_batches([100, 95, 91, 90, 89, 50, 50, 10], 1000) == [(0, 4), (4, 5), (5, 7),
-                                                                      (7, 8)]
-    assert query_batches([], 10) == []
-    subjects = OUT_BYTES // 4 // 3  # three profiles' words fit
-    assert query_batches([7] * 8, subjects) == [(0, 3), (3, 6), (6, 8)]

@@ -110,21 +110,31 @@ def test_search_with_traceback_and_strands_equals_cpu(mode):
     assert any(h.strand == "-" for h in gpu[0])
 
 
+@pytest.mark.parametrize("partition", ["none", "static", "dynamic1", "dynamic2", "auto"])
 @pytest.mark.parametrize("mode", MODE_NAMES)
-def test_length_partitions_each_with_its_shape_equal_the_32_bit_engine(monkeypatch, mode):
-    """Every length class its own launch and kernel shape (MIN_PARTITION = 1)."""
+def test_every_partition_gives_the_cpu_scores(monkeypatch, partition, mode):
+    """Every partitioning's launches (skewed lengths: a few long subjects among short
+    ones; small budgets so memory cuts launches too) give the CPU's scores, and each launch
+    is logged with its prediction."""
     from wavedp.engines.cuda import search as gpu_search
 
-    monkeypatch.setattr(gpu_search, "MIN_PARTITION", 1)
-    rng = np.random.default_rng(17)
-    shapes = set()
-    for m in (3, 90, 700):
-        query = random_seq(rng, PROTEIN, m)
-        texts = _database(rng, PROTEIN, 400, 2000, seed_from=query)
-        lengths = np.sort([len(t) for t in texts if t])[::-1]
-        shapes |= {p[2:] for p in gpu_search.partitions(lengths, m, PROT.table.shape[0])}
-        assert (_scanned(query, texts, PROT, mode) == _exact(query, texts, PROT, mode)).all()
-    assert len(shapes) > 3
+    monkeypatch.setattr(gpu_search, "OUT_BYTES", 40_000)
+    monkeypatch.setattr(gpu_search, "SCRATCH_BYTES", 1 << 20)
+    rng = np.random.default_rng(43)
+    queries = [random_seq(rng, PROTEIN, int(n)) for n in
+               (5, 40, 41, 90, 128, 130, 300, 310, 700, 1500, 0, 77, 77, 3)]
+    texts = _database(rng, PROTEIN, 300, 400, seed_from=queries[6])
+    texts += [random_seq(rng, PROTEIN, n) for n in (3000, 5000)]
+    gpu_search.LOG.clear()
+    gpu = wavedp.search(queries, texts, PROT, top=0, evalue=None, mode=mode,
+                        traceback=False, device="gpu", partition=partition)
+    cpu = wavedp.search(queries, texts, PROT, top=0, evalue=None, mode=mode,
+                        traceback=False, device="cpu")
+    assert gpu == cpu
+    assert len(gpu_search.LOG) > 1 and all(r[3] > 0 and r[4] > 0 for r in gpu_search.LOG)
+    names = {r[0] for r in gpu_search.LOG}
+    assert names == ({partition} if partition != "auto" else names & {"none", "static",
+                                                                       "dynamic1", "dynamic2"})
 
 
 def test_fraction_hits_equal_cpu():
@@ -144,25 +154,3 @@ def test_fraction_hits_equal_cpu():
                             device="cpu")
         assert gpu == cpu
         assert sum(len(h) for h in gpu) > 20
-
-
-@pytest.mark.parametrize("share, out_bytes", [(0.9, 1 << 30), (0.0, 1 << 30), (1.1, 1 << 30),
-                                              (0.0, 1)])
-@pytest.mark.parametrize("mode", MODE_NAMES)
-def test_query_batches_share_launches_and_equal_cpu(monkeypatch, share, out_bytes, mode):
-    """Profiles of many queries in one launch (share 0: all; 1.1: one each; OUT_BYTES 1: one
-    each), lengths across passes and partitions, give the CPU's scores."""
-    from wavedp.engines.cuda import search as gpu_search
-
-    monkeypatch.setattr(gpu_search, "QUERY_SHARE", share)
-    monkeypatch.setattr(gpu_search, "OUT_BYTES", out_bytes)
-    monkeypatch.setattr(gpu_search, "MIN_PARTITION", 1)
-    rng = np.random.default_rng(41)
-    queries = [random_seq(rng, PROTEIN, int(n)) for n in
-               (5, 40, 41, 90, 128, 130, 300, 310, 700, 1500, 0, 77, 77, 3)]
-    texts = _database(rng, PROTEIN, 300, 900, seed_from=queries[6])
-    gpu = wavedp.search(queries, texts, PROT, top=0, evalue=None, mode=mode,
-                        traceback=False, device="gpu")
-    cpu = wavedp.search(queries, texts, PROT, top=0, evalue=None, mode=mode,
-                        traceback=False, device="cpu")
-    assert gpu == cpu

@@ -520,6 +520,11 @@ class _Dask:
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Worker processes of --cluster local. [default: one per GPU with "
                    "dask-cuda, else Dask's split of the cores]")
+@click.option("--partition", default="auto", show_default=True, metavar="NAME",
+              help="How the GPU scan cuts queries x DB into launches: none, static, "
+                   "dynamic1, dynamic2, or auto (the predictor's fastest).")
+@click.option("--explain", is_flag=True,
+              help="Print each scan launch's predicted and measured time on stderr.")
 @click.pass_obj
 def search_command(obj, query: str, database: str, top: int, evalue: float | None,
                    min_score: int | None, fraction: float | None, mode: str,
@@ -527,7 +532,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                    gap_open: int | None, gap_extend: int | None,
                    score_only: bool, strand: str, fmt: str, device: str, devices: str | None,
                    output: str | None, resume: bool, scheduler: str | None, cluster: str | None,
-                   workers: int | None) -> None:
+                   workers: int | None, partition: str, explain: bool) -> None:
     scoring = _scoring(matrix, match, mismatch, gap_open, gap_extend)
     if fraction is not None:
         check_fraction(fraction)
@@ -555,6 +560,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         scans = len(todo) * strands * db.total_residues  # residues of every scan
         cells = sum(queries.codes[k].size for k in todo) * strands * db.total_residues
         meter = _Meter(cells, len(todo), scans, show=True)
+        started = _explain_start() if explain else 0.0
         # with a cluster the workers resolve the device of the scan
         results = iter_search(queries, db, scoring, top=top,
                               evalue=DEFAULT_EVALUE if evalue is None else evalue,
@@ -562,7 +568,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                               strand=strand,
                               device=device if dask is not None else _device.resolve(device),
                               progress=meter.advance, skip=done, fraction=fraction,
-                              client=dask, devices=devices)
+                              client=dask, devices=devices, partition=partition)
         argv = (obj or {}).get("argv", [])
         header = _sam_header(db, argv) if fmt == "sam" else ()
         if journal is None:
@@ -575,24 +581,49 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                     writer.query(_render(hits, fmt))
                     out.flush()
                     meter.query_done()
-            return
-        journal.start()
-        if dask is None:
-            note_device(device)
-        with meter:
-            for k, hits in results:
-                journal.commit(k, _render(hits, fmt))
-                meter.query_done()
-        with journal.assemble() as out:
-            writer = _Writer(out, fmt)
-            writer.header(header)
-            for k in range(len(queries.codes)):
-                writer.query(journal.text(k))
+        else:
+            journal.start()
+            if dask is None:
+                note_device(device)
+            with meter:
+                for k, hits in results:
+                    journal.commit(k, _render(hits, fmt))
+                    meter.query_done()
+            with journal.assemble() as out:
+                writer = _Writer(out, fmt)
+                writer.header(header)
+                for k in range(len(queries.codes)):
+                    writer.query(journal.text(k))
+        if explain:
+            _explain(started, [queries.codes[k].size for k in todo for _ in range(strands)],
+                     db.total_residues)
     finally:
         if journal is not None:
             journal.close()
         if dask is not None:
             dask.close()
+
+
+def _explain_start() -> float:
+    from .engines.cuda import search as gpu_search
+
+    gpu_search.LOG.clear()
+    return time.perf_counter()
+
+
+def _explain(started: float, query_m: list[int], residues: int) -> None:
+    """``search --explain``: the GPU scan's launches predicted beside measured, or the CPU
+    engine's predicted scan beside the whole run."""
+    from .engines.cuda import search as gpu_search
+    from .search import predict
+
+    if gpu_search.LOG:
+        lines = predict.explain_lines(gpu_search.LOG)
+    else:
+        guess = predict.cpu_seconds(predict.model_for("cpu"), np.array(query_m), residues)
+        lines = [f"CPU scan predicted {guess:.3f} s; the whole search (scan, alignments, "
+                 f"output) took {time.perf_counter() - started:.3f} s"]
+    click.echo("\n".join(["wavedp: explain:", *lines]), err=True)
 
 
 def _cupy_version() -> str | None:
@@ -627,9 +658,12 @@ cli.add_command(lab)
 
 
 from .polyadic.commands import chain, fold  # noqa: E402 - they import this module's helpers
+from .search.commands import calibrate, predict_command  # noqa: E402
 
 cli.add_command(chain)
 cli.add_command(fold)
+cli.add_command(calibrate)
+cli.add_command(predict_command)
 
 
 def main() -> None:

@@ -142,7 +142,7 @@ class GpuScanner:
     GPU, resident there; the same contract as ``search.scan.CpuScanner``."""
 
     def __init__(self, db: Database, lut: np.ndarray | None, scoring: Scoring, mode: int,
-                 devices: Sequence[int]) -> None:
+                 devices: Sequence[int], partition: str = "auto") -> None:
         from .engines.cuda.search import Scanner
 
         self.ranges = shard_ranges(db.offsets, len(devices)) if len(db) else [(0, 0)]
@@ -151,7 +151,7 @@ class GpuScanner:
         def build(shard: tuple[int, int]) -> Scanner:
             part = db if shard == (0, len(db)) else db.slice(*shard)
             return Scanner(part.residues, part.offsets, lut, scoring.table, scoring.gap_open,
-                           scoring.gap_extend, mode)
+                           scoring.gap_extend, mode, partition)
 
         self.scanners = on_gpus(self.devices, build, self.ranges)
 

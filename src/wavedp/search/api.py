@@ -26,6 +26,7 @@ from ..seqio import read_records
 from . import statistics
 from .database import Database
 from .hits import check_fraction, run_hits
+from .partition import check_partition
 from .ranking import MINUS, merge
 from .scan import scanner_for
 from .strands import SIGN, reverse_complement, strands
@@ -123,7 +124,8 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
            top: int = 10, evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
            mode: str = "local", traceback: bool = True, strand: str = "both",
            device: str = "auto", fraction: float | None = None,
-           client: Any = None, devices: Any = None) -> list[list[Alignment]]:
+           client: Any = None, devices: Any = None,
+           partition: str = "auto") -> list[list[Alignment]]:
     """Search every query against ``database``; one ranked hit list per query (query order).
 
     ``database``: a list of sequences, a FASTA/FASTQ path, a ``.wdb`` folder or a
@@ -142,11 +144,14 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
     ``devices``: the GPUs of this machine to use (indices, or ``"0,1"``; default every
     visible one): the database is sharded over them by residues and the hits spread over
     them, with the same results as one GPU.
+    ``partition``: how the GPU scan cuts queries x database into launches (``none``,
+    ``static``, ``dynamic1``, ``dynamic2`` of ``search.partition``, or ``auto``, the
+    predictor's fastest); results never depend on it.
     """
     results = iter_search(queries, database, scoring, top=top, evalue=evalue,
                           min_score=min_score, mode=mode, traceback=traceback, strand=strand,
                           device=device, fraction=fraction, client=client,
-                          devices=devices)
+                          devices=devices, partition=partition)
     return [hits for _, hits in results]
 
 
@@ -155,13 +160,14 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
                 mode: str = "local", traceback: bool = True, strand: str = "both",
                 device: str = "auto", progress: Progress | None = None,
                 skip: Iterable[int] = (), fraction: float | None = None,
-                client: Any = None, devices: Any = None
+                client: Any = None, devices: Any = None, partition: str = "auto"
                 ) -> Iterator[tuple[int, list[Alignment]]]:
     """:func:`search` as a generator of ``(query index, hits)`` in query order, queries in
     ``skip`` left out; ``progress(cells)`` is called as work completes. All input is
     validated, and resource limits checked, before the first result."""
     scoring = _check_scoring(scoring)
     code = _mode_code(mode)
+    partition = check_partition(partition)
     top, evalue, min_score, stats = _cutoffs(top, evalue, min_score, mode, scoring)
     if fraction is not None:
         fraction = check_fraction(fraction)
@@ -191,7 +197,7 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
                                  device)
         cells = BATCH_CELLS["cluster"]
     else:
-        scanner = scanner_for(resolved, db, lut, scoring, code, devices)
+        scanner = scanner_for(resolved, db, lut, scoring, code, devices, partition)
         cells = BATCH_CELLS[resolved]
     return _run(q, db, lut, scoring, mode, traceback, (resolved, devices), scanner, cells,
                 todo, wanted, top, evalue, min_score, stats, progress, fraction)

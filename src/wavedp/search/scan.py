@@ -48,12 +48,13 @@ class CpuScanner:
 
 
 def scanner_for(device: str, db: Database, lut: np.ndarray | None, scoring: Scoring,
-                mode: int, devices: tuple[int, ...] | None = None):
+                mode: int, devices: tuple[int, ...] | None = None, partition: str = "auto"):
     """The scan engine of a resolved device (``cpu`` or ``gpu``; on the GPUs ``devices``,
-    checked, default every visible one)."""
+    checked, default every visible one, their launches cut by ``partition``: the CPU's
+    inter-sequence kernel pads nothing, so it has no use for one)."""
     if device == "gpu":
         from .. import device as _device
         from ..distributed import GpuScanner
 
-        return GpuScanner(db, lut, scoring, mode, _device.gpus(devices))
+        return GpuScanner(db, lut, scoring, mode, _device.gpus(devices), partition)
     return CpuScanner(db, lut, scoring, mode)

@@ -2,11 +2,13 @@
 
 The database sits in GPU memory when it fits (uploaded once per :class:`Scanner`), else it
 streams through in chunks: two page-locked host buffers and two device buffers, the copy of
-chunk i+1 on its own stream overlapping the scan of chunk i. Subjects are scanned longest
-first (groups of a warp get similar lengths). Local searches pack two queries per 32-bit word
-(16-bit lanes) and rescore at 32 bits the subjects whose 16-bit best could have saturated;
-global and semiglobal searches run 32-bit words. Each query's best candidates are selected on
-the GPU; only they are copied back.
+chunk i+1 on its own stream overlapping the scan of chunk i. The launches over a chunk are
+the batches of ``search.partition`` (``partition``: none, static, dynamic1, dynamic2, or
+auto, the predictor's fastest: ``search.predict``), each scanning its subjects longest first
+(groups of a warp get similar lengths) with the kernel shape planned for them. Local
+searches pack two queries per 32-bit word (16-bit lanes) and rescore at 32 bits the
+subjects whose 16-bit best could have saturated; global and semiglobal searches run 32-bit
+words. Each query's best candidates are selected on the GPU; only they are copied back.
 """
 
 from __future__ import annotations
@@ -40,20 +42,16 @@ SCRATCH_BYTES = 256 << 20
 DATABASE_BYTES: int | None = None
 #: per-pass cost of a group, in cells of a column (scratch traffic and synchronisation)
 PASS_CELLS = 64
-#: a length partition of fewer subjects joins its neighbour (each is a launch of its own,
-#: and a launch needs this many groups to fill the H100's 132 SMs a few times over)
-MIN_PARTITION = 16384
-
-#: a profile shares a launch with longer ones while its query has at least this share of
-#: the first one's length (the rest of its rows are padding)
-QUERY_SHARE = 0.9
-#: GPU memory for one launch's result words (profiles x subjects)
+#: GPU memory for one launch's result words (profiles x subjects) and profiles
 OUT_BYTES = 1 << 30
 
 Candidates = tuple[np.ndarray, np.ndarray]
 #: seconds spent in each phase since the last reset (benchmarks read and clear it): upload
 #: (database to the GPU), scan, rescore (32-bit rescoring of saturated pairs), topk
 STATS: dict[str, float] = {}
+#: every scan launch since the last reset (``search --explain`` reads and clears it):
+#: (partition, units, subjects, predicted seconds, measured seconds)
+LOG: list[tuple[str, int, int, float, float]] = []
 
 
 class _Timer:
@@ -94,39 +92,24 @@ def plan(m: int, columns: float, alphabet: int) -> tuple[int, int, int]:
     return best[1], best[2], best[3]
 
 
-def partitions(ordered: np.ndarray, m: int, alphabet: int) -> list[tuple[int, int, int, int,
-                                                                         int]]:
-    """Length partitions of subjects in scan order (``ordered``: lengths, longest first) as
-    (start, stop, G, R, passes): the half-octave length classes, neighbours that want the same
-    kernel shape for an m-row query (:func:`plan`) merged, and so is a class or partition of
-    fewer than MIN_PARTITION subjects (each partition is a launch)."""
-    cls = np.floor(2 * np.log2(np.maximum(ordered, 1))).astype(np.int64)
-    bounds = [0, *(np.flatnonzero(np.diff(cls)) + 1).tolist(), int(ordered.size)]
-    parts: list[tuple[int, int, tuple[int, int, int]]] = []
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        if b <= a:
-            continue
-        shape = plan(m, float(ordered[a:b].mean()), alphabet)
-        if parts and (parts[-1][2] == shape or b - a < MIN_PARTITION
-                      or parts[-1][1] - parts[-1][0] < MIN_PARTITION):
-            a = parts.pop()[0]
-            shape = plan(m, float(ordered[a:b].mean()), alphabet)
-        parts.append((a, b, shape))
-    return [(a, b, *shape) for a, b, shape in parts]
+def scan_need(alphabet: int, sms: int):
+    """The GPU memory a launch needs (``search.partition``'s ``need``): result words, the
+    profiles (passes counted at 128 rows) and the passes' scratch rows of a full grid, capped
+    at SCRATCH_BYTES (a launch of long subjects runs fewer blocks instead)."""
+
+    def need(longest_query: int, units: int, longest_subject: int, subjects: int) -> int:
+        passes = -(-max(int(longest_query), 1) // 128)
+        scratch = 0 if passes == 1 else min(
+            SCRATCH_BYTES, BLOCKS_PER_SM * sms * (BLOCK // 4) * (int(longest_subject) + 2) * 8)
+        return 4 * units * subjects + 4 * alphabet * passes * 128 * units + scratch
+
+    return need
 
 
-def query_batches(longest: list[int], subjects: int) -> list[tuple[int, int]]:
-    """Launch batches of profiles (``longest``: each profile's query length, longest first)
-    as (start, stop): a profile joins the batch while its query is at least QUERY_SHARE of
-    the batch's first (every profile is padded to that one's rows) and the batch's words
-    fit OUT_BYTES (4 bytes per profile and subject)."""
-    cap = max(1, OUT_BYTES // (4 * max(subjects, 1)))
-    batches, start = [], 0
-    for k in range(1, len(longest) + 1):
-        if k == len(longest) or k - start >= cap or longest[k] < QUERY_SHARE * longest[start]:
-            batches.append((start, k))
-            start = k
-    return batches
+def pair_up(live: list[int], packed: bool) -> list[list[int]]:
+    """The units of a launch: queries (indices, longest first) two by two when packed."""
+    step = 2 if packed else 1
+    return [live[p:p + step] for p in range(0, len(live), step)]
 
 
 def profile(queries: list[np.ndarray], sub: np.ndarray, go: int, g: int, r: int, passes: int,
@@ -165,22 +148,17 @@ def _kernel(mode: int, r: int, packed: bool):
 
 
 class _Chunk:
-    """One resident slice of the database: residues, offsets and the scan order."""
+    """One resident slice of the database: residues, offsets and subject lengths."""
 
     def __init__(self, start: int, stop: int, offsets: np.ndarray, d_res, d_off) -> None:
-        import cupy
-
         lengths = np.diff(offsets)
         self.start, self.stop = start, stop
         self.lengths = lengths
-        order = np.argsort(-lengths, kind="stable").astype(np.int32)
-        order = order[lengths[order] > 0]
-        self.order = cupy.asarray(order)
-        self.count = int(order.size)
+        self.nonempty = np.flatnonzero(lengths > 0)  # the subjects a launch scans
+        self.count = int(self.nonempty.size)
         self.empty = np.flatnonzero(lengths == 0)
         self.longest = int(lengths.max()) if lengths.size else 0
         self.res, self.off = d_res, d_off
-        self.ordered = lengths[order]  # subject lengths in scan order (longest first)
 
     @property
     def size(self) -> int:
@@ -192,12 +170,14 @@ class Scanner:
     engine: exact scores, DESIGN.md's order)."""
 
     def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
-                 sub: np.ndarray, gap_open: int, gap_extend: int, mode: int) -> None:
+                 sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
+                 partition: str = "auto") -> None:
         import cupy
 
         self.residues, self.offsets, self.lut = residues, np.asarray(offsets), lut
         self.sub = np.ascontiguousarray(sub, dtype=np.int32)
         self.go, self.ge, self.mode = int(gap_open), int(gap_extend), int(mode)
+        self.partition = partition
         self.packed = mode == LOCAL and packable(self.sub, self.go, self.ge)
         free, _ = cupy.cuda.runtime.memGetInfo()
         budget = DATABASE_BYTES if DATABASE_BYTES is not None else int(free * 0.6)
@@ -305,34 +285,49 @@ class Scanner:
             np.int32(passes), ms, np.int32(len(units)), np.int32(self.go), np.int32(self.ge),
             scratch, np.int32(stride), out, ticket), shared_mem=smem)
 
-    def _scan(self, ch: _Chunk, units: list[list[np.ndarray]], packed: bool, order=None):
-        """The kernel's words (units x subjects) for ``order`` (default: the whole chunk, one
-        launch per length partition with its own kernel shape; a subset scans in one
-        launch)."""
+    def _scan(self, ch: _Chunk, units: list[list[np.ndarray]], packed: bool,
+              subjects: np.ndarray, shape: tuple[int, int, int] | None = None):
+        """The kernel's words (device uint32, units x subjects) of one launch over the chunk
+        indices ``subjects`` (host int array, longest first), with kernel ``shape`` (G, R,
+        passes; default planned for them)."""
         import cupy
 
-        m = max(q.size for u in units for q in u)
-        a = self.sub.shape[0]
-        if order is None:
-            words = cupy.empty((len(units), ch.count), cupy.uint32)
-            for lo, hi, g, r, passes in partitions(ch.ordered, m, a):
-                part = words if (lo, hi) == (0, ch.count) else \
-                    cupy.empty((len(units), hi - lo), cupy.uint32)
-                self._launch(ch, units, ch.order[lo:hi], hi - lo, packed, part,
-                             (g, r, passes), int(ch.ordered[lo]))
-                if part is not words:
-                    words[:, lo:hi] = part
-            return words
-        count = int(order.size)
-        words = cupy.empty((len(units), count), cupy.uint32)
-        lengths = ch.ordered[order.get()]
-        self._launch(ch, units, ch.order[order], count, packed, words,
-                     plan(m, float(lengths.mean()), a), int(lengths.max()))
+        lengths = ch.lengths[subjects]
+        words = cupy.empty((len(units), subjects.size), cupy.uint32)
+        shape = shape or plan(max(q.size for u in units for q in u), float(lengths.mean()),
+                              self.sub.shape[0])
+        self._launch(ch, units, cupy.asarray(subjects.astype(np.int32)), int(subjects.size),
+                     packed, words, shape, int(lengths[0]))
         return words
+
+    def batches(self, ch: _Chunk, units: list[list[np.ndarray]]):
+        """The launches over the chunk (``search.partition`` batches of units x non-empty
+        subjects) under this scanner's partition (``auto``: the predictor's fastest), with
+        each one's predicted seconds."""
+        from ...search import partition as part
+        from ...search import predict
+
+        unit_m = np.array([max(q.size for q in u) for u in units], np.int64)
+        subj_n = ch.lengths[ch.nonempty]
+        a = self.sub.shape[0]
+        need = scan_need(a, multiprocessors())
+        model = predict.model_for("gpu")
+        name = self.partition
+        if name == "auto":
+            name = predict.fastest(model, unit_m, subj_n, a, self.packed, need,
+                                   OUT_BYTES + SCRATCH_BYTES)
+        batches = part.partition(name, unit_m, subj_n, OUT_BYTES + SCRATCH_BYTES, need)
+        if name == "none":  # no length order at all: subjects go out in file order
+            batches = [part.Batch(b.queries, np.sort(b.subjects)) for b in batches]
+        seconds = [predict.gpu_seconds(model, unit_m[b.queries], subj_n[b.subjects], a,
+                                       self.packed) for b in batches]
+        return name, batches, seconds
 
     def _scores(self, ch: _Chunk, queries: list[np.ndarray]) -> list:
         """Exact scores (device int32, queries x chunk index) of each query against the
         chunk."""
+        import time
+
         import cupy
 
         out = cupy.zeros((len(queries), ch.size), cupy.int32)
@@ -345,23 +340,29 @@ class Scanner:
                       key=lambda k: -queries[k].size)
         if ch.count == 0 or not live:
             return out
-        step = 2 if self.packed else 1
-        units = [live[p:p + step] for p in range(0, len(live), step)]
-        longest = [queries[u[0]].size for u in units]
-        for lo, hi in query_batches(longest, ch.count):
-            batch = units[lo:hi]
-            words = self._scan(ch, [[queries[k] for k in u] for u in batch], self.packed)
-            for u, w in zip(batch, words, strict=True):
+        units = pair_up(live, self.packed)
+        name, batches, predicted = self.batches(ch, [[queries[k] for k in u] for u in units])
+        for batch, guess in zip(batches, predicted, strict=True):
+            start = time.perf_counter()
+            chosen = [units[i] for i in batch.queries.tolist()]
+            subjects = ch.nonempty[batch.subjects]
+            idx = cupy.asarray(subjects)
+            words = self._scan(ch, [[queries[k] for k in u] for u in chosen], self.packed,
+                               subjects)
+            for u, w in zip(chosen, words, strict=True):
                 if self.packed:
-                    self._unpack(ch, queries, u, w, out)
+                    self._unpack(ch, queries, u, w, subjects, idx, out)
                 else:
-                    out[u[0]][ch.order] = w.view(cupy.int32)
+                    out[u[0]][idx] = w.view(cupy.int32)
+            settle()
+            LOG.append((name, len(chosen), int(subjects.size), guess,
+                        time.perf_counter() - start))
         return out
 
     def _unpack(self, ch: _Chunk, queries: list[np.ndarray], unit: list[int], words,
-                out: list) -> None:
+                subjects: np.ndarray, idx, out: list) -> None:
         """Each query of a packed unit: its int16 half, subjects that may have saturated
-        rescored at 32 bits."""
+        rescored at 32 bits (``subjects``: the words' chunk indices, ``idx`` on the GPU)."""
         import cupy
 
         halves = [(words & 0xFFFF).astype(cupy.int16).astype(cupy.int32),
@@ -374,9 +375,9 @@ class Scanner:
             if hot.size:
                 STATS["rescored"] = STATS.get("rescored", 0) + int(hot.size)
                 with _Timer("rescore"):  # a part of the scan's time
-                    exact = self._scan(ch, [[queries[k]]], False, hot)[0]
+                    exact = self._scan(ch, [[queries[k]]], False, subjects[hot.get()])[0]
                     best[hot] = exact.view(cupy.int32)
-            out[k][ch.order] = best
+            out[k][idx] = best
 
     def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
@@ -465,3 +466,53 @@ def _pinned(size: int) -> np.ndarray:
 
     mem = cupy.cuda.alloc_pinned_memory(max(size, 1))
     return np.frombuffer(mem, np.uint8, max(size, 1))
+
+
+def calibration(lengths: np.ndarray, runs: list[tuple[int, int, int, int, bool, int, int]],
+                seed: int = 0) -> list[tuple[float, float]]:
+    """Measure launches for the predictor (``search.predict.calibrate``): a random protein
+    database of ``lengths`` resident on the current GPU; each run (m, G, R, passes, packed,
+    first, count) scans one unit of m-residue random queries (two when packed) against the
+    subjects ``first:first + count`` of the longest-first order with that shape. Returns per
+    run (kernel seconds by CUDA events, seconds of the whole launch with its results
+    unpacked and scattered by the host clock), each the median of three after a warm-up."""
+    import statistics
+    import time
+
+    import cupy
+
+    from ...scoring import Scoring
+
+    scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    rng = np.random.default_rng(seed)
+    offsets = np.zeros(lengths.size + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    residues = rng.integers(0, 20, int(offsets[-1]), dtype=np.uint8)
+    scanner = Scanner(residues, offsets, None, scoring.table, 11, 1, LOCAL, "none")
+    ch = next(scanner._chunks())
+    order = np.argsort(-ch.lengths, kind="stable")
+    out = []
+    for m, g, r, passes, packed, first, count in runs:
+        units = [[rng.integers(0, 20, m, dtype=np.uint8) for _ in range(2 if packed else 1)]]
+        subjects = order[first:first + count]
+        idx = cupy.asarray(subjects)
+        target = cupy.zeros((2, ch.size), cupy.int32)
+        kernel, whole = [], []
+        for rep in range(4):
+            start = time.perf_counter()
+            e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
+            e0.record()
+            words = scanner._scan(ch, units, packed, subjects, (g, r, passes))
+            e1.record()
+            if packed:
+                for half in ((words[0] & 0xFFFF).astype(cupy.int16),
+                             (words[0] >> 16).astype(cupy.int16)):
+                    target[0][idx] = half.astype(cupy.int32)
+            else:
+                target[0][idx] = words[0].view(cupy.int32)
+            settle()
+            if rep:
+                kernel.append(cupy.cuda.get_elapsed_time(e0, e1) / 1e3)
+                whole.append(time.perf_counter() - start)
+        out.append((statistics.median(kernel), statistics.median(whole)))
+    return out

@@ -1,0 +1,355 @@
+"""The performance predictor: the PaSWAS thesis's wavefront model (chapter 9) generalised to
+wavedp's scan kernel, calibrated once per device and used to pick a partitioning.
+
+The thesis times a batch by its steps: work rises, holds and falls across the wavefront, and
+each step costs what the device runs at once (constants h_c per unit of work, h_wg per
+work-group). wavedp's scan launch (``kernels/search.cu``) is a pool of work items (a profile
+against a subject, taken by ticket, longest first), each a group of G lanes sweeping the
+subject's columns pass by pass. So one launch costs
+
+    T = h_launch + h_word * units * subjects
+        + max(W / (rate(G, R) * fill), max_i W_before_i / (rate * fill) + c_i / single)
+
+with W the lane-cells of all items (each pass: G*R rows over n + G - 1 columns, plus
+PASS_CELLS per column; the padding of a query to whole passes included), c_i one item's and
+W_before_i the work the tickets hand out before it (a long item taken last runs alone after
+the rest: the thesis's falling phase), fill the share of the full
+grid the launch runs (few items, or scratch rows that cap the blocks), and the constants
+measured by :func:`calibrate`: rate per kernel shape (G, R) and packing (lane-cells per
+second with the device full), single (one group alone), h_launch (host work and launch) and
+h_word (unpacking and scattering one result word). The CPU engine's model is
+``T = h_call * queries + cells / rate`` (its inter-sequence kernel pads nothing).
+
+``wavedp calibrate`` stores the constants per device in the user's cache directory; a
+calibration of another device or another wavedp version is an error naming the file.
+Without one, the constants measured on the H100 of the development machines are used.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from ..errors import InputError
+from . import partition as part
+
+#: the calibration file's format (a change makes older files an error)
+FORMAT = 1
+
+
+@dataclasses.dataclass
+class Model:
+    """Calibrated constants of one device (``kind`` gpu or cpu)."""
+
+    kind: str
+    device: str
+    version: str
+    rates: dict[str, float]  # GPU: "G,R,packed" -> lane-cells/s; CPU: "cells" -> cells/s
+    single: float = 0.0  # GPU: one group alone, lane-cells/s
+    launch: float = 0.0  # s per launch (GPU) or per query call (CPU)
+    word: float = 0.0  # GPU: s per result word unpacked and scattered
+    sms: int = 0
+    calibrated: bool = True
+    seconds: float = 0.0  # how long the calibration took
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return f"{__version__} (format {FORMAT})"
+
+
+def device_name(kind: str) -> str:
+    """What a calibration is tied to: the GPU's name and multiprocessor count ("" without
+    a usable GPU), or the CPU's model and core count."""
+    if kind == "gpu":
+        from .. import device as _device
+
+        if not _device.gpu_status()[0]:
+            return ""
+        import cupy
+
+        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+        return f"{name}, {props['multiProcessorCount']} SMs"
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f
+                          if line.startswith("model name")), model)
+    except OSError:
+        pass
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{model}, {cores} cores"
+
+
+def cache_path(kind: str) -> str:
+    """The calibration file of ``kind`` (gpu or cpu) in the user's cache directory."""
+    import platformdirs
+
+    return os.path.join(platformdirs.user_cache_dir("wavedp"), f"calibration-{kind}.json")
+
+
+def save(model: Model) -> str:
+    """Write ``model`` to its cache file atomically; returns the path."""
+    path = cache_path(model.kind)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(dataclasses.asdict(model), f, indent=1)
+    os.replace(tmp, path)
+    return path
+
+
+def load(kind: str, device: str | None = None) -> Model | None:
+    """The stored calibration of ``kind`` (None if there is none); an InputError for one of
+    another device (``device``: this one's name) or wavedp version, or an unreadable one."""
+    path = cache_path(kind)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            model = Model(**json.load(f))
+    except (OSError, ValueError, TypeError) as exc:
+        raise InputError(f"file {path}: not a wavedp calibration ({exc}); run wavedp "
+                         "calibrate again") from None
+    if model.version != _version():
+        raise InputError(f"file {path}: calibrated with wavedp {model.version}, this is "
+                         f"{_version()}; run wavedp calibrate --device {kind} again")
+    device = device if device is not None else device_name(kind)
+    if device and model.device != device:
+        raise InputError(f"file {path}: calibrated on {model.device}, this is {device}; run "
+                         f"wavedp calibrate --device {kind} again")
+    return model
+
+
+#: constants measured on an H100 80GB HBM3 (132 SMs) by ``wavedp calibrate``, used where no
+#: calibration exists; rates of shapes not listed interpolate in R
+DEFAULT_GPU = Model(kind="gpu", device="default (H100)", version="", calibrated=False,
+                    rates={"packed": 4.4e12, "wide": 2.4e12}, single=4.0e8, launch=1.5e-3,
+                    word=1.5e-10, sms=132)
+DEFAULT_CPU = Model(kind="cpu", device="default", version="", calibrated=False,
+                    rates={"cells": 5e9}, launch=1e-4)
+
+_MODELS: dict[str, Model] = {}
+
+
+def model_for(kind: str) -> Model:
+    """The model of this process's ``kind`` device: its calibration, else the defaults
+    (loaded once per process)."""
+    if kind not in _MODELS:
+        _MODELS[kind] = load(kind) or (DEFAULT_GPU if kind == "gpu" else DEFAULT_CPU)
+    return _MODELS[kind]
+
+
+# ---- the GPU scan's model ----------------------------------------------------------------------
+
+def _rate(model: Model, g: int, r: int, packed: bool) -> float:
+    """Full-device lane-cells/s of shape (G, R): measured, else the nearest measured R at
+    that G, else the model's flat rate of the packing."""
+    kind = "packed" if packed else "wide"
+    exact = model.rates.get(f"{g},{r},{kind}")
+    if exact is not None:
+        return exact
+    near = [(abs(int(k.split(",")[1]) - r), v) for k, v in model.rates.items()
+            if k.endswith(kind) and k.count(",") == 2 and int(k.split(",")[0]) == g]
+    if near:
+        return min(near)[1]
+    return model.rates.get(kind, next(iter(model.rates.values())))
+
+
+def gpu_work(unit_m: np.ndarray, subj_n: np.ndarray, shape: tuple[int, int, int]
+             ) -> tuple[float, float]:
+    """(W, C): the lane-cells of a launch of units of ``unit_m`` rows against subjects of
+    ``subj_n`` columns with kernel shape (G, R, passes), and of its longest item."""
+    from ..engines.cuda.search import PASS_CELLS
+
+    g, r, _ = shape
+    t = g * r
+    passes = np.maximum(-(-np.asarray(unit_m, np.int64) // t), 1)
+    n = np.asarray(subj_n, np.float64)
+    total, longest = float(n.sum()), float(n.max())
+    work = float(passes.sum()) * (t * (total + n.size * (g - 1)) + PASS_CELLS * total)
+    critical = float(passes.max()) * (t * (longest + g - 1) + PASS_CELLS * longest)
+    return work, critical
+
+
+def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
+                packed: bool) -> float:
+    """Predicted seconds of one scan launch: units of ``unit_m`` rows against subjects of
+    ``subj_n`` residues in the order the launch takes them, with the shape the engine plans.
+
+    Items go out by ticket, profile-major, each profile's subjects in launch order; an item
+    started once the work before it is done (at the full rate) ends its own sweep later (at
+    one group's rate), so the launch lasts the longest of those ends, or its work at the full
+    rate if that is longer: the thesis's falling phase, where a long item left for last runs
+    alone."""
+    from ..engines.cuda.search import BLOCK, BLOCKS_PER_SM, PASS_CELLS, SCRATCH_BYTES, plan
+
+    subj_n = np.asarray(subj_n, np.float64)
+    unit_m = np.asarray(unit_m, np.int64)
+    g, r, passes = plan(int(unit_m.max()), float(subj_n.mean()), alphabet)
+    t = g * r
+    groups = BLOCK // g
+    full = BLOCKS_PER_SM * (model.sms or 132)
+    blocks = min(-(-subj_n.size // groups) * unit_m.size, full)
+    if passes > 1:
+        blocks = min(blocks, SCRATCH_BYTES // (groups * (int(subj_n.max()) + 2) * 8))
+    rate = _rate(model, g, r, packed) * min(1.0, max(1, blocks) / full)
+    unit_passes = np.maximum(-(-unit_m // t), 1).astype(np.float64)
+    cost = t * (subj_n + g - 1) + PASS_CELLS * subj_n  # one pass of each subject
+    per_profile = float(cost.sum())
+    lone = float(np.max((np.cumsum(cost) - cost) / rate + cost / model.single))
+    before = (np.cumsum(unit_passes) - unit_passes) * per_profile
+    kernel = max(float(unit_passes.sum()) * per_profile / rate,
+                 float(np.max(before / rate + unit_passes * lone)))
+    return model.launch + model.word * unit_m.size * subj_n.size + kernel
+
+
+def schedules(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
+              packed: bool, need: part.Need, budget: int
+              ) -> dict[str, tuple[list[part.Batch], list[float]]]:
+    """Each partitioning's batches and their predicted seconds."""
+    out = {}
+    for name in part.SCHEDULERS:
+        batches = part.partition(name, unit_m, subj_n, budget, need)
+        if name == "none":  # the engine scans its subjects in file order
+            batches = [part.Batch(b.queries, np.sort(b.subjects)) for b in batches]
+        out[name] = (batches, [gpu_seconds(model, unit_m[b.queries], subj_n[b.subjects],
+                                           alphabet, packed) for b in batches])
+    return out
+
+
+def fastest(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
+            packed: bool, need: part.Need, budget: int) -> str:
+    """The partitioning with the least predicted time (``partition="auto"``)."""
+    found = schedules(model, unit_m, subj_n, alphabet, packed, need, budget)
+    return min(found, key=lambda name: sum(found[name][1]))
+
+
+# ---- the CPU engine's model --------------------------------------------------------------------
+
+def cpu_seconds(model: Model, query_m: np.ndarray, total: int) -> float:
+    """Predicted seconds of the CPU scan of queries of ``query_m`` residues against
+    ``total`` database residues."""
+    return model.launch * len(query_m) + float(np.sum(query_m)) * total / model.rates["cells"]
+
+
+# ---- calibration -------------------------------------------------------------------------------
+
+def calibrate(kind: str, progress: Callable[[str], None] | None = None) -> Model:
+    """Measure ``kind``'s constants (well under a minute, kernel compiles included)."""
+    start = time.perf_counter()
+    say = progress or (lambda _: None)
+    model = _calibrate_gpu(say) if kind == "gpu" else _calibrate_cpu(say)
+    model.seconds = time.perf_counter() - start
+    return model
+
+
+def _calibrate_gpu(say: Callable[[str], None]) -> Model:
+    from ..engines.cuda.multipass import multiprocessors
+    from ..engines.cuda.search import GROUPS, ROWS, calibration
+
+    subjects = 400_000
+    lengths = np.full(subjects, 360, np.int64)
+    lengths[0] = 40_000  # one long subject for the single-group run
+    runs, keys = [], []
+    for packed in (True, False):
+        for g in GROUPS:
+            for r in ROWS:
+                if 4 * 24 * g * r > 56 << 10:
+                    continue
+                runs.append((2 * g * r, g, r, 2, packed, 1, subjects - 1))
+                keys.append(f"{g},{r},{'packed' if packed else 'wide'}")
+    say(f"{len(runs)} kernel shapes, then one group alone and the launch overhead")
+    lone = (512, 4, 8, 16, True, 0, 1)  # one unit x the 40,000-residue subject
+    tiny = (64, 4, 16, 1, True, 1, 64)
+    wide = (64, 4, 16, 1, True, 1, subjects - 1)
+    found = calibration(lengths, [*runs, lone, tiny, wide])
+    order = np.sort(lengths)[::-1]
+    rates = {}
+    for key, (m, g, r, passes, _, first, count), (kernel, _) in zip(keys, runs, found,
+                                                                    strict=False):
+        work, _ = gpu_work(np.array([m]), order[first:first + count], (g, r, passes))
+        rates[key] = work / kernel
+    _, critical = gpu_work(np.array([lone[0]]), order[:1], lone[1:4])
+    single = critical / found[-3][0]
+    launch = found[-2][1]
+    word = max(0.0, found[-1][1] - launch - found[-1][0]) / (subjects - 1)
+    return Model(kind="gpu", device=device_name("gpu"), version=_version(), rates=rates,
+                 single=single, launch=launch, word=word, sms=multiprocessors())
+
+
+def _calibrate_cpu(say: Callable[[str], None]) -> Model:
+    from ..engines.common import LOCAL
+    from ..engines.cpu.intersequence import scores
+    from ..scoring import Scoring
+
+    scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    rng = np.random.default_rng(0)
+    sub = np.ascontiguousarray(scoring.table, np.int32)
+    say("two database sizes on every core (Numba compile included the first time)")
+    timings = []
+    for subjects in (2_000, 40_000):
+        offsets = np.arange(subjects + 1, dtype=np.int64) * 300
+        residues = rng.integers(0, 20, int(offsets[-1]), dtype=np.uint8)
+        query = rng.integers(0, 20, 300, dtype=np.uint8)
+        scores(query, residues, offsets, sub, 11, 1, LOCAL)  # compile or cache load
+        best = []
+        for _ in range(3):
+            start = time.perf_counter()
+            scores(query, residues, offsets, sub, 11, 1, LOCAL)
+            best.append(time.perf_counter() - start)
+        timings.append((300.0 * int(offsets[-1]), min(best)))
+    (c1, t1), (c2, t2) = timings
+    rate = (c2 - c1) / max(t2 - t1, 1e-9)
+    return Model(kind="cpu", device=device_name("cpu"), version=_version(),
+                 rates={"cells": rate}, launch=max(0.0, t1 - c1 / rate))
+
+
+# ---- a whole search ----------------------------------------------------------------------------
+
+def search_plan(model: Model, query_m: list[int], subj_n: np.ndarray, alphabet: int,
+                packed: bool, batch_cells: float) -> dict[str, list[tuple[int, int, int, float]]]:
+    """Each partitioning's launches over a resident database for queries of ``query_m``
+    residues (each strand a query), in the search's query batches of about ``batch_cells``
+    cells: (query batch, units, subjects, predicted seconds) per launch."""
+    from ..engines.cuda.search import OUT_BYTES, SCRATCH_BYTES, pair_up, scan_need
+    from .api import _batches
+
+    subj_n = np.asarray(subj_n, np.int64)
+    subj_n = subj_n[subj_n > 0]
+    need = scan_need(alphabet, model.sms or 132)
+    plans: dict[str, list[tuple[int, int, int, float]]] = {n: [] for n in part.SCHEDULERS}
+    todo = [k for k, m in enumerate(query_m) if m > 0]
+    total = int(subj_n.sum())
+    for b, batch in enumerate(_batches(todo, [query_m[k] for k in todo], total, batch_cells)):
+        live = sorted(batch, key=lambda k: -query_m[k])
+        unit_m = np.array([query_m[u[0]] for u in pair_up(live, packed)], np.int64)
+        if not subj_n.size:
+            continue
+        found = schedules(model, unit_m, subj_n, alphabet, packed, need,
+                          OUT_BYTES + SCRATCH_BYTES)
+        for name, (batches, seconds) in found.items():
+            plans[name] += [(b, x.queries.size, x.subjects.size, s)
+                            for x, s in zip(batches, seconds, strict=True)]
+    return plans
+
+
+def explain_lines(log: list[tuple[str, int, int, float, float]]) -> list[str]:
+    """``search --explain``'s table: every scan launch predicted beside measured, and the
+    totals."""
+    lines = ["| launch | partition | units | subjects | predicted s | measured s | error |",
+             "|---|---|---|---|---|---|---|"]
+    for k, (name, units, subjects, guess, seen) in enumerate(log, 1):
+        lines.append(f"| {k} | {name} | {units} | {subjects:,} | {guess:.4f} | {seen:.4f} | "
+                     f"{(guess - seen) / seen:+.1%} |")
+    guess, seen = sum(r[3] for r in log), sum(r[4] for r in log)
+    if seen > 0:
+        lines.append(f"| total | | | | {guess:.4f} | {seen:.4f} | {(guess - seen) / seen:+.1%} |")
+    return lines

@@ -1,0 +1,122 @@
+"""The performance predictor and the partition parameter, on the host (no GPU needed): the
+model's terms, the calibration file's checks, and the commands."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import wavedp
+import wavedp.cli as cli_module
+from wavedp.engines.cuda import search as gpu_search
+from wavedp.search import partition as part
+from wavedp.search import predict
+
+PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(predict, "_MODELS", {})
+    return tmp_path / "cache" / "wavedp"
+
+
+def test_scan_need_grows_with_every_argument():
+    need = gpu_search.scan_need(24, 132)
+    base = need(300, 4, 500, 1000)
+    assert need(3000, 4, 500, 1000) > base and need(300, 8, 500, 1000) > base
+    assert need(300, 4, 500, 2000) > base and need(3000, 4, 5000, 1000) > need(3000, 4, 500, 1000)
+    assert need(3000, 1, 10**6, 1) <= gpu_search.SCRATCH_BYTES + 10**6  # scratch is capped
+
+
+def test_model_terms():
+    model = predict.DEFAULT_GPU
+    short = np.full(10_000, 300)
+    t1 = predict.gpu_seconds(model, np.array([500, 400]), short, 24, True)
+    t2 = predict.gpu_seconds(model, np.array([500, 400]), np.full(20_000, 300), 24, True)
+    assert model.launch < t1 < t2 < 2 * t1  # linear work plus a fixed cost
+    lone = predict.gpu_seconds(model, np.array([5000]), np.array([35_000]), 24, True)
+    work, critical = predict.gpu_work(np.array([5000]), np.array([35_000]),
+                                      gpu_search.plan(5000, 35_000.0, 24))
+    assert work == critical and lone >= critical / model.single  # one item: its own path
+    mixed = np.concatenate([short, [35_000]])
+    assert predict.gpu_seconds(model, np.array([5000]), mixed, 24, True) >= lone
+
+
+def test_skewed_sets_in_the_model():
+    """One 35,000-residue subject among thousands of 200-600: in one launch (none, in file
+    order, or dynamic1) its sweep for the last profiles starts late and runs alone; static
+    gives it a launch of its own, which the model ranks first; auto picks the least."""
+    rng = np.random.default_rng(3)
+    subjects = rng.integers(200, 601, 5000)
+    subjects[1234] = 35_000
+    plans = predict.search_plan(predict.DEFAULT_GPU, [int(x) for x in rng.integers(200, 600, 40)],
+                                subjects, 24, True, 2e13)
+    totals = {name: sum(r[3] for r in rows) for name, rows in plans.items()}
+    assert set(totals) == set(part.SCHEDULERS)
+    assert totals["static"] < 0.8 * totals["none"] and totals["dynamic1"] <= totals["none"]
+    need = gpu_search.scan_need(24, 132)
+    unit_m = np.sort(rng.integers(200, 600, 20))[::-1]
+    best = predict.fastest(predict.DEFAULT_GPU, unit_m, subjects, 24, True, need, 1 << 30)
+    found = predict.schedules(predict.DEFAULT_GPU, unit_m, subjects, 24, True, need, 1 << 30)
+    assert sum(found[best][1]) == min(sum(s) for _, s in found.values())
+
+
+def test_calibration_file_of_another_device_or_version_is_an_input_error(cache):
+    model = dataclasses.replace(predict.DEFAULT_CPU, device=predict.device_name("cpu"),
+                                version=predict._version(), calibrated=True)
+    path = predict.save(model)
+    assert predict.load("cpu") == model
+    for field, value, needle in (("device", "another CPU, 2 cores", "calibrated on another"),
+                                 ("version", "0.0.1 (format 0)", "calibrated with wavedp")):
+        with open(path, "w") as f:
+            json.dump({**dataclasses.asdict(model), field: value}, f)
+        with pytest.raises(wavedp.InputError, match=f"file {path}: {needle}"):
+            predict.load("cpu")
+    with open(path, "w") as f:
+        f.write("{not json")
+    with pytest.raises(wavedp.InputError, match="not a wavedp calibration"):
+        predict.load("cpu")
+    result = CliRunner().invoke(cli_module.cli, ["search", "--device", "cpu", "--explain",
+                                                 str(path), str(path)])
+    assert result.exit_code == 2
+
+
+def test_calibrate_and_predict_commands(cache, tmp_path):
+    result = CliRunner().invoke(cli_module.cli, ["calibrate", "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    assert "GCUPS on every core" in result.output
+    assert (cache / "calibration-cpu.json").exists()
+    rng = np.random.default_rng(5)
+    q, db = tmp_path / "q.fa", tmp_path / "db.fa"
+    q.write_text("".join(f">q{k}\n{'ACDEFGHIKLMNPQRSTVWY' * int(n)}\n"
+                         for k, n in enumerate(rng.integers(1, 40, 12))))
+    db.write_text("".join(f">s{k}\n{'MKV' * int(n)}\n"
+                          for k, n in enumerate(rng.integers(30, 200, 3000))) + ">long\n"
+                  + "W" * 35_000 + "\n")
+    result = CliRunner().invoke(cli_module.cli, ["predict", str(q), str(db)])
+    assert result.exit_code == 0, result.output
+    totals = [line for line in result.output.splitlines() if line.count("|") == 4]
+    assert {line.split("|")[1].split()[0] for line in totals[2:]} == set(part.SCHEDULERS)
+    assert sum("(auto)" in line for line in totals) == 1
+    result = CliRunner().invoke(cli_module.cli, ["predict", "--device", "cpu", str(q), str(db)])
+    assert result.exit_code == 0 and "predicted scan" in result.output
+    result = CliRunner().invoke(cli_module.cli, ["search", "--device", "cpu", "--explain",
+                                                 str(q), str(db)])
+    assert result.exit_code == 0 and "CPU scan predicted" in result.output
+
+
+@pytest.mark.parametrize("args", [["--partition", "fastest"], ["--partition", ""]])
+def test_unknown_partition_is_one_line(tmp_path, args):
+    q = tmp_path / "q.fa"
+    q.write_text(">q\nACDEFGHIK\n")
+    result = CliRunner().invoke(cli_module.cli, ["search", str(q), str(q), *args])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1].startswith("wavedp: error: partition must be")
+    with pytest.raises(wavedp.InputError, match="partition must be one of"):
+        wavedp.search(["ACDE"], ["ACDE"], PROT, device="cpu", partition="fastest")
