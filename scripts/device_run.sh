@@ -2,7 +2,7 @@
 # On the GPU machine (run from the repository root): install wavedp offline (wheels for the
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
-#   scripts/device_run.sh [tests|bench|search|hits|scaleout|polyadic|lab|all] [pytest -k expr]
+#   scripts/device_run.sh [tests|bench|search|hits|partition|scaleout|polyadic|lab|all] [-k expr]
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
 what=${1:-all}
@@ -35,6 +35,11 @@ if [[ $what == search || $what == all ]]; then
     done
     python3 benchmarks/search.py --device cpu --sequences 100000 2>&1 \
         | tee -a "$out/search_bench.log"
+fi
+if [[ $what == partition || $what == all ]]; then
+    # the predictor calibrated (timed), then every partitioning on skewed sets
+    wavedp calibrate 2>&1 | tee "$out/partition_bench.log"
+    python3 benchmarks/partitioning.py 2>&1 | tee -a "$out/partition_bench.log"
 fi
 if [[ $what == scaleout ]]; then
     # every GPU of the machine against one: the CUDASW++ benchmark and the UniRef50 plan

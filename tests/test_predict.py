@@ -62,9 +62,10 @@ def test_skewed_sets_in_the_model():
     assert totals["static"] < 0.8 * totals["none"] and totals["dynamic1"] <= totals["none"]
     need = gpu_search.scan_need(24, 132)
     unit_m = np.sort(rng.integers(200, 600, 20))[::-1]
-    best = predict.fastest(predict.DEFAULT_GPU, unit_m, subjects, 24, True, need, 1 << 30)
+    best, _, seconds = predict.schedule(predict.DEFAULT_GPU, "auto", unit_m, subjects, 24,
+                                        True, need, 1 << 30)
     found = predict.schedules(predict.DEFAULT_GPU, unit_m, subjects, 24, True, need, 1 << 30)
-    assert sum(found[best][1]) == min(sum(s) for _, s in found.values())
+    assert sum(found[best][1]) == sum(seconds) == min(sum(s) for _, s in found.values())
 
 
 def test_calibration_file_of_another_device_or_version_is_an_input_error(cache):

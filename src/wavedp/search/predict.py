@@ -211,25 +211,29 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     return model.launch + model.word * unit_m.size * subj_n.size + kernel
 
 
+def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
+             packed: bool, need: part.Need, budget: int
+             ) -> tuple[str, list[part.Batch], list[float]]:
+    """(partitioning, its launches, each one's predicted seconds) for units of ``unit_m``
+    rows x subjects of ``subj_n`` (file order); ``auto``: the least predicted total. The
+    launches of ``none`` take their subjects in file order."""
+    if name == "auto":
+        found = schedules(model, unit_m, subj_n, alphabet, packed, need, budget)
+        name = min(found, key=lambda n: sum(found[n][1]))
+        return name, *found[name]
+    batches = part.partition(name, unit_m, subj_n, budget, need)
+    if name == "none":
+        batches = [part.Batch(b.queries, np.sort(b.subjects)) for b in batches]
+    return name, batches, [gpu_seconds(model, unit_m[b.queries], subj_n[b.subjects], alphabet,
+                                       packed) for b in batches]
+
+
 def schedules(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
               packed: bool, need: part.Need, budget: int
               ) -> dict[str, tuple[list[part.Batch], list[float]]]:
-    """Each partitioning's batches and their predicted seconds."""
-    out = {}
-    for name in part.SCHEDULERS:
-        batches = part.partition(name, unit_m, subj_n, budget, need)
-        if name == "none":  # the engine scans its subjects in file order
-            batches = [part.Batch(b.queries, np.sort(b.subjects)) for b in batches]
-        out[name] = (batches, [gpu_seconds(model, unit_m[b.queries], subj_n[b.subjects],
-                                           alphabet, packed) for b in batches])
-    return out
-
-
-def fastest(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-            packed: bool, need: part.Need, budget: int) -> str:
-    """The partitioning with the least predicted time (``partition="auto"``)."""
-    found = schedules(model, unit_m, subj_n, alphabet, packed, need, budget)
-    return min(found, key=lambda name: sum(found[name][1]))
+    """Each partitioning's launches and their predicted seconds."""
+    return {name: schedule(model, name, unit_m, subj_n, alphabet, packed, need, budget)[1:]
+            for name in part.SCHEDULERS}
 
 
 # ---- the CPU engine's model --------------------------------------------------------------------

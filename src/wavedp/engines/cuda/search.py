@@ -288,8 +288,8 @@ class Scanner:
     def _scan(self, ch: _Chunk, units: list[list[np.ndarray]], packed: bool,
               subjects: np.ndarray, shape: tuple[int, int, int] | None = None):
         """The kernel's words (device uint32, units x subjects) of one launch over the chunk
-        indices ``subjects`` (host int array, longest first), with kernel ``shape`` (G, R,
-        passes; default planned for them)."""
+        indices ``subjects`` (host int array, in the order the tickets hand them out), with
+        kernel ``shape`` (G, R, passes; default planned for them)."""
         import cupy
 
         lengths = ch.lengths[subjects]
@@ -297,31 +297,21 @@ class Scanner:
         shape = shape or plan(max(q.size for u in units for q in u), float(lengths.mean()),
                               self.sub.shape[0])
         self._launch(ch, units, cupy.asarray(subjects.astype(np.int32)), int(subjects.size),
-                     packed, words, shape, int(lengths[0]))
+                     packed, words, shape, int(lengths.max()))
         return words
 
     def batches(self, ch: _Chunk, units: list[list[np.ndarray]]):
         """The launches over the chunk (``search.partition`` batches of units x non-empty
         subjects) under this scanner's partition (``auto``: the predictor's fastest), with
         each one's predicted seconds."""
-        from ...search import partition as part
         from ...search import predict
 
         unit_m = np.array([max(q.size for q in u) for u in units], np.int64)
         subj_n = ch.lengths[ch.nonempty]
         a = self.sub.shape[0]
-        need = scan_need(a, multiprocessors())
-        model = predict.model_for("gpu")
-        name = self.partition
-        if name == "auto":
-            name = predict.fastest(model, unit_m, subj_n, a, self.packed, need,
-                                   OUT_BYTES + SCRATCH_BYTES)
-        batches = part.partition(name, unit_m, subj_n, OUT_BYTES + SCRATCH_BYTES, need)
-        if name == "none":  # no length order at all: subjects go out in file order
-            batches = [part.Batch(b.queries, np.sort(b.subjects)) for b in batches]
-        seconds = [predict.gpu_seconds(model, unit_m[b.queries], subj_n[b.subjects], a,
-                                       self.packed) for b in batches]
-        return name, batches, seconds
+        return predict.schedule(predict.model_for("gpu"), self.partition, unit_m, subj_n, a,
+                                self.packed, scan_need(a, multiprocessors()),
+                                OUT_BYTES + SCRATCH_BYTES)
 
     def _scores(self, ch: _Chunk, queries: list[np.ndarray]) -> list:
         """Exact scores (device int32, queries x chunk index) of each query against the

@@ -1,0 +1,144 @@
+"""Length partitioning on skewed sets: every partitioning's time, its padding, and the
+predictor's estimate beside the measurement, launch by launch.
+
+Run from the repository root:  python benchmarks/partitioning.py [--repeats R] [--sets ...]
+(with wavedp installed, on a GPU). Seeded random protein sets, BLOSUM62 11/1, local,
+score-only ``wavedp.search(..., top=10, device="gpu", partition=P)`` for P in none, static,
+dynamic1, dynamic2 and auto, after a warm-up of each; the results are asserted equal.
+The sets (the PaSWAS thesis's skewed cases and DS-like mixtures):
+
+- ``long-subject``: 200 queries of 200-600 residues against 20,000 subjects of 200-600 and
+  one of 35,000 (at a random place in the file);
+- ``long-query``: 400 queries of 200-600 and one of 35,000 against 50,000 of 200-600;
+- ``mixture``: 300 queries and 100,000 subjects of lognormal lengths (median 300, sigma 1,
+  20 to 35,000 residues), both sides skewed.
+
+Per set and partitioning: launches, the scan's measured seconds (sum of its launches, each
+timed on the host around its kernel, unpacking and scattering: what ``--explain`` shows),
+the predicted seconds, the worst and the median error of one launch, the total's error,
+and the padding (PaSWAS's padded cells over real cells of the batches). Then whether each
+partitioning beats none and how far auto is from the best.
+The predictor's constants are this machine's calibration (``wavedp calibrate``, run first
+by ``--calibrate``) or the built-in ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import wavedp
+from wavedp.engines.cuda import search as gpu_search
+from wavedp.engines.cuda.multipass import multiprocessors
+from wavedp.search import partition as part
+from wavedp.search import predict
+from wavedp.search.database import PROTEIN_LETTERS, Database
+
+PARTITIONS = ("none", "static", "dynamic1", "dynamic2", "auto")
+LETTERS = "ARNDCQEGHILKMFPSTWYV"
+
+
+def lengths_of(name: str, rng) -> tuple[np.ndarray, np.ndarray]:
+    """(query lengths, subject lengths) of one set."""
+    if name == "long-subject":
+        subjects = rng.integers(200, 601, 20_001)
+        subjects[rng.integers(0, subjects.size)] = 35_000
+        return rng.integers(200, 601, 200), subjects
+    if name == "long-query":
+        queries = rng.integers(200, 601, 401)
+        queries[rng.integers(0, queries.size)] = 35_000
+        return queries, rng.integers(200, 601, 50_000)
+    draw = lambda n: np.clip(rng.lognormal(np.log(300), 1.0, n), 20, 35_000)  # noqa: E731
+    return draw(300).astype(np.int64), draw(100_000).astype(np.int64)
+
+
+def database(lengths: np.ndarray, rng) -> Database:
+    codes = np.array([PROTEIN_LETTERS.index(c) for c in LETTERS], np.uint8)
+    residues = codes[rng.integers(0, 20, int(lengths.sum()))]
+    offsets = np.zeros(lengths.size + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return Database(path=None, alphabet="protein", letters=PROTEIN_LETTERS, residues=residues,
+                    offsets=offsets, lengths=lengths.astype(np.int32),
+                    ids=[f"s{k}" for k in range(lengths.size)],
+                    composition=np.bincount(residues, minlength=len(PROTEIN_LETTERS)),
+                    longest=int(lengths.max()))
+
+
+def padding(qlens: np.ndarray, slens: np.ndarray, name: str) -> float:
+    """PaSWAS's padded cells over real cells of the engine's batches (one query batch)."""
+    if name == "auto":
+        return float("nan")
+    units = np.sort(qlens)[::-1][::2]  # packed: two queries per unit, longest first
+    need = gpu_search.scan_need(24, multiprocessors())
+    batches = part.partition(name, units, slens, gpu_search.OUT_BYTES
+                             + gpu_search.SCRATCH_BYTES, need)
+    real, padded = part.padding(batches, units, slens)
+    return padded / real
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sets", default="long-subject,long-query,mixture")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="run wavedp calibrate's measurement first (and store it)")
+    args = parser.parse_args()
+    if args.calibrate:
+        model = predict.calibrate("gpu")
+        predict.save(model)
+        predict._MODELS.clear()
+        print(f"calibrated {model.device} in {model.seconds:.1f} s")
+    model = predict.model_for("gpu")
+    print(f"predictor: {model.device}" + ("" if model.calibrated else " (built-in constants)"))
+    scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    summary = []
+    for name in args.sets.split(","):
+        rng = np.random.default_rng(7)
+        qlens, slens = lengths_of(name, rng)
+        queries = ["".join(LETTERS[c] for c in rng.integers(0, 20, m)) for m in qlens]
+        db = database(slens, rng)
+        cells = float(qlens.sum()) * float(slens.sum())
+        print(f"\n{name}: {qlens.size} queries ({int(qlens.sum()):,} residues, longest "
+              f"{int(qlens.max()):,}) x {slens.size:,} subjects ({int(slens.sum()):,} "
+              f"residues, longest {int(slens.max()):,}); median of {args.repeats}")
+        print("| partition | launches | scan s | predicted s | total error | worst launch "
+              "error | median launch error | launches within 15% | GCUPS | padded / real |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        results, rows = None, {}
+        for p in PARTITIONS:
+            found = wavedp.search(queries, db, scoring, top=10, traceback=False,
+                                  device="gpu", partition=p)  # warm-up
+            results = results or found
+            assert found == results, f"{name}: partition {p} changed the results"
+            runs = []
+            for _ in range(args.repeats):
+                gpu_search.LOG.clear()
+                wavedp.search(queries, db, scoring, top=10, traceback=False, device="gpu",
+                              partition=p)
+                runs.append(list(gpu_search.LOG))
+            log = sorted(runs, key=lambda r: sum(x[4] for x in r))[len(runs) // 2]
+            seen, guess = sum(x[4] for x in log), sum(x[3] for x in log)
+            errors = [(x[3] - x[4]) / x[4] for x in log]
+            within = sum(abs(e) <= 0.15 for e in errors)
+            chosen = sorted({x[0] for x in log})
+            label = p if p != "auto" else f"auto ({', '.join(chosen)})"
+            rows[p] = seen
+            print(f"| {label} | {len(log)} | {seen:.3f} | {guess:.3f} | "
+                  f"{(guess - seen) / seen:+.1%} | {max(errors, key=abs):+.1%} | "
+                  f"{statistics.median(errors):+.1%} | {within}/{len(log)} | "
+                  f"{cells / seen / 1e9:,.0f} | {padding(qlens, slens, p):.2f} |")
+        best = min((p for p in PARTITIONS if p != "auto"), key=rows.get)
+        beats = all(rows[p] < rows["none"] for p in ("static", "dynamic1", "dynamic2"))
+        summary.append((name, best, rows["auto"] / rows[best], beats))
+    print("\n| set | best | auto / best | every partitioning beats none |")
+    print("|---|---|---|---|")
+    for name, best, ratio, beats in summary:
+        print(f"| {name} | {best} | {ratio:.3f} | {'yes' if beats else 'no'} |")
+    print(f"\n(done {time.strftime('%Y-%m-%d %H:%M')})")
+
+
+if __name__ == "__main__":
+    main()
