@@ -79,10 +79,27 @@ def padding(qlens: np.ndarray, slens: np.ndarray, name: str) -> float:
     return padded / real
 
 
+def details(model, qlens: np.ndarray, slens: np.ndarray, name: str, log: list) -> None:
+    """Each launch of ``name``: its kernel shape and work beside predicted and measured."""
+    units = np.sort(qlens)[::-1][::2]
+    need = gpu_search.scan_need(24, multiprocessors())
+    _, batches, seconds = predict.schedule(model, name, units, slens, 24, True, need,
+                                           gpu_search.OUT_BYTES + gpu_search.SCRATCH_BYTES)
+    for b, guess, row in zip(batches, seconds, log, strict=False):
+        shape = gpu_search.plan(int(units[b.queries].max()), float(slens[b.subjects].mean()),
+                                24)
+        work, critical = predict.gpu_work(units[b.queries], slens[b.subjects], shape)
+        print(f"|   launch | {b.queries.size} units x {b.subjects.size:,} | shape {shape} | "
+              f"W {work:.3g} C {critical:.3g} | {guess:.4f} | {row[4]:.4f} | "
+              f"{(guess - row[4]) / row[4]:+.1%} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sets", default="long-subject,long-query,mixture")
+    parser.add_argument("--launches", action="store_true",
+                        help="also list every launch: shape, work, predicted, measured")
     parser.add_argument("--calibrate", action="store_true",
                         help="run wavedp calibrate's measurement first (and store it)")
     args = parser.parse_args()
@@ -130,6 +147,8 @@ def main() -> None:
                   f"{(guess - seen) / seen:+.1%} | {max(errors, key=abs):+.1%} | "
                   f"{statistics.median(errors):+.1%} | {within}/{len(log)} | "
                   f"{cells / seen / 1e9:,.0f} | {padding(qlens, slens, p):.2f} |")
+            if args.launches:
+                details(model, qlens, slens, chosen[0], log)
         best = min((p for p in PARTITIONS if p != "auto"), key=rows.get)
         beats = all(rows[p] < rows["none"] for p in ("static", "dynamic1", "dynamic2"))
         summary.append((name, best, rows["auto"] / rows[best], beats))

@@ -43,7 +43,8 @@ def test_model_terms():
     lone = predict.gpu_seconds(model, np.array([5000]), np.array([35_000]), 24, True)
     work, critical = predict.gpu_work(np.array([5000]), np.array([35_000]),
                                       gpu_search.plan(5000, 35_000.0, 24))
-    assert work == critical and lone >= critical / model.single  # one item: its own path
+    g = gpu_search.plan(5000, 35_000.0, 24)[0]
+    assert work == critical and lone >= critical / predict._single(model, g)  # its own path
     mixed = np.concatenate([short, [35_000]])
     assert predict.gpu_seconds(model, np.array([5000]), mixed, 24, True) >= lone
 
@@ -58,7 +59,7 @@ def test_skewed_sets_in_the_model():
     plans = predict.search_plan(predict.DEFAULT_GPU, [int(x) for x in rng.integers(200, 600, 40)],
                                 subjects, 24, True, 2e13)
     totals = {name: sum(r[3] for r in rows) for name, rows in plans.items()}
-    assert set(totals) == set(part.SCHEDULERS)
+    assert set(totals) == set(predict.CANDIDATES)
     assert totals["static"] < 0.8 * totals["none"] and totals["dynamic1"] <= totals["none"]
     need = gpu_search.scan_need(24, 132)
     unit_m = np.sort(rng.integers(200, 600, 20))[::-1]

@@ -19,7 +19,8 @@
 //
 // Profile (prepared by the host): for pass p and residue c, T words of (score + go) in chunks
 // of 4 rows: chunk k of lane l at word (k*G + l)*4 (rows l*R + 4k .. l*R + 4k + 3), so a
-// quarter-warp reads 128 contiguous bytes. Rows past the query score PAD.
+// quarter-warp reads 128 contiguous bytes. Rows past the query score PAD. Profile q has
+// only its own passes and starts at word poffs[q].
 //
 // Results: out[q * count + k] for profile q and the subject order[k]: the local best (PACKED:
 // two int16), or H[m][n] (global), or the best of the last row and last column (semiglobal);
@@ -64,8 +65,8 @@ template <> struct Word<false> {
 template <int MODE, int R, bool PACKED>
 __global__ void __launch_bounds__(BLOCK) scan(
     const u8* __restrict__ res, const i64* __restrict__ off, const int* __restrict__ order,
-    int count, const unsigned* __restrict__ profs, int A, int G, int passes,
-    const int* __restrict__ ms, int nq, int go, int ge, uint2* scratch, int stride,
+    int count, const unsigned* __restrict__ profs, int A, int G,
+    const i64* __restrict__ poffs, const int* __restrict__ ms, int nq, int go, int ge, uint2* scratch, int stride,
     unsigned* outs, int* ticket) {
     using W = Word<PACKED>;
     extern __shared__ __align__(16) unsigned sprof[];
@@ -90,7 +91,7 @@ __global__ void __launch_bounds__(BLOCK) scan(
         const int first = sbatch % batches * groups;
         const int k = first + group;
         const int m = ms[qi];
-        const unsigned* prof = profs + (i64)qi * passes * words;
+        const unsigned* prof = profs + poffs[qi];
         unsigned* out = outs + (i64)qi * count;
         int n = 0;
         i64 base = 0;
@@ -104,7 +105,7 @@ __global__ void __launch_bounds__(BLOCK) scan(
         unsigned best = MODE == WAVEDP_LOCAL ? 0u : W::splat(MODE == WAVEDP_GLOBAL ? WAVEDP_NEG : -go);
         const int own = (m + T - 1) / T;  // this profile's passes (a shorter query: fewer)
         for (int p = 0; p < own; ++p) {
-            if (passes > 1 || loaded != qi) {  // one pass: the profile stays for its batches
+            if (own > 1 || loaded != qi) {  // one pass: the profile stays for its batches
                 loaded = qi;
                 __syncthreads();
                 const uint4* src = reinterpret_cast<const uint4*>(prof + (i64)p * words);

@@ -11,7 +11,6 @@ from ..engines.common import MODES
 from ..engines.cuda.search import packable
 from . import predict as _predict
 from .api import BATCH_CELLS, open_database
-from .partition import SCHEDULERS
 from .strands import strands
 
 CALIBRATE_HELP = """Measure this machine's constants for the search's performance predictor.
@@ -43,9 +42,11 @@ def calibrate(device: str | None) -> None:
     if kind == "gpu":
         rates = sorted(model.rates.items(), key=lambda kv: -kv[1])
         click.echo(f"scan rates (lane-cells/s, full device): best {rates[0][0]} "
-                   f"{rates[0][1]:.3g}, worst {rates[-1][0]} {rates[-1][1]:.3g}; "
-                   f"one group alone {model.single:.3g}; launch {model.launch * 1e3:.2f} ms; "
-                   f"{model.word * 1e9:.3f} ns per result word")
+                   f"{rates[0][1]:.3g}, worst {rates[-1][0]} {rates[-1][1]:.3g}; full from "
+                   f"{model.saturation:.2f} blocks per SM; one group alone "
+                   + ", ".join(f"G={g} {v:.3g}" for g, v in model.single.items())
+                   + f"; launch {model.launch * 1e3:.2f} ms; {model.word * 1e9:.3f} ns per "
+                   "result word")
     else:
         click.echo(f"{model.rates['cells'] / 1e9:.2f} GCUPS on every core; "
                    f"{model.launch * 1e3:.3f} ms per query call")
@@ -91,7 +92,7 @@ def predict_command(query: str, database: str, device: str, strand: str, launche
     if launches:
         click.echo("| partition | query batch | launch | units | subjects | predicted s |")
         click.echo("|---|---|---|---|---|---|")
-        for name in SCHEDULERS:
+        for name in plans:
             for k, (b, units, subjects, seconds) in enumerate(plans[name], 1):
                 click.echo(f"| {name} | {b + 1} | {k} | {units} | {subjects:,} | "
                            f"{seconds:.4f} |")
@@ -99,6 +100,6 @@ def predict_command(query: str, database: str, device: str, strand: str, launche
     best = min(totals, key=totals.get)
     click.echo("| partition | launches | predicted s |")
     click.echo("|---|---|---|")
-    for name in SCHEDULERS:
+    for name in plans:
         mark = " (auto)" if name == best else ""
         click.echo(f"| {name}{mark} | {len(plans[name])} | {totals[name]:.4f} |")

@@ -16,9 +16,10 @@ W_before_i the work the tickets hand out before it (a long item taken last runs 
 the rest: the thesis's falling phase), fill the share of the full
 grid the launch runs (few items, or scratch rows that cap the blocks), and the constants
 measured by :func:`calibrate`: rate per kernel shape (G, R) and packing (lane-cells per
-second with the device full), single (one group alone), h_launch (host work and launch) and
-h_word (unpacking and scattering one result word). The CPU engine's model is
-``T = h_call * queries + cells / rate`` (its inter-sequence kernel pads nothing).
+second with the device full), the blocks per multiprocessor from which that rate holds (a
+launch with fewer runs at its share of it), single (one group of G lanes alone), h_launch
+(host work and launch) and h_word (unpacking and scattering one result word). The CPU
+engine's model is ``T = h_call * queries + cells / rate`` (its kernel pads nothing).
 
 ``wavedp calibrate`` stores the constants per device in the user's cache directory; a
 calibration of another device or another wavedp version is an error naming the file.
@@ -39,7 +40,7 @@ from ..errors import InputError
 from . import partition as part
 
 #: the calibration file's format (a change makes older files an error)
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclasses.dataclass
@@ -50,7 +51,9 @@ class Model:
     device: str
     version: str
     rates: dict[str, float]  # GPU: "G,R,packed" -> lane-cells/s; CPU: "cells" -> cells/s
-    single: float = 0.0  # GPU: one group alone, lane-cells/s
+    single: dict[str, float] = dataclasses.field(default_factory=dict)  # GPU: G -> one
+    # group of G lanes alone, lane-cells/s
+    saturation: float = 1.0  # GPU: blocks per SM from which a launch runs at the full rate
     launch: float = 0.0  # s per launch (GPU) or per query call (CPU)
     word: float = 0.0  # GPU: s per result word unpacked and scattered
     sms: int = 0
@@ -131,7 +134,8 @@ def load(kind: str, device: str | None = None) -> Model | None:
 #: constants measured on an H100 80GB HBM3 (132 SMs) by ``wavedp calibrate``, used where no
 #: calibration exists; rates of shapes not listed interpolate in R
 DEFAULT_GPU = Model(kind="gpu", device="default (H100)", version="", calibrated=False,
-                    rates={"packed": 4.4e12, "wide": 2.4e12}, single=4.0e8, launch=1.5e-3,
+                    rates={"packed": 3.3e12, "wide": 3.3e12}, single={"4": 6.3e8},
+                    saturation=2.8, launch=0.8e-3,
                     word=1.5e-10, sms=132)
 DEFAULT_CPU = Model(kind="cpu", device="default", version="", calibrated=False,
                     rates={"cells": 5e9}, launch=1e-4)
@@ -161,6 +165,14 @@ def _rate(model: Model, g: int, r: int, packed: bool) -> float:
     if near:
         return min(near)[1]
     return model.rates.get(kind, next(iter(model.rates.values())))
+
+
+def _single(model: Model, g: int) -> float:
+    """One group of G lanes alone: measured, else scaled from the nearest measured G."""
+    if str(g) in model.single:
+        return model.single[str(g)]
+    near = min(model.single, key=lambda k: abs(int(k) - g))
+    return model.single[near] * g / int(near)
 
 
 def gpu_work(unit_m: np.ndarray, subj_n: np.ndarray, shape: tuple[int, int, int]
@@ -196,44 +208,73 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     g, r, passes = plan(int(unit_m.max()), float(subj_n.mean()), alphabet)
     t = g * r
     groups = BLOCK // g
-    full = BLOCKS_PER_SM * (model.sms or 132)
-    blocks = min(-(-subj_n.size // groups) * unit_m.size, full)
+    sms = model.sms or 132
+    blocks = min(-(-subj_n.size // groups) * unit_m.size, BLOCKS_PER_SM * sms)
     if passes > 1:
         blocks = min(blocks, SCRATCH_BYTES // (groups * (int(subj_n.max()) + 2) * 8))
-    rate = _rate(model, g, r, packed) * min(1.0, max(1, blocks) / full)
+    rate = _rate(model, g, r, packed) * min(1.0, max(1, blocks) / (sms * model.saturation))
+    single = _single(model, g)
     unit_passes = np.maximum(-(-unit_m // t), 1).astype(np.float64)
     cost = t * (subj_n + g - 1) + PASS_CELLS * subj_n  # one pass of each subject
     per_profile = float(cost.sum())
-    lone = float(np.max((np.cumsum(cost) - cost) / rate + cost / model.single))
+    lone = float(np.max((np.cumsum(cost) - cost) / rate + cost / single))
     before = (np.cumsum(unit_passes) - unit_passes) * per_profile
     kernel = max(float(unit_passes.sum()) * per_profile / rate,
                  float(np.max(before / rate + unit_passes * lone)))
     return model.launch + model.word * unit_m.size * subj_n.size + kernel
 
 
+#: what ``auto`` weighs: every scheduler, dynamic2 at several shares (a scheduler and its
+#: parameters by name, as the engine logs them)
+CANDIDATES: dict[str, tuple[str, dict]] = {
+    "none": ("none", {}), "static": ("static", {}), "dynamic1": ("dynamic1", {}),
+    "dynamic2": ("dynamic2", {}), "dynamic2 share=0.7": ("dynamic2", {"share": 0.7}),
+    "dynamic2 share=0.9": ("dynamic2", {"share": 0.9}),
+}
+#: ``auto`` compares the candidates on about this many subjects (every k-th in file order,
+#: and the longest), then cuts the whole chunk with the winner
+CHOICE_SUBJECTS = 100_000
+
+
 def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
              packed: bool, need: part.Need, budget: int
              ) -> tuple[str, list[part.Batch], list[float]]:
     """(partitioning, its launches, each one's predicted seconds) for units of ``unit_m``
-    rows x subjects of ``subj_n`` (file order); ``auto``: the least predicted total. The
-    launches of ``none`` take their subjects in file order."""
+    rows x subjects of ``subj_n`` (file order); ``name`` a partitioning or a key of
+    CANDIDATES; ``auto``: the candidate of the least predicted total. The launches of
+    ``none`` take their subjects in file order."""
     if name == "auto":
-        found = schedules(model, unit_m, subj_n, alphabet, packed, need, budget)
+        sample, scale = _sample(subj_n)
+        scaled = need if scale == 1 else (lambda lq, nq, ls, ns: need(lq, nq, ls,
+                                                                      int(ns * scale)))
+        found = schedules(model, unit_m, subj_n[sample], alphabet, packed, scaled, budget)
         name = min(found, key=lambda n: sum(found[n][1]))
-        return name, *found[name]
-    batches = part.partition(name, unit_m, subj_n, budget, need)
-    if name == "none":
+        if scale == 1:
+            return name, *found[name]
+    scheduler, params = CANDIDATES.get(name, (name, {}))
+    batches = part.partition(scheduler, unit_m, subj_n, budget, need, **params)
+    if scheduler == "none":
         batches = [part.Batch(b.queries, np.sort(b.subjects)) for b in batches]
     return name, batches, [gpu_seconds(model, unit_m[b.queries], subj_n[b.subjects], alphabet,
                                        packed) for b in batches]
 
 
+def _sample(subj_n: np.ndarray) -> tuple[np.ndarray, float]:
+    """Indices of at most about CHOICE_SUBJECTS subjects standing for all (every k-th and
+    the 64 longest, in file order), and how many subjects each stands for."""
+    if subj_n.size <= CHOICE_SUBJECTS:
+        return np.arange(subj_n.size), 1.0
+    every = -(-subj_n.size // CHOICE_SUBJECTS)
+    picked = np.union1d(np.arange(0, subj_n.size, every), np.argsort(subj_n)[-64:])
+    return picked, subj_n.size / picked.size
+
+
 def schedules(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
               packed: bool, need: part.Need, budget: int
               ) -> dict[str, tuple[list[part.Batch], list[float]]]:
-    """Each partitioning's launches and their predicted seconds."""
+    """Each candidate's launches and their predicted seconds."""
     return {name: schedule(model, name, unit_m, subj_n, alphabet, packed, need, budget)[1:]
-            for name in part.SCHEDULERS}
+            for name in CANDIDATES}
 
 
 # ---- the CPU engine's model --------------------------------------------------------------------
@@ -256,37 +297,47 @@ def calibrate(kind: str, progress: Callable[[str], None] | None = None) -> Model
 
 
 def _calibrate_gpu(say: Callable[[str], None]) -> Model:
+    from ..engines.cuda import search as scan
     from ..engines.cuda.multipass import multiprocessors
-    from ..engines.cuda.search import GROUPS, ROWS, calibration
 
-    subjects = 400_000
+    subjects, sms = 400_000, multiprocessors()
     lengths = np.full(subjects, 360, np.int64)
-    lengths[0] = 40_000  # one long subject for the single-group run
+    lengths[0] = 40_000  # one long subject for the runs of one group alone
     runs, keys = [], []
     for packed in (True, False):
-        for g in GROUPS:
-            for r in ROWS:
-                if 4 * 24 * g * r > 56 << 10:
+        for g in scan.GROUPS:
+            for r in scan.ROWS:
+                if 4 * 24 * g * r > scan.PROFILE_BYTES:
                     continue
                 runs.append((2 * g * r, g, r, 2, packed, 1, subjects - 1))
                 keys.append(f"{g},{r},{'packed' if packed else 'wide'}")
-    say(f"{len(runs)} kernel shapes, then one group alone and the launch overhead")
-    lone = (512, 4, 8, 16, True, 0, 1)  # one unit x the 40,000-residue subject
+    lone = [(16 * g * 8, g, 8, 16, True, 0, 1) for g in scan.GROUPS]  # the 40,000 subject
     tiny = (64, 4, 16, 1, True, 1, 64)
     wide = (64, 4, 16, 1, True, 1, subjects - 1)
-    found = calibration(lengths, [*runs, lone, tiny, wide])
+    say(f"{len(runs)} kernel shapes, one group alone, the launch overhead")
+    found = scan.calibration(lengths, [*runs, *lone, tiny, wide])
     order = np.sort(lengths)[::-1]
     rates = {}
     for key, (m, g, r, passes, _, first, count), (kernel, _) in zip(keys, runs, found,
                                                                     strict=False):
         work, _ = gpu_work(np.array([m]), order[first:first + count], (g, r, passes))
         rates[key] = work / kernel
-    _, critical = gpu_work(np.array([lone[0]]), order[:1], lone[1:4])
-    single = critical / found[-3][0]
+    single = {}
+    for (m, g, r, passes, *_), (kernel, _) in zip(lone, found[len(runs):], strict=False):
+        single[str(g)] = gpu_work(np.array([m]), order[:1], (g, r, passes))[1] / kernel
     launch = found[-2][1]
     word = max(0.0, found[-1][1] - launch - found[-1][0]) / (subjects - 1)
+    say("one block per multiprocessor")
+    held = scan.SCRATCH_BYTES
+    scan.SCRATCH_BYTES = sms * (scan.BLOCK // 4) * 362 * 8  # caps a 2-pass launch's grid
+    try:
+        (kernel, _), = scan.calibration(lengths, [(64, 4, 8, 2, True, 1, subjects - 1)])
+    finally:
+        scan.SCRATCH_BYTES = held
+    work, _ = gpu_work(np.array([64]), order[1:], (4, 8, 2))
+    saturation = max(1.0, rates["4,8,packed"] / (work / kernel))
     return Model(kind="gpu", device=device_name("gpu"), version=_version(), rates=rates,
-                 single=single, launch=launch, word=word, sms=multiprocessors())
+                 single=single, saturation=saturation, launch=launch, word=word, sms=sms)
 
 
 def _calibrate_cpu(say: Callable[[str], None]) -> Model:
@@ -329,7 +380,7 @@ def search_plan(model: Model, query_m: list[int], subj_n: np.ndarray, alphabet: 
     subj_n = np.asarray(subj_n, np.int64)
     subj_n = subj_n[subj_n > 0]
     need = scan_need(alphabet, model.sms or 132)
-    plans: dict[str, list[tuple[int, int, int, float]]] = {n: [] for n in part.SCHEDULERS}
+    plans: dict[str, list[tuple[int, int, int, float]]] = {n: [] for n in CANDIDATES}
     todo = [k for k, m in enumerate(query_m) if m > 0]
     total = int(subj_n.sum())
     for b, batch in enumerate(_batches(todo, [query_m[k] for k in todo], total, batch_cells)):

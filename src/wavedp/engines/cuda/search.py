@@ -258,19 +258,24 @@ class Scanner:
     def _launch(self, ch: _Chunk, units: list[list[np.ndarray]], order, count: int,
                 packed: bool, out, shape: tuple[int, int, int], longest: int) -> None:
         """Scan ``count`` subjects of ``order`` (at most ``longest`` residues) against each
-        unit (one query, or two packed) with kernel shape (G, R, passes) in one launch; the
-        kernel's words (uint32, units x count) go to the device array ``out``."""
+        unit (one query, or two packed) with kernel shape (G, R; each unit runs its own
+        passes) in one launch; the kernel's words (uint32, units x count) go to the device
+        array ``out``."""
         import cupy
 
         a = self.sub.shape[0]
-        g, r, passes = shape
+        g, r, _ = shape
+        lengths = np.array([max(q.size for q in u) for u in units], np.int64)
+        own = np.maximum(-(-lengths // (g * r)), 1)  # each profile's own passes
         prof = cupy.asarray(np.concatenate(
-            [profile(u, self.sub, self.go, g, r, passes, packed) for u in units]))
-        ms = cupy.asarray(np.array([max(q.size for q in u) for u in units], np.int32))
+            [profile(u, self.sub, self.go, g, r, int(p), packed) for u, p in zip(
+                units, own, strict=True)]))
+        poffs = cupy.asarray((np.cumsum(own) - own) * a * g * r)
+        ms = cupy.asarray(lengths.astype(np.int32))
         groups = BLOCK // g
         blocks = max(1, min(-(-count // groups) * len(units), BLOCKS_PER_SM * multiprocessors()))
         stride = longest + 2
-        if passes > 1:
+        if own.max() > 1:
             blocks = max(1, min(blocks, SCRATCH_BYTES // (groups * stride * 8)))
             scratch = cupy.empty(blocks * groups * stride * 2, cupy.uint32)
         else:
@@ -281,9 +286,9 @@ class Scanner:
         if smem > 40 << 10:  # near the default 48 KB (the kernel has static shared memory too)
             kernel.max_dynamic_shared_size_bytes = smem
         kernel((blocks,), (BLOCK,), (
-            ch.res, ch.off, order, np.int32(count), prof, np.int32(a), np.int32(g),
-            np.int32(passes), ms, np.int32(len(units)), np.int32(self.go), np.int32(self.ge),
-            scratch, np.int32(stride), out, ticket), shared_mem=smem)
+            ch.res, ch.off, order, np.int32(count), prof, np.int32(a), np.int32(g), poffs, ms,
+            np.int32(len(units)), np.int32(self.go), np.int32(self.ge), scratch,
+            np.int32(stride), out, ticket), shared_mem=smem)
 
     def _scan(self, ch: _Chunk, units: list[list[np.ndarray]], packed: bool,
               subjects: np.ndarray, shape: tuple[int, int, int] | None = None):

@@ -1,0 +1,465 @@
+"""Length partitioning: which queries and subjects share a GPU batch (PaSWAS, Timal 2015).
+
+A batch is a cartesian product, some queries x some subjects, computed together and padded to
+its longest query and longest subject; ``need(longest_query, n_queries, longest_subject,
+n_subjects)`` gives the bytes such a batch takes on the device and must not decrease when any
+argument grows. Every scheduler covers each (query, subject) pair exactly once, lists each
+batch's sequences longest first and keeps every batch within ``budget`` bytes, except a single
+query x single subject that alone needs more: it still gets a batch of its own, which the
+engine must check and handle itself (the thesis's run script skips such runs).
+
+The grid is cut in the order of the thesis's partitioner (PaSWAS ``partitioner/
+partitioner_alg_threshold.c``: greedy on sequences, then greedy on targets): the queries are cut
+into groups, then each group's subjects into batches, a batch growing while it fits beside the
+group. Its ``parameters()`` sizes a group by the fewest runs, counting every target at the
+longest one; on skewed sets that makes one-query groups, each with wide, padded subject
+batches, look as good as larger ones. Here a group takes, of 1, 2, 4, ... up to the most
+queries that fit beside one subject of the longest, the size whose batches, its subjects cut
+as they will be, hold the most query rows each (ties to the smaller): the fewest batches per
+unit of work, and with a memory that grows with the padded cells, as PaSWAS's does, the least
+padding. pyPaSWAS cuts the other way round (target blocks, then queries) but sizes and pads
+its runs the same way: sequences sorted longest first (``Readers.sort_records``), a run sized
+by its first, longest sequence and padded to it (``SmithWaterman._get_max_number_sequences``,
+``set_targets``).
+
+- ``none``: no length partitioning: file order, each group or batch padded to its longest so
+  far. (The thesis's ``no_partitioner.c`` pads every run to the longest of the whole set.)
+- ``static`` (Algorithm 10): on each side the sequences longer than a threshold are separated
+  from the rest, and each of the up to four blocks is cut as by ``dynamic1``.
+- ``dynamic1`` (Algorithm 11): longest first, each group and batch sized and padded by its
+  first, longest sequence: ``partitioner_alg_threshold.c`` at threshold 0 (wavedp compiles no
+  kernel per configuration, so nothing is gained by reusing one padded to a longer length).
+- ``dynamic2`` (Algorithms 12-13): ``dynamic1`` whose groups and batches also close before a
+  sequence shorter than ``share`` times their longest, and whose tiny trailing batches join
+  their neighbour (tiny: the joined one fits and keeps (1 + share) / 2 of its padded length
+  real). The thesis's coarsening threshold t starts a new configuration once a
+  shorter sequence lets more than (1 + t) times as many alignments run in parallel; for a
+  memory linear in each length that is a length below 1 / (1 + t) of the configuration's
+  longest, so ``share = 1 / (1 + t)`` draws the same length classes
+  (``partitioner_alg2_threshold.c`` picks its staircase of runs by that parallelism rule too).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from math import inf
+
+import numpy as np
+
+from ..errors import InputError
+
+Need = Callable[[int, int, int, int], int]
+Lengths = Sequence[int] | np.ndarray
+Fits = Callable[[int, int], bool]  # (longest, count) of a run -> within the budget
+
+PARTITIONS: tuple[str, ...] = ("none", "static", "dynamic1", "dynamic2", "auto")
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Queries x subjects computed together, as int64 indices into the lengths given,
+    longest first."""
+
+    queries: np.ndarray
+    subjects: np.ndarray
+
+
+def paswas_need(cell_bytes: int = 4) -> Need:
+    """PaSWAS's memory model: every pair keeps its whole matrix, padded to the batch's longest
+    query and subject, ``cell_bytes`` per cell (row and column 0 included)."""
+
+    def need(longest_query: int, n_queries: int, longest_subject: int, n_subjects: int) -> int:
+        return (int(n_queries) * int(n_subjects) * (int(longest_query) + 1)
+                * (int(longest_subject) + 1) * cell_bytes)
+
+    return need
+
+
+def none(queries: Lengths, subjects: Lengths, budget: int, need: Need) -> list[Batch]:
+    """No length partitioning: groups and batches in file order."""
+    ql, sl = _lengths(queries), _lengths(subjects)
+    return _grid(np.arange(ql.size), np.arange(sl.size), ql, sl, budget, need)
+
+
+def static(queries: Lengths, subjects: Lengths, budget: int, need: Need,
+           threshold: int | None = None) -> list[Batch]:
+    """Algorithm 10: the sequences longer than ``threshold`` apart from the rest on each side,
+    each block cut as by :func:`dynamic1`.
+
+    The default threshold is twice the median length, each side its own: a sequence longer than
+    that would more than double the padded length of a batch of typical sequences, while a side
+    without such outliers stays whole.
+    """
+    if threshold is not None and threshold < 0:
+        raise InputError(f"threshold must be >= 0, got {threshold!r}")
+    ql, sl = _lengths(queries), _lengths(subjects)
+    return [batch for qi in _split(ql, threshold) for si in _split(sl, threshold)
+            for batch in _grid(qi, si, ql, sl, budget, need)]
+
+
+def dynamic1(queries: Lengths, subjects: Lengths, budget: int, need: Need) -> list[Batch]:
+    """Algorithm 11: longest first; groups sized as the module docstring says, batches as
+    large as the budget allows at their first, longest subject."""
+    ql, sl = _lengths(queries), _lengths(subjects)
+    return _grid(_longest_first(ql), _longest_first(sl), ql, sl, budget, need)
+
+
+def dynamic2(queries: Lengths, subjects: Lengths, budget: int, need: Need,
+             share: float = 0.5) -> list[Batch]:
+    """Algorithms 12-13: :func:`dynamic1`, but a group or batch also closes before a sequence
+    shorter than ``share`` times its longest. A tiny one that this rule started joins the one
+    before it when the joined one fits the budget and keeps (1 + share) / 2 of its padded
+    length real (what lengths spread evenly over [share, 1] times the longest keep).
+
+    The lengths of every group, and of every batch, sum to at least ``share`` times their count
+    times their longest.
+    """
+    if not 0 <= share <= 1:
+        raise InputError(f"share must be between 0 and 1, got {share!r}")
+    ql, sl = _lengths(queries), _lengths(subjects)
+    return _grid(_longest_first(ql), _longest_first(sl), ql, sl, budget, need, share=share)
+
+
+SCHEDULERS: dict[str, Callable[..., list[Batch]]] = {
+    "none": none, "static": static, "dynamic1": dynamic1, "dynamic2": dynamic2,
+}
+
+
+def check_partition(name: object) -> str:
+    """``name`` when it is one of PARTITIONS, else an InputError."""
+    if isinstance(name, str) and name in PARTITIONS:
+        return name
+    raise InputError(f"partition must be one of {', '.join(PARTITIONS)}, got {name!r}")
+
+
+def partition(name: str, queries: Lengths, subjects: Lengths, budget: int, need: Need,
+              **params) -> list[Batch]:
+    """The batches of scheduler ``name`` (``params`` go to it); ``auto`` must have been
+    resolved by the performance predictor before."""
+    if check_partition(name) == "auto":
+        raise ValueError("partition 'auto' is resolved by the performance predictor; "
+                         "pass the partition it chose")
+    return SCHEDULERS[name](queries, subjects, budget, need, **params)
+
+
+def padding(batches: Sequence[Batch], queries: Lengths, subjects: Lengths) -> tuple[int, int]:
+    """(real cells, padded cells) of ``batches``: the sum of q*s over their pairs, and of
+    n_q*n_s*longest_q*longest_s over the batches."""
+    ql, sl = _lengths(queries), _lengths(subjects)
+    real = padded = 0
+    for b in batches:
+        q, s = ql[b.queries], sl[b.subjects]
+        real += int(q.sum()) * int(s.sum())
+        padded += q.size * s.size * int(q.max()) * int(s.max())
+    return real, padded
+
+
+def check(batches: Sequence[Batch], n_queries: int, n_subjects: int) -> None:
+    """A ValueError unless ``batches`` cover every (query, subject) pair exactly once."""
+    queries = [np.asarray(b.queries) for b in batches]
+    subjects = [np.asarray(b.subjects) for b in batches]
+    bad_queries = _invalid(queries, n_queries)
+    bad = np.flatnonzero(bad_queries | _invalid(subjects, n_subjects))
+    if bad.size:
+        k = int(bad[0])
+        name, n = ("queries", n_queries) if bad_queries[k] else ("subjects", n_subjects)
+        raise ValueError(f"batch {k}: {name} must be a non-empty 1-D array of indices in "
+                         f"[0, {n})")
+    in_batches: list[list[int]] = [[] for _ in range(n_queries)]
+    for k, q in enumerate(queries):
+        for i in q.tolist():
+            in_batches[i].append(k)
+    first_miss: dict[tuple[int, ...], tuple[int, int] | None] = {}  # per set of batches
+    for i, ks in enumerate(map(tuple, in_batches)):
+        if ks not in first_miss:
+            times = np.bincount(np.concatenate([subjects[k] for k in ks] or [np.empty(0, int)]),
+                                minlength=n_subjects)
+            miss = np.flatnonzero(times != 1)
+            first_miss[ks] = (int(miss[0]), int(times[miss[0]])) if miss.size else None
+        if first_miss[ks] is not None:
+            j, times_j = first_miss[ks]
+            raise ValueError(f"pair (query {i}, subject {j}) is covered {times_j} times")
+
+
+def _invalid(arrays: list[np.ndarray], n: int) -> np.ndarray:
+    """Whether each of ``arrays`` is not a non-empty 1-D array of indices in [0, n): their
+    least and greatest found a few million indices at a time."""
+    bad = np.array([a.ndim != 1 or a.size == 0 for a in arrays], dtype=bool)
+    chunk: list[int] = []
+    size = 0
+    for k in [*np.flatnonzero(~bad).tolist(), None]:
+        if chunk and (k is None or size >= 1 << 22):
+            flat = np.concatenate([arrays[c] for c in chunk])
+            at = np.cumsum([0] + [arrays[c].size for c in chunk[:-1]])
+            bad[chunk] = (np.minimum.reduceat(flat, at) < 0) | (np.maximum.reduceat(flat, at) >= n)
+            chunk, size = [], 0
+        if k is not None:
+            chunk.append(k)
+            size += arrays[k].size
+    return bad
+
+
+def _lengths(values: Lengths) -> np.ndarray:
+    """Lengths as a 1-D int64 array (a ValueError for negative ones)."""
+    out = np.asarray(values, dtype=np.int64).reshape(-1)
+    if out.size and out.min() < 0:
+        raise ValueError(f"lengths must be >= 0, got {int(out.min())}")
+    return out
+
+
+def _longest_first(lengths: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+    """``idx`` (default: every index) by length descending, ties in file order."""
+    idx = np.arange(lengths.size) if idx is None else idx
+    return idx[np.argsort(-lengths[idx], kind="stable")]
+
+
+def _split(lengths: np.ndarray, threshold: int | None) -> list[np.ndarray]:
+    """The indices longer than ``threshold`` (default: twice the median), then the rest, each
+    longest first; empty parts left out."""
+    if threshold is None:
+        threshold = int(2 * np.median(lengths)) if lengths.size else 0
+    order = _longest_first(lengths)
+    cut = int(np.count_nonzero(lengths > threshold))
+    return [part for part in (order[:cut], order[cut:]) if part.size]
+
+
+def _grid(qi: np.ndarray, si: np.ndarray, ql: np.ndarray, sl: np.ndarray, budget: int,
+          need: Need, share: float | None = None) -> list[Batch]:
+    """Batches of queries ``qi`` x subjects ``si`` (indices in run order): the query groups
+    :func:`_group` sizes, then each group's subjects cut greedily; with ``share``, dynamic2's
+    closing and joining rules on both sides."""
+    if not qi.size or not si.size:
+        return []
+    rule = share or 0.0
+    queries, subjects = _line(ql[qi], rule), _line(sl[si], rule)
+    query_caps = _Caps(_query_fits(need, budget, subjects.longest(0, subjects.n)), queries.n)
+    cutter = _Cutter(subjects, need, budget)
+    stops = [0]
+    while stops[-1] < queries.n:
+        stops.append(stops[-1] + _group(queries, stops[-1], query_caps, cutter))
+    if share is not None:
+        stops = queries.join(stops, query_caps.fits, share)
+    batches = []
+    for start, stop in zip(stops[:-1], stops[1:], strict=False):
+        longest, count = queries.longest(start, stop), stop - start
+        cuts = cutter(longest, count)
+        if share is not None:
+            cuts = subjects.join(cuts, _subject_fits(need, budget, longest, count), share)
+        group = _longest_first(ql, qi[start:stop])
+        batches += [Batch(group, part) for part in subjects.parts(si, cuts)]
+    return batches
+
+
+def _query_fits(need: Need, budget: int, longest_subject: int) -> Fits:
+    """Whether a query group of (longest, count) fits beside one subject of the longest."""
+    return lambda longest, n: need(longest, n, longest_subject, 1) <= budget
+
+
+def _subject_fits(need: Need, budget: int, longest_query: int, n_queries: int) -> Fits:
+    """Whether a subject batch of (longest, count) fits beside a query group."""
+    return lambda longest, n: need(longest_query, n_queries, longest, n) <= budget
+
+
+def _group(queries: _Line, start: int, caps: _Caps, cutter: _Cutter) -> int:
+    """Size of the query group at ``start`` (module docstring): of 1, 2, 4, ... and the most
+    that fit beside one subject of the longest, the one whose batches hold the most query rows
+    each; a size is dropped as soon as its subject cuts show it cannot win."""
+    most = queries.take(start, caps)
+    top = queries.values[start:start + most]
+    rows, longest = np.cumsum(top + 1).tolist(), np.maximum.accumulate(top).tolist()
+    size, best = 1, None
+    for i in sorted({1 << k for k in range(most.bit_length())} | {most}):
+        bound = inf if best is None else (best[0] * rows[i - 1] - 1) // best[1]
+        cuts = cutter(longest[i - 1], i, bound)
+        if cuts is not None:
+            size, best = i, (len(cuts) - 1, rows[i - 1])
+    return size
+
+
+class _Caps:
+    """The most items, up to ``limit``, that a run padded to a given longest length holds
+    within the budget (0 if not one), memoized: as ``fits`` cannot turn true when the length
+    grows, a new length's cap lies between those of the nearest longer and shorter ones known,
+    and only that range is searched."""
+
+    def __init__(self, fits: Fits, limit: int) -> None:
+        self.fits, self.limit = fits, limit
+        self.known: dict[int, int] = {}
+        self.lengths: list[int] = []  # those known, ascending
+
+    def __call__(self, longest: int) -> int:
+        cap = self.known.get(longest)
+        if cap is None:
+            k = bisect_left(self.lengths, longest)
+            lo = self.known[self.lengths[k]] if k < len(self.lengths) else 0
+            hi = self.known[self.lengths[k - 1]] if k else self.limit
+            cap = self.known[longest] = _largest(lambda n: self.fits(longest, n), lo, hi)
+            self.lengths.insert(k, longest)
+        return cap
+
+
+class _Line:
+    """Lengths in run order, cut greedily into runs (bounds 0, ..., n): a run takes, from its
+    start, the most that fit padded to their longest (at least one)."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values, self.n = values, values.size
+
+    def longest(self, start: int, stop: int) -> int:
+        return int(self.values[start:stop].max())
+
+    def take(self, start: int, caps: _Caps) -> int:
+        """How many the run at ``start`` takes, with ``caps`` for the budget."""
+        raise NotImplementedError
+
+    def cuts(self, caps: _Caps, bound: float = inf) -> list[int] | None:
+        """The greedy bounds with ``caps`` for the budget; None once more than ``bound`` runs
+        would be needed."""
+        cuts = [0]
+        while cuts[-1] < self.n:
+            if len(cuts) > bound:
+                return None
+            cuts.append(cuts[-1] + self.take(cuts[-1], caps))
+        return cuts
+
+    def parts(self, index: np.ndarray, cuts: list[int]) -> list[np.ndarray]:
+        """``index`` (aligned with the values) cut at ``cuts``, each part longest first, ties
+        in run order."""
+        raise NotImplementedError
+
+
+class _FileOrder(_Line):
+    """Lengths in any order: a run is padded to its longest so far."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        super().__init__(values)
+        self.width = 64  # of the window searched for the next run's end: twice the last run
+        self.order: np.ndarray | None = None  # the positions longest first, ties in run order
+
+    def take(self, start: int, caps: _Caps) -> int:
+        while True:
+            stop = min(self.n, start + self.width)
+            top = np.maximum.accumulate(self.values[start:stop])
+            rises = [0, *(np.flatnonzero(top[1:] != top[:-1]) + 1).tolist()]
+            # a run of n in (rise, end] is padded to `longest`
+            for rise, end, longest in zip(rises, [*rises[1:], stop - start],
+                                          top[rises].tolist(), strict=True):
+                cap = caps(longest)
+                if cap < end:
+                    taken = max(1, rise, cap)
+                    self.width = 2 * taken
+                    return taken
+            if stop == self.n:
+                return stop - start
+            self.width *= 4
+
+    def parts(self, index: np.ndarray, cuts: list[int]) -> list[np.ndarray]:
+        """All parts sorted at once: the positions longest first, stably regrouped by part."""
+        if self.order is None:
+            self.order = np.argsort(-self.values, kind="stable")
+        order, sizes = self.order, np.diff(cuts)
+        part = np.repeat(np.arange(sizes.size, dtype=np.min_scalar_type(sizes.size)), sizes)
+        return np.split(index[order[np.argsort(part[order], kind="stable")]], cuts[1:-1])
+
+
+class _Sorted(_Line):
+    """Lengths longest first, as runs of equal ones: a run is padded to its first, and closes
+    before a length below ``share`` times it. Runs that start inside a run of equal lengths
+    all take alike, so they are counted, not searched, one by one."""
+
+    def __init__(self, values: np.ndarray, share: float) -> None:
+        super().__init__(values)
+        starts = np.flatnonzero(np.diff(values, prepend=-1))
+        lengths = values[starts]
+        bounds = np.append(starts, self.n)
+        least = np.ceil(share * lengths).astype(np.int64)  # integer lengths >= share * length
+        self.at = memoryview(values)
+        self.lengths, self.starts = memoryview(lengths), memoryview(bounds)
+        self.ends = memoryview(bounds[np.searchsorted(-lengths, -least, side="right")])
+
+    def longest(self, start: int, stop: int) -> int:
+        return self.at[start]
+
+    def take(self, start: int, caps: _Caps) -> int:
+        r = bisect_right(self.starts, start) - 1
+        return max(1, min(caps(self.lengths[r]), self.ends[r] - start))
+
+    def cuts(self, caps: _Caps, bound: float = inf) -> list[int] | None:
+        lengths, starts, ends = self.lengths, self.starts, self.ends
+        cuts = [0]
+        p = r = 0
+        while p < self.n:
+            r = bisect_right(starts, p, r) - 1
+            step, stop = max(1, caps(lengths[r])), ends[r]
+            if p + step < stop:  # runs of `step` from p while they start in run r
+                last = p + (starts[r + 1] - 1 - p) // step * step
+                cuts.extend(range(p + step, last + 1, step))
+                stop = min(last + step, stop)
+            cuts.append(stop)
+            if len(cuts) > bound + 1:
+                return None
+            p = stop
+        return cuts
+
+    def parts(self, index: np.ndarray, cuts: list[int]) -> list[np.ndarray]:
+        """Slices of ``index``, which is longest first already."""
+        return [index[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+
+    def join(self, cuts: list[int], fits: Fits, share: float) -> list[int]:
+        """dynamic2's joining: a run that the share rule started joins the run before it when
+        the joined run fits and keeps (1 + share) / 2 of its padded length real."""
+        values = self.at
+        sums = memoryview(np.concatenate(([0], np.cumsum(self.values))))
+        out = cuts[:2]
+        for before, start, stop in zip(cuts[:-2], cuts[1:-1], cuts[2:], strict=True):
+            first, size = out[-2], stop - out[-2]
+            if (values[start] < share * values[before] and fits(values[first], size)
+                    and sums[stop] - sums[first] >= (1 + share) / 2 * values[first] * size):
+                out[-1] = stop
+            else:
+                out.append(stop)
+        return out
+
+
+def _line(values: np.ndarray, share: float) -> _FileOrder | _Sorted:
+    """``values`` as a :class:`_Sorted` line when longest first (where a run's longest so far
+    is its first), else as a :class:`_FileOrder` one."""
+    if np.all(values[1:] <= values[:-1]):
+        return _Sorted(values, share)
+    return _FileOrder(values)
+
+
+class _Cutter:
+    """The greedy cuts of ``line`` beside query groups of each (longest, count), memoized with
+    the caps they used."""
+
+    def __init__(self, line: _Line, need: Need, budget: int) -> None:
+        self.line, self.need, self.budget = line, need, budget
+        self.known: dict[tuple[int, int], tuple[list[int] | None, float, _Caps]] = {}
+
+    def __call__(self, longest: int, count: int, bound: float = inf) -> list[int] | None:
+        """The cuts, or None when more than ``bound`` runs."""
+        cuts, tried, caps = self.known.get((longest, count), (None, -1, None))
+        if cuts is not None:
+            return cuts if len(cuts) - 1 <= bound else None
+        if bound <= tried:
+            return None
+        caps = caps or _Caps(_subject_fits(self.need, self.budget, longest, count), self.line.n)
+        cuts = self.line.cuts(caps, bound)
+        self.known[longest, count] = cuts, bound, caps
+        return cuts
+
+
+def _largest(ok: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The largest n in [lo, hi] with ``ok(n)``, for ``ok`` true up to some n and false after
+    (``lo`` itself is not asked): a galloping, then binary, search."""
+    good, step = lo, 1
+    while good + step <= hi and ok(good + step):
+        good, step = good + step, 2 * step
+    bad = min(good + step, hi + 1)
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        good, bad = (mid, bad) if ok(mid) else (good, mid)
+    return good
