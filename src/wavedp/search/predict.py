@@ -4,22 +4,23 @@ wavedp's scan kernel, calibrated once per device and used to pick a partitioning
 The thesis times a batch by its steps: work rises, holds and falls across the wavefront, and
 each step costs what the device runs at once (constants h_c per unit of work, h_wg per
 work-group). wavedp's scan launch (``kernels/search.cu``) is a pool of work items (a profile
-against a subject, taken by ticket, longest first), each a group of G lanes sweeping the
+against a subject, taken by ticket in launch order), each a group of G lanes sweeping the
 subject's columns pass by pass. So one launch costs
 
-    T = h_launch + h_word * units * subjects
+    T = h_launch + h_unit * units + h_word * units * subjects
         + max(W / (rate(G, R) * fill), max_i W_before_i / (rate * fill) + c_i / single)
 
 with W the lane-cells of all items (each pass: G*R rows over n + G - 1 columns, plus
-PASS_CELLS per column; the padding of a query to whole passes included), c_i one item's and
-W_before_i the work the tickets hand out before it (a long item taken last runs alone after
-the rest: the thesis's falling phase), fill the share of the full
-grid the launch runs (few items, or scratch rows that cap the blocks), and the constants
-measured by :func:`calibrate`: rate per kernel shape (G, R) and packing (lane-cells per
-second with the device full), the blocks per multiprocessor from which that rate holds (a
-launch with fewer runs at its share of it), single (one group of G lanes alone), h_launch
-(host work and launch) and h_word (unpacking and scattering one result word). The CPU
-engine's model is ``T = h_call * queries + cells / rate`` (its kernel pads nothing).
+PASS_CELLS per column; a query padded to whole passes, a subject to the longest of the
+subjects its block takes with it), c_i one item's and W_before_i the work the tickets hand
+out before it (a long item taken last runs alone after the rest: the thesis's falling
+phase), fill the share of the full grid the launch runs (few items, or scratch rows that
+cap the blocks), and the constants measured by :func:`calibrate`: rate per kernel shape
+(G, R) and packing (lane-cells per second with the device full), the blocks per
+multiprocessor from which that rate holds (a launch with fewer runs at its share of it),
+single (one group of G lanes alone), h_launch (host work and launch), h_unit (a profile's
+results unpacked and scattered) and h_word (per result word). The CPU engine's model is
+``T = h_call * queries + cells / rate`` (its kernel pads nothing).
 
 ``wavedp calibrate`` stores the constants per device in the user's cache directory; a
 calibration of another device or another wavedp version is an error naming the file.
@@ -40,7 +41,7 @@ from ..errors import InputError
 from . import partition as part
 
 #: the calibration file's format (a change makes older files an error)
-FORMAT = 2
+FORMAT = 3
 
 
 @dataclasses.dataclass
@@ -55,7 +56,8 @@ class Model:
     # group of G lanes alone, lane-cells/s
     saturation: float = 1.0  # GPU: blocks per SM from which a launch runs at the full rate
     launch: float = 0.0  # s per launch (GPU) or per query call (CPU)
-    word: float = 0.0  # GPU: s per result word unpacked and scattered
+    unit: float = 0.0  # GPU: s per profile of a launch (its results unpacked, scattered)
+    word: float = 0.0  # GPU: s per result word
     sms: int = 0
     calibrated: bool = True
     seconds: float = 0.0  # how long the calibration took
@@ -135,7 +137,7 @@ def load(kind: str, device: str | None = None) -> Model | None:
 #: calibration exists; rates of shapes not listed interpolate in R
 DEFAULT_GPU = Model(kind="gpu", device="default (H100)", version="", calibrated=False,
                     rates={"packed": 3.3e12, "wide": 3.3e12}, single={"4": 6.3e8},
-                    saturation=2.8, launch=0.8e-3,
+                    saturation=1.8, launch=0.5e-3, unit=0.7e-3,
                     word=1.5e-10, sms=132)
 DEFAULT_CPU = Model(kind="cpu", device="default", version="", calibrated=False,
                     rates={"cells": 5e9}, launch=1e-4)
@@ -175,16 +177,26 @@ def _single(model: Model, g: int) -> float:
     return model.single[near] * g / int(near)
 
 
+def blocked(subj_n: np.ndarray, groups: int) -> np.ndarray:
+    """Each subject's columns as a block sweeps them: a block takes ``groups`` consecutive
+    subjects per ticket and moves on when its longest is done, so each counts as that."""
+    n = np.asarray(subj_n, np.float64)
+    pad = -n.size % groups
+    most = np.concatenate([n, np.zeros(pad)]).reshape(-1, groups).max(axis=1)
+    return np.repeat(most, groups)[:n.size]
+
+
 def gpu_work(unit_m: np.ndarray, subj_n: np.ndarray, shape: tuple[int, int, int]
              ) -> tuple[float, float]:
     """(W, C): the lane-cells of a launch of units of ``unit_m`` rows against subjects of
-    ``subj_n`` columns with kernel shape (G, R, passes), and of its longest item."""
-    from ..engines.cuda.search import PASS_CELLS
+    ``subj_n`` columns (in launch order) with kernel shape (G, R, passes), and of its longest
+    item."""
+    from ..engines.cuda.search import BLOCK, PASS_CELLS
 
     g, r, _ = shape
     t = g * r
     passes = np.maximum(-(-np.asarray(unit_m, np.int64) // t), 1)
-    n = np.asarray(subj_n, np.float64)
+    n = blocked(subj_n, BLOCK // g)
     total, longest = float(n.sum()), float(n.max())
     work = float(passes.sum()) * (t * (total + n.size * (g - 1)) + PASS_CELLS * total)
     critical = float(passes.max()) * (t * (longest + g - 1) + PASS_CELLS * longest)
@@ -215,13 +227,15 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     rate = _rate(model, g, r, packed) * min(1.0, max(1, blocks) / (sms * model.saturation))
     single = _single(model, g)
     unit_passes = np.maximum(-(-unit_m // t), 1).astype(np.float64)
-    cost = t * (subj_n + g - 1) + PASS_CELLS * subj_n  # one pass of each subject
+    n = blocked(subj_n, groups)
+    cost = t * (n + g - 1) + PASS_CELLS * n  # one pass of each subject
     per_profile = float(cost.sum())
     lone = float(np.max((np.cumsum(cost) - cost) / rate + cost / single))
     before = (np.cumsum(unit_passes) - unit_passes) * per_profile
     kernel = max(float(unit_passes.sum()) * per_profile / rate,
                  float(np.max(before / rate + unit_passes * lone)))
-    return model.launch + model.word * unit_m.size * subj_n.size + kernel
+    return (model.launch + model.unit * unit_m.size + model.word * unit_m.size * subj_n.size
+            + kernel)
 
 
 #: what ``auto`` weighs: every scheduler, dynamic2 at several shares (a scheduler and its
@@ -309,35 +323,38 @@ def _calibrate_gpu(say: Callable[[str], None]) -> Model:
             for r in scan.ROWS:
                 if 4 * 24 * g * r > scan.PROFILE_BYTES:
                     continue
-                runs.append((2 * g * r, g, r, 2, packed, 1, subjects - 1))
+                runs.append((2 * g * r, g, r, 2, packed, 1, subjects - 1, 1))
                 keys.append(f"{g},{r},{'packed' if packed else 'wide'}")
-    lone = [(16 * g * 8, g, 8, 16, True, 0, 1) for g in scan.GROUPS]  # the 40,000 subject
-    tiny = (64, 4, 16, 1, True, 1, 64)
-    wide = (64, 4, 16, 1, True, 1, subjects - 1)
+    lone = [(16 * g * 8, g, 8, 16, True, 0, 1, 1) for g in scan.GROUPS]  # the 40,000 subject
+    small = [(64, 4, 16, 1, True, 1, 64, units) for units in (1, 32)]
+    wide = (64, 4, 16, 1, True, 1, subjects - 1, 1)
     say(f"{len(runs)} kernel shapes, one group alone, the launch overhead")
-    found = scan.calibration(lengths, [*runs, *lone, tiny, wide])
+    found = scan.calibration(lengths, [*runs, *lone, *small, wide])
     order = np.sort(lengths)[::-1]
     rates = {}
-    for key, (m, g, r, passes, _, first, count), (kernel, _) in zip(keys, runs, found,
-                                                                    strict=False):
+    for key, (m, g, r, passes, _, first, count, _), (kernel, _) in zip(keys, runs, found,
+                                                                       strict=False):
         work, _ = gpu_work(np.array([m]), order[first:first + count], (g, r, passes))
         rates[key] = work / kernel
     single = {}
     for (m, g, r, passes, *_), (kernel, _) in zip(lone, found[len(runs):], strict=False):
         single[str(g)] = gpu_work(np.array([m]), order[:1], (g, r, passes))[1] / kernel
-    launch = found[-2][1]
-    word = max(0.0, found[-1][1] - launch - found[-1][0]) / (subjects - 1)
+    (_, one), (_, many), (kernel, whole) = found[-3:]
+    unit = max(0.0, (many - one) / 31)
+    launch = max(0.0, one - unit)
+    word = max(0.0, whole - launch - unit - kernel) / (subjects - 1)
     say("one block per multiprocessor")
     held = scan.SCRATCH_BYTES
     scan.SCRATCH_BYTES = sms * (scan.BLOCK // 4) * 362 * 8  # caps a 2-pass launch's grid
     try:
-        (kernel, _), = scan.calibration(lengths, [(64, 4, 8, 2, True, 1, subjects - 1)])
+        (kernel, _), = scan.calibration(lengths, [(64, 4, 8, 2, True, 1, subjects - 1, 1)])
     finally:
         scan.SCRATCH_BYTES = held
     work, _ = gpu_work(np.array([64]), order[1:], (4, 8, 2))
     saturation = max(1.0, rates["4,8,packed"] / (work / kernel))
     return Model(kind="gpu", device=device_name("gpu"), version=_version(), rates=rates,
-                 single=single, saturation=saturation, launch=launch, word=word, sms=sms)
+                 single=single, saturation=saturation, launch=launch, unit=unit, word=word,
+                 sms=sms)
 
 
 def _calibrate_cpu(say: Callable[[str], None]) -> Model:

@@ -341,18 +341,26 @@ class Scanner:
             start = time.perf_counter()
             chosen = [units[i] for i in batch.queries.tolist()]
             subjects = ch.nonempty[batch.subjects]
-            idx = cupy.asarray(subjects)
-            words = self._scan(ch, [[queries[k] for k in u] for u in chosen], self.packed,
-                               subjects)
-            for u, w in zip(chosen, words, strict=True):
-                if self.packed:
-                    self._unpack(ch, queries, u, w, subjects, idx, out)
-                else:
-                    out[u[0]][idx] = w.view(cupy.int32)
-            settle()
+            self._batch(ch, queries, chosen, subjects, out)
             LOG.append((name, len(chosen), int(subjects.size), guess,
                         time.perf_counter() - start))
         return out
+
+    def _batch(self, ch: _Chunk, queries: list[np.ndarray], units: list[list[int]],
+               subjects: np.ndarray, out, shape: tuple[int, int, int] | None = None) -> None:
+        """One launch: ``units`` (query indices) x the chunk indices ``subjects``, each
+        query's scores into its row of ``out``; returns once they are there."""
+        import cupy
+
+        idx = cupy.asarray(subjects)
+        words = self._scan(ch, [[queries[k] for k in u] for u in units], self.packed,
+                           subjects, shape)
+        for u, w in zip(units, words, strict=True):
+            if self.packed:
+                self._unpack(ch, queries, u, w, subjects, idx, out)
+            else:
+                out[u[0]][idx] = w.view(cupy.int32)
+        settle()
 
     def _unpack(self, ch: _Chunk, queries: list[np.ndarray], unit: list[int], words,
                 subjects: np.ndarray, idx, out: list) -> None:
@@ -463,14 +471,15 @@ def _pinned(size: int) -> np.ndarray:
     return np.frombuffer(mem, np.uint8, max(size, 1))
 
 
-def calibration(lengths: np.ndarray, runs: list[tuple[int, int, int, int, bool, int, int]],
+def calibration(lengths: np.ndarray, runs: list[tuple[int, int, int, int, bool, int, int, int]],
                 seed: int = 0) -> list[tuple[float, float]]:
     """Measure launches for the predictor (``search.predict.calibrate``): a random protein
     database of ``lengths`` resident on the current GPU; each run (m, G, R, passes, packed,
-    first, count) scans one unit of m-residue random queries (two when packed) against the
-    subjects ``first:first + count`` of the longest-first order with that shape. Returns per
-    run (kernel seconds by CUDA events, seconds of the whole launch with its results
-    unpacked and scattered by the host clock), each the median of three after a warm-up."""
+    first, count, units) scans ``units`` profiles of m-residue random queries (two each when
+    packed) against the subjects ``first:first + count`` of the longest-first order with
+    that shape, as a search's launch does. Returns per run (kernel seconds by CUDA events,
+    seconds of the whole launch with its results in place by the host clock), each the
+    median of three after a warm-up."""
     import statistics
     import time
 
@@ -483,31 +492,29 @@ def calibration(lengths: np.ndarray, runs: list[tuple[int, int, int, int, bool, 
     offsets = np.zeros(lengths.size + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
     residues = rng.integers(0, 20, int(offsets[-1]), dtype=np.uint8)
-    scanner = Scanner(residues, offsets, None, scoring.table, 11, 1, LOCAL, "none")
-    ch = next(scanner._chunks())
-    order = np.argsort(-ch.lengths, kind="stable")
-    out = []
-    for m, g, r, passes, packed, first, count in runs:
-        units = [[rng.integers(0, 20, m, dtype=np.uint8) for _ in range(2 if packed else 1)]]
-        subjects = order[first:first + count]
-        idx = cupy.asarray(subjects)
-        target = cupy.zeros((2, ch.size), cupy.int32)
-        kernel, whole = [], []
-        for rep in range(4):
-            start = time.perf_counter()
-            e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
-            e0.record()
-            words = scanner._scan(ch, units, packed, subjects, (g, r, passes))
-            e1.record()
-            if packed:
-                for half in ((words[0] & 0xFFFF).astype(cupy.int16),
-                             (words[0] >> 16).astype(cupy.int16)):
-                    target[0][idx] = half.astype(cupy.int32)
-            else:
-                target[0][idx] = words[0].view(cupy.int32)
-            settle()
-            if rep:
-                kernel.append(cupy.cuda.get_elapsed_time(e0, e1) / 1e3)
-                whole.append(time.perf_counter() - start)
-        out.append((statistics.median(kernel), statistics.median(whole)))
-    return out
+    found = []
+    for packed in sorted({run[4] for run in runs}):
+        scanner = Scanner(residues, offsets, None, scoring.table, 11, 1, LOCAL, "none")
+        scanner.packed = packed
+        ch = next(scanner._chunks())
+        order = np.argsort(-ch.lengths, kind="stable")
+        for k, (m, g, r, passes, _, first, count, nu) in enumerate(runs):
+            if runs[k][4] != packed:
+                continue
+            queries = [rng.integers(0, 20, m, dtype=np.uint8) for _ in range(nu * (1 + packed))]
+            units = pair_up(list(range(len(queries))), packed)
+            out = cupy.zeros((len(queries), ch.size), cupy.int32)
+            kernel, whole = [], []
+            for rep in range(4):
+                start = time.perf_counter()
+                e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
+                e0.record()
+                scanner._batch(ch, queries, units, order[first:first + count], out,
+                               (g, r, passes))
+                e1.record()
+                e1.synchronize()
+                if rep:
+                    kernel.append(cupy.cuda.get_elapsed_time(e0, e1) / 1e3)
+                    whole.append(time.perf_counter() - start)
+            found.append((k, statistics.median(kernel), statistics.median(whole)))
+    return [(kernel, whole) for _, kernel, whole in sorted(found)]
