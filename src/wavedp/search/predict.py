@@ -203,6 +203,10 @@ def gpu_work(unit_m: np.ndarray, subj_n: np.ndarray, shape: tuple[int, int, int]
     return work, critical
 
 
+#: a launch of more subjects is predicted from a sample of about this many of its blocks
+SAMPLE_BLOCKS = 4096
+
+
 def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
                 packed: bool) -> float:
     """Predicted seconds of one scan launch: units of ``unit_m`` rows against subjects of
@@ -212,7 +216,7 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     started once the work before it is done (at the full rate) ends its own sweep later (at
     one group's rate), so the launch lasts the longest of those ends, or its work at the full
     rate if that is longer: the thesis's falling phase, where a long item left for last runs
-    alone."""
+    alone. A long launch is measured on every k-th block of subjects (and the longest's)."""
     from ..engines.cuda.search import BLOCK, BLOCKS_PER_SM, PASS_CELLS, SCRATCH_BYTES, plan
 
     subj_n = np.asarray(subj_n, np.float64)
@@ -227,14 +231,21 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     rate = _rate(model, g, r, packed) * min(1.0, max(1, blocks) / (sms * model.saturation))
     single = _single(model, g)
     unit_passes = np.maximum(-(-unit_m // t), 1).astype(np.float64)
+    count = subj_n.size
+    every = max(1, count // (SAMPLE_BLOCKS * groups))  # every k-th block of subjects
+    if every > 1:  # a sample of whole blocks, in order, the longest subject's among them
+        starts = np.union1d(np.arange(0, count, every * groups),
+                            int(np.argmax(subj_n)) // groups * groups)
+        subj_n = subj_n[(starts[:, None] + np.arange(groups)).ravel().clip(max=count - 1)]
+    scale = count / subj_n.size
     n = blocked(subj_n, groups)
     cost = t * (n + g - 1) + PASS_CELLS * n  # one pass of each subject
-    per_profile = float(cost.sum())
-    lone = float(np.max((np.cumsum(cost) - cost) / rate + cost / single))
+    per_profile = float(cost.sum()) * scale
+    lone = float(np.max((np.cumsum(cost) - cost) * scale / rate + cost / single))
     before = (np.cumsum(unit_passes) - unit_passes) * per_profile
     kernel = max(float(unit_passes.sum()) * per_profile / rate,
                  float(np.max(before / rate + unit_passes * lone)))
-    return (model.launch + model.unit * unit_m.size + model.word * unit_m.size * subj_n.size
+    return (model.launch + model.unit * unit_m.size + model.word * unit_m.size * count
             + kernel)
 
 
@@ -279,7 +290,8 @@ def _sample(subj_n: np.ndarray) -> tuple[np.ndarray, float]:
     if subj_n.size <= CHOICE_SUBJECTS:
         return np.arange(subj_n.size), 1.0
     every = -(-subj_n.size // CHOICE_SUBJECTS)
-    picked = np.union1d(np.arange(0, subj_n.size, every), np.argsort(subj_n)[-64:])
+    picked = np.union1d(np.arange(0, subj_n.size, every),
+                        np.argpartition(subj_n, subj_n.size - 64)[-64:])
     return picked, subj_n.size / picked.size
 
 
