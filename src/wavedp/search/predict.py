@@ -133,12 +133,12 @@ def load(kind: str, device: str | None = None) -> Model | None:
     return model
 
 
-#: constants measured on an H100 80GB HBM3 (132 SMs) by ``wavedp calibrate``, used where no
-#: calibration exists; rates of shapes not listed interpolate in R
+#: constants measured on an H100 80GB HBM3 (132 SMs) by ``wavedp calibrate`` (2026-11-23;
+#: the rates: the medians over the kernel shapes), used where no calibration exists
 DEFAULT_GPU = Model(kind="gpu", device="default (H100)", version="", calibrated=False,
-                    rates={"packed": 3.3e12, "wide": 3.3e12}, single={"4": 6.3e8},
-                    saturation=1.8, launch=0.5e-3, unit=0.7e-3,
-                    word=1.5e-10, sms=132)
+                    rates={"packed": 2.74e12, "wide": 2.9e12},
+                    single={"4": 6.05e8, "8": 8.06e8, "16": 1.21e9, "32": 2.04e9},
+                    saturation=1.76, launch=0.57e-3, unit=0.46e-3, word=0.0, sms=132)
 DEFAULT_CPU = Model(kind="cpu", device="default", version="", calibrated=False,
                     rates={"cells": 5e9}, launch=1e-4)
 
