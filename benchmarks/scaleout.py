@@ -12,7 +12,8 @@ CUDASW++4.0's published 4,977 GCUPS on one H100 of this workplace for the same s
 
 The plan: UniRef50 (about 60 M sequences, 17 G residues) searched with the 20 queries and
 with 10,000 queries of the same mean length, from the measured GCUPS per GPU and the
-measured scaling from one GPU to all (``--plan-gpus`` lists the GPU counts to tabulate).
+measured scaling from one GPU to all (``--plan-gpus`` lists the GPU counts to tabulate),
+then the predictor's estimate per shard (``--plan-only``: that part alone, no GPU needed).
 """
 
 from __future__ import annotations
@@ -56,11 +57,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--plan-gpus", default="1,2,4,8,16")
+    parser.add_argument("--plan-only", action="store_true",
+                        help="only the predictor's plan (no GPU needed)")
     args = parser.parse_args()
 
     path = next((p for p in (QUERIES, "../shared/data/allqueries.fasta",
                              ".carry/allqueries.fasta") if os.path.exists(p)), QUERIES)
     queries = read_fasta(path)
+    gpus = [int(x) for x in args.plan_gpus.split(",")]
+    if args.plan_only:
+        predicted_plan(queries, gpus, args.seed)
+        return
     scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
     db = array_database(args.seed, args.sequences, args.length, False, LETTERS, BACKGROUND)
     count = _device.gpu_count()
@@ -109,12 +116,45 @@ def main() -> None:
     for nq, residues in ((len(queries), sum(map(len, queries))),
                          (10_000, int(round(10_000 * mean_query)))):
         plan_cells = residues * UNIREF50_RESIDUES
-        for g in (int(x) for x in args.plan_gpus.split(",")):
+        for g in gpus:
             rate = one * 1e9 * (1 + (g - 1) * efficiency)
             hours = plan_cells / rate / 3600
             shard = (UNIREF50_RESIDUES + 24 * UNIREF50_SEQUENCES) / g / 1e9
             print(f"| {nq:,} | {residues:,} | {plan_cells:.2e} | {g} | {shard:.1f} | "
                   f"{int(hours)} h {hours * 60 % 60:04.1f} min | {hours * g:.2f} |")
+    predicted_plan(queries, gpus, args.seed)
+
+
+def predicted_plan(queries: list[str], gpus: list[int], seed: int) -> None:
+    """The predictor's time per shard of UniRef50 (this machine's calibration, else the
+    built-in H100 constants): a proxy shard of 1,000,000 subjects with UniRef50-like
+    lognormal lengths (median 230, sigma 0.65: mean about 280), scaled to the shard's
+    residues; the 20 queries as the search cuts them (``auto``), 10,000 by query residues."""
+    from wavedp.search import predict
+    from wavedp.search.api import BATCH_CELLS
+
+    rng = np.random.default_rng(seed)
+    proxy = np.clip(rng.lognormal(np.log(230), 0.65, 1_000_000), 10, 35_000).astype(np.int64)
+    model = predict.model_for("gpu")
+    query_m = [len(q) for q in queries]
+    plans = predict.search_plan(model, query_m, proxy, 24, True, BATCH_CELLS["gpu"])
+    totals = {name: sum(r[3] for r in rows) for name, rows in plans.items()}
+    best = min(totals, key=totals.get)
+    residues = sum(query_m)
+    print(f"\nThe predictor ({model.device}{'' if model.calibrated else ', built-in'}): "
+          f"20 queries x a 1,000,000-subject proxy ({int(proxy.sum()):,} residues, mean "
+          f"{proxy.mean():.0f}) {totals[best]:.2f} s with {best} "
+          f"({residues * proxy.sum() / totals[best] / 1e9:,.0f} GCUPS); "
+          "per UniRef50 shard, scaled by residues:")
+    print("| GPUs | shard residues | 20 queries | 10,000 queries | GPU-hours (10,000) |")
+    print("|---|---|---|---|---|")
+    mean_query = residues / len(query_m)
+    for g in gpus:
+        shard = UNIREF50_RESIDUES / g
+        seconds = totals[best] * shard / float(proxy.sum())
+        many = seconds * 10_000 * mean_query / residues
+        print(f"| {g} | {shard:.2e} | {seconds / 60:.1f} min | {many / 3600:.2f} h | "
+              f"{many * g / 3600:.1f} |")
 
 
 if __name__ == "__main__":
