@@ -299,11 +299,16 @@ class Scanner:
 
         lengths = ch.lengths[subjects]
         words = cupy.empty((len(units), subjects.size), cupy.uint32)
-        shape = shape or plan(max(q.size for u in units for q in u), float(lengths.mean()),
-                              self.sub.shape[0])
+        shape = shape or self._shape(units, lengths)
         self._launch(ch, units, cupy.asarray(subjects.astype(np.int32)), int(subjects.size),
                      packed, words, shape, int(lengths.max()))
         return words
+
+    def _shape(self, units: list[list[np.ndarray]], lengths: np.ndarray
+               ) -> tuple[int, int, int]:
+        """The kernel shape planned for a launch of ``units`` over subjects of ``lengths``."""
+        return plan(max(q.size for u in units for q in u), float(lengths.mean()),
+                    self.sub.shape[0])
 
     def batches(self, ch: _Chunk, units: list[list[np.ndarray]]):
         """The launches over the chunk (``search.partition`` batches of units x non-empty
@@ -338,10 +343,9 @@ class Scanner:
         units = pair_up(live, self.packed)
         name, batches, predicted = self.batches(ch, [[queries[k] for k in u] for u in units])
         for batch in batches:  # load each launch's kernel first: the log times launches only
-            m = max(queries[k].size for i in batch.queries.tolist() for k in units[i])
-            lengths = ch.lengths[ch.nonempty[batch.subjects]]
-            _kernel(LOCAL if self.packed else self.mode,
-                    plan(m, float(lengths.mean()), self.sub.shape[0])[1], self.packed)
+            shape = self._shape([[queries[k] for k in units[i]] for i in batch.queries],
+                                ch.lengths[ch.nonempty[batch.subjects]])
+            _kernel(LOCAL if self.packed else self.mode, shape[1], self.packed)
         for batch, guess in zip(batches, predicted, strict=True):
             start = time.perf_counter()
             chosen = [units[i] for i in batch.queries.tolist()]
