@@ -266,9 +266,9 @@ def test_gpu_workers_for_a_client_without_gpu(client, data, monkeypatch):
         scanned.append(device)
         real_init(self, client, db, scoring, mode, "cpu", shards)
 
-    def run_pairs(*args):
+    def run_pairs(*args, **kwargs):
         aligned.append(args[6])
-        return real_pairs(*args)
+        return real_pairs(*args, **kwargs)
 
     monkeypatch.setattr(ClusterScanner, "__init__", init)
     monkeypatch.setattr(search_api, "run_pairs", run_pairs)

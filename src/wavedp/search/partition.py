@@ -378,6 +378,12 @@ class _Sorted(_Line):
         self.at = memoryview(values)
         self.lengths, self.starts = memoryview(lengths), memoryview(bounds)
         self.ends = memoryview(bounds[np.searchsorted(-lengths, -least, side="right")])
+        # cells of runs whose lengths + 1 lie within 2% of each other: the shortest length of
+        # each, and how many items the cell holds
+        cell = np.floor(np.log1p(lengths) / np.log(1.02))
+        last = np.flatnonzero(np.diff(cell, append=-1))
+        self.cells = lengths[last].tolist()
+        self.cell_sizes = np.diff(bounds[last + 1], prepend=0)
 
     def longest(self, start: int, stop: int) -> int:
         return self.at[start]
@@ -402,6 +408,12 @@ class _Sorted(_Line):
                 return None
             p = stop
         return cuts
+
+    def fewest(self, caps: list[int]) -> float:
+        """A lower bound on the number of runs, given an upper bound on the cap at each cell's
+        shortest length: a run padded to L holds at most cap(L) items, and cap(L) <= cap(l)
+        for each length l <= L it holds, so its items' 1 / cap(l) sum to at most one."""
+        return float(np.dot(self.cell_sizes, 1 / np.maximum(caps, 1)))
 
     def parts(self, index: np.ndarray, cuts: list[int]) -> list[np.ndarray]:
         """Slices of ``index``, which is longest first already."""
@@ -432,24 +444,50 @@ def _line(values: np.ndarray, share: float) -> _FileOrder | _Sorted:
 
 
 class _Cutter:
-    """The greedy cuts of ``line`` beside query groups of each (longest, count), memoized with
-    the caps they used."""
+    """The greedy cuts of ``line`` beside query groups of each (longest, count), memoized."""
 
     def __init__(self, line: _Line, need: Need, budget: int) -> None:
         self.line, self.need, self.budget = line, need, budget
-        self.known: dict[tuple[int, int], tuple[list[int] | None, float, _Caps]] = {}
+        self.known: dict[tuple[int, int], tuple[list[int] | None, float]] = {}
+        self.caps: dict[tuple[int, int], _Caps] = {}
 
     def __call__(self, longest: int, count: int, bound: float = inf) -> list[int] | None:
-        """The cuts, or None when more than ``bound`` runs."""
-        cuts, tried, caps = self.known.get((longest, count), (None, -1, None))
+        """The cuts, or None when more than ``bound`` runs: on a longest-first line that is
+        seen first, where it can be, from a lower bound on their number."""
+        cuts, tried = self.known.get((longest, count), (None, -1))
         if cuts is not None:
             return cuts if len(cuts) - 1 <= bound else None
         if bound <= tried:
             return None
-        caps = caps or _Caps(_subject_fits(self.need, self.budget, longest, count), self.line.n)
-        cuts = self.line.cuts(caps, bound)
-        self.known[longest, count] = cuts, bound, caps
+        caps = self._caps(longest, count)
+        if bound < inf and isinstance(self.line, _Sorted) and count > 1 \
+                and self.line.fewest(self._cell_caps(longest, count)) > bound * (1 + 1e-9):
+            cuts = None
+        else:
+            cuts = self.line.cuts(caps, bound)
+        self.known[longest, count] = cuts, bound
         return cuts
+
+    def _caps(self, longest: int, count: int) -> _Caps:
+        key = longest, count
+        if key not in self.caps:
+            fits = _subject_fits(self.need, self.budget, longest, count)
+            self.caps[key] = _Caps(fits, self.line.n)
+        return self.caps[key]
+
+    def _cell_caps(self, longest: int, count: int) -> list[int]:
+        """Upper bounds on the caps at the cells' shortest lengths beside ``count`` queries:
+        1 / count of those beside one, where the budget confirms it (each costs one need()
+        call, and holds when need grows at least in proportion to the queries), else the cap
+        itself."""
+        one, caps, limit = self._caps(longest, 1), self._caps(longest, count), self.line.n
+        bounds = []
+        for length in self.line.cells:
+            guess = one(length) // count
+            if guess < limit and caps.fits(length, guess + 1):
+                guess = caps(length)
+            bounds.append(guess)
+        return bounds
 
 
 def _largest(ok: Callable[[int], bool], lo: int, hi: int) -> int:
