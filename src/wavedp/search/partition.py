@@ -80,7 +80,7 @@ def paswas_need(cell_bytes: int = 4) -> Need:
 def none(queries: Lengths, subjects: Lengths, budget: int, need: Need) -> list[Batch]:
     """No length partitioning: groups and batches in file order."""
     ql, sl = _lengths(queries), _lengths(subjects)
-    return _grid(np.arange(ql.size), np.arange(sl.size), ql, sl, budget, need)
+    return _grid(np.arange(ql.size), ql, _Subjects(np.arange(sl.size), sl, budget, need))
 
 
 def static(queries: Lengths, subjects: Lengths, budget: int, need: Need,
@@ -95,15 +95,16 @@ def static(queries: Lengths, subjects: Lengths, budget: int, need: Need,
     if threshold is not None and threshold < 0:
         raise InputError(f"threshold must be >= 0, got {threshold!r}")
     ql, sl = _lengths(queries), _lengths(subjects)
-    return [batch for qi in _split(ql, threshold) for si in _split(sl, threshold)
-            for batch in _grid(qi, si, ql, sl, budget, need)]
+    sides = [_Subjects(si, sl, budget, need) for si in _split(sl, threshold)]
+    return [batch for qi in _split(ql, threshold) for side in sides
+            for batch in _grid(qi, ql, side)]
 
 
 def dynamic1(queries: Lengths, subjects: Lengths, budget: int, need: Need) -> list[Batch]:
     """Algorithm 11: longest first; groups sized as the module docstring says, batches as
     large as the budget allows at their first, longest subject."""
     ql, sl = _lengths(queries), _lengths(subjects)
-    return _grid(_longest_first(ql), _longest_first(sl), ql, sl, budget, need)
+    return _grid(_longest_first(ql), ql, _Subjects(_longest_first(sl), sl, budget, need))
 
 
 def dynamic2(queries: Lengths, subjects: Lengths, budget: int, need: Need,
@@ -119,7 +120,8 @@ def dynamic2(queries: Lengths, subjects: Lengths, budget: int, need: Need,
     if not 0 <= share <= 1:
         raise InputError(f"share must be between 0 and 1, got {share!r}")
     ql, sl = _lengths(queries), _lengths(subjects)
-    return _grid(_longest_first(ql), _longest_first(sl), ql, sl, budget, need, share=share)
+    side = _Subjects(_longest_first(sl), sl, budget, need, share)
+    return _grid(_longest_first(ql), ql, side, share)
 
 
 SCHEDULERS: dict[str, Callable[..., list[Batch]]] = {
@@ -161,26 +163,69 @@ def check(batches: Sequence[Batch], n_queries: int, n_subjects: int) -> None:
     queries = [np.asarray(b.queries) for b in batches]
     subjects = [np.asarray(b.subjects) for b in batches]
     bad_queries = _invalid(queries, n_queries)
-    bad = np.flatnonzero(bad_queries | _invalid(subjects, n_subjects))
-    if bad.size:
+    in_batches: list[list[int]] = [[] for _ in range(n_queries)]
+    missed: dict[tuple[int, ...], tuple[int, int] | bool | None] = {}  # per set of batches
+    if not bad_queries.any():
+        for k, q in enumerate(queries):
+            for i in q.tolist():
+                in_batches[i].append(k)
+        by_stretches: dict[tuple[tuple[int, int, int], ...], tuple[int, int] | bool | None] = {}
+        for ks in map(tuple, in_batches):
+            if ks not in missed:
+                missed[ks] = _missed([subjects[k] for k in ks], n_subjects, by_stretches)
+    if bad_queries.any() or False in missed.values():
+        bad = np.flatnonzero(bad_queries | _invalid(subjects, n_subjects))
         k = int(bad[0])
         name, n = ("queries", n_queries) if bad_queries[k] else ("subjects", n_subjects)
         raise ValueError(f"batch {k}: {name} must be a non-empty 1-D array of indices in "
                          f"[0, {n})")
-    in_batches: list[list[int]] = [[] for _ in range(n_queries)]
-    for k, q in enumerate(queries):
-        for i in q.tolist():
-            in_batches[i].append(k)
-    first_miss: dict[tuple[int, ...], tuple[int, int] | None] = {}  # per set of batches
-    for i, ks in enumerate(map(tuple, in_batches)):
-        if ks not in first_miss:
-            times = np.bincount(np.concatenate([subjects[k] for k in ks] or [np.empty(0, int)]),
-                                minlength=n_subjects)
+    for i, ks in enumerate(in_batches):
+        miss = missed[tuple(ks)]
+        if miss:
+            raise ValueError(f"pair (query {i}, subject {miss[0]}) is covered {miss[1]} times")
+
+
+def _missed(parts: list[np.ndarray], n: int,
+            known: dict[tuple[tuple[int, int, int], ...], tuple[int, int] | bool | None]
+            ) -> tuple[int, int] | bool | None:
+    """The first index in [0, n) that ``parts`` together do not hold once, and how many times
+    they do; None if none, False if a part is not a non-empty 1-D array of indices in [0, n).
+    ``known`` holds the answers per set of stretches of memory the parts span (views of one
+    array that follow each other count as one stretch): the schedulers' query groups share
+    their subjects' arrays, so most are looked at once."""
+    if any(p.ndim != 1 or p.size == 0 for p in parts):
+        return False
+    stretches = [_stretch(p) for p in parts]
+    owners = {id(owner): owner for owner, _, _ in stretches}
+    merged: list[list[int]] = []
+    for owner, start, stop in sorted((id(o), a, b) for o, a, b in stretches):
+        if merged and merged[-1][0] == owner and merged[-1][2] == start:
+            merged[-1][2] = stop
+        else:
+            merged.append([owner, start, stop])
+    key = tuple(map(tuple, merged))
+    if key not in known:
+        flat = np.concatenate([owners[o][a:b] for o, a, b in merged] or [np.empty(0, int)])
+        if flat.size and (flat.min() < 0 or flat.max() >= n):
+            known[key] = False
+        else:
+            times = np.bincount(flat, minlength=n)
             miss = np.flatnonzero(times != 1)
-            first_miss[ks] = (int(miss[0]), int(times[miss[0]])) if miss.size else None
-        if first_miss[ks] is not None:
-            j, times_j = first_miss[ks]
-            raise ValueError(f"pair (query {i}, subject {j}) is covered {times_j} times")
+            known[key] = (int(miss[0]), int(times[miss[0]])) if miss.size else None
+    return known[key]
+
+
+def _stretch(part: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """``part`` as (array, start, stop): the stretch of the 1-D array it is a contiguous view
+    of, else all of itself."""
+    owner = part.base
+    if (isinstance(owner, np.ndarray) and owner.ndim == 1 and owner.dtype == part.dtype
+            and owner.flags.c_contiguous and part.strides == (part.itemsize,)):
+        start, off = divmod(part.__array_interface__["data"][0]
+                            - owner.__array_interface__["data"][0], part.itemsize)
+        if not off and 0 <= start and start + part.size <= owner.size:
+            return owner, start, start + part.size
+    return part, 0, part.size
 
 
 def _invalid(arrays: list[np.ndarray], n: int) -> np.ndarray:
@@ -211,8 +256,13 @@ def _lengths(values: Lengths) -> np.ndarray:
 
 def _longest_first(lengths: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
     """``idx`` (default: every index) by length descending, ties in file order."""
-    idx = np.arange(lengths.size) if idx is None else idx
-    return idx[np.argsort(-lengths[idx], kind="stable")]
+    key = lengths if idx is None else lengths[idx]
+    if key.size and int(key.max()) - int(key.min()) < 1 << 16:
+        key = (key.max() - key).astype(np.uint16)  # sorted by radix sort
+    else:
+        key = -key
+    order = np.argsort(key, kind="stable")
+    return order if idx is None else idx[order]
 
 
 def _split(lengths: np.ndarray, threshold: int | None) -> list[np.ndarray]:
@@ -225,30 +275,30 @@ def _split(lengths: np.ndarray, threshold: int | None) -> list[np.ndarray]:
     return [part for part in (order[:cut], order[cut:]) if part.size]
 
 
-def _grid(qi: np.ndarray, si: np.ndarray, ql: np.ndarray, sl: np.ndarray, budget: int,
-          need: Need, share: float | None = None) -> list[Batch]:
-    """Batches of queries ``qi`` x subjects ``si`` (indices in run order): the query groups
+def _grid(qi: np.ndarray, ql: np.ndarray, subjects: _Subjects,
+          share: float | None = None) -> list[Batch]:
+    """Batches of queries ``qi`` (indices in run order) x ``subjects``: the query groups
     :func:`_group` sizes, then each group's subjects cut greedily; with ``share``, dynamic2's
     closing and joining rules on both sides."""
-    if not qi.size or not si.size:
+    if not qi.size or not subjects.line.n:
         return []
-    rule = share or 0.0
-    queries, subjects = _line(ql[qi], rule), _line(sl[si], rule)
-    query_caps = _Caps(_query_fits(need, budget, subjects.longest(0, subjects.n)), queries.n)
-    cutter = _Cutter(subjects, need, budget)
+    need, budget = subjects.need, subjects.budget
+    queries = _line(ql[qi], share or 0.0)
+    fits = _query_fits(need, budget, subjects.line.longest(0, subjects.line.n))
+    caps = _Caps(fits, queries.n)
     stops = [0]
     while stops[-1] < queries.n:
-        stops.append(stops[-1] + _group(queries, stops[-1], query_caps, cutter))
+        stops.append(stops[-1] + _group(queries, stops[-1], caps, subjects))
     if share is not None:
-        stops = queries.join(stops, query_caps.fits, share)
+        stops = queries.join(stops, fits, share)
     batches = []
     for start, stop in zip(stops[:-1], stops[1:], strict=False):
         longest, count = queries.longest(start, stop), stop - start
-        cuts = cutter(longest, count)
+        cuts = subjects.cuts(longest, count)
         if share is not None:
-            cuts = subjects.join(cuts, _subject_fits(need, budget, longest, count), share)
+            cuts = subjects.line.join(cuts, _subject_fits(need, budget, longest, count), share)
         group = _longest_first(ql, qi[start:stop])
-        batches += [Batch(group, part) for part in subjects.parts(si, cuts)]
+        batches += [Batch(group, part) for part in subjects.parts(cuts)]
     return batches
 
 
@@ -262,7 +312,7 @@ def _subject_fits(need: Need, budget: int, longest_query: int, n_queries: int) -
     return lambda longest, n: need(longest_query, n_queries, longest, n) <= budget
 
 
-def _group(queries: _Line, start: int, caps: _Caps, cutter: _Cutter) -> int:
+def _group(queries: _Line, start: int, caps: _Caps, subjects: _Subjects) -> int:
     """Size of the query group at ``start`` (module docstring): of 1, 2, 4, ... and the most
     that fit beside one subject of the longest, the one whose batches hold the most query rows
     each; a size is dropped as soon as its subject cuts show it cannot win."""
@@ -272,7 +322,7 @@ def _group(queries: _Line, start: int, caps: _Caps, cutter: _Cutter) -> int:
     size, best = 1, None
     for i in sorted({1 << k for k in range(most.bit_length())} | {most}):
         bound = inf if best is None else (best[0] * rows[i - 1] - 1) // best[1]
-        cuts = cutter(longest[i - 1], i, bound)
+        cuts = subjects.cuts(longest[i - 1], i, bound)
         if cuts is not None:
             size, best = i, (len(cuts) - 1, rows[i - 1])
     return size
@@ -280,24 +330,83 @@ def _group(queries: _Line, start: int, caps: _Caps, cutter: _Cutter) -> int:
 
 class _Caps:
     """The most items, up to ``limit``, that a run padded to a given longest length holds
-    within the budget (0 if not one), memoized: as ``fits`` cannot turn true when the length
-    grows, a new length's cap lies between those of the nearest longer and shorter ones known,
-    and only that range is searched."""
+    within the budget (0 if not one), memoized. As ``fits`` cannot turn true when the length
+    grows, a new length's cap lies between those of the nearest longer and shorter lengths
+    known. The search starts at a guess, gallops away from it, then bisects; the guess is
+    where 1 / cap on the line through the two nearest lengths known puts it (right where need
+    grows in proportion to the length) when they lie on either side, else the cap ``like``
+    (caps beside a similar query group) knows there, scaled as at the nearest length known."""
 
-    def __init__(self, fits: Fits, limit: int) -> None:
-        self.fits, self.limit = fits, limit
+    def __init__(self, fits: Fits, limit: int, like: _Caps | None = None) -> None:
+        self.fits, self.limit, self.like = fits, limit, like
         self.known: dict[int, int] = {}
         self.lengths: list[int] = []  # those known, ascending
 
     def __call__(self, longest: int) -> int:
         cap = self.known.get(longest)
-        if cap is None:
-            k = bisect_left(self.lengths, longest)
-            lo = self.known[self.lengths[k]] if k < len(self.lengths) else 0
-            hi = self.known[self.lengths[k - 1]] if k else self.limit
-            cap = self.known[longest] = _largest(lambda n: self.fits(longest, n), lo, hi)
-            self.lengths.insert(k, longest)
-        return cap
+        if cap is not None:
+            return cap
+        lengths, known, fits = self.lengths, self.known, self.fits
+        k = bisect_left(lengths, longest)
+        good = known[lengths[k]] if k < len(lengths) else 0  # fits (or is 0)
+        bad = (known[lengths[k - 1]] if k else self.limit) + 1  # does not fit
+        guess, like = good, self.like.known if self.like else {}
+        near = lengths[k if k < len(lengths) else k - 1] if lengths else None
+        if longest in like and (not lengths or like.get(near)) and not 0 < k < len(lengths):
+            guess = like[longest] * known[near] // like[near] if lengths else like[longest]
+        elif len(lengths) > 1:
+            i = k - 1 if 0 < k < len(lengths) else (0 if k == 0 else k - 2)
+            a, b = lengths[i], lengths[i + 1]
+            ca, cb = known[a], known[b]
+            den = cb * (b - a) + (ca - cb) * (longest - a)
+            guess = ca * cb * (b - a) // den if den > 0 else bad - 1
+        if guess >= bad:
+            guess = bad - 1
+        step = 1
+        if guess > good and not fits(longest, guess):
+            bad = guess
+            while bad - step > good and not fits(longest, bad - step):
+                bad, step = bad - step, 2 * step
+            if bad - step > good:
+                good = bad - step
+        else:
+            if guess > good:
+                good = guess
+            while good + step < bad and fits(longest, good + step):
+                good, step = good + step, 2 * step
+            if good + step < bad:
+                bad = good + step
+        while bad - good > 1:
+            mid = (good + bad) // 2
+            if fits(longest, mid):
+                good = mid
+            else:
+                bad = mid
+        known[longest] = good
+        lengths.insert(k, longest)
+        return good
+
+    def holds(self, longest: int, count: int) -> bool:
+        """Whether the cap at ``longest`` is at least ``count``: told by the caps known where
+        they can, else by one need() call."""
+        lengths, known = self.lengths, self.known
+        k = bisect_left(lengths, longest)
+        if k < len(lengths) and known[lengths[k]] >= count:
+            return True  # a length at least as long holds as many
+        if k and known[lengths[k - 1]] < count:
+            return False  # a shorter one does not
+        return count <= self.limit and self.fits(longest, count)
+
+    def at_most(self, longest: int) -> int:
+        """An upper bound on the cap at ``longest``: without a need() call, that at the nearest
+        shorter length known where it is within 1/64 of that at the nearest longer one, else
+        the cap itself."""
+        lengths, known = self.lengths, self.known
+        k = bisect_left(lengths, longest)
+        if 0 < k < len(lengths) and lengths[k] != longest \
+                and known[lengths[k - 1]] * 64 <= known[lengths[k]] * 65:
+            return known[lengths[k - 1]]
+        return self(longest)
 
 
 class _Line:
@@ -324,44 +433,93 @@ class _Line:
             cuts.append(cuts[-1] + self.take(cuts[-1], caps))
         return cuts
 
-    def parts(self, index: np.ndarray, cuts: list[int]) -> list[np.ndarray]:
-        """``index`` (aligned with the values) cut at ``cuts``, each part longest first, ties
+    def part(self, index: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """``index`` (aligned with the values) from ``start`` to ``stop``, longest first, ties
         in run order."""
         raise NotImplementedError
 
 
 class _FileOrder(_Line):
-    """Lengths in any order: a run is padded to its longest so far."""
+    """Lengths in any order: a run is padded to its longest so far. Its end is searched among
+    the next few positions, then block by block (of BLOCK positions) where the longest so far
+    grows, then among the positions of the block where it fails."""
+
+    BLOCK = 256
 
     def __init__(self, values: np.ndarray) -> None:
         super().__init__(values)
-        self.width = 64  # of the window searched for the next run's end: twice the last run
-        self.order: np.ndarray | None = None  # the positions longest first, ties in run order
+        blocks = np.maximum.reduceat(values, np.arange(0, self.n, self.BLOCK))
+        self.block_longest, self.longer = memoryview(blocks), memoryview(_next_longer(blocks))
+        self.width = 64  # of the positions searched first: twice the last run
+        key = values.max() - values
+        self.key = key.astype(np.uint16) if key.max() < 1 << 16 else key  # radix sorted
+        self.parts: dict[tuple[int, int], np.ndarray] = {}
 
     def take(self, start: int, caps: _Caps) -> int:
-        while True:
-            stop = min(self.n, start + self.width)
-            top = np.maximum.accumulate(self.values[start:stop])
-            rises = [0, *(np.flatnonzero(top[1:] != top[:-1]) + 1).tolist()]
-            # a run of n in (rise, end] is padded to `longest`
-            for rise, end, longest in zip(rises, [*rises[1:], stop - start],
-                                          top[rises].tolist(), strict=True):
-                cap = caps(longest)
-                if cap < end:
-                    taken = max(1, rise, cap)
-                    self.width = 2 * taken
-                    return taken
-            if stop == self.n:
-                return stop - start
-            self.width *= 4
+        size, n = self.BLOCK, self.n
+        stop = min(n, -(-(start + self.width) // size) * size)
+        end, top = self._end(start, start, stop, 0, caps)
+        if end is None and stop < n:
+            end = self._blocks(start, stop // size, top, caps)
+        taken = (n if end is None else end) - start
+        self.width = min(2 * taken, 1 << 14)
+        return taken
 
-    def parts(self, index: np.ndarray, cuts: list[int]) -> list[np.ndarray]:
-        """All parts sorted at once: the positions longest first, stably regrouped by part."""
-        if self.order is None:
-            self.order = np.argsort(-self.values, kind="stable")
-        order, sizes = self.order, np.diff(cuts)
-        part = np.repeat(np.arange(sizes.size, dtype=np.min_scalar_type(sizes.size)), sizes)
-        return np.split(index[order[np.argsort(part[order], kind="stable")]], cuts[1:-1])
+    def _blocks(self, start: int, k: int, top: int, caps: _Caps) -> int | None:
+        """Where the run from ``start`` ends in blocks k on, ``top`` the longest before them
+        (None if it takes them all)."""
+        size, n, longest, longer = self.BLOCK, self.n, self.block_longest, self.longer
+        first, before = k, top  # blocks from `first` on hold `top` as the longest so far
+        while True:
+            after = first
+            while after < len(longest) and longest[after] <= top:
+                after = longer[after]
+            if not caps.holds(top, min(n, after * size) - start):
+                # it ends in the first of these blocks whose end it cannot reach
+                j = max(first, (start + caps(top)) // size)
+                return self._end(start, j * size, min(n, (j + 1) * size),
+                                 before if j == first else top, caps)[0]
+            if after == len(longest):
+                return None
+            first, before, top = after, top, longest[after]
+
+    def _end(self, start: int, a: int, b: int, top: int,
+             caps: _Caps) -> tuple[int | None, int]:
+        """Where the run from ``start`` ends in [a, b), ``top`` the longest before a (None if
+        it takes all of them), and the longest up to b."""
+        tops = np.maximum.accumulate(self.values[a:b])
+        if top:
+            np.maximum(tops, top, out=tops)
+        rises = [0, *((tops[1:] != tops[:-1]).nonzero()[0] + 1).tolist()]
+        for rise, stop, longest in zip(rises, [*rises[1:], b - a], tops[rises].tolist(),
+                                       strict=True):
+            # runs to a + rise + 1, ..., a + stop hold `longest`
+            if not caps.holds(longest, a + stop - start):
+                return max(start + 1, a + rise, start + caps(longest)), int(tops[-1])
+        return None, int(tops[-1])
+
+    def part(self, index: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """Memoized: the groups of queries often cut alike."""
+        part = self.parts.get((start, stop))
+        if part is None:
+            order = np.argsort(self.key[start:stop], kind="stable")
+            part = self.parts[start, stop] = index[start:stop][order]
+        return part
+
+
+def _next_longer(values: np.ndarray) -> np.ndarray:
+    """For each position, the next one holding a longer length (values.size if none): pointer
+    jumping, each unresolved position taking its candidate's candidate, as all lengths between
+    a position and its candidate are no longer than it."""
+    n = values.size
+    nxt = np.arange(1, n + 2)
+    nxt[n] = n
+    longest = np.append(values, np.iinfo(values.dtype).max)  # n: longer than any
+    todo = np.arange(n)
+    while todo.size:
+        todo = todo[longest[nxt[todo]] <= values[todo]]
+        nxt[todo] = nxt[nxt[todo]]
+    return nxt[:n]
 
 
 class _Sorted(_Line):
@@ -376,14 +534,17 @@ class _Sorted(_Line):
         bounds = np.append(starts, self.n)
         least = np.ceil(share * lengths).astype(np.int64)  # integer lengths >= share * length
         self.at = memoryview(values)
+        self.sums: memoryview | None = None  # of the values before each position, for join
         self.lengths, self.starts = memoryview(lengths), memoryview(bounds)
         self.ends = memoryview(bounds[np.searchsorted(-lengths, -least, side="right")])
-        # cells of runs whose lengths + 1 lie within 2% of each other: the shortest length of
-        # each, and how many items the cell holds
+        # cells of runs whose lengths + 1 lie within 2% of each other, and those cells merged
+        # 4 and 16 at a time: each cell's shortest length, and how many items it holds
         cell = np.floor(np.log1p(lengths) / np.log(1.02))
-        last = np.flatnonzero(np.diff(cell, append=-1))
-        self.cells = lengths[last].tolist()
-        self.cell_sizes = np.diff(bounds[last + 1], prepend=0)
+        last = np.flatnonzero(np.diff(cell, append=-1))  # the last run of each cell
+        self.cells: list[tuple[list[int], np.ndarray]] = []
+        for k in (16, 4, 1):
+            ends = last[np.minimum(np.arange(k - 1, last.size + k - 1, k), last.size - 1)]
+            self.cells.append((lengths[ends].tolist(), np.diff(bounds[ends + 1], prepend=0)))
 
     def longest(self, start: int, stop: int) -> int:
         return self.at[start]
@@ -409,22 +570,23 @@ class _Sorted(_Line):
             p = stop
         return cuts
 
-    def fewest(self, caps: list[int]) -> float:
-        """A lower bound on the number of runs, given an upper bound on the cap at each cell's
-        shortest length: a run padded to L holds at most cap(L) items, and cap(L) <= cap(l)
-        for each length l <= L it holds, so its items' 1 / cap(l) sum to at most one."""
-        return float(np.dot(self.cell_sizes, 1 / np.maximum(caps, 1)))
+    def fewest(self, sizes: np.ndarray, caps: list[int]) -> float:
+        """A lower bound on the number of runs, from cells of ``sizes`` items and an upper
+        bound on the cap at each one's shortest length: a run padded to L holds at most cap(L)
+        items, and cap(L) <= cap(l) for each length l <= L it holds, so its items' 1 / cap(l)
+        sum to at most one."""
+        return float(np.dot(sizes, 1 / np.maximum(caps, 1)))
 
-    def parts(self, index: np.ndarray, cuts: list[int]) -> list[np.ndarray]:
-        """Slices of ``index``, which is longest first already."""
-        return [index[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    def part(self, index: np.ndarray, start: int, stop: int) -> np.ndarray:
+        return index[start:stop]  # a view: longest first already
 
     def join(self, cuts: list[int], fits: Fits, share: float) -> list[int]:
         """dynamic2's joining: a run that the share rule started joins the run before it when
         the joined run fits and keeps (1 + share) / 2 of its padded length real."""
         values = self.at
-        sums = memoryview(np.concatenate(([0], np.cumsum(self.values))))
-        out = cuts[:2]
+        if self.sums is None:
+            self.sums = memoryview(np.concatenate(([0], np.cumsum(self.values))))
+        sums, out = self.sums, cuts[:2]
         for before, start, stop in zip(cuts[:-2], cuts[1:-1], cuts[2:], strict=True):
             first, size = out[-2], stop - out[-2]
             if (values[start] < share * values[before] and fits(values[first], size)
@@ -443,15 +605,19 @@ def _line(values: np.ndarray, share: float) -> _FileOrder | _Sorted:
     return _FileOrder(values)
 
 
-class _Cutter:
-    """The greedy cuts of ``line`` beside query groups of each (longest, count), memoized."""
+class _Subjects:
+    """Subjects ``index`` (in run order) of lengths ``lengths[index]``, and their greedy cuts
+    beside query groups of each (longest, count), memoized."""
 
-    def __init__(self, line: _Line, need: Need, budget: int) -> None:
-        self.line, self.need, self.budget = line, need, budget
+    def __init__(self, index: np.ndarray, lengths: np.ndarray, budget: int, need: Need,
+                 share: float | None = None) -> None:
+        self.index, self.line = index, _line(lengths[index], share or 0.0)
+        self.need, self.budget = need, budget
         self.known: dict[tuple[int, int], tuple[list[int] | None, float]] = {}
         self.caps: dict[tuple[int, int], _Caps] = {}
+        self.longests: dict[int, list[int]] = {}  # those with caps, ascending, per count
 
-    def __call__(self, longest: int, count: int, bound: float = inf) -> list[int] | None:
+    def cuts(self, longest: int, count: int, bound: float = inf) -> list[int] | None:
         """The cuts, or None when more than ``bound`` runs: on a longest-first line that is
         seen first, where it can be, from a lower bound on their number."""
         cuts, tried = self.known.get((longest, count), (None, -1))
@@ -459,45 +625,45 @@ class _Cutter:
             return cuts if len(cuts) - 1 <= bound else None
         if bound <= tried:
             return None
-        caps = self._caps(longest, count)
-        if bound < inf and isinstance(self.line, _Sorted) and count > 1 \
-                and self.line.fewest(self._cell_caps(longest, count)) > bound * (1 + 1e-9):
+        line = self.line
+        if bound < inf and count > 1 and isinstance(line, _Sorted) and any(
+                line.fewest(sizes, self._cell_caps(lengths, longest, count))
+                > bound * (1 + 1e-9) for lengths, sizes in line.cells):
             cuts = None
         else:
-            cuts = self.line.cuts(caps, bound)
+            cuts = line.cuts(self._caps(longest, count), bound)
         self.known[longest, count] = cuts, bound
         return cuts
 
+    def parts(self, cuts: list[int]) -> list[np.ndarray]:
+        """The subjects cut at ``cuts``, each part longest first (ties in run order)."""
+        return [self.line.part(self.index, a, b) for a, b in zip(cuts[:-1], cuts[1:],
+                                                                   strict=True)]
+
     def _caps(self, longest: int, count: int) -> _Caps:
+        """The caps beside ``count`` queries up to ``longest``, which guess from those beside
+        as many queries up to the nearest longest."""
         key = longest, count
         if key not in self.caps:
             fits = _subject_fits(self.need, self.budget, longest, count)
-            self.caps[key] = _Caps(fits, self.line.n)
+            longests = self.longests.setdefault(count, [])
+            k = bisect_left(longests, longest)
+            near = min(longests[max(0, k - 1):k + 1], key=lambda x: abs(x - longest),
+                       default=None)
+            like = None if near is None else self.caps[near, count]
+            self.caps[key] = _Caps(fits, self.line.n, like)
+            longests.insert(k, longest)
         return self.caps[key]
 
-    def _cell_caps(self, longest: int, count: int) -> list[int]:
-        """Upper bounds on the caps at the cells' shortest lengths beside ``count`` queries:
-        1 / count of those beside one, where the budget confirms it (each costs one need()
-        call, and holds when need grows at least in proportion to the queries), else the cap
-        itself."""
+    def _cell_caps(self, lengths: list[int], longest: int, count: int) -> list[int]:
+        """Upper bounds on the caps at ``lengths`` beside ``count`` queries: 1 / count of those
+        beside one, where the budget confirms it (each costs one need() call, and holds when
+        need grows at least in proportion to the queries), else the cap itself."""
         one, caps, limit = self._caps(longest, 1), self._caps(longest, count), self.line.n
         bounds = []
-        for length in self.line.cells:
-            guess = one(length) // count
+        for length in lengths:
+            guess = one.at_most(length) // count
             if guess < limit and caps.fits(length, guess + 1):
                 guess = caps(length)
             bounds.append(guess)
         return bounds
-
-
-def _largest(ok: Callable[[int], bool], lo: int, hi: int) -> int:
-    """The largest n in [lo, hi] with ``ok(n)``, for ``ok`` true up to some n and false after
-    (``lo`` itself is not asked): a galloping, then binary, search."""
-    good, step = lo, 1
-    while good + step <= hi and ok(good + step):
-        good, step = good + step, 2 * step
-    bad = min(good + step, hi + 1)
-    while bad - good > 1:
-        mid = (good + bad) // 2
-        good, bad = (mid, bad) if ok(mid) else (good, mid)
-    return good
