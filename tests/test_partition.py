@@ -31,6 +31,14 @@ def linear_need(lq: int, nq: int, ls: int, ns: int) -> int:
     return nq * ns * 2 * (max(lq, ls) + 1) * 4
 
 
+def scan_need(longest_query: int, n_queries: int, longest_subject: int, n_subjects: int) -> int:
+    """The search engine's memory: a score per pair, scratch rows when a query takes more than
+    one pass of 128, and per-query state."""
+    passes = -(-max(longest_query, 1) // 128)
+    scratch = 0 if passes == 1 else 1056 * 32 * (longest_subject + 2) * 8
+    return 4 * n_queries * n_subjects + scratch + 4 * 24 * passes * 128 * n_queries
+
+
 def skewed(seed: int) -> list[int]:
     """One sequence of 35,000 residues among 2,000 of 200 to 600, shuffled."""
     rng = np.random.default_rng(seed)
@@ -154,6 +162,17 @@ def test_skewed_set_padding(budget):
     for b in batches:  # static's: the long ones stay apart
         assert long_q not in b.queries or b.queries.tolist() == [long_q]
         assert long_s not in b.subjects or b.subjects.tolist() == [long_s]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_search_sized_set_with_the_engines_need(name):
+    rng = np.random.default_rng(8)
+    q = np.maximum(rng.lognormal(np.log(350), 0.6, 20), 1).astype(np.int64)
+    s = np.maximum(rng.lognormal(np.log(350), 0.6, 200_000), 1).astype(np.int64)
+    budget = 768 << 20  # a few hundred batches: most queries' scratch grows with the subject
+    batches = part.partition(name, q, s, budget, scan_need)
+    check(batches, q.size, s.size)
+    assert fits_or_single(batches, q, s, budget, scan_need)
 
 
 def test_none_keeps_file_order():

@@ -292,7 +292,7 @@ def _grid(qi: np.ndarray, ql: np.ndarray, subjects: _Subjects,
     if share is not None:
         stops = queries.join(stops, fits, share)
     batches = []
-    for start, stop in zip(stops[:-1], stops[1:], strict=False):
+    for start, stop in zip(stops[:-1], stops[1:], strict=True):
         longest, count = queries.longest(start, stop), stop - start
         cuts = subjects.cuts(longest, count)
         if share is not None:
@@ -315,7 +315,8 @@ def _subject_fits(need: Need, budget: int, longest_query: int, n_queries: int) -
 def _group(queries: _Line, start: int, caps: _Caps, subjects: _Subjects) -> int:
     """Size of the query group at ``start`` (module docstring): of 1, 2, 4, ... and the most
     that fit beside one subject of the longest, the one whose batches hold the most query rows
-    each; a size is dropped as soon as its subject cuts show it cannot win."""
+    each; a size is dropped as soon as its subject cuts, or a lower bound on their number,
+    show it cannot win."""
     most = queries.take(start, caps)
     top = queries.values[start:start + most]
     rows, longest = np.cumsum(top + 1).tolist(), np.maximum.accumulate(top).tolist()
@@ -332,10 +333,11 @@ class _Caps:
     """The most items, up to ``limit``, that a run padded to a given longest length holds
     within the budget (0 if not one), memoized. As ``fits`` cannot turn true when the length
     grows, a new length's cap lies between those of the nearest longer and shorter lengths
-    known. The search starts at a guess, gallops away from it, then bisects; the guess is
+    known. The search starts at a guess, gallops away from it, then bisects. The guess is
     where 1 / cap on the line through the two nearest lengths known puts it (right where need
-    grows in proportion to the length) when they lie on either side, else the cap ``like``
-    (caps beside a similar query group) knows there, scaled as at the nearest length known."""
+    grows in proportion to the length); but where none lie on either side and ``like`` (caps
+    beside a similar query group) knows the cap there and at the nearest length known, it is
+    that cap, scaled as at the nearest."""
 
     def __init__(self, fits: Fits, limit: int, like: _Caps | None = None) -> None:
         self.fits, self.limit, self.like = fits, limit, like
@@ -396,17 +398,6 @@ class _Caps:
         if k and known[lengths[k - 1]] < count:
             return False  # a shorter one does not
         return count <= self.limit and self.fits(longest, count)
-
-    def at_most(self, longest: int) -> int:
-        """An upper bound on the cap at ``longest``: without a need() call, that at the nearest
-        shorter length known where it is within 1/64 of that at the nearest longer one, else
-        the cap itself."""
-        lengths, known = self.lengths, self.known
-        k = bisect_left(lengths, longest)
-        if 0 < k < len(lengths) and lengths[k] != longest \
-                and known[lengths[k - 1]] * 64 <= known[lengths[k]] * 65:
-            return known[lengths[k - 1]]
-        return self(longest)
 
 
 class _Line:
@@ -662,7 +653,7 @@ class _Subjects:
         one, caps, limit = self._caps(longest, 1), self._caps(longest, count), self.line.n
         bounds = []
         for length in lengths:
-            guess = one.at_most(length) // count
+            guess = one(length) // count
             if guess < limit and caps.fits(length, guess + 1):
                 guess = caps(length)
             bounds.append(guess)
