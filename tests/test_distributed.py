@@ -172,6 +172,25 @@ def test_connect_starts_a_local_cluster(data):
     assert _children() == before
 
 
+@pytest.mark.gpu
+def test_local_cuda_cluster_has_a_worker_per_gpu(data):
+    """With dask-cuda, cluster='local' starts one worker per GPU, each with its own GPU first
+    in CUDA_VISIBLE_DEVICES; a GPU search across them equals one GPU's and the CPU's."""
+    pytest.importorskip("dask_cuda")
+    prot_q, prot_db, dna_q, dna_db = data
+    client = connect(cluster="local")
+    try:
+        visible = client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES", ""))
+        firsts = sorted(v.split(",")[0] for v in visible.values())
+        assert len(firsts) == wavedp.device.gpu_count() and len(set(firsts)) == len(firsts)
+        for queries, db, scoring in ((prot_q, prot_db, PROT), (dna_q, dna_db, DNA_SCORING)):
+            got = wavedp.search(queries, db, scoring, top=0, device="gpu", client=client)
+            assert got == wavedp.search(queries, db, scoring, top=0, device="gpu", devices=[0])
+            assert got == wavedp.search(queries, db, scoring, top=0, device="cpu") and any(got)
+    finally:
+        close(client)
+
+
 def test_missing_dask_is_an_input_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(wavedp.InputError, match=r"pip install 'wavedp\[cluster\]'"):

@@ -207,10 +207,13 @@ def _database(spec: _Spec, fresh: bool = False) -> Database:
 
 @functools.lru_cache(maxsize=4)
 def _scanner(spec: _Spec, start: int, stop: int):
-    """The scan engine of this worker's device over one shard (a GPU keeps it resident)."""
+    """The scan engine of this worker's device over one shard (a GPU keeps it resident). A
+    worker scans on one GPU, its first visible one: a cluster's unit is the worker, and
+    dask-cuda starts one per GPU with that GPU first in ``CUDA_VISIBLE_DEVICES``."""
     db = _database(spec)
-    return scanner_for(_device.resolve(spec.device), db.slice(start, stop),
-                       db.codes_for(spec.scoring), spec.scoring, spec.mode)
+    device = _device.resolve(spec.device)
+    return scanner_for(device, db.slice(start, stop), db.codes_for(spec.scoring),
+                       spec.scoring, spec.mode, devices=(0,) if device == "gpu" else None)
 
 
 def _scan(spec: _Spec, start: int, stop: int, queries: list[np.ndarray], k: int,
