@@ -39,7 +39,9 @@ fi
 if [[ $what == partition || $what == all ]]; then
     # the predictor calibrated (timed), then every partitioning on skewed sets
     wavedp calibrate 2>&1 | tee "$out/partition_bench.log"
-    python3 benchmarks/partitioning.py 2>&1 | tee -a "$out/partition_bench.log"
+    cp "$(python3 -c 'from wavedp.search.predict import cache_path; print(cache_path("gpu"))')" \
+        "$out/"
+    python3 benchmarks/partitioning.py --launches 2>&1 | tee -a "$out/partition_bench.log"
 fi
 if [[ $what == scaleout ]]; then
     # every GPU of the machine against one: the CUDASW++ benchmark and the UniRef50 plan

@@ -43,8 +43,8 @@ def test_model_terms():
     lone = predict.gpu_seconds(model, np.array([5000]), np.array([35_000]), 24, True)
     work, critical = predict.gpu_work(np.array([5000]), np.array([35_000]),
                                       gpu_search.plan(5000, 35_000.0, 24))
-    g = gpu_search.plan(5000, 35_000.0, 24)[0]
-    assert work == critical and lone >= critical / predict._single(model, g)  # its own path
+    g, r, _ = gpu_search.plan(5000, 35_000.0, 24)
+    assert work == critical and lone >= critical / predict._single(model, g, r)  # its own path
     mixed = np.concatenate([short, [35_000]])
     assert predict.gpu_seconds(model, np.array([5000]), mixed, 24, True) >= lone
 

@@ -41,12 +41,15 @@ def calibrate(device: str | None) -> None:
     click.echo(f"calibrated {model.device} in {model.seconds:.1f} s -> {path}")
     if kind == "gpu":
         rates = sorted(model.rates.items(), key=lambda kv: -kv[1])
+        alone = sorted(model.single.items(), key=lambda kv: -kv[1])
         click.echo(f"scan rates (lane-cells/s, full device): best {rates[0][0]} "
-                   f"{rates[0][1]:.3g}, worst {rates[-1][0]} {rates[-1][1]:.3g}; full from "
-                   f"{model.saturation:.2f} blocks per SM; one group alone "
-                   + ", ".join(f"G={g} {v:.3g}" for g, v in model.single.items())
-                   + f"; launch {model.launch * 1e3:.2f} ms; {model.word * 1e9:.3f} ns per "
-                   "result word")
+                   f"{rates[0][1]:.3g}, worst {rates[-1][0]} {rates[-1][1]:.3g}; "
+                   f"{model.one_block:.0%} of it with one block per SM; one group alone: "
+                   f"best {alone[0][0]} {alone[0][1]:.3g}, worst {alone[-1][0]} "
+                   f"{alone[-1][1]:.3g}, a later pass "
+                   + ", ".join(f"G={g} {v:.2f}" for g, v in model.later.items())
+                   + f" first passes; launch {model.launch * 1e3:.2f} ms; profiles "
+                   f"{model.unit * 1e6:.0f} us + {model.profile * 1e9:.1f} ns per word")
     else:
         click.echo(f"{model.rates['cells'] / 1e9:.2f} GCUPS on every core; "
                    f"{model.launch * 1e3:.3f} ms per query call")

@@ -27,8 +27,9 @@ from .multipass import multiprocessors
 ROWS = (4, 8, 12, 16, 20, 24, 28, 32)
 #: lanes per subject group (powers of two)
 GROUPS = (4, 8, 16, 32)
-#: threads per block (kernels/search.cu's BLOCK)
+#: threads per block (kernels/search.cu's BLOCK) and per warp
 BLOCK = 128
+WARP = 32
 #: profile scores of rows past the query (16-bit and 32-bit words)
 PAD16, PAD32 = -8192, -(1 << 24)
 #: shared memory for one pass's profile at most (four blocks of four warps per SM fit)
@@ -178,6 +179,7 @@ class Scanner:
         self.sub = np.ascontiguousarray(sub, dtype=np.int32)
         self.go, self.ge, self.mode = int(gap_open), int(gap_extend), int(mode)
         self.partition = partition
+        self.timing: list | None = None  # the calibration's kernel events, when a list
         self.packed = mode == LOCAL and packable(self.sub, self.go, self.ge)
         free, _ = cupy.cuda.runtime.memGetInfo()
         budget = DATABASE_BYTES if DATABASE_BYTES is not None else int(free * 0.6)
@@ -285,10 +287,16 @@ class Scanner:
         smem = 4 * a * g * r
         if smem > 40 << 10:  # near the default 48 KB (the kernel has static shared memory too)
             kernel.max_dynamic_shared_size_bytes = smem
+        events = (cupy.cuda.Event(), cupy.cuda.Event()) if self.timing is not None else None
+        if events:
+            events[0].record()
         kernel((blocks,), (BLOCK,), (
             ch.res, ch.off, order, np.int32(count), prof, np.int32(a), np.int32(g), poffs, ms,
             np.int32(len(units)), np.int32(self.go), np.int32(self.ge), scratch,
             np.int32(stride), out, ticket), shared_mem=smem)
+        if events:
+            events[1].record()
+            self.timing.append(events)
 
     def _scan(self, ch: _Chunk, units: list[list[np.ndarray]], packed: bool,
               subjects: np.ndarray, shape: tuple[int, int, int] | None = None):
@@ -358,38 +366,43 @@ class Scanner:
     def _batch(self, ch: _Chunk, queries: list[np.ndarray], units: list[list[int]],
                subjects: np.ndarray, out, shape: tuple[int, int, int] | None = None) -> None:
         """One launch: ``units`` (query indices) x the chunk indices ``subjects``, each
-        query's scores into its row of ``out``; returns once they are there."""
+        query's scores into its row of ``out`` (one scatter for the whole launch); returns
+        once they are there."""
         import cupy
 
-        idx = cupy.asarray(subjects)
         words = self._scan(ch, [[queries[k] for k in u] for u in units], self.packed,
                            subjects, shape)
-        for u, w in zip(units, words, strict=True):
-            if self.packed:
-                self._unpack(ch, queries, u, w, subjects, idx, out)
-            else:
-                out[u[0]][idx] = w.view(cupy.int32)
+        if self.packed:
+            rows, best = self._unpack(ch, queries, units, words, subjects)
+        else:
+            rows, best = [u[0] for u in units], words.view(cupy.int32)
+        idx = cupy.asarray(subjects)
+        out[cupy.asarray(np.array(rows, np.int64))[:, None], idx[None, :]] = best
         settle()
 
-    def _unpack(self, ch: _Chunk, queries: list[np.ndarray], unit: list[int], words,
-                subjects: np.ndarray, idx, out: list) -> None:
-        """Each query of a packed unit: its int16 half, subjects that may have saturated
-        rescored at 32 bits (``subjects``: the words' chunk indices, ``idx`` on the GPU)."""
+    def _unpack(self, ch: _Chunk, queries: list[np.ndarray], units: list[list[int]], words,
+                subjects: np.ndarray) -> tuple[list[int], object]:
+        """The queries of packed ``units`` and their scores (device int32, a row each): the
+        int16 halves of the words, the subjects that may have saturated rescored at 32 bits
+        (``subjects``: the words' chunk indices)."""
         import cupy
 
-        halves = [(words & 0xFFFF).astype(cupy.int16).astype(cupy.int32),
-                  (words >> 16).astype(cupy.int16).astype(cupy.int32)]
-        limit = saturation_limit(self.sub)
-        for k, best in zip(unit, halves, strict=False):
-            over = best >= limit
-            settle()
-            hot = cupy.flatnonzero(over)
-            if hot.size:
-                STATS["rescored"] = STATS.get("rescored", 0) + int(hot.size)
-                with _Timer("rescore"):  # a part of the scan's time
-                    exact = self._scan(ch, [[queries[k]]], False, subjects[hot.get()])[0]
-                    best[hot] = exact.view(cupy.int32)
-            out[k][idx] = best
+        pairs = [u for u, unit in enumerate(units) if len(unit) == 2]
+        rows = [u[0] for u in units] + [units[u][1] for u in pairs]
+        low = (words & 0xFFFF).astype(cupy.int16)
+        high = (words[cupy.asarray(np.array(pairs, np.int64))] >> 16).astype(cupy.int16)
+        best = cupy.concatenate([low, high]).astype(cupy.int32)
+        over = best >= saturation_limit(self.sub)
+        settle()
+        hot_rows, hot_cols = (a.get() for a in cupy.nonzero(over))
+        if hot_rows.size:
+            STATS["rescored"] = STATS.get("rescored", 0) + int(hot_rows.size)
+            with _Timer("rescore"):  # a part of the scan's time
+                for row in np.unique(hot_rows):
+                    cols = hot_cols[hot_rows == row]
+                    exact = self._scan(ch, [[queries[rows[row]]]], False, subjects[cols])[0]
+                    best[int(row), cupy.asarray(cols)] = exact.view(cupy.int32)
+        return rows, best
 
     def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
@@ -486,9 +499,9 @@ def calibration(lengths: np.ndarray, runs: list[tuple[int, int, int, int, bool, 
     database of ``lengths`` resident on the current GPU; each run (m, G, R, passes, packed,
     first, count, units) scans ``units`` profiles of m-residue random queries (two each when
     packed) against the subjects ``first:first + count`` of the longest-first order with
-    that shape, as a search's launch does. Returns per run (kernel seconds by CUDA events,
-    seconds of the whole launch with its results in place by the host clock), each the
-    median of three after a warm-up."""
+    that shape, as a search's launch does. Returns per run (the kernel's seconds by CUDA
+    events, seconds of the whole launch with its results in place by the host clock), each
+    the median of three after a warm-up."""
     import statistics
     import time
 
@@ -515,15 +528,13 @@ def calibration(lengths: np.ndarray, runs: list[tuple[int, int, int, int, bool, 
             out = cupy.zeros((len(queries), ch.size), cupy.int32)
             kernel, whole = [], []
             for rep in range(4):
+                scanner.timing = []
                 start = time.perf_counter()
-                e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
-                e0.record()
                 scanner._batch(ch, queries, units, order[first:first + count], out,
                                (g, r, passes))
-                e1.record()
-                e1.synchronize()
                 if rep:
-                    kernel.append(cupy.cuda.get_elapsed_time(e0, e1) / 1e3)
                     whole.append(time.perf_counter() - start)
+                    kernel.append(cupy.cuda.get_elapsed_time(*scanner.timing[0]) / 1e3)
+            scanner.timing = None
             found.append((k, statistics.median(kernel), statistics.median(whole)))
     return [(kernel, whole) for _, kernel, whole in sorted(found)]
