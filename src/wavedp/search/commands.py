@@ -44,7 +44,7 @@ def calibrate(device: str | None) -> None:
         alone = sorted(model.single.items(), key=lambda kv: -kv[1])
         click.echo(f"scan rates (lane-cells/s, full device): best {rates[0][0]} "
                    f"{rates[0][1]:.3g}, worst {rates[-1][0]} {rates[-1][1]:.3g}; "
-                   f"{model.one_block:.0%} of it with one block per SM; one group alone: "
+                   "one group alone: "
                    f"best {alone[0][0]} {alone[0][1]:.3g}, worst {alone[-1][0]} "
                    f"{alone[-1][1]:.3g}, a later pass "
                    + ", ".join(f"G={g} {v:.2f}" for g, v in model.later.items())

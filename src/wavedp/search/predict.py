@@ -17,11 +17,12 @@ warps that the other blocks of an SM with b blocks do not cover), c_i one item's
 (its first pass at the rate ``single`` of its shape, each later pass ``later`` times that)
 and W_before_i the work the tickets hand out before it (a long item taken last runs alone
 after the rest: the thesis's falling phase), fill(b) the share of the full rate with b
-blocks per SM (b * one_block below one, then saturating), and the constants measured by
-:func:`calibrate` with CUDA events around the kernel alone: rate per kernel shape (G, R) and
-packing (lane-cells per second with the device full), single per shape, later per G,
-one_block, and on the host h_launch (launch, unpacking and scattering), h_unit and h_profile
-(building the profiles) and h_word (per result word). The CPU engine's model is
+blocks per SM (one block per SM runs its groups each at about ``single``; fewer in
+proportion, more saturating), and the constants measured by :func:`calibrate` with CUDA
+events around the kernel alone: rate per kernel shape (G, R) and packing (lane-cells per
+second with the device full), single per shape, later per G, and on the host h_launch
+(launch, unpacking and scattering), h_unit and h_profile (building the profiles) and h_word
+(per result word). The CPU engine's model is
 ``T = h_call * queries + cells / rate`` (its kernel pads nothing).
 
 ``wavedp calibrate`` stores the constants per device in the user's cache directory; a
@@ -40,6 +41,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import InputError
+from . import h100
 from . import partition as part
 
 #: the calibration file's format (a change makes older files an error)
@@ -62,7 +64,6 @@ class Model:
     # group of G lanes alone, its first pass, lane-cells/s
     later: dict[str, float] = dataclasses.field(default_factory=dict)  # GPU: G -> a later
     # pass of a group alone, in first passes
-    one_block: float = 1.0  # GPU: the share of the full rate with one block per SM
     launch: float = 0.0  # s per launch (GPU) or per query call (CPU)
     unit: float = 0.0  # GPU: s per profile of a launch (built on the host)
     profile: float = 0.0  # GPU: s per profile word built
@@ -142,13 +143,11 @@ def load(kind: str, device: str | None = None) -> Model | None:
     return model
 
 
-#: constants measured on an H100 80GB HBM3 (132 SMs) by ``wavedp calibrate`` (2026-11-23;
-#: the rates: the medians over the kernel shapes), used where no calibration exists
+#: the constants of an H100 (``search.h100``), used where no calibration exists
 DEFAULT_GPU = Model(kind="gpu", device="default (H100)", version="", calibrated=False,
-                    rates={"packed": 2.9e12, "wide": 3.1e12},
-                    single={"4,8": 6.1e8, "8,8": 8.1e8, "16,8": 1.2e9, "32,8": 2.0e9},
-                    later={"4": 1.2, "8": 1.2, "16": 1.2, "32": 1.2}, one_block=0.6,
-                    launch=1.5e-3, unit=5e-5, profile=5e-9, word=0.0, sms=132)
+                    rates=h100.RATES, single=h100.SINGLE, later=h100.LATER,
+                    launch=h100.LAUNCH, unit=h100.UNIT, profile=h100.PROFILE, word=0.0,
+                    sms=132)
 DEFAULT_CPU = Model(kind="cpu", device="default", version="", calibrated=False,
                     rates={"cells": 5e9}, launch=1e-4)
 
@@ -207,11 +206,15 @@ def blocked(subj_n: np.ndarray, groups: int) -> np.ndarray:
     return np.repeat(most, groups)[:n.size]
 
 
-def fill(model: Model, blocks_per_sm: float) -> float:
-    """The share of the full rate a launch runs at with this many blocks per SM: in
-    proportion below one, then saturating (each further block covers that share of what
-    is left)."""
-    f1 = min(max(model.one_block, 1e-3), 1.0)
+def fill(model: Model, g: int, r: int, packed: bool, blocks_per_sm: float) -> float:
+    """The share of the full rate of shape (G, R) a launch runs at with this many blocks per
+    SM: one block per SM runs its groups each at about the rate of a group alone, fewer
+    blocks in proportion, more saturate (each further block covers that share of what is
+    left)."""
+    from ..engines.cuda.search import BLOCK
+
+    sms = model.sms or 132
+    f1 = min(1.0, sms * BLOCK // g * _single(model, g, r) / _rate(model, g, r, packed))
     if blocks_per_sm <= 1:
         return max(blocks_per_sm, 1e-9) * f1
     return 1.0 - (1.0 - f1) ** blocks_per_sm
@@ -271,7 +274,7 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     if passes > 1:
         blocks = min(blocks, scan.SCRATCH_BYTES // (groups * (int(subj_n.max()) + 2) * 8))
     per_sm = max(1, blocks) / sms
-    rate = _rate(model, g, r, packed) * fill(model, per_sm)
+    rate = _rate(model, g, r, packed) * fill(model, g, r, packed, per_sm)
     idle = min(1.0, per_sm ** -IDLE_COVER)
     single = _single(model, g, r)
     unit_passes = np.maximum(-(-unit_m // t), 1).astype(np.float64)
@@ -407,17 +410,8 @@ def _calibrate_gpu(say: Callable[[str], None]) -> Model:
     unit, per_word = _profile_costs()
     (kernel, whole), = found[-1:]
     launch = max(0.0, whole - kernel - unit - per_word * 64 * 24)
-    say("one block per multiprocessor")
-    held = scan.SCRATCH_BYTES
-    scan.SCRATCH_BYTES = sms * (scan.BLOCK // 4) * 362 * 8  # caps a 2-pass launch's grid
-    try:
-        (kernel, _), = scan.calibration(lengths, [(64, 4, 8, 2, True, 1, subjects - 1, 1)])
-    finally:
-        scan.SCRATCH_BYTES = held
-    work, _ = gpu_work(np.array([64]), order[1:], (4, 8, 2))
-    one_block = min(1.0, work / kernel / rates["4,8,packed"])
     return Model(kind="gpu", device=device_name("gpu"), version=_version(), rates=rates,
-                 single=single, later=later_passes, one_block=one_block, launch=launch,
+                 single=single, later=later_passes, launch=launch,
                  unit=unit, profile=per_word, word=0.0, sms=sms)
 
 
