@@ -25,6 +25,7 @@ import os
 import shutil
 import tempfile
 import zlib
+from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from typing import overload
 
@@ -324,8 +325,9 @@ class _LazyIds(Sequence[str]):
             raise IndexError(f"database index {k} out of range (0..{n - 1})")
         return self._get(k)
 
+    @abstractmethod
     def _get(self, k: int) -> str:
-        raise NotImplementedError
+        """Entry ``k`` (0 <= k < len)."""
 
 
 class _Window(_LazyIds):

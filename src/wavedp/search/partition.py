@@ -41,6 +41,7 @@ by its first, longest sequence and padded to it (``SmithWaterman._get_max_number
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -400,7 +401,7 @@ class _Caps:
         return count <= self.limit and self.fits(longest, count)
 
 
-class _Line:
+class _Line(ABC):
     """Lengths in run order, cut greedily into runs (bounds 0, ..., n): a run takes, from its
     start, the most that fit padded to their longest (at least one)."""
 
@@ -410,9 +411,9 @@ class _Line:
     def longest(self, start: int, stop: int) -> int:
         return int(self.values[start:stop].max())
 
+    @abstractmethod
     def take(self, start: int, caps: _Caps) -> int:
         """How many the run at ``start`` takes, with ``caps`` for the budget."""
-        raise NotImplementedError
 
     def cuts(self, caps: _Caps, bound: float = inf) -> list[int] | None:
         """The greedy bounds with ``caps`` for the budget; None once more than ``bound`` runs
@@ -424,10 +425,10 @@ class _Line:
             cuts.append(cuts[-1] + self.take(cuts[-1], caps))
         return cuts
 
+    @abstractmethod
     def part(self, index: np.ndarray, start: int, stop: int) -> np.ndarray:
         """``index`` (aligned with the values) from ``start`` to ``stop``, longest first, ties
         in run order."""
-        raise NotImplementedError
 
 
 class _FileOrder(_Line):
