@@ -220,20 +220,27 @@ def fill(model: Model, g: int, r: int, packed: bool, blocks_per_sm: float) -> fl
     return 1.0 - (1.0 - f1) ** blocks_per_sm
 
 
+def _pass_cells(n: np.ndarray | float, g: int, t: int) -> np.ndarray | float:
+    """Lane-cells of one pass of a G-lane group with T = G*R rows over ``n`` columns: the
+    pipeline's fill and the per-column pass cost included."""
+    from ..engines.cuda.search import PASS_CELLS
+
+    return t * (n + g - 1) + PASS_CELLS * n
+
+
 def gpu_work(unit_m: np.ndarray, subj_n: np.ndarray, shape: tuple[int, int, int]
              ) -> tuple[float, float]:
     """(W, C): the lane-cells of a launch of units of ``unit_m`` rows against subjects of
     ``subj_n`` columns (in launch order, each padded to its warp's longest) with kernel shape
     (G, R, passes), and of its longest item."""
-    from ..engines.cuda.search import PASS_CELLS, WARP
+    from ..engines.cuda.search import WARP
 
     g, r, _ = shape
     t = g * r
     passes = np.maximum(-(-np.asarray(unit_m, np.int64) // t), 1)
     n = blocked(subj_n, WARP // g)
-    total, longest = float(n.sum()), float(n.max())
-    work = float(passes.sum()) * (t * (total + n.size * (g - 1)) + PASS_CELLS * total)
-    critical = float(passes.max()) * (t * (longest + g - 1) + PASS_CELLS * longest)
+    work = float(passes.sum()) * float(_pass_cells(n, g, t).sum())
+    critical = float(passes.max()) * float(_pass_cells(float(n.max()), g, t))
     return work, critical
 
 
@@ -261,14 +268,12 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     block of subjects (and the longest's)."""
     from ..engines.cuda import search as scan
 
-    BLOCK, PASS_CELLS, WARP = scan.BLOCK, scan.PASS_CELLS, scan.WARP  # noqa: N806
-
     subj_n = np.asarray(subj_n, np.float64)
     unit_m = np.asarray(unit_m, np.int64)
     shape = scan.plan(int(unit_m.max()), float(subj_n.mean()), alphabet)
     g, r, passes = shape
     t = g * r
-    groups = BLOCK // g
+    groups = scan.BLOCK // g
     sms = model.sms or 132
     blocks = min(-(-subj_n.size // groups) * unit_m.size, scan.BLOCKS_PER_SM * sms)
     if passes > 1:
@@ -285,12 +290,12 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
                             int(np.argmax(subj_n)) // groups * groups)
         subj_n = subj_n[(starts[:, None] + np.arange(groups)).ravel().clip(max=count - 1)]
     scale = count / subj_n.size
-    warp = blocked(subj_n, WARP // g)
+    warp = blocked(subj_n, scan.WARP // g)
     n = warp + idle * (blocked(subj_n, groups) - warp)
-    cost = t * (n + g - 1) + PASS_CELLS * n  # one pass of each subject
+    cost = _pass_cells(n, g, t)  # one pass of each subject
     per_profile = float(cost.sum()) * scale
     within = (np.cumsum(cost) - cost) * scale / rate  # a profile's work before each item
-    alone = (t * (warp + g - 1) + PASS_CELLS * warp) / single  # an item's first pass alone
+    alone = _pass_cells(warp, g, t) / single  # an item's first pass alone
     before = (np.cumsum(unit_passes) - unit_passes) * per_profile / rate
     later = _later(model, g)
     ends = [float(np.max(before[unit_passes == p])) + float(np.max(

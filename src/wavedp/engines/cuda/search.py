@@ -350,15 +350,15 @@ class Scanner:
             return out
         units = pair_up(live, self.packed)
         name, batches, predicted = self.batches(ch, [[queries[k] for k in u] for u in units])
-        for batch in batches:  # load each launch's kernel first: the log times launches only
-            shape = self._shape([[queries[k] for k in units[i]] for i in batch.queries],
-                                ch.lengths[ch.nonempty[batch.subjects]])
+        shapes = [self._shape([[queries[k] for k in units[i]] for i in batch.queries],
+                              ch.lengths[ch.nonempty[batch.subjects]]) for batch in batches]
+        for shape in shapes:  # load each launch's kernel first: the log times launches only
             _kernel(LOCAL if self.packed else self.mode, shape[1], self.packed)
-        for batch, guess in zip(batches, predicted, strict=True):
+        for batch, guess, shape in zip(batches, predicted, shapes, strict=True):
             start = time.perf_counter()
             chosen = [units[i] for i in batch.queries.tolist()]
             subjects = ch.nonempty[batch.subjects]
-            self._batch(ch, queries, chosen, subjects, out)
+            self._batch(ch, queries, chosen, subjects, out, shape)
             LOG.append((name, len(chosen), int(subjects.size), guess,
                         time.perf_counter() - start))
         return out
