@@ -75,9 +75,13 @@ class _Timer:
         STATS[self.phase] = STATS.get(self.phase, 0.0) + time.perf_counter() - self.start
 
 
-def plan(m: int, columns: float, alphabet: int) -> tuple[int, int, int]:
+def plan(m: int, columns: float, alphabet: int,
+         rate: Callable[[int, int, int], float] | None = None) -> tuple[int, int, int]:
     """(lanes G, rows per lane R, passes) for a query of m rows against subjects of about
-    ``columns`` residues: the fewest padded cells, counting pipeline fill and passes."""
+    ``columns`` residues: the least time, padded lane-cells (pipeline fill and passes
+    counted) over ``rate(G, R, passes)``, the lane-cells per second the launch runs at with
+    that shape (the predictor's: calibrated per shape, and the grid's fill); without rates,
+    the fewest padded lane-cells."""
     best = None
     for g in GROUPS:
         for r in ROWS:
@@ -86,11 +90,23 @@ def plan(m: int, columns: float, alphabet: int) -> tuple[int, int, int]:
                 continue
             passes = -(-max(m, 1) // t)
             cost = passes * (t * (columns + g - 1) + PASS_CELLS * columns)
-            key = (cost, -r)
+            key = (cost / rate(g, r, passes) if rate else cost, -r)
             if best is None or key < best[0]:
                 best = (key, g, r, passes)
     assert best is not None
     return best[1], best[2], best[3]
+
+
+def launch_blocks(g: int, units: int, count: int, passes: int, longest: int, sms: int) -> int:
+    """The grid of a launch of ``units`` profiles (at most ``passes`` each) against ``count``
+    subjects (the longest ``longest`` residues) with G = ``g``: a ticket per batch of
+    subjects, at most BLOCKS_PER_SM blocks per SM and, with several passes, as many as the
+    scratch rows of the longest subject leave room for."""
+    groups = BLOCK // g
+    blocks = max(1, min(-(-count // groups) * units, BLOCKS_PER_SM * sms))
+    if passes > 1:
+        blocks = max(1, min(blocks, SCRATCH_BYTES // (groups * (longest + 2) * 8)))
+    return blocks
 
 
 def scan_need(alphabet: int, sms: int):
@@ -180,6 +196,7 @@ class Scanner:
         self.go, self.ge, self.mode = int(gap_open), int(gap_extend), int(mode)
         self.partition = partition
         self.timing: list | None = None  # the calibration's kernel events, when a list
+        self._rows = None  # the passes' scratch rows (see _scratch)
         self.packed = mode == LOCAL and packable(self.sub, self.go, self.ge)
         free, _ = cupy.cuda.runtime.memGetInfo()
         budget = DATABASE_BYTES if DATABASE_BYTES is not None else int(free * 0.6)
@@ -275,13 +292,9 @@ class Scanner:
         poffs = cupy.asarray((np.cumsum(own) - own) * a * g * r)
         ms = cupy.asarray(lengths.astype(np.int32))
         groups = BLOCK // g
-        blocks = max(1, min(-(-count // groups) * len(units), BLOCKS_PER_SM * multiprocessors()))
+        blocks = launch_blocks(g, len(units), count, int(own.max()), longest, multiprocessors())
         stride = longest + 2
-        if own.max() > 1:
-            blocks = max(1, min(blocks, SCRATCH_BYTES // (groups * stride * 8)))
-            scratch = cupy.empty(blocks * groups * stride * 2, cupy.uint32)
-        else:
-            scratch = cupy.empty(2, cupy.uint32)
+        scratch = self._scratch(blocks * groups * stride * 2 if own.max() > 1 else 2)
         ticket = cupy.zeros(1, cupy.int32)
         kernel = _kernel(LOCAL if packed else self.mode, r, packed)
         smem = 4 * a * g * r
@@ -298,6 +311,17 @@ class Scanner:
             events[1].record()
             self.timing.append(events)
 
+    def _scratch(self, words: int):
+        """A device buffer of at least ``words`` uint32 for the passes' scratch rows (kept
+        and grown, not allocated per launch: every pass writes its rows before the next
+        reads them)."""
+        import cupy
+
+        if self._rows is None or self._rows.size < words:
+            self._rows = None
+            self._rows = cupy.empty(words, cupy.uint32)
+        return self._rows
+
     def _scan(self, ch: _Chunk, units: list[list[np.ndarray]], packed: bool,
               subjects: np.ndarray, shape: tuple[int, int, int] | None = None):
         """The kernel's words (device uint32, units x subjects) of one launch over the chunk
@@ -307,16 +331,22 @@ class Scanner:
 
         lengths = ch.lengths[subjects]
         words = cupy.empty((len(units), subjects.size), cupy.uint32)
-        shape = shape or self._shape(units, lengths)
+        shape = shape or self._shape(units, lengths, packed)
         self._launch(ch, units, cupy.asarray(subjects.astype(np.int32)), int(subjects.size),
                      packed, words, shape, int(lengths.max()))
         return words
 
-    def _shape(self, units: list[list[np.ndarray]], lengths: np.ndarray
-               ) -> tuple[int, int, int]:
-        """The kernel shape planned for a launch of ``units`` over subjects of ``lengths``."""
+    def _shape(self, units: list[list[np.ndarray]], lengths: np.ndarray,
+               packed: bool | None = None) -> tuple[int, int, int]:
+        """The kernel shape planned for a launch of ``units`` over subjects of ``lengths``
+        (``packed``: the kernel's packing, default the scanner's)."""
+        from ...search import predict
+
+        packed = self.packed if packed is None else packed
+        rate = predict.shape_rate(predict.model_for("gpu"), packed, len(units), lengths.size,
+                                  int(lengths.max()))
         return plan(max(q.size for u in units for q in u), float(lengths.mean()),
-                    self.sub.shape[0])
+                    self.sub.shape[0], rate)
 
     def batches(self, ch: _Chunk, units: list[list[np.ndarray]]):
         """The launches over the chunk (``search.partition`` batches of units x non-empty
@@ -491,6 +521,37 @@ def _pinned(size: int) -> np.ndarray:
 
     mem = cupy.cuda.alloc_pinned_memory(max(size, 1))
     return np.frombuffer(mem, np.uint8, max(size, 1))
+
+
+def timed_launches(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray]) -> list[dict]:
+    """Every launch of one scan of ``queries`` over the chunk, timed: the units' rows
+    (``m``), the subjects' lengths in launch order (``n``), the kernel ``shape``, the whole
+    launch by the host clock (``whole``: profiles, kernel, results in place) and the kernel
+    by CUDA events (``kernel``), in seconds. For the predictor's calibration and
+    ``benchmarks/predictor_terms.py``."""
+    import cupy
+
+    LOG.clear()
+    scanner.timing = []
+    try:
+        scanner._scores(ch, queries)
+        cupy.cuda.get_current_stream().synchronize()
+        kernels = [cupy.cuda.get_elapsed_time(*e) / 1e3 for e in scanner.timing]
+    finally:
+        scanner.timing = None
+    log = list(LOG)
+    live = sorted((k for k, q in enumerate(queries) if q.size > 0),
+                  key=lambda k: -queries[k].size)
+    units = [[queries[k] for k in u] for u in pair_up(live, scanner.packed)]
+    _, batches, _ = scanner.batches(ch, units)
+    rows = []
+    for batch, entry, kernel in zip(batches, log, kernels, strict=False):
+        chosen = [units[i] for i in batch.queries.tolist()]
+        subj_n = ch.lengths[ch.nonempty[batch.subjects]].astype(np.int64)
+        rows.append(dict(m=[max(q.size for q in u) for u in chosen], n=subj_n.tolist(),
+                         shape=list(scanner._shape(chosen, subj_n)), whole=entry[4],
+                         kernel=kernel))
+    return rows
 
 
 def calibration(lengths: np.ndarray, runs: list[tuple[int, int, int, int, bool, int, int, int]],
