@@ -14,8 +14,9 @@ The sets (the PaSWAS thesis's skewed cases and DS-like mixtures):
   20 to 35,000 residues), both sides skewed.
 
 Per set and partitioning: launches, the scan's measured seconds (sum of its launches, each
-timed on the host around its kernel, unpacking and scattering: what ``--explain`` shows),
-the predicted seconds, the worst and the median error of one launch, the total's error,
+timed on the host around its kernel, unpacking and scattering: what ``--explain`` shows;
+the median run), the predicted seconds, the worst and the median error of one launch (each
+launch's median over the runs), the total's error,
 and the padding (PaSWAS's padded cells over real cells of the batches). Then whether each
 partitioning beats none and how far auto is from the best.
 The predictor's constants are this machine's calibration (``wavedp calibrate``, run first
@@ -138,6 +139,9 @@ def main() -> None:
                 runs.append(list(gpu_search.LOG))
             log = sorted(runs, key=lambda r: sum(x[4] for x in r))[len(runs) // 2]
             seen, guess = sum(x[4] for x in log), sum(x[3] for x in log)
+            if all(len(r) == len(log) for r in runs):  # each launch: its median over runs
+                log = [(*x[:4], statistics.median(r[k][4] for r in runs))
+                       for k, x in enumerate(log)]
             errors = [(x[3] - x[4]) / x[4] for x in log]
             within = sum(abs(e) <= 0.15 for e in errors)
             chosen = sorted({x[0] for x in log})

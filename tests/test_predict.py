@@ -34,16 +34,48 @@ def test_scan_need_grows_with_every_argument():
     assert need(3000, 1, 10**6, 1) <= gpu_search.SCRATCH_BYTES + 10**6  # scratch is capped
 
 
+def test_planner_weighs_shapes_by_their_rate_and_fill():
+    """Without rates the fewest padded lane-cells win; with them, a shape's time at its
+    calibrated rate and the fill of its grid (a long subject's scratch rows cap the grid of a
+    multi-pass launch, and fewer lanes per group mean more groups, so fewer blocks)."""
+    model = predict.DEFAULT_GPU
+    assert gpu_search.plan(600, 350.0, 24) == (16, 20, 2)
+    fast = gpu_search.plan(600, 350.0, 24, predict.shape_rate(model, True, 100, 10**6, 350))
+    assert fast[0] < 16  # narrower groups run more lane-cells per second on the H100
+    rate = predict.shape_rate(model, True, 100, 10**6, 17_000)
+    g, r, passes = gpu_search.plan(3000, 2000.0, 24, rate)
+    narrow = gpu_search.launch_blocks(4, 100, 10**6, -(-3000 // 128), 17_000, 132)
+    assert narrow < gpu_search.launch_blocks(g, 100, 10**6, passes, 17_000, 132) or g == 4
+
+
+def test_few_tickets_per_block_are_timed_in_waves():
+    """Profiles x one 35,000-residue subject in two passes: its scratch rows leave room for
+    119 blocks of (16, 20), so 119 profiles take as long as one, and the 9 tickets past them
+    start only as the first ones finish (a second wave)."""
+    kernel = dataclasses.replace(predict.DEFAULT_GPU, launch=0.0, unit=0.0, profile=0.0,
+                                 subject=0.0)
+    assert gpu_search.launch_blocks(16, 128, 1, 2, 35_000, 132) == 119
+
+    def seconds(units: int) -> float:
+        return predict.gpu_seconds(kernel, np.full(units, 600), np.array([35_000.0]), 24,
+                                   True, (16, 20, 2))
+
+    assert seconds(119) == pytest.approx(seconds(1), rel=0.02)
+    assert seconds(128) == pytest.approx(2 * seconds(1), rel=0.05)
+
+
 def test_model_terms():
     model = predict.DEFAULT_GPU
     short = np.full(10_000, 300)
     t1 = predict.gpu_seconds(model, np.array([500, 400]), short, 24, True)
     t2 = predict.gpu_seconds(model, np.array([500, 400]), np.full(20_000, 300), 24, True)
     assert model.launch < t1 < t2 < 2 * t1  # linear work plus a fixed cost
+    shape = gpu_search.plan(5000, 35_000.0, 24, predict.shape_rate(model, True, 1, 1, 35_000))
     lone = predict.gpu_seconds(model, np.array([5000]), np.array([35_000]), 24, True)
-    work, critical = predict.gpu_work(np.array([5000]), np.array([35_000]),
-                                      gpu_search.plan(5000, 35_000.0, 24))
-    g, r, _ = gpu_search.plan(5000, 35_000.0, 24)
+    assert lone == predict.gpu_seconds(model, np.array([5000]), np.array([35_000]), 24, True,
+                                       shape)  # the shape the engine plans
+    work, critical = predict.gpu_work(np.array([5000]), np.array([35_000]), shape)
+    g, r, _ = shape
     assert work == critical and lone >= critical / predict._single(model, g, r)  # its own path
     mixed = np.concatenate([short, [35_000]])
     assert predict.gpu_seconds(model, np.array([5000]), mixed, 24, True) >= lone

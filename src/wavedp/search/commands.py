@@ -49,7 +49,8 @@ def calibrate(device: str | None) -> None:
                    f"{alone[-1][1]:.3g}, a later pass "
                    + ", ".join(f"G={g} {v:.2f}" for g, v in model.later.items())
                    + f" first passes; launch {model.launch * 1e3:.2f} ms; profiles "
-                   f"{model.unit * 1e6:.0f} us + {model.profile * 1e9:.1f} ns per word")
+                   f"{model.unit * 1e6:.0f} us + {model.profile * 1e9:.1f} ns per word; "
+                   f"{model.subject * 1e9:.1f} ns per subject")
     else:
         click.echo(f"{model.rates['cells'] / 1e9:.2f} GCUPS on every core; "
                    f"{model.launch * 1e3:.3f} ms per query call")

@@ -7,7 +7,7 @@ work-group). wavedp's scan launch (``kernels/search.cu``) is a pool of work item
 against a subject, taken by ticket in launch order), each a group of G lanes sweeping the
 subject's columns pass by pass. So one launch costs
 
-    T = h_launch + h_unit * units + h_profile * profile words + h_word * units * subjects
+    T = h_launch + h_unit * units + h_profile * profile words + h_subject * subjects
         + max(W / (rate(G, R) * fill(b)), max_i W_before_i / (rate * fill(b)) + c_i / single)
 
 with W the lane-cells of all items (each pass: G*R rows over n + G - 1 columns, plus
@@ -15,15 +15,17 @@ PASS_CELLS per column; a query padded to whole passes; a subject to the longest 
 plus the share b**-IDLE_COVER of the rest of its block's longest, the idle time of waiting
 warps that the other blocks of an SM with b blocks do not cover), c_i one item's sweep alone
 (its first pass at the rate ``single`` of its shape, each later pass ``later`` times that)
-and W_before_i the work the tickets hand out before it (a long item taken last runs alone
-after the rest: the thesis's falling phase), fill(b) the share of the full rate with b
-blocks per SM (one block per SM runs its groups each at about ``single``; fewer in
-proportion, more saturating), and the constants measured by :func:`calibrate` with CUDA
-events around the kernel alone: rate per kernel shape (G, R) and packing (lane-cells per
-second with the device full), single per shape, later per G, and on the host h_launch
-(launch, unpacking and scattering), h_unit and h_profile (building the profiles) and h_word
-(per result word). The CPU engine's model is
-``T = h_call * queries + cells / rate`` (its kernel pads nothing).
+and W_before_i the work the tickets hand out before it, less the first wave's (a long item
+taken last runs alone after the rest: the thesis's falling phase), fill(b) the share of the
+full rate with b blocks per SM (one block per SM runs its groups each at about ``single``;
+fewer in proportion, more saturating). A launch of at most WAVE_TICKETS tickets per block is
+timed ticket by ticket instead: blocks take tickets in order, each lasting its longest
+item's passes at a group's share of the launch's rate. The constants are measured by
+:func:`calibrate` with CUDA events around the kernel alone: rate per kernel shape (G, R)
+and packing (lane-cells per second with the device full), single per shape, later per G;
+and, from launches timed on the host, h_launch, h_unit, h_profile and h_subject. The scan's
+planner (``engines.cuda.search.plan``) picks each launch's shape by these rates too. The CPU
+engine's model is ``T = h_call * queries + cells / rate`` (its kernel pads nothing).
 
 ``wavedp calibrate`` stores the constants per device in the user's cache directory; a
 calibration of another device or another wavedp version is an error naming the file.
@@ -33,6 +35,7 @@ Without one, the constants measured on the H100 of the development machines are 
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import json
 import os
 import time
@@ -45,7 +48,7 @@ from . import h100
 from . import partition as part
 
 #: the calibration file's format (a change makes older files an error)
-FORMAT = 4
+FORMAT = 5
 #: a block's warps wait for its longest at every ticket and pass; with b blocks per SM the
 #: others cover about 1 - b**-IDLE_COVER of that idle time (fitted on the H100: random-order
 #: lognormal subjects against sorted ones at 1, 2, 4 and 8 blocks per SM, 1 and 4 passes)
@@ -67,7 +70,7 @@ class Model:
     launch: float = 0.0  # s per launch (GPU) or per query call (CPU)
     unit: float = 0.0  # GPU: s per profile of a launch (built on the host)
     profile: float = 0.0  # GPU: s per profile word built
-    word: float = 0.0  # GPU: s per result word
+    subject: float = 0.0  # GPU: s per subject of a launch (its order, results scattered)
     sms: int = 0
     calibrated: bool = True
     seconds: float = 0.0  # how long the calibration took
@@ -146,7 +149,8 @@ def load(kind: str, device: str | None = None) -> Model | None:
 #: the constants of an H100 (``search.h100``), used where no calibration exists
 DEFAULT_GPU = Model(kind="gpu", device="default (H100)", version="", calibrated=False,
                     rates=h100.RATES, single=h100.SINGLE, later=h100.LATER,
-                    launch=h100.LAUNCH, unit=h100.UNIT, profile=h100.PROFILE, word=0.0,
+                    launch=h100.LAUNCH, unit=h100.UNIT, profile=h100.PROFILE,
+                    subject=h100.SUBJECT,
                     sms=132)
 DEFAULT_CPU = Model(kind="cpu", device="default", version="", calibrated=False,
                     rates={"cells": 5e9}, launch=1e-4)
@@ -176,6 +180,25 @@ def _rate(model: Model, g: int, r: int, packed: bool) -> float:
     if near:
         return min(near)[1]
     return model.rates.get(kind, next(iter(model.rates.values())))
+
+
+def shape_rate(model: Model, packed: bool, units: int, count: int, longest: int
+               ) -> Callable[[int, int, int], float]:
+    """What the scan's planner weighs each kernel shape by: the lane-cells per second of a
+    launch of ``units`` profiles against ``count`` subjects (the longest ``longest``
+    residues) with shape (G, R) in ``passes`` passes: the shape's full rate times the fill
+    of the grid it gets, at most every item (a profile against a subject) running at the
+    rate of a group alone."""
+    from ..engines.cuda import search as scan
+
+    sms = model.sms or 132
+
+    def rate(g: int, r: int, passes: int) -> float:
+        blocks = scan.launch_blocks(g, units, count, passes, longest, sms)
+        return min(_rate(model, g, r, packed) * fill(model, g, r, packed, blocks / sms),
+                   units * count * _single(model, g, r))
+
+    return rate
 
 
 def _single(model: Model, g: int, r: int) -> float:
@@ -255,30 +278,32 @@ SAMPLE_BLOCKS = 4096
 
 
 def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-                packed: bool) -> float:
+                packed: bool, shape: tuple[int, int, int] | None = None) -> float:
     """Predicted seconds of one scan launch: units of ``unit_m`` rows against subjects of
-    ``subj_n`` residues in the order the launch takes them, with the shape the engine plans.
+    ``subj_n`` residues in the order the launch takes them, with kernel ``shape`` (G, R,
+    passes; default the one the engine plans).
 
     Items go out by ticket, profile-major, each profile's subjects in launch order; an item
-    started once the work before it is done (at the full rate) ends its own sweep later (at
-    one group's rate), so the launch lasts the longest of those ends, or its work at the full
-    rate if that is longer: the thesis's falling phase, where a long item left for last runs
-    alone. A subject counts as its warp's longest, plus the share of its block's longest
-    that the other blocks of its SM do not cover. A long launch is measured on every k-th
-    block of subjects (and the longest's)."""
+    started once the work before it is done (at the full rate; the first wave of tickets, one
+    per block, starts at once) ends its own sweep later (at one group's rate), so the launch
+    lasts the longest of those ends, or its work at the full rate if that is longer: the
+    thesis's falling phase, where a long item left for last runs alone. A launch of few
+    tickets per block is timed ticket by ticket (``_waves``). A subject counts as its warp's
+    longest, plus the share of its block's longest that the other blocks of its SM do not
+    cover. A long launch is measured on every k-th block of subjects (and the longest's)."""
     from ..engines.cuda import search as scan
 
     subj_n = np.asarray(subj_n, np.float64)
     unit_m = np.asarray(unit_m, np.int64)
-    shape = scan.plan(int(unit_m.max()), float(subj_n.mean()), alphabet)
+    longest = int(subj_n.max())
+    shape = shape or scan.plan(int(unit_m.max()), float(subj_n.mean()), alphabet, shape_rate(
+        model, packed, unit_m.size, subj_n.size, longest))
     g, r, passes = shape
     t = g * r
     groups = scan.BLOCK // g
     sms = model.sms or 132
-    blocks = min(-(-subj_n.size // groups) * unit_m.size, scan.BLOCKS_PER_SM * sms)
-    if passes > 1:
-        blocks = min(blocks, scan.SCRATCH_BYTES // (groups * (int(subj_n.max()) + 2) * 8))
-    per_sm = max(1, blocks) / sms
+    blocks = scan.launch_blocks(g, unit_m.size, subj_n.size, passes, longest, sms)
+    per_sm = blocks / sms
     rate = _rate(model, g, r, packed) * fill(model, g, r, packed, per_sm)
     idle = min(1.0, per_sm ** -IDLE_COVER)
     single = _single(model, g, r)
@@ -298,12 +323,45 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     alone = _pass_cells(warp, g, t) / single  # an item's first pass alone
     before = (np.cumsum(unit_passes) - unit_passes) * per_profile / rate
     later = _later(model, g)
-    ends = [float(np.max(before[unit_passes == p])) + float(np.max(
-        p * within + (1 + (p - 1) * later) * alone)) for p in np.unique(unit_passes)]
-    kernel = max(float(unit_passes.sum()) * per_profile / rate, max(ends))
+    total = float(unit_passes.sum()) * per_profile / rate
+    tickets = -(-count // groups) * unit_m.size
+    if tickets <= WAVE_TICKETS * blocks and every == 1:
+        kernel = _waves(cost, unit_passes, later, groups, blocks, rate, single)
+    else:
+        lead = total * min(1.0, blocks / tickets)  # the first wave of tickets starts at once
+        ends = [float(np.max(np.maximum(0.0, float(np.max(before[unit_passes == p]))
+                                        + p * within - lead) + (1 + (p - 1) * later) * alone))
+                for p in np.unique(unit_passes)]
+        kernel = max(total, max(ends))
     return (model.launch + model.unit * unit_m.size
             + model.profile * profile_words(unit_m, shape, alphabet)
-            + model.word * unit_m.size * count + kernel)
+            + model.subject * count + kernel)
+
+
+#: a launch of at most this many tickets per block is timed ticket by ticket (``_waves``)
+WAVE_TICKETS = 8
+
+
+def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: float, groups: int, blocks: int,
+           rate: float, single: float) -> float:
+    """Seconds of a launch of few tickets per block, ticket by ticket: ``blocks`` blocks take
+    the tickets in order (a profile's subjects, ``groups`` at a time, ``cost``: one pass of
+    each in lane-cells), each the next once its groups are all done. A ticket lasts its
+    longest item's passes at a group's share of the launch's ``rate``, the share growing to
+    a group alone (``single``) as the tickets left run out."""
+    pad = -cost.size % groups
+    longest = np.concatenate([cost, np.zeros(pad)]).reshape(-1, groups).max(axis=1)
+    work = (1 + (unit_passes[:, None] - 1) * later) * longest[None, :]  # profile x batch
+    work = work.ravel()
+    left = np.minimum(blocks, work.size - np.arange(work.size))  # blocks still busy
+    durations = work / np.minimum(single, rate / (groups * left))
+    if durations.size <= blocks:
+        return float(durations.max())
+    ends = list(durations[:blocks])
+    heapq.heapify(ends)
+    for d in durations[blocks:]:
+        heapq.heappush(ends, heapq.heappop(ends) + d)
+    return max(ends)
 
 
 #: what ``auto`` weighs: every scheduler, dynamic2 at several shares (a scheduler and its
@@ -397,9 +455,8 @@ def _calibrate_gpu(say: Callable[[str], None]) -> Model:
                 shapes += [(g, r)] if packed else []
     alone = [(g * r, g, r, 1, True, 0, 1, 1) for g, r in shapes]  # the long subject
     later = [(4 * g * 8, g, 8, 4, True, 0, 1, 1) for g in scan.GROUPS]  # the same, 4 passes
-    small = [(64, 4, 16, 1, True, 1, 64, 1)]
-    say(f"{len(runs)} kernel shapes, each one group alone, the launch overhead")
-    found = scan.calibration(lengths, [*runs, *alone, *later, *small])
+    say(f"{len(runs)} kernel shapes, each one group alone; the host's work per launch")
+    found = scan.calibration(lengths, [*runs, *alone, *later])
     order = np.sort(lengths)[::-1]
     rates = {}
     for key, (m, g, r, passes, *_), (kernel, _) in zip(keys, runs, found, strict=False):
@@ -412,35 +469,40 @@ def _calibrate_gpu(say: Callable[[str], None]) -> Model:
                                                    strict=False):
         first = gpu_work(np.array([g * r]), order[:1], (g, r, 1))[1] / single[f"{g},{r}"]
         later_passes[str(g)] = max(0.5, (kernel / first - 1) / (passes - 1))
-    unit, per_word = _profile_costs()
-    (kernel, whole), = found[-1:]
-    launch = max(0.0, whole - kernel - unit - per_word * 64 * 24)
+    launch, unit, per_word, per_subject = _host_costs()
     return Model(kind="gpu", device=device_name("gpu"), version=_version(), rates=rates,
-                 single=single, later=later_passes, launch=launch,
-                 unit=unit, profile=per_word, word=0.0, sms=sms)
+                 single=single, later=later_passes, launch=float(launch), unit=float(unit),
+                 profile=float(per_word), subject=float(per_subject), sms=sms)
 
 
-def _profile_costs() -> tuple[float, float]:
-    """(s per profile, s per profile word): the host's time to build a launch's profiles,
-    from small and large ones."""
-    from ..engines.cuda.search import profile
+def _host_costs() -> tuple[float, float, float, float]:
+    """(s per launch, per profile, per profile word, per subject): the host's share of the
+    launches of a skewed scan (lognormal queries and subjects, dynamic2: launches of every
+    size and shape), fitted to each launch's host-clock time less its kernel's (the median
+    of five runs)."""
+    from ..engines.common import LOCAL
+    from ..engines.cuda import search as scan
     from ..scoring import Scoring
 
-    sub = np.ascontiguousarray(Scoring(matrix="BLOSUM62").table, np.int32)
-    rng = np.random.default_rng(1)
-    timings = []
-    for m, g, r, passes in ((64, 4, 16, 1), (2560, 16, 20, 8)):
-        pair = [rng.integers(0, 20, m, dtype=np.uint8) for _ in range(2)]
-        best = []
-        for _ in range(5):
-            start = time.perf_counter()
-            for _ in range(8):
-                profile(pair, sub, 11, g, r, passes, True)
-            best.append((time.perf_counter() - start) / 8)
-        timings.append((passes * g * r * sub.shape[0], min(best)))
-    (w1, t1), (w2, t2) = timings
-    per_word = max(0.0, (t2 - t1) / (w2 - w1))
-    return max(0.0, t1 - per_word * w1), per_word
+    rng = np.random.default_rng(2)
+    lengths = np.clip(rng.lognormal(np.log(300), 1.0, 30_000), 20, 8000).astype(np.int64)
+    offsets = np.zeros(lengths.size + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    scanner = scan.Scanner(rng.integers(0, 20, int(offsets[-1]), dtype=np.uint8), offsets,
+                           None, Scoring(matrix="BLOSUM62").table, 11, 1, LOCAL, "dynamic2")
+    ch = next(scanner._chunks())
+    queries = [rng.integers(0, 20, m, dtype=np.uint8) for m in
+               np.clip(rng.lognormal(np.log(300), 1.0, 80), 20, 3000).astype(np.int64)]
+    scan.timed_launches(scanner, ch, queries)  # warm-up: kernels loaded
+    runs = [scan.timed_launches(scanner, ch, queries) for _ in range(5)]
+    rows = runs[0]
+    terms = np.array([[1.0, len(r["m"]), profile_words(np.array(r["m"]), tuple(r["shape"]),
+                                                       24), len(r["n"])] for r in rows])
+    host = np.median([[max(r["whole"] - r["kernel"], 1e-5) for r in run] for run in runs],
+                     axis=0)  # each launch's median over the runs
+    fit = np.linalg.lstsq(terms / host[:, None], np.ones(host.size), rcond=None)[0]
+    launch, unit, per_word, per_subject = (float(x) for x in np.maximum(0.0, fit))
+    return launch, unit, per_word, per_subject
 
 
 def _calibrate_cpu(say: Callable[[str], None]) -> Model:

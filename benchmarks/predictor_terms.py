@@ -1,0 +1,206 @@
+"""The predictor's terms, measured one by one: where a launch's time goes (host work around
+it, the kernel alone) beside what the model says for each, and the controlled launches the
+model's kernel terms were fitted on.
+
+Run from the repository root:  python benchmarks/predictor_terms.py [--sets ...]
+[--partitions ...] [--json FILE] (with wavedp installed, on a GPU; the predictor's constants
+are this machine's calibration, ``wavedp calibrate``, or the built-in ones).
+
+1. **Launches split.** Every launch of the partitioning benchmark's sets
+   (``benchmarks/partitioning.py``) under the given partitionings: the whole launch by the
+   host clock (profiles built and uploaded, kernel, results unpacked and scattered), the
+   kernel by CUDA events, and the profiles' build re-timed alone on the host; beside them
+   the model's kernel term and its host terms (launch, per profile, per profile word, per
+   subject). Per partitioning: how many launches the kernel term and the host terms
+   each get within 15%.
+2. **Controlled launches** (kernel alone, CUDA events): one 35,000-residue subject against
+   1 to 128 profiles in one and in two passes (the thesis's falling phase: an item left for
+   last runs alone), and heavy-tailed subjects in random and in sorted order at 1, 2, 4 and
+   8 blocks per SM (the padding a warp and a block pay, and how much other blocks cover).
+
+``--json`` writes every launch's raw numbers (units' rows, subjects' lengths in launch
+order, shape, seconds of each part) for fitting the model offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from wavedp.engines.common import LOCAL
+from wavedp.engines.cuda import search as gs
+from wavedp.scoring import Scoring
+from wavedp.search import predict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import partitioning as bench  # noqa: E402
+
+SCORING = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+
+
+def _kernel_only(model: predict.Model) -> predict.Model:
+    return dataclasses.replace(model, launch=0.0, unit=0.0, profile=0.0,
+                               subject=0.0)
+
+
+def _scanner(lengths: np.ndarray, rng, partition: str = "none") -> tuple[gs.Scanner, object]:
+    """A scanner over random residues of ``lengths`` and its resident chunk."""
+    offsets = np.zeros(lengths.size + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    residues = rng.integers(0, 20, int(offsets[-1]), dtype=np.uint8)
+    sc = gs.Scanner(residues, offsets, None, SCORING.table, 11, 1, LOCAL, partition)
+    return sc, next(sc._chunks())
+
+
+def _profile_seconds(sc: gs.Scanner, units: list[list[np.ndarray]], shape) -> float:
+    """The host's time to build profiles like a launch's (units of the same lengths; best of
+    three)."""
+    g, r, _ = shape
+    best = []
+    for _ in range(3):
+        start = time.perf_counter()
+        for u in units:
+            m = max(q.size for q in u)
+            gs.profile(u, sc.sub, sc.go, g, r, max(1, -(-m // (g * r))), sc.packed)
+        best.append(time.perf_counter() - start)
+    return min(best)
+
+
+def split_launches(model: predict.Model, name: str, partition: str, repeats: int) -> list[dict]:
+    """Every launch of one set under one partitioning, split into its parts (median run)."""
+    rng = np.random.default_rng(7)
+    qlens, slens = bench.lengths_of(name, rng)
+    sc, ch = _scanner(slens.astype(np.int64), rng, partition)
+    queries = [rng.integers(0, 20, m, dtype=np.uint8) for m in qlens]
+    gs.timed_launches(sc, ch, queries)  # warm-up: kernels loaded
+    runs = [gs.timed_launches(sc, ch, queries) for _ in range(repeats)]
+    rows = sorted(runs, key=lambda r: sum(x["whole"] for x in r))[len(runs) // 2]
+    kmodel = _kernel_only(model)
+    for r in rows:
+        unit_m, subj_n, shape = np.array(r["m"]), np.array(r["n"]), tuple(r["shape"])
+        chosen = [[np.zeros(m, np.uint8)] * (1 + sc.packed) for m in r["m"]]
+        whole = predict.gpu_seconds(model, unit_m, subj_n, 24, sc.packed, shape)
+        kernel = predict.gpu_seconds(kmodel, unit_m, subj_n, 24, sc.packed, shape)
+        r.update(set=name, partition=partition, profile=_profile_seconds(sc, chosen, shape),
+                 kernel_guess=kernel, host_guess=whole - kernel)
+    return rows
+
+
+def _error(guess: float, seen: float) -> float:
+    return (guess - seen) / seen if seen > 0 else float("nan")
+
+
+def print_split(rows: list[dict]) -> None:
+    print("| units | subjects | n | shape | whole ms | predicted | kernel ms | predicted | "
+          "host ms | profiles ms | predicted host |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        host = r["whole"] - r["kernel"]
+        print(f"| {len(r['m'])} | {len(r['n']):,} | {min(r['n'])}-{max(r['n'])} | "
+              f"{tuple(r['shape'])} | {r['whole'] * 1e3:.2f} | "
+              f"{_error(r['kernel_guess'] + r['host_guess'], r['whole']):+.0%} | "
+              f"{r['kernel'] * 1e3:.2f} | {_error(r['kernel_guess'], r['kernel']):+.0%} | "
+              f"{host * 1e3:.2f} | {r['profile'] * 1e3:.2f} | "
+              f"{_error(r['host_guess'], host):+.0%} |")
+    parts = {"whole": lambda r: _error(r["kernel_guess"] + r["host_guess"], r["whole"]),
+             "kernel": lambda r: _error(r["kernel_guess"], r["kernel"]),
+             "host": lambda r: _error(r["host_guess"], r["whole"] - r["kernel"])}
+    print("within 15%: " + ", ".join(
+        f"{k} {sum(abs(f(r)) <= 0.15 for r in rows)}/{len(rows)}" for k, f in parts.items()))
+
+
+def _timed(sc: gs.Scanner, ch, qs, units, subjects, shape, reps: int = 3) -> float:
+    """Median kernel seconds (CUDA events) of one launch after a warm-up."""
+    import cupy
+
+    out = cupy.zeros((len(qs), ch.size), cupy.int32)
+    times = []
+    for rep in range(reps + 1):
+        sc.timing = []
+        sc._batch(ch, qs, units, subjects, out, shape)
+        if rep:
+            times.append(cupy.cuda.get_elapsed_time(*sc.timing[0]) / 1e3)
+    sc.timing = None
+    return statistics.median(times)
+
+
+def controlled(model: predict.Model) -> list[dict]:
+    """The lone long subject and the order/occupancy launches, predicted against measured."""
+    kmodel = _kernel_only(model)
+    rng = np.random.default_rng(3)
+    rows = []
+    lengths = rng.integers(200, 601, 200_000)
+    lengths[0] = 35_000
+    sc, ch = _scanner(lengths, rng)
+    qs = [rng.integers(0, 20, m, dtype=np.uint8) for m in rng.integers(200, 601, 512)]
+    qs.sort(key=lambda q: -q.size)
+    qs += [rng.integers(0, 20, 300, dtype=np.uint8) for _ in range(256)]
+    units = gs.pair_up(list(range(len(qs))), True)
+    for label, chosen, shape in (("35k x units, 2 passes", units, (16, 20, 2)),
+                                 ("35k x units, 1 pass", units[256:], (16, 20, 1))):
+        for nu in (1, 8, 32, 128):
+            seen = _timed(sc, ch, qs, chosen[:nu], np.array([0]), shape)
+            m = np.array([max(qs[k].size for k in u) for u in chosen[:nu]])
+            rows.append(dict(case=f"{label} ({nu})", seen=seen, guess=predict.gpu_seconds(
+                kmodel, m, np.array([35_000.0]), 24, True, shape)))
+    lens = np.clip(rng.lognormal(np.log(300), 1.0, 60_000), 20, 8000).astype(np.int64)
+    sc, ch = _scanner(lens, rng)
+    qs = [rng.integers(0, 20, m, dtype=np.uint8) for m in [1280] * 32 + [320] * 32]
+    units = gs.pair_up(list(range(len(qs))), True)
+    orders = {"random": rng.permutation(lens.size), "sorted": np.argsort(-lens, kind="stable")}
+    keep = gs.BLOCKS_PER_SM
+    try:
+        for bps in (1, 2, 4, 8):
+            gs.BLOCKS_PER_SM = bps
+            for order, subjects in orders.items():
+                for chosen, shape in ((units[:16], (16, 20, 4)), (units[16:], (16, 20, 1))):
+                    seen = _timed(sc, ch, qs, chosen, subjects, shape, reps=2)
+                    m = np.array([max(qs[k].size for k in u) for u in chosen])
+                    rows.append(dict(case=f"{order}, {shape[2]} pass(es), {bps} blocks/SM",
+                                     seen=seen, guess=predict.gpu_seconds(
+                                         kmodel, m, lens[subjects].astype(np.float64), 24,
+                                         True, shape)))
+    finally:
+        gs.BLOCKS_PER_SM = keep
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default="mixture")
+    parser.add_argument("--partitions", default="dynamic2,static")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", help="write every launch's raw numbers here")
+    args = parser.parse_args()
+    model = predict.model_for("gpu")
+    print(f"predictor: {model.device}" + ("" if model.calibrated else " (built-in constants)"))
+    split = []
+    for name in args.sets.split(","):
+        for p in args.partitions.split(","):
+            rows = split_launches(model, name, p, args.repeats)
+            print(f"\n{name}, {p}: {len(rows)} launches")
+            print_split(rows)
+            split += rows
+    print("\ncontrolled launches, kernel alone (CUDA events), median of 3")
+    print("| case | measured ms | predicted ms | error |")
+    print("|---|---|---|---|")
+    fixed = controlled(model)
+    for r in fixed:
+        print(f"| {r['case']} | {r['seen'] * 1e3:.2f} | {r['guess'] * 1e3:.2f} | "
+              f"{_error(r['guess'], r['seen']):+.0%} |")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"model": dataclasses.asdict(model), "launches": split,
+                       "controlled": fixed}, fh)
+    print(f"\n(done {time.strftime('%Y-%m-%d %H:%M')})")
+
+
+if __name__ == "__main__":
+    main()
