@@ -117,3 +117,118 @@ extern "C" __global__ void bar_probe(unsigned* w, int kind, int iters, unsigned 
     }
     if (v == 0xffffffffu) w[2] = v;  // keeps v alive
 }
+
+// Two-level barriers through thread block clusters (Hopper and later), for
+// benchmarks/cluster_barrier.py: the blocks of a cluster of CS meet first (``hw``: the
+// cluster's hardware barrier, which cannot time out; ``mb``: the others arrive remotely at an
+// mbarrier in the leader's shared memory, the leader polling it with bounded waits), then
+// each cluster's leader arrives at one global counter (red.release) that every block polls
+// (acquire). Kernels launched normally with their compile-time cluster size (clusters are
+// co-scheduled); before compute capability 9.0 they only report ERR_NO_GRID.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define WAVEDP_CLUSTERS 1
+#define CLUSTER_DIMS(CS) __cluster_dims__(CS, 1, 1)
+#else
+#define CLUSTER_DIMS(CS)
+#endif
+
+#ifdef WAVEDP_CLUSTERS
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    return rank;
+}
+
+// every thread
+template <int CS>
+__device__ __forceinline__ bool hw_cluster_sync(GridBarrier& b) {
+    const unsigned goal = ++b.epoch;
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+    bool ok = true;
+    if (threadIdx.x == 0) {
+        unsigned* counter = b.w + BAR_COUNT;
+        if (cluster_rank() == 0) bar_red_release(counter, 1u);
+        ok = bar_wait(counter, goal * (gridDim.x / CS), b);
+    }
+    return __syncthreads_and(ok);
+}
+
+__device__ __forceinline__ bool mb_done(unsigned local, unsigned parity) {
+    unsigned done;
+    asm volatile(
+        "{ .reg .pred p;\n"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p; }"
+        : "=r"(done) : "r"(local), "r"(parity) : "memory");
+    return done != 0;
+}
+
+// every thread; mb: the block's mbarrier (the leader's is the one used)
+template <int CS>
+__device__ __forceinline__ bool mb_cluster_sync(GridBarrier& b, unsigned long long* mb) {
+    __syncthreads();
+    const unsigned goal = ++b.epoch;
+    bool ok = true;
+    if (threadIdx.x == 0) {
+        const unsigned local = (unsigned)__cvta_generic_to_shared(mb);
+        const unsigned rank = cluster_rank();
+        if (rank != 0) {
+            unsigned remote;
+            asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(local));
+            asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];"
+                         ::"r"(remote) : "memory");
+        } else if (CS > 1) {
+            unsigned polls = 0;
+            unsigned long long start = 0;
+            while (!mb_done(local, (goal - 1) & 1)) {
+                if (!bar_spin(b, polls, start)) {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        unsigned* counter = b.w + BAR_COUNT;
+        if (ok && rank == 0) bar_red_release(counter, 1u);
+        ok = ok && bar_wait(counter, goal * (gridDim.x / CS), b);
+    }
+    return __syncthreads_and(ok);
+}
+#endif
+
+template <int CS>
+__global__ void CLUSTER_DIMS(CS) hw_rounds(float* a, const float* b, int rounds, unsigned* bar,
+                                           unsigned long long timeout_ns) {
+    GridBarrier sync = grid_barrier(bar, timeout_ns);
+#ifdef WAVEDP_CLUSTERS
+    for (int r = 0; r < rounds; ++r) {
+        mean_round(a, b);
+        if (!hw_cluster_sync<CS>(sync)) return;
+    }
+#else
+    if (threadIdx.x == 0) atomicOr(sync.w + BAR_ERROR, ERR_NO_GRID);
+#endif
+}
+
+template <int CS>
+__global__ void CLUSTER_DIMS(CS) mb_rounds(float* a, const float* b, int rounds, unsigned* bar,
+                                           unsigned long long timeout_ns) {
+    GridBarrier sync = grid_barrier(bar, timeout_ns);
+#ifdef WAVEDP_CLUSTERS
+    __shared__ unsigned long long mb;
+    if (threadIdx.x == 0) {
+        const unsigned local = (unsigned)__cvta_generic_to_shared(&mb);
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;"
+                     ::"r"(local), "r"(CS > 1 ? CS - 1 : 1) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+    for (int r = 0; r < rounds; ++r) {
+        mean_round(a, b);
+        if (!mb_cluster_sync<CS>(sync, &mb)) return;
+    }
+#else
+    if (threadIdx.x == 0) atomicOr(sync.w + BAR_ERROR, ERR_NO_GRID);
+#endif
+}
