@@ -8,12 +8,13 @@ calls of it with different options.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import DeviceError
+from ...errors import DeviceError, InputError
 from ..common import GLOBAL, LOCAL, SEMIGLOBAL
 from .module import function
 
@@ -133,6 +134,7 @@ class Outputs:
     lastrow: object = None
     timeline: object = None  # int64 [strips, 3]: start, end, time waiting (ns, global timer)
     ticket: object = None  # int32 [ticket, error flags] of the launch
+    persisting: bool = False  # the ring rows were marked persisting in L2 (reset by check)
 
 
 def multiprocessors() -> int:
@@ -213,7 +215,7 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
           left=(None, None), dirs=None, checkpoints: Checkpoints | None = None,
           rows_per_thread: int | None = None, blocks_per_sm: int | None = None,
           profile: str | None = None, keyed: bool | None = None,
-          timeline: bool = False, wait: bool = True) -> Outputs:
+          timeline: bool = False, persist: bool = False, wait: bool = True) -> Outputs:
     """Run the multipass kernel over rows row0+1..row0+rows and columns col0+1..col0+cols.
 
     top: device pointers/arrays of H and F on row ``row0`` for columns col0..col0+cols, or
@@ -226,8 +228,9 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
     rows_per_thread overrides ROWS / DIR_ROWS, blocks_per_sm caps the blocks resident on
     one multiprocessor, profile ("int8" or "int32") and keyed (the local end cell tracked
     by keys, see the kernel) override the automatic choices, timeline records when each
-    strip ran. With wait=False the launch is left running on the current stream: call
-    :func:`check` on the result."""
+    strip ran. persist: keep the ring rows (the strips' boundary rows) in L2 as persisting
+    lines (:func:`persist_l2`; off by default). With wait=False the launch is left running
+    on the current stream: call :func:`check` on the result."""
     import cupy
 
     track = dirs is None
@@ -242,8 +245,9 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
     expr = (f"multipass<{p.mode}, {r}, {'false' if track else 'true'}, "
             f"{'int' if wide else 'signed char'}>")
     kernel = function("multipass.cu", expr)
-    ring_h = scratch(2 * (cols + 1), np.int32)
-    ring_f = scratch(2 * (cols + 1), np.int32)
+    half = -(-2 * (cols + 1) // 32) * 32  # ring F from a 128-byte line: one window for both
+    ring = scratch(2 * half, np.int32)
+    ring_h, ring_f = ring[:2 * (cols + 1)], ring[half:half + 2 * (cols + 1)]
     progress = cupy.zeros(nstrips + 1, dtype=cupy.int32)
     ticket = cupy.zeros(2, dtype=cupy.int32)  # [ticket, error]
     blocks = blocks_for(nstrips)
@@ -274,7 +278,13 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
     )
     smem = shared_bytes(kernel, (4 if wide else 1) * p.alphabet * strip_height(r),
                         blocks_per_sm)
+    if persist:
+        stream = cupy.cuda.get_current_stream().ptr
+        persist_l2(ring, stream)
     kernel((blocks,), (32,), args, shared_mem=smem)
+    if persist:
+        _access_window(stream, 0, 0, 0.0)  # later launches on the stream: no window
+        out.persisting = True
     out.ticket = ticket
     if wait:
         check(out)
@@ -285,9 +295,80 @@ def check(out: Outputs, stream=None) -> None:
     """Wait for a sweep (on ``stream``, else the current one); raise DeviceError if it
     timed out."""
     error = int(out.ticket[1].get(stream=stream))
+    if out.persisting:  # the ring's lines back to normal, so later kernels get the whole L2
+        _call("cuCtxResetPersistingL2Cache")
+        out.persisting = False
     if error & ~CANCELLED:
         raise DeviceError(f"multipass kernel: a strip waited longer than {TIMEOUT_NS / 1e9:.0f}"
                           f" s for the strip above (error flags {error}); results discarded")
+
+
+#: cudaLimitPersistingL2CacheSize (CuPy's runtime module names no constant for it)
+LIMIT_PERSISTING_L2 = 0x06
+#: CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW; CU_ACCESS_PROPERTY_STREAMING and _PERSISTING
+_WINDOW, _STREAMING, _PERSISTING = 1, 1, 2
+
+
+class _Window(ctypes.Structure):  # CUaccessPolicyWindow
+    _fields_ = [("base_ptr", ctypes.c_void_p), ("num_bytes", ctypes.c_size_t),
+                ("hit_ratio", ctypes.c_float), ("hit_prop", ctypes.c_int),
+                ("miss_prop", ctypes.c_int)]
+
+
+class _Value(ctypes.Union):  # CUstreamAttrValue (CUlaunchAttributeValue, 64 bytes)
+    _fields_ = [("window", _Window), ("pad", ctypes.c_char * 64)]
+
+
+@functools.cache
+def _driver() -> ctypes.CDLL:
+    """The CUDA driver library (CuPy links the runtime statically and wraps neither stream
+    attributes nor the persisting L2 reset)."""
+    return ctypes.CDLL("libcuda.so.1")
+
+
+def _call(name: str, *args) -> None:
+    status = getattr(_driver(), name)(*args)
+    if status:
+        raise DeviceError(f"{name} failed: CUDA driver error {status}")
+
+
+def _access_window(stream: int, base: int, nbytes: int, hit_ratio: float) -> None:
+    """Set the L2 access-policy window of the stream whose handle is ``stream`` (hits
+    persisting, misses streaming; ``nbytes`` 0: no window)."""
+    value = _Value()
+    value.window = _Window(base, nbytes, hit_ratio, _PERSISTING, _STREAMING)
+    _call("cuStreamSetAttribute", ctypes.c_void_p(stream), ctypes.c_int(_WINDOW),
+          ctypes.byref(value))
+
+
+@functools.cache
+def _l2_limits(device_id: int) -> tuple[int, int]:
+    """(largest persisting set-aside, largest access-policy window) of a device, bytes."""
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(device_id)
+    return int(props.get("persistingL2CacheMaxSize", 0)), \
+        int(props.get("accessPolicyMaxWindowSize", 0))
+
+
+def persist_l2(buffer, stream: int) -> None:
+    """Mark ``buffer`` (a device array) persisting in L2 for the next launches on the stream
+    whose handle is ``stream``: the device's persisting set-aside
+    (``cudaLimitPersistingL2CacheSize``) grows to cover it, up to the largest the device
+    allows, and an access-policy window over it takes that share of its lines as
+    persisting (the rest streaming). An InputError where the device has no L2 persistence
+    (before compute capability 8.0)."""
+    import cupy
+
+    most, window = _l2_limits(cupy.cuda.Device().id)
+    if not most or not window:
+        raise InputError("L2 persistence needs a GPU of compute capability 8.0 or later")
+    nbytes = min(int(buffer.nbytes), window)
+    aside = min(nbytes, most)
+    runtime = cupy.cuda.runtime
+    if runtime.deviceGetLimit(LIMIT_PERSISTING_L2) < aside:
+        runtime.deviceSetLimit(LIMIT_PERSISTING_L2, aside)
+    _access_window(stream, int(buffer.data.ptr), nbytes, min(1.0, aside / max(nbytes, 1)))
 
 
 def cancel(out: Outputs, stream) -> None:
