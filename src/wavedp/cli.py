@@ -177,6 +177,30 @@ def _progress(total_cells: int, n_pairs: int, show: bool):
         yield lambda cells: progress.advance(task, cells)
 
 
+ENERGY_HELP = ("Measure the GPU energy of the run (NVML; pip install 'wavedp[energy]') and "
+               "print joules and GCUPS per watt on stderr.")
+
+
+def _energy(enabled: bool, device: str, devices: str | None):
+    """The run's energy meter (``--energy``; a GPU and NVML checked before any work), or a
+    context that measures nothing."""
+    if not enabled:
+        return contextlib.nullcontext()
+    if _device.resolve(device) != "gpu":
+        why = "--device cpu" if device == "cpu" else f"no GPU usable: {_device.gpu_status()[1]}"
+        raise InputError(f"--energy measures GPU energy, and this run uses the CPU ({why})")
+    from . import energy
+
+    return energy.measure(_device.gpus(_device.check_devices(devices)))
+
+
+def _energy_line(meter, cells: int) -> None:
+    if meter is not None:
+        from . import energy
+
+        click.echo(energy.summary(meter, cells), err=True)
+
+
 ALIGN_HELP = f"""Align every record of QUERY against every record of TARGET.
 
 QUERY and TARGET are FASTA or FASTQ files, plain or gzipped. Results are written in
@@ -264,11 +288,12 @@ def _output_options(default_format: str) -> Callable[[Callable], Callable]:
                    "[default: cpu-implicit]")
 @click.option("--storage", default=None, metavar="NAME",
               help="Storage of the diagonal strategy: coalesced (default) or simple.")
+@click.option("--energy", is_flag=True, help=ENERGY_HELP)
 @click.pass_obj
 def align(obj, query: str, target: str, mode: str, matrix: str | None, match: int | None,
           mismatch: int | None, gap_open: int | None, gap_extend: int | None,
           score_only: bool, fmt: str, device: str, devices: str | None, output: str | None,
-          strategy: str | None, sync: str | None, storage: str | None) -> None:
+          strategy: str | None, sync: str | None, storage: str | None, energy: bool) -> None:
     scoring = _scoring(matrix, match, mismatch, gap_open, gap_extend)
     queries = _prepare(query, scoring, "query")
     targets = _prepare(target, scoring, "target")
@@ -278,7 +303,7 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
     chunks = _chunks(qlens, tlens)
     total = sum(cells for _, cells in chunks)
     argv = (obj or {}).get("argv", [])
-    with _output(output) as out:
+    with _energy(energy, device, devices) as meter, _output(output) as out:
         resolved = note_device(device)
         gpus = check_gpus(devices, resolved)
         if fmt == "sam":
@@ -297,6 +322,7 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
                     first = False
                 out.flush()
                 advance(cells)
+    _energy_line(meter, int(qlens.sum()) * int(tlens.sum()))
 
 
 MAKEDB_HELP = """Build a search database (a .wdb folder) from FASTA.
@@ -525,6 +551,7 @@ class _Dask:
                    "dynamic1, dynamic2, or auto (the predictor's fastest).")
 @click.option("--explain", is_flag=True,
               help="Print each scan launch's predicted and measured time on stderr.")
+@click.option("--energy", is_flag=True, help=ENERGY_HELP)
 @click.pass_obj
 def search_command(obj, query: str, database: str, top: int, evalue: float | None,
                    min_score: int | None, fraction: float | None, mode: str,
@@ -532,7 +559,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                    gap_open: int | None, gap_extend: int | None,
                    score_only: bool, strand: str, fmt: str, device: str, devices: str | None,
                    output: str | None, resume: bool, scheduler: str | None, cluster: str | None,
-                   workers: int | None, partition: str, explain: bool) -> None:
+                   workers: int | None, partition: str, explain: bool, energy: bool) -> None:
     scoring = _scoring(matrix, match, mismatch, gap_open, gap_extend)
     if fraction is not None:
         check_fraction(fraction)
@@ -544,6 +571,9 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         raise InputError("--scheduler and --cluster exclude each other: give one of them")
     if workers is not None and cluster is None:
         raise InputError("--workers applies to --cluster local only")
+    if energy and (scheduler is not None or cluster is not None):
+        raise InputError("--energy measures this process's GPUs: not with --scheduler or "
+                         "--cluster")
     queries = _prepare(query, scoring, "query")
     db = open_database(database, scoring)
     journal = None
@@ -561,39 +591,41 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         cells = sum(queries.codes[k].size for k in todo) * strands * db.total_residues
         meter = _Meter(cells, len(todo), scans, show=True)
         started = _explain_start() if explain else 0.0
-        # with a cluster the workers resolve the device of the scan
-        results = iter_search(queries, db, scoring, top=top,
-                              evalue=DEFAULT_EVALUE if evalue is None else evalue,
-                              min_score=min_score, mode=mode, traceback=not score_only,
-                              strand=strand,
-                              device=device if dask is not None else _device.resolve(device),
-                              progress=meter.advance, skip=done, fraction=fraction,
-                              client=dask, devices=devices, partition=partition)
-        argv = (obj or {}).get("argv", [])
-        header = _sam_header(db, argv) if fmt == "sam" else ()
-        if journal is None:
-            with _output(output) as out, meter:
+        with _energy(energy, device, devices) as power:
+            # with a cluster the workers resolve the device of the scan
+            results = iter_search(queries, db, scoring, top=top,
+                                  evalue=DEFAULT_EVALUE if evalue is None else evalue,
+                                  min_score=min_score, mode=mode, traceback=not score_only,
+                                  strand=strand,
+                                  device=device if dask is not None else _device.resolve(device),
+                                  progress=meter.advance, skip=done, fraction=fraction,
+                                  client=dask, devices=devices, partition=partition)
+            argv = (obj or {}).get("argv", [])
+            header = _sam_header(db, argv) if fmt == "sam" else ()
+            if journal is None:
+                with _output(output) as out, meter:
+                    if dask is None:
+                        note_device(device)
+                    writer = _Writer(out, fmt)
+                    writer.header(header)
+                    for _, hits in results:
+                        writer.query(_render(hits, fmt))
+                        out.flush()
+                        meter.query_done()
+            else:
+                journal.start()
                 if dask is None:
                     note_device(device)
-                writer = _Writer(out, fmt)
-                writer.header(header)
-                for _, hits in results:
-                    writer.query(_render(hits, fmt))
-                    out.flush()
-                    meter.query_done()
-        else:
-            journal.start()
-            if dask is None:
-                note_device(device)
-            with meter:
-                for k, hits in results:
-                    journal.commit(k, _render(hits, fmt))
-                    meter.query_done()
-            with journal.assemble() as out:
-                writer = _Writer(out, fmt)
-                writer.header(header)
-                for k in range(len(queries.codes)):
-                    writer.query(journal.text(k))
+                with meter:
+                    for k, hits in results:
+                        journal.commit(k, _render(hits, fmt))
+                        meter.query_done()
+                with journal.assemble() as out:
+                    writer = _Writer(out, fmt)
+                    writer.header(header)
+                    for k in range(len(queries.codes)):
+                        writer.query(journal.text(k))
+        _energy_line(power, cells)
         if explain:
             _explain(started, [queries.codes[k].size for k in todo for _ in range(strands)],
                      db.total_residues)

@@ -1,0 +1,122 @@
+// The lab's energy micro-benchmarks (Ranasinghe 2014, chapter 5): each kernel does mostly one
+// kind of operation, long enough for NVML's energy counter, so that the energy of one
+// operation comes out of a fit over runs of different intensity (wavedp/lab/energy.py).
+// Every thread runs CHAINS independent dependency chains (so a full grid issues at the
+// GPU's rate and one warp per multiprocessor far below it); the chains' values are data the
+// compiler cannot fold, and each kernel writes its result only when it equals `key` (a value
+// it practically never takes), so no operation can be dropped.
+#include "common.cuh"
+
+#define CHAINS 4
+#define UNROLL 16
+// most threads per block of energy_shared, and the slots of each thread's ring
+#define SHARED_THREADS 256
+#define RING 16
+// 16-byte loads in flight per thread of energy_stream
+#define STREAM_UNROLL 4
+
+__device__ __forceinline__ void keep(unsigned v, unsigned key, unsigned* out) {
+    if (v == key) out[blockIdx.x * blockDim.x + threadIdx.x] = v;
+}
+
+// integer adds: Fibonacci steps a += b, b += a (2 CHAINS UNROLL adds per iteration)
+extern "C" __global__ void energy_add(unsigned* out, unsigned key, int iters) {
+    unsigned a[CHAINS], b[CHAINS];
+#pragma unroll
+    for (int c = 0; c < CHAINS; ++c) {
+        a[c] = threadIdx.x + c;
+        b[c] = blockIdx.x ^ (key + c);
+    }
+    for (int k = 0; k < iters; ++k) {
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+#pragma unroll
+            for (int c = 0; c < CHAINS; ++c) {
+                a[c] += b[c];
+                b[c] += a[c];
+            }
+        }
+    }
+    unsigned s = 0;
+#pragma unroll
+    for (int c = 0; c < CHAINS; ++c) s ^= a[c] ^ b[c];
+    keep(s, key, out);
+}
+
+// integer maxes, as the alignment kernels use them: add_max (Hopper's fused add-max, DPX) in
+// Fibonacci steps with a floor, a = max(a + b, floor), b = max(b + a, floor) (floor > 0: the
+// values never stop changing; 2 CHAINS UNROLL per iteration)
+extern "C" __global__ void energy_max(unsigned* out, unsigned key, int iters, int floor) {
+    int a[CHAINS], b[CHAINS];
+#pragma unroll
+    for (int c = 0; c < CHAINS; ++c) {
+        a[c] = floor + threadIdx.x + c;
+        b[c] = floor + (int)(blockIdx.x ^ (key + c));
+    }
+    for (int k = 0; k < iters; ++k) {
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+#pragma unroll
+            for (int c = 0; c < CHAINS; ++c) {
+                a[c] = add_max(a[c], b[c], floor);
+                b[c] = add_max(b[c], a[c], floor);
+            }
+        }
+    }
+    unsigned s = 0;
+#pragma unroll
+    for (int c = 0; c < CHAINS; ++c) s ^= (unsigned)(a[c] ^ b[c]);
+    keep(s, key, out);
+}
+
+// shared-memory loads: each chain walks a cycle through RING slots of the thread's own bank
+// (no conflicts), one dependent 32-bit load per step (CHAINS UNROLL per iteration); a slot
+// holds the byte offset of the next in its low 16 bits and pseudo-random high bits (the data
+// toggles as real data does), masked off (a volatile load: all 32 bits are read)
+extern "C" __global__ void __launch_bounds__(SHARED_THREADS) energy_shared(unsigned* out,
+                                                                           unsigned key,
+                                                                           int iters) {
+    __shared__ unsigned ring[RING * SHARED_THREADS];
+    const unsigned t = threadIdx.x, n = blockDim.x;
+    for (unsigned k = 0; k < RING; ++k) {
+        const unsigned next = (5 * k + 3) % RING;  // a full cycle over the RING slots
+        ring[k * n + t] = (next * n + t) * 4 | ((k * n + t + key) * 2654435761u) << 16;
+    }
+    __syncthreads();
+    const char* base = reinterpret_cast<const char*>(ring);
+    unsigned p[CHAINS];
+#pragma unroll
+    for (int c = 0; c < CHAINS; ++c) p[c] = (c * RING / CHAINS * n + t) * 4;
+    for (int k = 0; k < iters; ++k) {
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+#pragma unroll
+            for (int c = 0; c < CHAINS; ++c)
+                p[c] = *reinterpret_cast<const volatile unsigned*>(base + p[c]) & 0xffffu;
+        }
+    }
+    unsigned s = 0;
+#pragma unroll
+    for (int c = 0; c < CHAINS; ++c) s ^= p[c];
+    keep(s, key, out);
+}
+
+// global-memory loads: `passes` sweeps over x (n 16-byte words, n a multiple of the grid's
+// threads times STREAM_UNROLL), cached in L2 only (ld.global.cg), folded into one word. An
+// x larger than L2 streams from DRAM; one well inside L2 is served by it.
+extern "C" __global__ void energy_stream(const uint4* __restrict__ x, long long n, int passes,
+                                         unsigned* out, unsigned key) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned acc = 0;
+    for (int p = 0; p < passes; ++p) {
+        for (long long i = first; i < n; i += STREAM_UNROLL * stride) {
+            uint4 v[STREAM_UNROLL];
+#pragma unroll
+            for (int u = 0; u < STREAM_UNROLL; ++u) v[u] = __ldcg(x + i + u * stride);
+#pragma unroll
+            for (int u = 0; u < STREAM_UNROLL; ++u) acc += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+        }
+    }
+    keep(acc, key, out);
+}

@@ -1,0 +1,403 @@
+"""GPU energy (wavedp.energy) and the energy lab (wavedp.lab.energy).
+
+CPU tests fake NVML (a stand-in ``pynvml`` module) to check the measurement's counter and
+sample paths and its errors, and check the fit, the model, the report and the claims on
+synthetic rows, and ``--energy``'s errors; ``gpu`` tests measure for real."""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+import time
+import types
+from dataclasses import replace
+from importlib import resources
+
+import pytest
+from click.testing import CliRunner
+
+from wavedp import energy
+from wavedp.cli import cli
+from wavedp.errors import InputError
+from wavedp.lab import energy as lab
+from wavedp.lab import report
+
+
+class FakeNVML(types.ModuleType):
+    """A stand-in for ``pynvml``: every GPU draws ``watts``; its energy counter reads
+    ``counter`` (millijoules) in turn, or is unsupported (None)."""
+
+    class NVMLError(Exception):
+        pass
+
+    def __init__(self, watts: float = 200.0, counter: tuple[int, ...] | None = (1000, 5000),
+                 fail_init: bool = False, power_reads: int | None = None) -> None:
+        super().__init__("pynvml")
+        self.watts, self.counter, self.fail_init = watts, counter, fail_init
+        self.power_reads = power_reads  # reads that succeed before the rest fail
+        self.readings: dict[str, list[int]] = {}
+        self.open = 0
+
+    def nvmlInit(self) -> None:
+        if self.fail_init:
+            raise self.NVMLError("Driver Not Loaded")
+        self.open += 1
+
+    def nvmlShutdown(self) -> None:
+        self.open -= 1
+
+    def nvmlDeviceGetHandleByPciBusId(self, bus: str) -> str:
+        return bus
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle: str) -> int:
+        if self.counter is None:
+            raise self.NVMLError("Not Supported")
+        left = self.readings.setdefault(handle, list(self.counter))
+        return left.pop(0)
+
+    def nvmlDeviceGetPowerUsage(self, handle: str) -> int:
+        if self.power_reads is not None:
+            if self.power_reads == 0:
+                raise self.NVMLError("Unknown Error")
+            self.power_reads -= 1
+        return int(self.watts * 1000)
+
+
+@pytest.fixture
+def nvml(monkeypatch):
+    """Install a FakeNVML (returned; tests may change it) and a pretend GPU per ordinal."""
+    fake = FakeNVML()
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    monkeypatch.setattr(energy, "_bus_ids",
+                        lambda devices: [(d, f"0000:{d + 1:02x}:00.0") for d in devices or [0]])
+    monkeypatch.setattr(energy, "_synchronize", lambda devices: None)
+    return fake
+
+
+# --- wavedp.energy ------------------------------------------------------------------------------
+
+def test_a_long_block_reports_the_energy_counter(nvml, monkeypatch):
+    monkeypatch.setattr(energy, "COUNTER_MIN_S", 0.0)
+    with energy.measure(interval=0.001) as m:
+        time.sleep(0.01)
+    assert m.source == "counter"
+    assert m.joules == m.counter_joules == 4.0
+    assert m.devices == (0,)
+    assert m.mean_watts == pytest.approx(4.0 / m.seconds)
+    assert m.peak_watts == 200.0
+    assert len(m.samples) >= 2 and all(w == 200.0 for _, w in m.samples)
+    assert m.sample_joules == pytest.approx(200.0 * m.seconds)
+    assert nvml.open == 0  # NVML shut down again
+
+
+def test_a_short_block_integrates_the_samples(nvml):
+    with energy.measure(interval=0.001) as m:
+        time.sleep(0.005)
+    assert m.seconds < energy.COUNTER_MIN_S
+    assert m.source == "samples"
+    assert m.counter_joules == 4.0
+    assert m.joules == m.sample_joules == pytest.approx(200.0 * m.seconds)
+
+
+def test_a_gpu_without_an_energy_counter_integrates_the_samples(nvml, monkeypatch):
+    monkeypatch.setattr(energy, "COUNTER_MIN_S", 0.0)
+    nvml.counter = None
+    with energy.measure(interval=0.001) as m:
+        time.sleep(0.005)
+    assert m.counter_joules is None
+    assert m.source == "samples" and m.joules == pytest.approx(200.0 * m.seconds)
+
+
+def test_several_gpus_add_up(nvml, monkeypatch):
+    monkeypatch.setattr(energy, "COUNTER_MIN_S", 0.0)
+    with energy.measure([0, 1], interval=0.001) as m:
+        time.sleep(0.005)
+    assert m.devices == (0, 1)
+    assert m.joules == 8.0
+    assert m.peak_watts == 400.0
+
+
+def test_a_failed_power_read_holds_the_last_reading(nvml):
+    nvml.power_reads = 1  # the first read works, every later one fails
+    with energy.measure(interval=0.001) as m:
+        time.sleep(0.005)
+    assert [w for _, w in m.samples] == [200.0, 200.0]
+    assert m.joules == pytest.approx(200.0 * m.seconds)
+
+
+def test_an_error_in_the_block_still_shuts_nvml_down(nvml):
+    with pytest.raises(RuntimeError, match="boom"), energy.measure():
+        raise RuntimeError("boom")
+    assert nvml.open == 0
+
+
+def test_missing_nvml_is_one_clear_input_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
+    with pytest.raises(InputError, match="nvidia-ml-py"):
+        with energy.measure():
+            pass
+
+
+def test_nvml_that_cannot_start_is_an_input_error(nvml):
+    nvml.fail_init = True
+    with pytest.raises(InputError, match="NVML.*Driver Not Loaded"):
+        with energy.measure():
+            pass
+
+
+def test_no_gpu_is_an_input_error(monkeypatch):
+    from wavedp import device
+
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNVML())
+    monkeypatch.setattr(device, "gpu_status", lambda: (False, "no CUDA device"))
+    with pytest.raises(InputError, match="needs a GPU.*no CUDA device"):
+        with energy.measure():
+            pass
+
+
+def test_integrate_and_choose():
+    assert energy.integrate([(0.0, 100.0), (1.0, 300.0), (3.0, 300.0)]) == 800.0
+    assert energy.integrate([(0.0, 100.0)]) == 0.0
+    assert energy.choose(2.0, 10.0, 9.0) == (10.0, "counter")
+    assert energy.choose(0.5, 10.0, 9.0) == (9.0, "samples")
+    assert energy.choose(2.0, None, 9.0) == (9.0, "samples")
+    assert energy.choose(2.0, 0.0, 9.0) == (9.0, "samples")  # the counter never moved
+
+
+def test_summary_is_one_line_with_joules_and_gcups_per_watt():
+    m = energy.Measurement((0,), seconds=2.0, joules=500.0, source="counter",
+                           samples=[(0.0, 240.0), (2.0, 260.0)])
+    line = energy.summary(m, 4 * 10**12)
+    assert "\n" not in line and line.startswith("wavedp: energy: 500 J in 2 s on GPU 0")
+    assert "mean 250 W, peak 260 W" in line and energy.SOURCES["counter"] in line
+    assert line.endswith("2000 GCUPS, 8 GCUPS/W")
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+def user_error(result, *needles: str) -> str:
+    """Exit status 2 and exactly one stderr line, naming ``needles``."""
+    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wavedp: error: "), result.stderr
+    assert result.stdout == ""
+    for needle in needles:
+        assert needle in lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def pair(tmp_path):
+    (tmp_path / "q.fa").write_text(">q\nMKTAYIAKQRQISFVKSHFSRQ\n")
+    (tmp_path / "t.fa").write_text(">t\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQ\n")
+    return str(tmp_path / "q.fa"), str(tmp_path / "t.fa")
+
+
+@pytest.mark.parametrize("command", ["align", "search"])
+def test_energy_on_the_cpu_is_one_line_and_status_2(pair, command, tmp_path):
+    out = tmp_path / "out.txt"
+    result = CliRunner().invoke(cli, [command, *pair, "--device", "cpu", "--energy",
+                                      "-o", str(out)])
+    user_error(result, "--energy", "CPU")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["align", "search"])
+def test_energy_without_nvml_is_one_line_and_status_2(pair, command, monkeypatch, tmp_path):
+    from wavedp import device
+
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    monkeypatch.setattr(device, "resolve", lambda name: "gpu")
+    out = tmp_path / "out.txt"
+    result = CliRunner().invoke(cli, [command, *pair, "--energy", "-o", str(out)])
+    user_error(result, "nvidia-ml-py")
+    assert not out.exists()
+
+
+def test_energy_with_a_cluster_is_refused(pair):
+    result = CliRunner().invoke(cli, ["search", *pair, "--energy", "--cluster", "local"])
+    user_error(result, "--energy", "--cluster")
+
+
+# --- the energy lab on synthetic rows -----------------------------------------------------------
+
+P_STATIC = 150.0
+E_OP = {"add": 8e-12, "max": 12e-12, "shared": 20e-12, "l2": 5e-12, "dram": 15e-12}
+
+
+def micro_rows(f: lab.Fit | None = None) -> list[dict]:
+    """Micro-benchmark rows whose joules follow ``f`` (default P_STATIC and E_OP) exactly."""
+    f = f or lab.Fit(P_STATIC, E_OP)
+    rows = []
+    for k, (op, micro) in enumerate(lab.MICROS.items()):
+        for level, steps, seconds in (("high", 1e12, 2.0 + k / 10), ("low", 1e11, 2.5)):
+            counts = {name: v * steps for name, v in micro.per_step.items()}
+            rows.append({"kind": "micro", "op": op, "intensity": level,
+                         "kernel": micro.kernel, "blocks": 1056 if level == "high" else 132,
+                         "threads": 256 if level == "high" else 32, "steps": steps,
+                         "counts": counts, "seconds": seconds,
+                         "joules": f.joules(seconds, counts), "watts": 0.0,
+                         "peak_watts": 0.0, "source": "counter"})
+    return rows
+
+
+def strategy_row(name: str, error: float = 0.0) -> dict:
+    """A strategy row whose joules are the model's times (1 + error)."""
+    size = {"multipass": 1_000_000, "tiled": 1_000_000}.get(name, 300_000)
+    row = {"kind": "strategy", "strategy": name, "m": size, "n": size, "rows_per_thread": 32,
+           "sync": None if name == "multipass" else "cpu-implicit", "runs": 3,
+           "cells": 3 * size * size, "seconds": 2.0, "l2_cache": 50 << 20,
+           "peak_watts": 400.0, "source": "counter"}
+    if name == "search":
+        row.update(queries=20, sequences=400_000, length=512, residues=400_000 * 512,
+                   overhead=1.1, scans=40, cells=41752 * 400_000 * 512, runs=1)
+    row["joules"] = lab.predict(lab.Fit(P_STATIC, E_OP), row)["total"] * (1 + error)
+    row["watts"] = row["joules"] / row["seconds"]
+    return row
+
+
+def all_rows(errors: dict[str, float] | None = None) -> list[dict]:
+    errors = errors or {}
+    return [{"kind": "warmup", "window": 1.0, "watts": [300.0, 320.0, 321.0, 321.6],
+             "settled": True},
+            {"kind": "static", "seconds": 3.0, "joules": 270.0, "watts": 90.0,
+             "peak_watts": 92.0, "source": "counter"},
+            *micro_rows(), *(strategy_row(s, errors.get(s, 0.0)) for s in lab.STRATEGIES)]
+
+
+def test_the_fit_recovers_known_energies():
+    f = lab.fit(micro_rows())
+    assert f.static_watts == pytest.approx(P_STATIC, rel=1e-6)
+    for op, e in E_OP.items():
+        assert f.energy[op] == pytest.approx(e, rel=1e-6), op
+    assert lab.fit([]) is None
+
+
+def test_the_model_adds_static_and_operation_energy():
+    f = lab.Fit(100.0, {op: 1e-12 for op in lab.OPS})
+    row = strategy_row("coalesced")
+    parts = lab.predict(f, row, dram_bytes=1e9)
+    assert parts["static"] == 200.0
+    assert parts["dram"] == pytest.approx(1e-3)
+    counts = lab.CELL_COUNTS["coalesced"]
+    assert parts["add"] == pytest.approx(counts["add"] * row["cells"] * 1e-12)
+    assert parts["total"] == pytest.approx(sum(v for k, v in parts.items() if k != "total"))
+    # the default DRAM estimate: a 300k pair's diagonals fit in L2, read once per run
+    assert lab.dram_estimate(row) == lab.working_set(row) * row["runs"]
+    big = {**row, "l2_cache": 1 << 20}
+    assert lab.dram_estimate(big) == pytest.approx(row["cells"] * counts["l2"])
+
+
+def test_multipass_counts_follow_its_rows_per_thread():
+    eight, wide = lab.multipass_counts(8), lab.multipass_counts(32)
+    assert sum(v for k, v in eight.items() if k != "l2") - eight["shared"] \
+        == pytest.approx(17.25)  # Nsight Compute: 17.3 instructions per cell at 8 rows
+    assert all(wide[op] < eight[op] for op in eight)
+    assert lab.cell_counts(strategy_row("multipass")) == wide
+
+
+def test_search_counts_scale_with_the_cells_the_scan_computes():
+    overhead, scans = lab.search_shape(lab.QUERY_LENGTHS, 512, 24)
+    assert overhead >= 1.0 and scans >= len(lab.QUERY_LENGTHS) // 2
+    row = strategy_row("search")
+    assert lab.cell_counts(row)["max"] == pytest.approx(1.1 * lab.CELL_COUNTS["search"]["max"])
+    assert lab.dram_estimate(row) == 400_000 * 512 * 40
+
+
+def test_micro_counts_match_the_kernels_loops():
+    text = resources.files("wavedp.kernels").joinpath(lab.FILE).read_text()
+    known = {k: int(v) for k, v in re.findall(r"^#define (\w+) (\d+)", text, re.M)}
+    chains, unroll = known["CHAINS"], known["UNROLL"]
+    assert lab.MICROS["add"].per_step["add"] == 2 * chains * unroll + 2
+    assert lab.MICROS["max"].per_step["max"] == 2 * chains * unroll
+    assert lab.MICROS["shared"].per_step["shared"] == chains * unroll
+    assert known["STREAM_UNROLL"] == 4  # lab.energy's stream quantum
+    from wavedp.engines.cuda.module import KERNELS
+
+    assert set(KERNELS[lab.FILE]) == {m.kernel for m in lab.MICROS.values()}
+
+
+def test_settled_needs_three_close_windows():
+    assert not lab.settled([300.0, 300.0])
+    assert lab.settled([300.0, 301.0, 301.5])
+    assert not lab.settled([280.0, 300.0, 301.0])
+
+
+def test_section_writes_the_report(tmp_path):
+    rows = all_rows({"tiled": 0.05})
+    doc = report.Document(str(tmp_path), "energy", "wavedp lab: energy")
+    lab.section(doc, rows)
+    text = open(doc.write(), encoding="utf-8").read()
+    assert "## Energy (Ranasinghe 2014, chapter 5)" in text
+    assert "P_static" in text and "| 150 | W |" in text
+    for name in lab.STRATEGIES:
+        assert lab.LABELS[name] in text
+    assert "CUDASW++4.0" in text and "15.7" in text
+    assert "settled at 322 W" in text and "Idle power" in text and "90 W" in text
+    assert "energy_warmup.png" in text
+
+
+def test_section_without_micro_benchmarks_says_so(tmp_path):
+    doc = report.Document(str(tmp_path), "energy", "t")
+    lab.section(doc, [r for r in all_rows() if r["kind"] != "micro"])
+    assert "no model" in open(doc.write(), encoding="utf-8").read()
+
+
+def test_claims_check_both_targets():
+    model, search = lab.claims(all_rows({"tiled": 0.05, "search": -0.02}))
+    assert model.verdict == "yes" and "5 of 5 within" in model.measured
+    row = strategy_row("search", -0.02)
+    per_watt = row["cells"] / 1e9 / row["joules"]
+    assert f"{per_watt:.1f} GCUPS/W" in search.measured
+    assert search.verdict == ("yes" if per_watt >= lab.CUDASW_GCUPS_PER_WATT else "no")
+    model, _ = lab.claims(all_rows({"simple": 0.4}))  # measured 40% above the model
+    assert model.verdict == "partly" and "diagonal, simple storage -29%" in model.measured
+    model, search = lab.claims([])
+    assert model.verdict == search.verdict == "not measured"
+
+
+def test_claims_take_dram_bytes():
+    rows = all_rows()
+    base = lab.errors(rows)["coalesced"]
+    more = lab.errors(rows, {"coalesced": 1e15})["coalesced"]
+    assert abs(base) < 1e-9 and more > 0.1
+
+
+def test_settings_are_checked():
+    lab.validate(lab.QUICK)
+    for bad in (replace(lab.QUICK, strategies=("nope",)), replace(lab.QUICK, sync="nope"),
+                replace(lab.QUICK, tiled=0), replace(lab.QUICK, seconds=0)):
+        with pytest.raises(InputError):
+            lab.validate(bad)
+
+
+# --- on the GPU ---------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_a_real_measurement():
+    import cupy
+
+    x = cupy.arange(1 << 24, dtype=cupy.float32)
+    with energy.measure() as m:
+        for _ in range(20):
+            x = cupy.sqrt(x * x + 1)
+    assert m.devices == (cupy.cuda.Device().id,)
+    assert m.seconds > 0 and m.joules > 0 and not math.isnan(m.joules)
+    assert m.source in energy.SOURCES and m.peak_watts > 0
+
+
+@pytest.mark.gpu
+def test_a_tiny_energy_lab_run(tmp_path):
+    tiny = replace(lab.QUICK, seconds=0.2, warmup=0.0, idle=0.2, multipass=3000,
+                   diagonal=1000, tiled=1000, sequences=2000, stream_bytes=64 << 20)
+    notes = []
+    rows = lab.measure(tiny, notes.append)
+    kinds = [r["kind"] for r in rows]
+    assert kinds.count("micro") == 2 * len(lab.MICROS)
+    assert kinds.count("strategy") == len(lab.STRATEGIES)
+    assert all(r["joules"] > 0 and r["seconds"] >= 0.2 for r in rows if "joules" in r)
+    doc = report.Document(str(tmp_path), "energy", "t")
+    lab.section(doc, rows)
+    assert "GCUPS/W" in open(doc.write(), encoding="utf-8").read()
+    assert len(lab.claims(rows)) == 2 and notes
