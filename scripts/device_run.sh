@@ -2,7 +2,8 @@
 # On the GPU machine (run from the repository root): install wavedp offline (wheels for the
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
-#   scripts/device_run.sh [tests|bench|search|hits|partition|scaleout|polyadic|lab|all] [-k expr]
+#   scripts/device_run.sh [tests|bench|search|hits|partition|scaleout|polyadic|lab|labquick|all]
+#       [-k expr]
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
 what=${1:-all}
@@ -16,6 +17,8 @@ if ls .whl/*.whl >/dev/null 2>&1; then
     export PYTHONPATH=/tmp/site
 fi
 python3 -m pip install -q --no-index --no-deps --no-build-isolation . 2>&1 | tail -3 || exit 1
+# Nsight Compute (the lab's off-chip traffic) where the toolkit has it
+[[ -x /usr/local/cuda/bin/ncu ]] && export PATH="$PATH:/usr/local/cuda/bin"
 python3 -c "import wavedp; print('wavedp', wavedp.__version__, wavedp.__file__)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv
 status=0
@@ -54,7 +57,14 @@ fi
 if [[ $what == polyadic || $what == all ]]; then
     python3 benchmarks/polyadic.py 2>&1 | tee "$out/polyadic_bench.log"
 fi
+if [[ $what == labquick ]]; then
+    # the traffic and energy experiments, small (the CLI end to end)
+    wavedp lab traffic --quick --out /tmp/wavedp-lab 2>&1 | tail -3
+    wavedp lab energy --quick --out /tmp/wavedp-lab 2>&1 | tail -3
+    cp /tmp/wavedp-lab/*.md "$out/"
+fi
 if [[ $what == lab || $what == all ]]; then
+    # every experiment (traffic needs ncu, energy NVML)
     wavedp lab all --out /tmp/wavedp-lab 2>&1 | tail -5
     cp /tmp/wavedp-lab/report.md "$out/lab_report.md"
     tar czf "$out/lab.tgz" -C /tmp wavedp-lab

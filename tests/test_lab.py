@@ -269,6 +269,27 @@ def test_report_from_synthetic_numbers(tmp_path):
         assert all((tmp_path / p).stat().st_size > 1000 for p in pngs)
 
 
+def test_report_with_traffic_and_energy(tmp_path):
+    """The traffic rows recorded on the H100 and synthetic energy rows: the report holds
+    both sections and their claims, and the energy model takes each strategy's DRAM bytes
+    from the traffic experiment where it measured the same strategy at the same size."""
+    import json
+    import os
+
+    with open(os.path.join(os.path.dirname(__file__), "data", "traffic", "rows.json")) as fh:
+        traffic_rows = json.load(fh)
+    one = next(r for r in traffic_rows if r["variant"] == "coalesced")
+    energy_rows = [{"kind": "strategy", "strategy": "coalesced", "m": one["m"], "runs": 3},
+                   {"kind": "strategy", "strategy": "tiled", "m": 7, "runs": 2}]
+    assert suite.energy_dram(traffic_rows, energy_rows) == {
+        "coalesced": 3 * (one["read_bytes"] + one["write_bytes"])}
+    path = suite.write(str(tmp_path), "traffic", {"traffic": traffic_rows}, [],
+                       "Device: recorded.")
+    text = open(path, encoding="utf-8").read()
+    assert text.startswith("# wavedp lab: off-chip traffic")
+    assert "multipass reads >= 20x fewer DRAM bytes" in text and "Table 6.5" in text
+
+
 # --- GPU: every strategy on the device --------------------------------------------------------
 
 gpu = pytest.mark.gpu

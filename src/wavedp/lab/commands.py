@@ -103,8 +103,8 @@ def _run(obj, names: tuple[str, ...], quick: bool, out: str, **changes) -> None:
 def lab() -> None:
     """The lab: inter-block synchronization strategies (cpu-explicit, cpu-implicit, graph,
     simple, tree2, tree3, lockfree, grid, and wavedp's own spread barrier), their time
-    model, and FFT, bitonic sort and Smith-Waterman under each, measured on this GPU. Needs
-    a CUDA GPU."""
+    model, and FFT, bitonic sort and Smith-Waterman under each; the Smith-Waterman
+    strategies' off-chip traffic and energy. Measured on this GPU; needs a CUDA GPU."""
 
 
 def _sweep_options(sizes: str, sweep: str, blocks: str) -> Callable[[Callable], Callable]:
@@ -181,11 +181,44 @@ def swat(obj, out: str, syncs, repeats, quick: bool, sizes, sweep_size, blocks,
          implementations=implementations)
 
 
+@lab.command()
+@click.option("--out", "out", required=True, metavar="DIR",
+              help="Folder for the report (markdown, PNG plots, JSON).")
+@click.option("--sizes", callback=_counts("--sizes"), metavar="LIST",
+              help="Pair lengths m = n. [default: 10000,100000,300000,1000000,3000000; the "
+                   "per-diagonal and tiled strategies up to 1000000]")
+@click.option("--quick", is_flag=True, help="Small sizes (a smoke run).")
+@click.pass_obj
+def traffic(obj, out: str, sizes, quick: bool) -> None:
+    """Off-chip traffic of the Smith-Waterman strategies (Ranasinghe, Table 6.5).
+
+    DRAM bytes read and written and the L2 hit rate of the multipass, diagonal (simple and
+    coalesced storage) and tiled sweeps, from Nsight Compute's counters (ncu must be on the
+    PATH and allowed to read them), beside the traffic model's prediction for this GPU's L2;
+    multipass also with L2 persistence."""
+    _run(obj, ("traffic",), quick, out, traffic_sizes=sizes)
+
+
+@lab.command()
+@click.option("--out", "out", required=True, metavar="DIR",
+              help="Folder for the report (markdown, PNG plots, JSON).")
+@click.option("--quick", is_flag=True, help="Short runs and small sizes (a smoke run).")
+@click.pass_obj
+def energy(obj, out: str, quick: bool) -> None:
+    """Energy through NVML (Ranasinghe, chapter 5): static power and the energy per DRAM
+    byte, L2 byte, shared-memory access, integer add and max from micro-benchmarks after a
+    warm-up; each strategy's sweep and the search measured against the model; the search's
+    GCUPS per watt beside CUDASW++4.0's."""
+    _run(obj, ("energy",), quick, out)
+
+
 @lab.command(name="all")
 @_common
 def run_all(obj, out: str, syncs, repeats, quick: bool) -> None:
     """Every experiment, and one report checking the papers' claims.
 
-    Runs in under 10 minutes on one H100 and writes DIR/report.md, which states for each of
-    the papers' claims whether this GPU reproduces it."""
-    _run(obj, ("barriers", "fft", "sort", "swat"), quick, out, syncs=syncs, repeats=repeats)
+    Writes DIR/report.md, which states for each of the papers' and the thesis's claims
+    whether this GPU reproduces it; the off-chip traffic needs ncu, the energy NVML."""
+    from .suite import EXPERIMENTS
+
+    _run(obj, EXPERIMENTS, quick, out, syncs=syncs, repeats=repeats)

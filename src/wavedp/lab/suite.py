@@ -14,13 +14,14 @@ import numpy as np
 
 from .. import device as _device
 from ..errors import InputError
-from . import barriers, claims, fft, report, sort, swat
+from . import barriers, claims, fft, report, sort, swat, traffic
+from . import energy as lab_energy
 from .sync import BARRIER_SYNCS, HOST_SYNCS, SYNCS, check_sync, multiprocessors
 from .timing import device
 
-EXPERIMENTS = ("barriers", "fft", "sort", "swat")
+EXPERIMENTS = ("barriers", "fft", "sort", "swat", "traffic", "energy")
 TITLES = {"barriers": "barrier micro-benchmark", "fft": "FFT", "sort": "bitonic sort",
-          "swat": "Smith-Waterman"}
+          "swat": "Smith-Waterman", "traffic": "off-chip traffic", "energy": "energy"}
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,15 @@ class Settings:
     swat_sizes: tuple[int, ...] = (3000, 10_000, 30_000, 100_000)
     swat_sweep: int = 3000
     implementations: tuple[str, ...] = swat.IMPLEMENTATIONS
+    traffic_sizes: tuple[int, ...] = traffic.SIZES
+    energy: lab_energy.Settings = lab_energy.Settings()
 
 
-#: a smoke run of every experiment (a minute or so)
+#: a smoke run of every experiment (a minute or two)
 QUICK = Settings(repeats=1, rounds=1000, fft_sizes=(1 << 10, 1 << 14, 1 << 18),
                  fft_sweep=1 << 16, sort_sizes=(1 << 12, 1 << 16), sort_sweep=1 << 14,
-                 swat_sizes=(1000, 3000), swat_sweep=1000)
+                 swat_sizes=(1000, 3000), swat_sweep=1000, traffic_sizes=traffic.QUICK_SIZES,
+                 energy=lab_energy.QUICK)
 
 Progress = Callable[[str], None]
 
@@ -111,7 +115,31 @@ def run_swat(s: Settings, progress: Progress) -> list[dict]:
     return rows
 
 
-RUNS = {"barriers": run_barriers, "fft": run_fft, "sort": run_sort, "swat": run_swat}
+def run_traffic(s: Settings, progress: Progress) -> list[dict]:
+    return traffic.measure(s.traffic_sizes, progress=progress)
+
+
+def run_energy(s: Settings, progress: Progress) -> list[dict]:
+    return lab_energy.measure(s.energy, progress)
+
+
+RUNS = {"barriers": run_barriers, "fft": run_fft, "sort": run_sort, "swat": run_swat,
+        "traffic": run_traffic, "energy": run_energy}
+#: the papers' experiments (Xiao and Feng; Xiao, Aji and Feng) and the thesis's (Ranasinghe)
+PAPERS = EXPERIMENTS[:4]
+
+
+def energy_dram(traffic_rows: list[dict], energy_rows: list[dict]) -> dict[str, float]:
+    """DRAM bytes of each energy run measured by the traffic experiment (the same strategy at
+    the same size, per sweep, times the run's sweeps), where it measured one."""
+    out = {}
+    for e in energy_rows:
+        if e.get("kind") != "strategy":
+            continue
+        for t in traffic_rows:
+            if t["variant"] == e["strategy"] and t["m"] == e.get("m"):
+                out[e["strategy"]] = (t["read_bytes"] + t["write_bytes"]) * e["runs"]
+    return out
 
 
 def model_costs(measured: dict[str, list[dict]], s: Settings, progress: Progress
@@ -135,9 +163,14 @@ def write(folder: str, name: str, measured: dict[str, list[dict]], costs: list[d
     doc = report.Document(folder, name, "wavedp lab: " + ", ".join(
         TITLES[k] for k in EXPERIMENTS if k in measured))
     doc.add(header)
-    found = claims.evaluate(*(measured.get(k, []) for k in EXPERIMENTS), costs)
-    if len(measured) < len(EXPERIMENTS):
+    found = claims.evaluate(*(measured.get(k, []) for k in PAPERS), costs)
+    if not all(k in measured for k in PAPERS):
         found = [c for c in found if c.verdict != "not measured"]
+    dram = energy_dram(measured.get("traffic", []), measured.get("energy", []))
+    if "traffic" in measured:
+        found += traffic.claims(measured["traffic"])
+    if "energy" in measured:
+        found += lab_energy.claims(measured["energy"], dram)
     doc.add("## The papers' claims on this GPU\n\n" + claims.claims_table(found))
     cost = report.barrier_costs(costs)
     if measured.get("barriers"):
@@ -159,6 +192,10 @@ def write(folder: str, name: str, measured: dict[str, list[dict]], costs: list[d
                                      "multipass", cost)
     if measured.get("swat"):
         swat_summary(doc, measured["swat"])
+    if measured.get("traffic"):
+        traffic.section(doc, measured["traffic"])
+    if measured.get("energy"):
+        lab_energy.section(doc, measured["energy"], dram)
     with open(os.path.join(folder, f"{name}.json"), "w", encoding="utf-8") as fh:
         json.dump({"measured": measured, "barrier_costs": costs, "floor": floor or []}, fh,
                   indent=1)
@@ -194,6 +231,9 @@ def validate(s: Settings) -> None:
             raise InputError(f"sort keys must be int32 or float32, got {dtype}")
     for impl in s.implementations:
         swat.check_implementation(impl)
+    if min(s.traffic_sizes, default=1) < 1:
+        raise InputError(f"traffic sizes must be positive, got {s.traffic_sizes}")
+    lab_energy.validate(s.energy)
     if not 1 <= s.threads <= 1024 or s.rounds < 1 or s.repeats < 1:
         raise InputError(f"threads must be 1..1024, rounds and repeats at least 1; got "
                          f"{s.threads}, {s.rounds}, {s.repeats}")
