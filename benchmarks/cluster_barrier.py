@@ -3,7 +3,7 @@
 <= 1.0 us per round?
 
 Run from the repository root: python benchmarks/cluster_barrier.py (on a GPU of compute
-capability 9.0 or later; kernels/lab_barriers.cu's hw_rounds and mb_rounds). The barrier
+capability 9.0 or later; kernels/lab_barriers.cu's cluster_rounds). The barrier
 micro-benchmark of ``wavedp lab barriers`` (mean of two floats per thread per round, 256
 threads per block, 10,000 rounds, median of 3 after a warm-up), each barrier's cost per
 round being its time minus the compute-only run's. Two first levels over clusters of 2, 4
@@ -33,7 +33,8 @@ from wavedp.engines.cuda import module
 FILE = "lab_barriers.cu"
 
 CLUSTERS = (2, 4, 8)
-NAMES = [f"{kind}_rounds<{cs}>" for kind in ("hw", "mb") for cs in CLUSTERS]
+KINDS = ("hw", "mb")
+NAMES = [f"cluster_rounds<{k}, {cs}>" for k in range(len(KINDS)) for cs in CLUSTERS]
 THREADS, ROUNDS = 256, 10_000
 BLOCKS = (8, 16, 32, 64, 128, 256, 264, 512, 528)
 
@@ -67,7 +68,8 @@ def main() -> None:
     print("barrier cost per round, us (time per round minus compute-only); "
           f"{THREADS} threads per block, {ROUNDS:,} rounds")
     print("| blocks | compute-only | simple | grid.sync() (anchor) | "
-          + " | ".join(NAMES) + " | best cluster / anchor |")
+          + " | ".join(f"{k}, {cs}" for k in KINDS for cs in CLUSTERS)
+          + " | best cluster / anchor |")
     print("|---|" + "---|" * (4 + len(NAMES)))
     for blocks in BLOCKS:
         a = cupy.asarray(rng.random(blocks * THREADS, dtype=np.float32))
@@ -77,7 +79,7 @@ def main() -> None:
         cost = [timed(papers.get_function(e), blocks, args) for e in ("mean_rounds<1>",
                                                                        "mean_rounds<5>")]
         for name in NAMES:
-            cs = int(name.split("<")[1][:-1])
+            cs = int(name.split(", ")[1][:-1])
             cost.append(timed(clusters.get_function(name), blocks, (a, b, np.int32(ROUNDS)))
                         if blocks % cs == 0 else float("nan"))
         us = [(t - compute) / ROUNDS * 1e6 for t in cost]

@@ -196,37 +196,27 @@ __device__ __forceinline__ bool mb_cluster_sync(GridBarrier& b, unsigned long lo
 }
 #endif
 
-template <int CS>
-__global__ void CLUSTER_DIMS(CS) hw_rounds(float* a, const float* b, int rounds, unsigned* bar,
-                                           unsigned long long timeout_ns) {
-    GridBarrier sync = grid_barrier(bar, timeout_ns);
-#ifdef WAVEDP_CLUSTERS
-    for (int r = 0; r < rounds; ++r) {
-        mean_round(a, b);
-        if (!hw_cluster_sync<CS>(sync)) return;
-    }
-#else
-    if (threadIdx.x == 0) atomicOr(sync.w + BAR_ERROR, ERR_NO_GRID);
-#endif
-}
-
-template <int CS>
-__global__ void CLUSTER_DIMS(CS) mb_rounds(float* a, const float* b, int rounds, unsigned* bar,
-                                           unsigned long long timeout_ns) {
+// KIND 0: the cluster's hardware barrier first (hw_cluster_sync); 1: the leader's mbarrier
+// (mb_cluster_sync)
+template <int KIND, int CS>
+__global__ void CLUSTER_DIMS(CS) cluster_rounds(float* a, const float* b, int rounds,
+                                                unsigned* bar, unsigned long long timeout_ns) {
     GridBarrier sync = grid_barrier(bar, timeout_ns);
 #ifdef WAVEDP_CLUSTERS
     __shared__ unsigned long long mb;
-    if (threadIdx.x == 0) {
-        const unsigned local = (unsigned)__cvta_generic_to_shared(&mb);
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;"
-                     ::"r"(local), "r"(CS > 1 ? CS - 1 : 1) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    if (KIND == 1) {
+        if (threadIdx.x == 0) {
+            const unsigned local = (unsigned)__cvta_generic_to_shared(&mb);
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;"
+                         ::"r"(local), "r"(CS > 1 ? CS - 1 : 1) : "memory");
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        }
+        asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+        asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
     }
-    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
     for (int r = 0; r < rounds; ++r) {
         mean_round(a, b);
-        if (!mb_cluster_sync<CS>(sync, &mb)) return;
+        if (!(KIND == 0 ? hw_cluster_sync<CS>(sync) : mb_cluster_sync<CS>(sync, &mb))) return;
     }
 #else
     if (threadIdx.x == 0) atomicOr(sync.w + BAR_ERROR, ERR_NO_GRID);

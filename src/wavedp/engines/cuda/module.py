@@ -24,7 +24,7 @@ KERNELS: dict[str, list[str]] = {
     "tiled.cu": ["tiled_step"] + [f"tiled_sweep<{k}>" for k in range(6)],
     "lab_barriers.cu": ["mean_step", "stress_step"] + [f"mean_rounds<{k}>" for k in range(6)]
     + [f"stress_rounds<{k}>" for k in range(1, 6)]
-    + [f"{kind}_rounds<{cs}>" for kind in ("hw", "mb") for cs in (2, 4, 8)],
+    + [f"cluster_rounds<{kind}, {cs}>" for kind in (0, 1) for cs in (2, 4, 8)],
     "lab_fft.cu": ["fft_stage"] + [f"fft_stages<{k}>" for k in range(6)],
     "lab_sort.cu": [f"sort_step<{t}>" for t in ("int", "float")]
     + [f"sort_steps<{t}, {k}>" for t in ("int", "float") for k in range(6)],
