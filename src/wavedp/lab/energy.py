@@ -36,6 +36,7 @@ from ..errors import InputError
 from . import report
 from . import sync as syncs
 from .claims import Claim
+from .timing import l2_bytes
 
 FILE = "lab_energy.cu"
 OPS = ("add", "max", "shared", "l2", "dram")
@@ -125,20 +126,13 @@ MICROS = {
 }
 
 
-def _l2_bytes() -> int:
-    import cupy
-
-    rt = cupy.cuda.runtime
-    return int(rt.deviceGetAttribute(rt.cudaDevAttrL2CacheSize, cupy.cuda.Device().id))
-
-
 def _stream_input(op: str, s: Settings, threads: int):
     """energy_stream's input (pseudo-random words) and its 16-byte count: a quarter of L2
     for ``l2``, ``s.stream_bytes`` for ``dram``; a multiple of the grid's loads."""
     import cupy
 
     quantum = threads * 4  # kernels/lab_energy.cu's STREAM_UNROLL
-    size = _l2_bytes() // 4 if op == "l2" else s.stream_bytes
+    size = l2_bytes() // 4 if op == "l2" else s.stream_bytes
     n = max(size // 16 // quantum, 1) * quantum
     x = cupy.arange(4 * n, dtype=cupy.uint32)
     x *= np.uint32(2654435761)
@@ -338,7 +332,7 @@ def run_strategy(name: str, s: Settings, progress: Progress) -> dict:
     progress(f"energy: {LABELS[name]} {cells / m.seconds / 1e9:,.0f} GCUPS, "
              f"{m.mean_watts:.0f} W")
     return _row("strategy", m, strategy=name, **fields, runs=runs, cells=cells,
-                l2_cache=_l2_bytes())
+                l2_cache=l2_bytes())
 
 
 def measure(s: Settings, progress: Progress) -> list[dict]:

@@ -44,6 +44,14 @@ def by_strategy(make: Callable[[str, object], object], blocks_list: Iterable,
             yield blocks, sync, plan, seconds(plan.run, plan.check, repeats, warmup), t_compute
 
 
+def l2_bytes() -> int:
+    """The current GPU's L2 cache, bytes."""
+    import cupy
+
+    rt = cupy.cuda.runtime
+    return int(rt.deviceGetAttribute(rt.cudaDevAttrL2CacheSize, cupy.cuda.Device().id))
+
+
 def device() -> dict:
     """Name, multiprocessors and memory of the current GPU, and the CUDA and CuPy versions."""
     import cupy

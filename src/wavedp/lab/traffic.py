@@ -52,6 +52,7 @@ from . import ncu
 from . import sync as syncs
 from .claims import Claim
 from .report import Document, number, table
+from .timing import l2_bytes
 
 #: lines per L2 set assumed by :func:`overflow` (NVIDIA does not publish it; it sets only
 #: how gradually reuses start to miss as the reuse set approaches the L2's size)
@@ -220,11 +221,8 @@ def _multipass_shape(p) -> dict:
 
     from ..engines.cuda import multipass as mp
 
-    r = mp.rows_for(p.m)
+    r, wide, kernel = mp.kernel_for(p, p.m)
     strip = mp.strip_height(r)
-    wide = mp.profile_is_wide(p, p.gap_open, strip)
-    kernel = mp.function("multipass.cu", f"multipass<{p.mode}, {r}, false, "
-                                         f"{'int' if wide else 'signed char'}>")
     per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(
         kernel.kernel.ptr, 32, (4 if wide else 1) * p.alphabet * strip)
     return {"rows_per_thread": r, "strips": -(-p.m // strip),
@@ -250,10 +248,7 @@ def measure(sizes: Sequence[int] = SIZES, variants: Iterable[str] = tuple(VARIAN
     names = check_variants(variants)
     syncs.check_sync(sync, tuple(k for k in syncs.KINDS if k != "none"))
     ncu.executable()
-    import cupy
-
-    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-    l2, sms = int(props["l2CacheSize"]), multiprocessors()
+    l2, sms = l2_bytes(), multiprocessors()
     alphabet = SCORING.table.shape[0]
     rows = []
     for size in sizes:

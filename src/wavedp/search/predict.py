@@ -318,16 +318,16 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     warp = blocked(subj_n, scan.WARP // g)
     n = warp + idle * (blocked(subj_n, groups) - warp)
     cost = _pass_cells(n, g, t)  # one pass of each subject
-    per_profile = float(cost.sum()) * scale
-    within = (np.cumsum(cost) - cost) * scale / rate  # a profile's work before each item
-    alone = _pass_cells(warp, g, t) / single  # an item's first pass alone
-    before = (np.cumsum(unit_passes) - unit_passes) * per_profile / rate
     later = _later(model, g)
-    total = float(unit_passes.sum()) * per_profile / rate
     tickets = -(-count // groups) * unit_m.size
     if tickets <= WAVE_TICKETS * blocks and every == 1:
         kernel = _waves(cost, unit_passes, later, groups, blocks, rate, single)
     else:
+        per_profile = float(cost.sum()) * scale
+        within = (np.cumsum(cost) - cost) * scale / rate  # a profile's work before each item
+        alone = _pass_cells(warp, g, t) / single  # an item's first pass alone
+        before = (np.cumsum(unit_passes) - unit_passes) * per_profile / rate
+        total = float(unit_passes.sum()) * per_profile / rate
         lead = total * min(1.0, blocks / tickets)  # the first wave of tickets starts at once
         ends = [float(np.max(np.maximum(0.0, float(np.max(before[unit_passes == p]))
                                         + p * within - lead) + (1 + (p - 1) * later) * alone))

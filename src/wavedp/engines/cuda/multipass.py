@@ -211,6 +211,20 @@ def blocks_for(nstrips: int) -> int:
     return max(1, min(nstrips, 32 * multiprocessors()))
 
 
+def kernel_for(p: Pair, rows: int, track: bool = True, rows_per_thread: int | None = None,
+               profile: str | None = None) -> tuple[int, bool, object]:
+    """(rows per thread, whether the profile holds int32, the kernel) of a sweep of ``rows``
+    rows: score-only (``track``) or with direction bytes; ``rows_per_thread`` and
+    ``profile`` ("int8" or "int32") override the automatic choices (see :func:`sweep`)."""
+    r = rows_per_thread or (rows_for(rows) if track else DIR_ROWS)
+    shift = p.gap_open if track else 0  # score-only profiles hold score + gap_open
+    wide = profile_is_wide(p, shift, strip_height(r)) if profile is None else \
+        profile == "int32"
+    expr = (f"multipass<{p.mode}, {r}, {'false' if track else 'true'}, "
+            f"{'int' if wide else 'signed char'}>")
+    return r, wide, function("multipass.cu", expr)
+
+
 def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, None),
           left=(None, None), dirs=None, checkpoints: Checkpoints | None = None,
           rows_per_thread: int | None = None, blocks_per_sm: int | None = None,
@@ -234,17 +248,11 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
     import cupy
 
     track = dirs is None
-    r = rows_per_thread or (rows_for(rows) if track else DIR_ROWS)
+    r, wide, kernel = kernel_for(p, rows, track, rows_per_thread, profile)
     nstrips = -(-rows // strip_height(r))
-    shift = p.gap_open if track else 0  # score-only profiles hold score + gap_open
-    wide = profile_is_wide(p, shift, strip_height(r)) if profile is None else \
-        profile == "int32"
     if keyed is None:
         keyed = key_fits(p, row0 + rows, col0 + cols, r)
     keyed = keyed and track and p.mode == LOCAL
-    expr = (f"multipass<{p.mode}, {r}, {'false' if track else 'true'}, "
-            f"{'int' if wide else 'signed char'}>")
-    kernel = function("multipass.cu", expr)
     half = -(-2 * (cols + 1) // 32) * 32  # ring F from a 128-byte line: one window for both
     ring = scratch(2 * half, np.int32)
     ring_h, ring_f = ring[:2 * (cols + 1)], ring[half:half + 2 * (cols + 1)]
