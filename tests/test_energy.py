@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from wavedp import energy
 from wavedp.cli import cli
-from wavedp.errors import InputError
+from wavedp.errors import DeviceError, InputError
 from wavedp.lab import energy as lab
 from wavedp.lab import report
 
@@ -223,7 +223,7 @@ def test_energy_with_a_cluster_is_refused(pair):
 # --- the energy lab on synthetic rows -----------------------------------------------------------
 
 P_STATIC = 150.0
-E_OP = {"add": 8e-12, "max": 12e-12, "shared": 20e-12, "l2": 5e-12, "dram": 15e-12}
+E_OP = {"add": 8e-12, "max": 12e-12, "max16": 17e-12, "shared": 20e-12, "l2": 5e-12, "dram": 15e-12}
 
 
 def micro_rows(f: lab.Fit | None = None) -> list[dict]:
@@ -257,13 +257,30 @@ def strategy_row(name: str, error: float = 0.0) -> dict:
     return row
 
 
+#: the capped searches' power: this many watts at no cells, this many joules per cell
+INTERCEPT, PER_CELL = 160.0, 90e-12
+
+
+def capped_rows(blocks: tuple[int, ...] = (33, 66, 132)) -> list[dict]:
+    """Searches capped at ``blocks`` blocks whose power is INTERCEPT + PER_CELL x rate."""
+    rows = []
+    for b in blocks:
+        row = {**strategy_row("search"), "blocks": b}
+        row["seconds"] = 132 / b * 4.0
+        row["watts"] = INTERCEPT + PER_CELL * row["cells"] / row["seconds"]
+        row["joules"] = row["watts"] * row["seconds"]
+        rows.append(row)
+    return rows
+
+
 def all_rows(errors: dict[str, float] | None = None) -> list[dict]:
     errors = errors or {}
     return [{"kind": "warmup", "window": 1.0, "watts": [300.0, 320.0, 321.0, 321.6],
              "settled": True},
             {"kind": "static", "seconds": 3.0, "joules": 270.0, "watts": 90.0,
              "peak_watts": 92.0, "source": "counter"},
-            *micro_rows(), *(strategy_row(s, errors.get(s, 0.0)) for s in lab.STRATEGIES)]
+            *micro_rows(), *(strategy_row(s, errors.get(s, 0.0)) for s in lab.STRATEGIES),
+            *capped_rows()]
 
 
 def test_the_fit_recovers_known_energies():
@@ -301,7 +318,8 @@ def test_search_counts_scale_with_the_cells_the_scan_computes():
     overhead, scans = lab.search_shape(lab.QUERY_LENGTHS, 512, 24)
     assert overhead >= 1.0 and scans >= len(lab.QUERY_LENGTHS) // 2
     row = strategy_row("search")
-    assert lab.cell_counts(row)["max"] == pytest.approx(1.1 * lab.CELL_COUNTS["search"]["max"])
+    assert lab.cell_counts(row)["max16"] == pytest.approx(
+        1.1 * lab.CELL_COUNTS["search"]["max16"])
     assert lab.dram_estimate(row) == 400_000 * 512 * 40
 
 
@@ -311,11 +329,59 @@ def test_micro_counts_match_the_kernels_loops():
     chains, unroll = known["CHAINS"], known["UNROLL"]
     assert lab.MICROS["add"].per_step["add"] == 2 * chains * unroll + 2
     assert lab.MICROS["max"].per_step["max"] == 2 * chains * unroll
+    assert lab.MICROS["max16"].per_step["max16"] == 2 * chains * unroll
     assert lab.MICROS["shared"].per_step["shared"] == chains * unroll
     assert known["STREAM_UNROLL"] == 4  # lab.energy's stream quantum
     from wavedp.engines.cuda.module import KERNELS
 
     assert set(KERNELS[lab.FILE]) == {m.kernel for m in lab.MICROS.values()}
+
+
+def test_the_capped_searches_give_slope_and_intercept():
+    rows = all_rows({"search": -0.1})
+    slope, intercept = lab.search_power(rows)
+    assert slope == pytest.approx(PER_CELL) and intercept == pytest.approx(INTERCEPT)
+    assert lab.errors(rows)["search"] == pytest.approx(1 / 0.9 - 1)  # the full grid's row
+    assert lab.search_power(all_rows()[:-2]) is None  # one capped row: no line
+
+
+def test_capped_grid_caps_every_launch_and_restores():
+    from wavedp.engines.cuda import search as gpu_search
+
+    full = gpu_search.launch_blocks(16, 100, 10**6, 1, 500, 132)
+    with gpu_search.capped_grid(33):
+        assert gpu_search.launch_blocks(16, 100, 10**6, 1, 500, 132) == 33
+        assert gpu_search.launch_blocks(16, 1, 16, 1, 500, 132) == 2
+    assert gpu_search.GRID_CAP is None
+    assert gpu_search.launch_blocks(16, 100, 10**6, 1, 500, 132) == full > 33
+
+
+def test_the_search_dram_bytes_come_from_ncu_where_it_is(monkeypatch):
+    notes, calls = [], []
+    monkeypatch.setattr(lab.shutil, "which", lambda name: None)
+    assert lab.search_dram(lab.QUICK, notes.append) is None and "not on PATH" in notes[-1]
+    monkeypatch.setattr(lab.shutil, "which", lambda name: "/usr/bin/ncu")
+    read, write = "dram__bytes_read.sum", "dram__bytes_write.sum"
+    kernels = [{"id": 0, "kernel": "void scan<0, 32, 1>(const unsigned char *, int)",
+                read: 3e9, write: 4e9},
+               {"id": 1, "kernel": "cupy_scan_naive", read: 1e9, write: 1e9},
+               {"id": 2, "kernel": "scan<1, 8, 0>", read: 1e9, write: 0.0}]
+
+    def profile(command, metrics, name):
+        calls.append((command, metrics, name))
+        return kernels
+
+    monkeypatch.setattr(lab.ncu, "profile", profile)
+    assert lab.search_dram(lab.QUICK, notes.append) == 8e9
+    command, metrics, _ = calls[-1]
+    assert command[1:3] == ["-m", "wavedp.lab.energy_run"] and str(lab.QUICK.sequences) in command
+    assert set(metrics) == {read, write} and "2 scan launch(es) moved 8.0 GB" in notes[-1]
+    kernels[:] = kernels[1:2]
+    with pytest.raises(DeviceError, match="no scan launch"):
+        lab.search_dram(lab.QUICK, notes.append)
+    # a row with counted bytes uses them, not the estimate
+    row = {**strategy_row("search"), "dram_bytes": 5e11}
+    assert lab.dram_estimate(row) == 5e11
 
 
 def test_settled_needs_three_close_windows():
@@ -336,6 +402,14 @@ def test_section_writes_the_report(tmp_path):
     assert "CUDASW++4.0" in text and "15.7" in text
     assert "settled at 322 W" in text and "Idle power" in text and "90 W" in text
     assert "energy_warmup.png" in text
+    assert "search, 33 blocks" in text and "capped at 33, 66, 132 blocks" in text
+    assert "90.0 pJ per real cell and 160 W at no cells" in text
+    assert "the miss is in the static power" not in text
+    assert "counted by Nsight Compute" not in text  # no counted bytes: estimated
+    rows[[r.get("strategy") for r in rows].index("search")]["dram_bytes"] = 2.5e11
+    lab.section(doc, rows)
+    assert "the search's counted by Nsight Compute (250.0 GB" in open(
+        doc.write(), encoding="utf-8").read()
 
 
 def test_section_without_micro_benchmarks_says_so(tmp_path):
@@ -367,7 +441,8 @@ def test_claims_take_dram_bytes():
 def test_settings_are_checked():
     lab.validate(lab.QUICK)
     for bad in (replace(lab.QUICK, strategies=("nope",)), replace(lab.QUICK, sync="nope"),
-                replace(lab.QUICK, tiled=0), replace(lab.QUICK, seconds=0)):
+                replace(lab.QUICK, tiled=0), replace(lab.QUICK, seconds=0),
+                replace(lab.QUICK, slope=(0, 132))):
         with pytest.raises(InputError):
             lab.validate(bad)
 
@@ -395,7 +470,8 @@ def test_a_tiny_energy_lab_run(tmp_path):
     rows = lab.measure(tiny, notes.append)
     kinds = [r["kind"] for r in rows]
     assert kinds.count("micro") == 2 * len(lab.MICROS)
-    assert kinds.count("strategy") == len(lab.STRATEGIES)
+    assert kinds.count("strategy") == len(lab.STRATEGIES) + len(tiny.slope)
+    assert lab.search_power(rows) is not None
     assert all(r["joules"] > 0 and r["seconds"] >= 0.2 for r in rows if "joules" in r)
     doc = report.Document(str(tmp_path), "energy", "t")
     lab.section(doc, rows)

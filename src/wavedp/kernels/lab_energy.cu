@@ -45,28 +45,50 @@ extern "C" __global__ void energy_add(unsigned* out, unsigned key, int iters) {
 
 // integer maxes, as the alignment kernels use them: add_max (Hopper's fused add-max, DPX) in
 // Fibonacci steps with a floor, a = max(a + b, floor), b = max(b + a, floor) (floor > 0: the
-// values never stop changing; 2 CHAINS UNROLL per iteration)
-extern "C" __global__ void energy_max(unsigned* out, unsigned key, int iters, int floor) {
-    int a[CHAINS], b[CHAINS];
+// values never stop changing; 2 CHAINS UNROLL per iteration). PACKED: the two 16-bit halves
+// form, __viaddmax_s16x2, as the search's packed scan uses it, with floor % 16 in both halves
+// and starts below 256, so each half climbs about 20 Fibonacci steps before it wraps and
+// falls to the floor: its bits toggle about as often per instruction as the 32-bit chains'
+// (a large floor pins 16-bit chains to it, and their energy halves: H100, 2026-11).
+template <bool PACKED>
+__device__ __forceinline__ unsigned fused_add_max(unsigned a, unsigned b, unsigned floor) {
+    if (PACKED) return __viaddmax_s16x2(a, b, floor);
+    return (unsigned)add_max((int)a, (int)b, (int)floor);
+}
+
+template <bool PACKED>
+__device__ __forceinline__ void max_chains(unsigned* out, unsigned key, int iters, int floor) {
+    const unsigned f = PACKED ? ((unsigned)floor % 16u) * 0x10001u : (unsigned)floor;
+    const unsigned spread = PACKED ? 0x00ff00ffu : 0xffffffffu;  // starts below 256 a half
+    const unsigned mix = PACKED ? 0x10003u : 1u;                  // both halves differ
+    unsigned a[CHAINS], b[CHAINS];
 #pragma unroll
     for (int c = 0; c < CHAINS; ++c) {
-        a[c] = floor + threadIdx.x + c;
-        b[c] = floor + (int)(blockIdx.x ^ (key + c));
+        a[c] = f + ((threadIdx.x + c) * mix & spread);
+        b[c] = f + ((blockIdx.x ^ (key + c)) & spread);
     }
     for (int k = 0; k < iters; ++k) {
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
 #pragma unroll
             for (int c = 0; c < CHAINS; ++c) {
-                a[c] = add_max(a[c], b[c], floor);
-                b[c] = add_max(b[c], a[c], floor);
+                a[c] = fused_add_max<PACKED>(a[c], b[c], f);
+                b[c] = fused_add_max<PACKED>(b[c], a[c], f);
             }
         }
     }
     unsigned s = 0;
 #pragma unroll
-    for (int c = 0; c < CHAINS; ++c) s ^= (unsigned)(a[c] ^ b[c]);
+    for (int c = 0; c < CHAINS; ++c) s ^= a[c] ^ b[c];
     keep(s, key, out);
+}
+
+extern "C" __global__ void energy_max(unsigned* out, unsigned key, int iters, int floor) {
+    max_chains<false>(out, key, iters, floor);
+}
+
+extern "C" __global__ void energy_max16(unsigned* out, unsigned key, int iters, int floor) {
+    max_chains<true>(out, key, iters, floor);
 }
 
 // shared-memory loads: each chain walks a cycle through RING slots of the thread's own bank

@@ -28,7 +28,8 @@ KERNELS: dict[str, list[str]] = {
     "lab_fft.cu": ["fft_stage"] + [f"fft_stages<{k}>" for k in range(6)],
     "lab_sort.cu": [f"sort_step<{t}>" for t in ("int", "float")]
     + [f"sort_steps<{t}, {k}>" for t in ("int", "float") for k in range(6)],
-    "lab_energy.cu": ["energy_add", "energy_max", "energy_shared", "energy_stream"],
+    "lab_energy.cu": ["energy_add", "energy_max", "energy_max16", "energy_shared",
+                     "energy_stream"],
     "search.cu": [
         f"scan<{mode}, {rows}, {packed}>"
         for mode, packed in ((0, "true"), (0, "false"), (1, "false"), (2, "false"))

@@ -13,7 +13,8 @@ words. Each query's best candidates are selected on the GPU; only they are copie
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -45,6 +46,9 @@ DATABASE_BYTES: int | None = None
 PASS_CELLS = 64
 #: GPU memory for one launch's result words (profiles x subjects) and profiles
 OUT_BYTES = 1 << 30
+#: at most this many blocks per launch (None: no cap; the energy lab sets it through
+#: :func:`capped_grid` to run the scan on fewer multiprocessors, one block each)
+GRID_CAP: int | None = None
 
 Candidates = tuple[np.ndarray, np.ndarray]
 #: seconds spent in each phase since the last reset (benchmarks read and clear it): upload
@@ -106,7 +110,18 @@ def launch_blocks(g: int, units: int, count: int, passes: int, longest: int, sms
     blocks = max(1, min(-(-count // groups) * units, BLOCKS_PER_SM * sms))
     if passes > 1:
         blocks = max(1, min(blocks, SCRATCH_BYTES // (groups * (longest + 2) * 8)))
-    return blocks
+    return blocks if GRID_CAP is None else min(blocks, GRID_CAP)
+
+
+@contextmanager
+def capped_grid(blocks: int) -> Iterator[None]:
+    """Every scan launched inside runs at most ``blocks`` blocks (GRID_CAP)."""
+    global GRID_CAP
+    keep, GRID_CAP = GRID_CAP, max(1, int(blocks))
+    try:
+        yield
+    finally:
+        GRID_CAP = keep
 
 
 def scan_need(alphabet: int, sms: int):
