@@ -358,9 +358,9 @@ def test_capped_grid_caps_every_launch_and_restores():
 
 def test_the_search_dram_bytes_come_from_ncu_where_it_is(monkeypatch):
     notes, calls = [], []
-    monkeypatch.setattr(lab.shutil, "which", lambda name: None)
+    monkeypatch.setattr(lab.ncu.shutil, "which", lambda name: None)
     assert lab.search_dram(lab.QUICK, notes.append) is None and "not on PATH" in notes[-1]
-    monkeypatch.setattr(lab.shutil, "which", lambda name: "/usr/bin/ncu")
+    monkeypatch.setattr(lab.ncu.shutil, "which", lambda name: "/usr/bin/ncu")
     read, write = "dram__bytes_read.sum", "dram__bytes_write.sum"
     kernels = [{"id": 0, "kernel": "void scan<0, 32, 1>(const unsigned char *, int)",
                 read: 3e9, write: 4e9},

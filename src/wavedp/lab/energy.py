@@ -30,11 +30,11 @@ shared memory, and shuffled; ``l2``: bytes of global loads and stores that reach
 from __future__ import annotations
 
 import math
-import shutil
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from itertools import pairwise
 
 import numpy as np
@@ -307,6 +307,25 @@ def search_shape(lengths: tuple[int, ...], length: int, alphabet: int) -> tuple[
     return computed / sum(lengths), scans
 
 
+@lru_cache(maxsize=1)
+def _search_inputs(sequences: int, length: int):
+    """The search's random queries (QUERY_LENGTHS) and database of ``sequences`` x
+    ``length`` residues, built once for the full and the capped searches."""
+    from ..search.database import PROTEIN_LETTERS, Database
+
+    rng = np.random.default_rng(31)
+    letters = "ACDEFGHIKLMNPQRSTVWY"
+    queries = ["".join(rng.choice(list(letters), k)) for k in QUERY_LENGTHS]
+    codes = np.array([PROTEIN_LETTERS.index(c) for c in letters], np.uint8)
+    db = Database(path=None, alphabet="protein", letters=PROTEIN_LETTERS,
+                  residues=codes[rng.integers(0, len(letters), sequences * length)],
+                  offsets=np.arange(sequences + 1, dtype=np.int64) * length,
+                  lengths=np.full(sequences, length, np.int32),
+                  ids=[f"s{k}" for k in range(sequences)], composition=None,
+                  longest=length)
+    return queries, db
+
+
 def _search_run(s: Settings) -> tuple[Callable[[], None], dict]:
     """A synchronous search (score-only, top 10, BLOSUM62 11/1, this GPU only) of random
     proteins of QUERY_LENGTHS against a random database, and its row's fields."""
@@ -314,19 +333,10 @@ def _search_run(s: Settings) -> tuple[Callable[[], None], dict]:
 
     from ..scoring import Scoring
     from ..search.api import search
-    from ..search.database import PROTEIN_LETTERS, Database
+    from ..search.database import PROTEIN_LETTERS
 
-    rng = np.random.default_rng(31)
-    letters = "ACDEFGHIKLMNPQRSTVWY"
-    queries = ["".join(rng.choice(list(letters), k)) for k in QUERY_LENGTHS]
-    codes = np.array([PROTEIN_LETTERS.index(c) for c in letters], np.uint8)
+    queries, db = _search_inputs(s.sequences, s.length)
     total = s.sequences * s.length
-    db = Database(path=None, alphabet="protein", letters=PROTEIN_LETTERS,
-                  residues=codes[rng.integers(0, len(letters), total)],
-                  offsets=np.arange(s.sequences + 1, dtype=np.int64) * s.length,
-                  lengths=np.full(s.sequences, s.length, np.int32),
-                  ids=[f"s{k}" for k in range(s.sequences)], composition=None,
-                  longest=s.length)
     scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
     gpu = (cupy.cuda.Device().id,)
     overhead, scans = search_shape(QUERY_LENGTHS, s.length, len(PROTEIN_LETTERS))
@@ -381,10 +391,10 @@ def measure(s: Settings, progress: Progress) -> list[dict]:
     if "search" in s.strategies:
         dram = search_dram(s, progress)
         if dram is not None:
-            for r in rows:
-                if r["kind"] == "strategy" and r["strategy"] == "search":
-                    r["dram_bytes"] = dram * r["runs"]
+            for r in _searches(rows):
+                r["dram_bytes"] = dram * r["runs"]
         rows += [run_strategy("search", s, progress, blocks) for blocks in s.slope]
+        _search_inputs.cache_clear()  # the database's residues: hundreds of MB
     return rows
 
 
@@ -396,7 +406,9 @@ def search_dram(s: Settings, progress: Progress) -> float | None:
     """DRAM bytes (read and written) of one search's scan launches, counted by Nsight
     Compute in a child process (``wavedp.lab.energy_run``); None where ``ncu`` is not on
     PATH (the model then estimates them)."""
-    if shutil.which("ncu") is None:
+    try:
+        ncu.executable()
+    except InputError:
         progress("energy: ncu is not on PATH; the search's DRAM bytes are estimated")
         return None
     metrics = ("dram__bytes_read.sum", "dram__bytes_write.sum")
@@ -555,8 +567,7 @@ def model_per_cell(f: Fit, row: dict) -> float:
 def search_power(rows: list[dict]) -> tuple[float, float] | None:
     """The capped searches' power against their cell rate, least squares: (joules per real
     cell, watts at no cells); None with fewer than two such rows."""
-    capped = [r for r in _select(rows, "strategy") if r["strategy"] == "search"
-              and r.get("blocks")]
+    capped = _searches(rows, capped=True)
     if len(capped) < 2:
         return None
     rate = np.array([r["cells"] / r["seconds"] for r in capped])
@@ -574,6 +585,12 @@ def _select(rows: list[dict], kind: str) -> list[dict]:
 def _full(rows: list[dict]) -> list[dict]:
     """Strategy rows at their full grid (the capped searches left out)."""
     return [r for r in _select(rows, "strategy") if not r.get("blocks")]
+
+
+def _searches(rows: list[dict], capped: bool = False) -> list[dict]:
+    """The search's rows: at its full grid, or (``capped``) the capped ones."""
+    return [r for r in _select(rows, "strategy")
+            if r["strategy"] == "search" and bool(r.get("blocks")) == capped]
 
 
 def _gcups_per_watt(row: dict) -> float:
@@ -636,7 +653,7 @@ def _search_table(rows: list[dict]) -> str:
     body = [[r["cells"] / r["seconds"] / 1e9, r["joules"], r["watts"], r["peak_watts"],
              _gcups_per_watt(r), CUDASW_GCUPS_PER_WATT,
              _gcups_per_watt(r) / CUDASW_GCUPS_PER_WATT]
-            for r in _full(rows) if r["strategy"] == "search"]
+            for r in _searches(rows)]
     return report.table(["GCUPS", "J", "mean W", "peak W", "GCUPS/W",
                          "CUDASW++4.0 GCUPS/W (published)", "ratio"], body)
 
@@ -687,14 +704,14 @@ def _power_text(doc: report.Document, rows: list[dict], f: Fit) -> None:
     """Where the search's energy goes: the capped searches' slope and intercept against the
     model's static power and energy per cell."""
     found = search_power(rows)
-    full = [r for r in _full(rows) if r["strategy"] == "search"]
+    full = _searches(rows)
     if found is None or not full:
         return
     slope, intercept = found
     r = full[-1]
     own = (r["watts"] - f.static_watts) / (r["cells"] / r["seconds"])
     model = model_per_cell(f, r)
-    blocks = ", ".join(str(c["blocks"]) for c in _select(rows, "strategy") if c.get("blocks"))
+    blocks = ", ".join(str(c["blocks"]) for c in _searches(rows, capped=True))
     doc.add(f"The search again with every launch capped at {blocks} blocks (one per "
             f"multiprocessor), power against cell rate: {slope * 1e12:.1f} pJ per real cell "
             f"and {intercept:.0f} W at no cells (the model: P_static {f.static_watts:.0f} W, "
@@ -733,7 +750,7 @@ def claims(rows: list[dict], dram: dict[str, float] | None = None) -> list[Claim
                      "yes" if within == len(found) else "partly" if within else "no")]
     else:
         out = [Claim(SOURCE, *model_claim, "not measured", "not measured")]
-    searched = [r for r in _full(rows) if r["strategy"] == "search"]
+    searched = _searches(rows)
     if searched:
         r = searched[-1]
         value = _gcups_per_watt(r)
