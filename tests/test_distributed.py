@@ -24,7 +24,13 @@ from test_search_cli import interrupt_after  # noqa: E402
 
 import wavedp  # noqa: E402
 import wavedp.cli as cli_module  # noqa: E402
-from wavedp.distributed import ClusterScanner, close, connect, shard_ranges  # noqa: E402
+from wavedp.distributed import (  # noqa: E402
+    LOCAL_START_ATTEMPTS,
+    ClusterScanner,
+    close,
+    connect,
+    shard_ranges,
+)
 from wavedp.engines.common import LOCAL  # noqa: E402
 from wavedp.search import api as search_api  # noqa: E402
 from wavedp.search.database import Database  # noqa: E402
@@ -170,6 +176,40 @@ def test_connect_starts_a_local_cluster(data):
     finally:
         close(client)
     assert _children() == before
+
+
+def test_connect_retries_a_slow_event_loop(monkeypatch):
+    """Dask asserts that its IO-loop thread came up within 10 s; connect tries again, and after
+    LOCAL_START_ATTEMPTS misses it raises one InputError."""
+    import distributed
+
+    real, calls = distributed.LocalCluster, []
+
+    def slow_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise AssertionError
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(wavedp.device, "gpu_status", lambda: (False, "no GPU here (test)"))
+    monkeypatch.setattr(distributed, "LocalCluster", slow_once)
+    before = _children()
+    client = connect(cluster="local", workers=1)
+    try:
+        assert len(client.nthreads()) == 1 and len(calls) == 2
+    finally:
+        close(client)
+    assert _children() == before
+
+    def never(*args, **kwargs):
+        calls.append(1)
+        raise AssertionError
+
+    calls.clear()
+    monkeypatch.setattr(distributed, "LocalCluster", never)
+    with pytest.raises(wavedp.InputError, match="event loop did not come up in 3 attempts"):
+        connect(cluster="local", workers=1)
+    assert len(calls) == LOCAL_START_ATTEMPTS
 
 
 @pytest.mark.gpu

@@ -46,6 +46,9 @@ SHARDS_PER_THREAD = 2
 #: a local cluster logs errors only (a lost worker's shards rerun elsewhere) and takes any
 #: free port for its dashboard
 _QUIET = {"silence_logs": logging.ERROR, "dashboard_address": ":0"}
+# Dask's loop runner gives its IO-loop thread a fixed 10 s to start and then fails an assert; a
+# loaded machine can miss that (seen once on a 2-core CI machine), so a local start is retried.
+LOCAL_START_ATTEMPTS = 3
 
 
 def _distributed():
@@ -320,15 +323,31 @@ def connect(scheduler: str | None = None, cluster: str | None = None,
         except ImportError:
             pass
         else:
-            return _client_of(distributed, LocalCUDACluster(n_workers=workers, **_QUIET))
+            return _start_local(lambda: _client_of(
+                distributed, LocalCUDACluster(n_workers=workers, **_QUIET)))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cores = max(1, cores or 1)
     if workers is None:  # Dask's split: a process per core up to 4, then about sqrt(cores)
         workers = cores if cores <= 4 else round(cores ** 0.5)
     threads = max(1, cores // workers)
-    return _client_of(distributed, distributed.LocalCluster(
+    return _start_local(lambda: _client_of(distributed, distributed.LocalCluster(
         n_workers=workers, threads_per_worker=threads, processes=True,
-        env={"NUMBA_NUM_THREADS": str(threads)}, **_QUIET))
+        env={"NUMBA_NUM_THREADS": str(threads)}, **_QUIET)))
+
+
+def _start_local(start: Callable[[], Any]) -> Any:
+    """``start()`` (a client of a new local cluster), tried again (:data:`LOCAL_START_ATTEMPTS`
+    in all) where Dask's own start-up asserts fail because its event loop was slow to come up."""
+    for _ in range(LOCAL_START_ATTEMPTS - 1):
+        try:
+            return start()
+        except AssertionError:
+            pass
+    try:
+        return start()
+    except AssertionError as exc:
+        raise InputError(f"cannot start a local Dask cluster: its event loop did not come up "
+                         f"in {LOCAL_START_ATTEMPTS} attempts ({exc!r})") from None
 
 
 def _client_of(distributed, cluster: Any) -> Any:
