@@ -15,10 +15,12 @@ The sets (the PaSWAS thesis's skewed cases and DS-like mixtures):
 
 Per set and partitioning: launches, the scan's measured seconds (sum of its launches, each
 timed on the host around its kernel, unpacking and scattering: what ``--explain`` shows;
-the median run), the predicted seconds, the worst and the median error of one launch (each
-launch's median over the runs), the total's error,
-and the padding (PaSWAS's padded cells over real cells of the batches). Then whether each
-partitioning beats none and how far auto is from the best.
+the median run; Python's garbage collector paused while timing), the predicted seconds, the
+worst and the median error of one launch (each launch's median over the runs), the total's
+error, the median spread of one launch over the runs ((slowest - fastest) / median: how far
+a launch's own measurement moves), and the padding (PaSWAS's padded cells over real cells
+of the batches). Then whether each partitioning beats none and how far auto is from the
+best.
 The predictor's constants are this machine's calibration (``wavedp calibrate``, run first
 by ``--calibrate``) or the built-in ones.
 """
@@ -97,7 +99,7 @@ def details(model, qlens: np.ndarray, slens: np.ndarray, name: str, log: list) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--sets", default="long-subject,long-query,mixture")
     parser.add_argument("--launches", action="store_true",
                         help="also list every launch: shape, work, predicted, measured")
@@ -123,8 +125,9 @@ def main() -> None:
               f"{int(qlens.max()):,}) x {slens.size:,} subjects ({int(slens.sum()):,} "
               f"residues, longest {int(slens.max()):,}); median of {args.repeats}")
         print("| partition | launches | scan s | predicted s | total error | worst launch "
-              "error | median launch error | launches within 15% | GCUPS | padded / real |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+              "error | median launch error | launches within 15% | median launch spread | "
+              "GCUPS | padded / real |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         results, rows = None, {}
         for p in PARTITIONS:
             found = wavedp.search(queries, db, scoring, top=10, traceback=False,
@@ -132,16 +135,20 @@ def main() -> None:
             results = results or found
             assert found == results, f"{name}: partition {p} changed the results"
             runs = []
-            for _ in range(args.repeats):
-                gpu_search.LOG.clear()
-                wavedp.search(queries, db, scoring, top=10, traceback=False, device="gpu",
-                              partition=p)
-                runs.append(list(gpu_search.LOG))
+            with gpu_search.collector_paused():
+                for _ in range(args.repeats):
+                    gpu_search.LOG.clear()
+                    wavedp.search(queries, db, scoring, top=10, traceback=False,
+                                  device="gpu", partition=p)
+                    runs.append(list(gpu_search.LOG))
             log = sorted(runs, key=lambda r: sum(x[4] for x in r))[len(runs) // 2]
             seen, guess = sum(x[4] for x in log), sum(x[3] for x in log)
+            spreads = [float("nan")]
             if all(len(r) == len(log) for r in runs):  # each launch: its median over runs
                 log = [(*x[:4], statistics.median(r[k][4] for r in runs))
                        for k, x in enumerate(log)]
+                spreads = [(max(r[k][4] for r in runs) - min(r[k][4] for r in runs)) / x[4]
+                           for k, x in enumerate(log)]
             errors = [(x[3] - x[4]) / x[4] for x in log]
             within = sum(abs(e) <= 0.15 for e in errors)
             chosen = sorted({x[0] for x in log})
@@ -150,7 +157,8 @@ def main() -> None:
             print(f"| {label} | {len(log)} | {seen:.3f} | {guess:.3f} | "
                   f"{(guess - seen) / seen:+.1%} | {max(errors, key=abs):+.1%} | "
                   f"{statistics.median(errors):+.1%} | {within}/{len(log)} | "
-                  f"{cells / seen / 1e9:,.0f} | {padding(qlens, slens, p):.2f} |")
+                  f"{statistics.median(spreads):.1%} | {cells / seen / 1e9:,.0f} | "
+                  f"{padding(qlens, slens, p):.2f} |")
             if args.launches:
                 details(model, qlens, slens, chosen[0], log)
         best = min((p for p in PARTITIONS if p != "auto"), key=rows.get)

@@ -156,3 +156,24 @@ def test_unknown_partition_is_one_line(tmp_path, args):
     assert result.output.strip().splitlines()[-1].startswith("wavedp: error: partition must be")
     with pytest.raises(wavedp.InputError, match="partition must be one of"):
         wavedp.search(["ACDE"], ["ACDE"], PROT, device="cpu", partition="fastest")
+
+
+def test_collector_paused_restores_the_collector():
+    """The launch timings pause Python's garbage collector and give it back as it was, also
+    when the timed code raises."""
+    import gc
+
+    assert gc.isenabled()
+    with gpu_search.collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), gpu_search.collector_paused():
+        raise RuntimeError("launch failed")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gpu_search.collector_paused():
+            pass
+        assert not gc.isenabled()  # left off, as it was
+    finally:
+        gc.enable()

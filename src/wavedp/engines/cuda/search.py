@@ -13,6 +13,7 @@ words. Each query's best candidates are selected on the GPU; only they are copie
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -122,6 +123,21 @@ def capped_grid(blocks: int) -> Iterator[None]:
         yield
     finally:
         GRID_CAP = keep
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (after one collection) while launches are
+    timed one by one: a collection of a large heap falling inside a millisecond launch is not
+    that launch's time. For the calibration and the benchmarks, never for searches."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def scan_need(alphabet: int, sms: int):
@@ -549,8 +565,9 @@ def timed_launches(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray]) -> l
     LOG.clear()
     scanner.timing = []
     try:
-        scanner._scores(ch, queries)
-        cupy.cuda.get_current_stream().synchronize()
+        with collector_paused():
+            scanner._scores(ch, queries)
+            cupy.cuda.get_current_stream().synchronize()
         kernels = [cupy.cuda.get_elapsed_time(*e) / 1e3 for e in scanner.timing]
     finally:
         scanner.timing = None
@@ -603,14 +620,15 @@ def calibration(lengths: np.ndarray, runs: list[tuple[int, int, int, int, bool, 
             units = pair_up(list(range(len(queries))), packed)
             out = cupy.zeros((len(queries), ch.size), cupy.int32)
             kernel, whole = [], []
-            for rep in range(4):
-                scanner.timing = []
-                start = time.perf_counter()
-                scanner._batch(ch, queries, units, order[first:first + count], out,
-                               (g, r, passes))
-                if rep:
-                    whole.append(time.perf_counter() - start)
-                    kernel.append(cupy.cuda.get_elapsed_time(*scanner.timing[0]) / 1e3)
+            with collector_paused():
+                for rep in range(4):
+                    scanner.timing = []
+                    start = time.perf_counter()
+                    scanner._batch(ch, queries, units, order[first:first + count], out,
+                                   (g, r, passes))
+                    if rep:
+                        whole.append(time.perf_counter() - start)
+                        kernel.append(cupy.cuda.get_elapsed_time(*scanner.timing[0]) / 1e3)
             scanner.timing = None
             found.append((k, statistics.median(kernel), statistics.median(whole)))
     return [(kernel, whole) for _, kernel, whole in sorted(found)]
