@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import pairwise
@@ -55,8 +55,13 @@ LABELS = {"multipass": "multipass", "simple": "diagonal, simple storage",
 #: the lengths of the CUDASW++ query set (shared/data/allqueries.fasta), for the search
 QUERY_LENGTHS = (144, 189, 222, 375, 464, 567, 657, 729, 850, 1000, 1500, 2005, 2504, 3005,
                  3564, 4061, 4548, 4743, 5147, 5478)
-#: CUDASW++4.0's published energy efficiency on the H100 (the search's anchor)
+#: CUDASW++4.0's published energy efficiency on the H100 (the search's anchor): "up to", its
+#: peak benchmark's (a database of equal-length random sequences, a query of that length)
 CUDASW_GCUPS_PER_WATT = 15.7
+#: the residues of the random proteins
+LETTERS = "ACDEFGHIKLMNPQRSTVWY"
+#: queries of the peak searches (all of the database's length; two to a packed word)
+PEAK_QUERIES = 8
 #: the target: the model within this fraction of every strategy's measured energy
 TOLERANCE = 0.15
 #: a micro-benchmark launch takes about this long; the warm-up measures windows this long
@@ -81,8 +86,10 @@ class Settings:
     power; m = n of each strategy's pair (``diagonal`` for simple and coalesced), under
     ``sync``; the search's random database of ``sequences`` x ``length`` residues, searched
     again with its grid capped at each of ``slope``'s block counts (one block per
-    multiprocessor: power against cell rate); the DRAM micro-benchmark's array of
-    ``stream_bytes``."""
+    multiprocessor: power against cell rate); the peak searches as CUDASW++4.0 measures its
+    peak: for each of ``peak``'s lengths, PEAK_QUERIES queries of that length against a
+    database of about ``peak_residues`` residues in sequences of that length; the DRAM
+    micro-benchmark's array of ``stream_bytes``."""
 
     strategies: tuple[str, ...] = STRATEGIES
     seconds: float = 2.0
@@ -96,11 +103,14 @@ class Settings:
     length: int = 512
     stream_bytes: int = 4 << 30
     slope: tuple[int, ...] = (33, 66, 132)
+    peak: tuple[int, ...] = (256, 512, 1024)
+    peak_residues: int = 1 << 28
 
 
 #: a smoke run (about a minute)
 QUICK = Settings(seconds=1.0, warmup=5.0, idle=1.0, multipass=100_000, diagonal=10_000,
-                 tiled=20_000, sequences=20_000, stream_bytes=1 << 30, slope=(66, 132))
+                 tiled=20_000, sequences=20_000, stream_bytes=1 << 30, slope=(66, 132),
+                 peak=(256,), peak_residues=1 << 22)
 
 
 def validate(s: Settings) -> None:
@@ -110,10 +120,14 @@ def validate(s: Settings) -> None:
             raise InputError(f"energy: strategy {name!r} is not one of {', '.join(STRATEGIES)}")
     syncs.check_sync(s.sync)
     sizes = (s.multipass, s.diagonal, s.tiled, s.sequences, s.length, s.stream_bytes >> 20,
-             *s.slope)
+             *s.slope, *s.peak)
     if min(sizes) < 1 or s.seconds <= 0 or s.warmup < 0 or s.idle <= 0:
-        raise InputError("energy: sizes and slope's block counts must be positive (the stream "
-                         "at least 1 MiB), seconds and idle positive, warmup not negative")
+        raise InputError("energy: sizes, slope's block counts and peak's lengths must be "
+                         "positive (the stream at least 1 MiB), seconds and idle positive, "
+                         "warmup not negative")
+    if s.peak and s.peak_residues < max(s.peak):
+        raise InputError(f"energy: peak_residues ({s.peak_residues:,}) must hold one sequence "
+                         f"of the longest peak length ({max(s.peak):,})")
 
 
 # --- micro-benchmarks -------------------------------------------------------------------------
@@ -307,46 +321,84 @@ def search_shape(lengths: tuple[int, ...], length: int, alphabet: int) -> tuple[
     return computed / sum(lengths), scans
 
 
+def _random_database(rng, sequences: int, length: int):
+    """A protein database of ``sequences`` random sequences of ``length`` residues each."""
+    from ..search.database import PROTEIN_LETTERS, Database
+
+    codes = np.array([PROTEIN_LETTERS.index(c) for c in LETTERS], np.uint8)
+    return Database(path=None, alphabet="protein", letters=PROTEIN_LETTERS,
+                    residues=codes[rng.integers(0, len(LETTERS), sequences * length,
+                                                dtype=np.uint8)],
+                    offsets=np.arange(sequences + 1, dtype=np.int64) * length,
+                    lengths=np.full(sequences, length, np.int32),
+                    ids=[f"s{k}" for k in range(sequences)], composition=None,
+                    longest=length)
+
+
+def _random_queries(rng, lengths: Sequence[int]) -> list[str]:
+    return ["".join(rng.choice(list(LETTERS), k)) for k in lengths]
+
+
 @lru_cache(maxsize=1)
 def _search_inputs(sequences: int, length: int):
     """The search's random queries (QUERY_LENGTHS) and database of ``sequences`` x
     ``length`` residues, built once for the full and the capped searches."""
-    from ..search.database import PROTEIN_LETTERS, Database
-
     rng = np.random.default_rng(31)
-    letters = "ACDEFGHIKLMNPQRSTVWY"
-    queries = ["".join(rng.choice(list(letters), k)) for k in QUERY_LENGTHS]
-    codes = np.array([PROTEIN_LETTERS.index(c) for c in letters], np.uint8)
-    db = Database(path=None, alphabet="protein", letters=PROTEIN_LETTERS,
-                  residues=codes[rng.integers(0, len(letters), sequences * length)],
-                  offsets=np.arange(sequences + 1, dtype=np.int64) * length,
-                  lengths=np.full(sequences, length, np.int32),
-                  ids=[f"s{k}" for k in range(sequences)], composition=None,
-                  longest=length)
-    return queries, db
+    queries = _random_queries(rng, QUERY_LENGTHS)
+    return queries, _random_database(rng, sequences, length)
 
 
-def _search_run(s: Settings) -> tuple[Callable[[], None], dict]:
-    """A synchronous search (score-only, top 10, BLOSUM62 11/1, this GPU only) of random
-    proteins of QUERY_LENGTHS against a random database, and its row's fields."""
+def _searcher(queries: list[str], db) -> Callable[[], None]:
+    """A synchronous search (score-only, top 10, BLOSUM62 11/1, this GPU only)."""
     import cupy
 
     from ..scoring import Scoring
     from ..search.api import search
-    from ..search.database import PROTEIN_LETTERS
 
-    queries, db = _search_inputs(s.sequences, s.length)
-    total = s.sequences * s.length
     scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
     gpu = (cupy.cuda.Device().id,)
-    overhead, scans = search_shape(QUERY_LENGTHS, s.length, len(PROTEIN_LETTERS))
 
     def run() -> None:
         search(queries, db, scoring, top=10, traceback=False, device="gpu", devices=gpu)
 
-    return run, {"queries": len(QUERY_LENGTHS), "sequences": s.sequences,
-                 "length": s.length, "residues": total, "overhead": overhead, "scans": scans,
-                 "cells_per_run": sum(QUERY_LENGTHS) * total}
+    return run
+
+
+def _search_run(s: Settings) -> tuple[Callable[[], None], dict]:
+    """The search of random proteins of QUERY_LENGTHS against a random database (see
+    :func:`_searcher`), and its row's fields."""
+    from ..search.database import PROTEIN_LETTERS
+
+    queries, db = _search_inputs(s.sequences, s.length)
+    total = s.sequences * s.length
+    overhead, scans = search_shape(QUERY_LENGTHS, s.length, len(PROTEIN_LETTERS))
+    return _searcher(queries, db), {
+        "queries": len(QUERY_LENGTHS), "sequences": s.sequences, "length": s.length,
+        "residues": total, "overhead": overhead, "scans": scans,
+        "cells_per_run": sum(QUERY_LENGTHS) * total}
+
+
+def peak_inputs(length: int, residues: int) -> tuple[list[str], object]:
+    """The peak search at ``length``: PEAK_QUERIES random queries of ``length`` residues and a
+    database of random sequences of ``length`` residues, about ``residues`` in all (as
+    CUDASW++4.0's peak benchmark: one length on both sides, no padding, the whole database
+    on the GPU)."""
+    rng = np.random.default_rng(37 + length)
+    return (_random_queries(rng, [length] * PEAK_QUERIES),
+            _random_database(rng, max(1, residues // length), length))
+
+
+def run_peak(length: int, s: Settings, progress: Progress) -> dict:
+    """The measured energy of the peak search at ``length`` (after one untimed run)."""
+    queries, db = peak_inputs(length, s.peak_residues)
+    run = _searcher(queries, db)
+    run()
+    m, runs = _energy_of(run, s.seconds)
+    cells = runs * len(queries) * length * db.total_residues
+    progress(f"energy: peak search, length {length}: {cells / m.seconds / 1e9:,.0f} GCUPS, "
+             f"{m.mean_watts:.0f} W")
+    return _row("peak", m, length=length, queries=len(queries), sequences=len(db), runs=runs,
+                cells=cells)
 
 
 def run_strategy(name: str, s: Settings, progress: Progress, blocks: int | None = None) -> dict:
@@ -395,6 +447,7 @@ def measure(s: Settings, progress: Progress) -> list[dict]:
                 r["dram_bytes"] = dram * r["runs"]
         rows += [run_strategy("search", s, progress, blocks) for blocks in s.slope]
         _search_inputs.cache_clear()  # the database's residues: hundreds of MB
+        rows += [run_peak(length, s, progress) for length in s.peak]
     return rows
 
 
@@ -658,6 +711,18 @@ def _search_table(rows: list[dict]) -> str:
                          "CUDASW++4.0 GCUPS/W (published)", "ratio"], body)
 
 
+def _peak_table(rows: list[dict]) -> str:
+    body = [[r["length"], f"{r['queries']} x {r['sequences']:,}", r["runs"], r["seconds"],
+             r["cells"] / r["seconds"] / 1e9, r["joules"], r["watts"], _gcups_per_watt(r),
+             _gcups_per_watt(r) / CUDASW_GCUPS_PER_WATT] for r in _select(rows, "peak")]
+    return report.table(["length", "queries x sequences", "runs", "s", "GCUPS", "J", "mean W",
+                         "GCUPS/W", f"/ {CUDASW_GCUPS_PER_WATT} (CUDASW++4.0)"], body)
+
+
+def _best_peak(rows: list[dict]) -> dict | None:
+    return max(_select(rows, "peak"), key=_gcups_per_watt, default=None)
+
+
 def section(doc: report.Document, rows: list[dict],
             dram: dict[str, float] | None = None) -> None:
     """The energy section of a lab report: warm-up and idle power, the micro-benchmarks, the
@@ -698,6 +763,12 @@ def section(doc: report.Document, rows: list[dict],
                 "BLOSUM62 11/1) against CUDASW++4.0's published energy efficiency:")
         doc.add(_search_table(rows))
         _power_text(doc, rows, f)
+    if _select(rows, "peak"):
+        doc.add(f"The search measured as CUDASW++4.0 measures its peak, the figure its "
+                f"published \"up to {CUDASW_GCUPS_PER_WATT} GCUPS/W\" comes from: "
+                f"{PEAK_QUERIES} random queries against a database of random sequences, all "
+                "of one length, the whole database on the GPU (score-only, BLOSUM62 11/1):")
+        doc.add(_peak_table(rows))
 
 
 def _power_text(doc: report.Document, rows: list[dict], f: Fit) -> None:
@@ -734,7 +805,8 @@ def _verdict(static_ratio: float, cell_ratio: float) -> str:
 
 def claims(rows: list[dict], dram: dict[str, float] | None = None) -> list[Claim]:
     """The issue's two targets: the model within 15% for every strategy; the search at least
-    CUDASW++4.0's 15.7 GCUPS/W."""
+    CUDASW++4.0's 15.7 GCUPS/W, judged on the best peak search where there is one (the
+    published figure is CUDASW++4.0's peak), else on the search."""
     model_claim = ("the energy model predicts every strategy's energy within 15%",
                    "E = P_static T + sum count x e_op (eqs. 10-13); issue 13 target")
     search_claim = ("the search reaches CUDASW++4.0's energy efficiency",
@@ -750,14 +822,23 @@ def claims(rows: list[dict], dram: dict[str, float] | None = None) -> list[Claim
                      "yes" if within == len(found) else "partly" if within else "no")]
     else:
         out = [Claim(SOURCE, *model_claim, "not measured", "not measured")]
-    searched = _searches(rows)
+    searched, peak = _searches(rows), _best_peak(rows)
+    texts = []
     if searched:
         r = searched[-1]
-        value = _gcups_per_watt(r)
-        out.append(Claim("wavedp", *search_claim,
-                         f"{value:.1f} GCUPS/W ({r['cells'] / r['seconds'] / 1e9:,.0f} GCUPS "
-                         f"at {r['watts']:.0f} W)",
+        texts.append(f"the search {_efficiency(r)}")
+    if peak is not None:
+        texts.append(f"at its peak (length {peak['length']}, as CUDASW++4.0's \"up to\" "
+                     f"figure) {_efficiency(peak)}")
+    if texts:
+        value = _gcups_per_watt(peak if peak is not None else searched[-1])
+        out.append(Claim("wavedp", *search_claim, "; ".join(texts),
                          "yes" if value >= CUDASW_GCUPS_PER_WATT else "no"))
     else:
         out.append(Claim("wavedp", *search_claim, "not measured", "not measured"))
     return out
+
+
+def _efficiency(r: dict) -> str:
+    return (f"{_gcups_per_watt(r):.1f} GCUPS/W ({r['cells'] / r['seconds'] / 1e9:,.0f} GCUPS at "
+            f"{r['watts']:.0f} W)")
