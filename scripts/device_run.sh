@@ -2,7 +2,8 @@
 # On the GPU machine (run from the repository root): install wavedp offline (wheels for the
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
-#   scripts/device_run.sh [tests|bench|search|hits|partition|scaleout|polyadic|lab|labquick|all]
+#   scripts/device_run.sh [tests|bench|search|hits|partition|scaleout|polyadic|lab|labquick|
+#       energy|barriers|all]
 #       [-k expr]
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -62,6 +63,15 @@ if [[ $what == labquick ]]; then
     wavedp lab traffic --quick --out /tmp/wavedp-lab 2>&1 | tail -3
     wavedp lab energy --quick --out /tmp/wavedp-lab 2>&1 | tail -3
     cp /tmp/wavedp-lab/*.md "$out/"
+fi
+if [[ $what == energy ]]; then
+    # the energy experiment alone (micro-benchmarks, strategies, search, capped and peak)
+    wavedp lab energy --out /tmp/wavedp-lab 2>&1 | tail -5
+    cp /tmp/wavedp-lab/*.md "$out/"
+fi
+if [[ $what == barriers ]]; then
+    # cluster-level first stage of the barrier against the flat ones
+    python3 benchmarks/cluster_barrier.py 2>&1 | tee "$out/cluster_barrier.log"
 fi
 if [[ $what == lab || $what == all ]]; then
     # every experiment (traffic needs ncu, energy NVML)
