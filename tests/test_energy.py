@@ -469,9 +469,13 @@ def test_peak_inputs_have_one_length():
     assert set(db.residues.tolist()) <= set(range(20)) and len(set(db.residues.tolist())) == 20
     again, db2 = lab.peak_inputs(300, 10_000)
     assert again == queries and np.array_equal(db.residues, db2.residues)  # seeded
-    found = wavedp.search(queries[:2], db, wavedp.Scoring(matrix="BLOSUM62", gap_open=11,
-                                                          gap_extend=1), top=3, device="cpu")
-    assert [len(hits) for hits in found] == [3, 3]
+    scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    found = wavedp.search(queries, db, scoring, top=10, device="cpu")
+    scanned = lab.peak_scan(queries, db, "cpu")()  # the scan alone, as the lab times it
+    assert len(scanned) == len(queries)
+    for hits, (indices, scores) in zip(found, scanned, strict=True):
+        assert [h.score for h in hits] == scores.tolist()
+        assert [h.target_id for h in hits] == [f"s{k}" for k in indices.tolist()]
 
 
 def test_claims_take_dram_bytes():

@@ -220,7 +220,7 @@ def _calibrate(launch: Callable[[int], None]) -> int:
         count *= 8
 
 
-def _energy_of(run: Callable[[], None], seconds: float) -> tuple[energy.Measurement, int]:
+def _energy_of(run: Callable[[], object], seconds: float) -> tuple[energy.Measurement, int]:
     """The energy of ``run`` (synchronous) repeated for at least ``seconds``, and the runs."""
     runs = 0
     with energy.measure() as m:
@@ -388,10 +388,32 @@ def peak_inputs(length: int, residues: int) -> tuple[list[str], object]:
             _random_database(rng, max(1, residues // length), length))
 
 
+def peak_scan(queries: list[str], db, device: str = "gpu") -> Callable[[], list]:
+    """One scan of the peak search (score-only, top 10, BLOSUM62 11/1) on ``device`` (``gpu``:
+    this GPU only) with the scanner built once, so the database stays resident between
+    calls: the scan alone is timed, as CUDASW++4.0 times its peak with the database already
+    on the GPU. Returns each query's (indices, scores)."""
+    from ..engines.common import LOCAL
+    from ..scoring import Scoring
+    from ..search.scan import scanner_for
+
+    scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    devices = None
+    if device == "gpu":
+        import cupy
+
+        devices = (cupy.cuda.Device().id,)
+    scanner = scanner_for(device, db, db.codes_for(scoring), scoring, LOCAL, devices)
+    codes = [scoring.encode(q) for q in queries]
+    thresholds: list[int | None] = [None] * len(codes)
+    return lambda: scanner.top(codes, 10, thresholds)
+
+
 def run_peak(length: int, s: Settings, progress: Progress) -> dict:
-    """The measured energy of the peak search at ``length`` (after one untimed run)."""
+    """The measured energy of the peak search at ``length`` (after one untimed scan, which
+    also puts the database on the GPU)."""
     queries, db = peak_inputs(length, s.peak_residues)
-    run = _searcher(queries, db)
+    run = peak_scan(queries, db)
     run()
     m, runs = _energy_of(run, s.seconds)
     cells = runs * len(queries) * length * db.total_residues
@@ -767,7 +789,8 @@ def section(doc: report.Document, rows: list[dict],
         doc.add(f"The search measured as CUDASW++4.0 measures its peak, the figure its "
                 f"published \"up to {CUDASW_GCUPS_PER_WATT} GCUPS/W\" comes from: "
                 f"{PEAK_QUERIES} random queries against a database of random sequences, all "
-                "of one length, the whole database on the GPU (score-only, BLOSUM62 11/1):")
+                "of one length, the database put on the GPU once and the scan alone timed "
+                "(score-only, top 10, BLOSUM62 11/1):")
         doc.add(_peak_table(rows))
 
 
