@@ -27,6 +27,7 @@ import wavedp.cli as cli_module  # noqa: E402
 from wavedp.distributed import (  # noqa: E402
     LOCAL_START_ATTEMPTS,
     ClusterScanner,
+    _client_of,
     _start_local,
     close,
     connect,
@@ -65,18 +66,10 @@ def _texts(rng, letters: str, count: int, seed: str) -> list[str]:
 def client():
     """A client of two local worker processes, started as connect starts one (a slow event
     loop is tried again)."""
-    from distributed import Client, LocalCluster
+    import distributed
 
-    def start():
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                               dashboard_address=":0")
-        try:
-            return Client(cluster)
-        except BaseException:
-            cluster.close()
-            raise
-
-    c = _start_local(start)
+    c = _start_local(lambda: _client_of(distributed, distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")))
     yield c
     close(c)
 

@@ -321,14 +321,22 @@ def search_shape(lengths: tuple[int, ...], length: int, alphabet: int) -> tuple[
     return computed / sum(lengths), scans
 
 
-def _random_database(rng, sequences: int, length: int):
-    """A protein database of ``sequences`` random sequences of ``length`` residues each."""
-    from ..search.database import PROTEIN_LETTERS, Database
+def _random_residues(rng, count: int) -> np.ndarray:
+    """``count`` random residues (database codes of LETTERS)."""
+    from ..search.database import PROTEIN_LETTERS
 
     codes = np.array([PROTEIN_LETTERS.index(c) for c in LETTERS], np.uint8)
+    return codes[rng.integers(0, len(LETTERS), count, dtype=np.uint8)]
+
+
+def _random_database(residues: np.ndarray, length: int):
+    """The protein database of ``residues`` cut into sequences of ``length`` (the residues
+    past the last whole one left out)."""
+    from ..search.database import PROTEIN_LETTERS, Database
+
+    sequences = residues.size // length
     return Database(path=None, alphabet="protein", letters=PROTEIN_LETTERS,
-                    residues=codes[rng.integers(0, len(LETTERS), sequences * length,
-                                                dtype=np.uint8)],
+                    residues=residues[:sequences * length],
                     offsets=np.arange(sequences + 1, dtype=np.int64) * length,
                     lengths=np.full(sequences, length, np.int32),
                     ids=[f"s{k}" for k in range(sequences)], composition=None,
@@ -345,18 +353,28 @@ def _search_inputs(sequences: int, length: int):
     ``length`` residues, built once for the full and the capped searches."""
     rng = np.random.default_rng(31)
     queries = _random_queries(rng, QUERY_LENGTHS)
-    return queries, _random_database(rng, sequences, length)
+    return queries, _random_database(_random_residues(rng, sequences * length), length)
+
+
+@lru_cache(maxsize=1)
+def _scoring():
+    """The searches' scoring: BLOSUM62, gap open 11, extend 1."""
+    from ..scoring import Scoring
+
+    return Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+
+
+def _this_gpu() -> tuple[int]:
+    import cupy
+
+    return (cupy.cuda.Device().id,)
 
 
 def _searcher(queries: list[str], db) -> Callable[[], None]:
     """A synchronous search (score-only, top 10, BLOSUM62 11/1, this GPU only)."""
-    import cupy
-
-    from ..scoring import Scoring
     from ..search.api import search
 
-    scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
-    gpu = (cupy.cuda.Device().id,)
+    scoring, gpu = _scoring(), _this_gpu()
 
     def run() -> None:
         search(queries, db, scoring, top=10, traceback=False, device="gpu", devices=gpu)
@@ -382,10 +400,16 @@ def peak_inputs(length: int, residues: int) -> tuple[list[str], object]:
     """The peak search at ``length``: PEAK_QUERIES random queries of ``length`` residues and a
     database of random sequences of ``length`` residues, about ``residues`` in all (as
     CUDASW++4.0's peak benchmark: one length on both sides, no padding, the whole database
-    on the GPU)."""
+    on the GPU). The lengths share one pool of residues."""
     rng = np.random.default_rng(37 + length)
     return (_random_queries(rng, [length] * PEAK_QUERIES),
-            _random_database(rng, max(1, residues // length), length))
+            _random_database(_peak_residues(residues), length))
+
+
+@lru_cache(maxsize=1)
+def _peak_residues(count: int) -> np.ndarray:
+    """The peak searches' residues, drawn once for all their lengths."""
+    return _random_residues(np.random.default_rng(37), count)
 
 
 def peak_scan(queries: list[str], db, device: str = "gpu") -> Callable[[], list]:
@@ -394,16 +418,11 @@ def peak_scan(queries: list[str], db, device: str = "gpu") -> Callable[[], list]
     calls: the scan alone is timed, as CUDASW++4.0 times its peak with the database already
     on the GPU. Returns each query's (indices, scores)."""
     from ..engines.common import LOCAL
-    from ..scoring import Scoring
     from ..search.scan import scanner_for
 
-    scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
-    devices = None
-    if device == "gpu":
-        import cupy
-
-        devices = (cupy.cuda.Device().id,)
-    scanner = scanner_for(device, db, db.codes_for(scoring), scoring, LOCAL, devices)
+    scoring = _scoring()
+    scanner = scanner_for(device, db, db.codes_for(scoring), scoring, LOCAL,
+                          _this_gpu() if device == "gpu" else None)
     codes = [scoring.encode(q) for q in queries]
     thresholds: list[int | None] = [None] * len(codes)
     return lambda: scanner.top(codes, 10, thresholds)
@@ -470,6 +489,7 @@ def measure(s: Settings, progress: Progress) -> list[dict]:
         rows += [run_strategy("search", s, progress, blocks) for blocks in s.slope]
         _search_inputs.cache_clear()  # the database's residues: hundreds of MB
         rows += [run_peak(length, s, progress) for length in s.peak]
+        _peak_residues.cache_clear()
     return rows
 
 
