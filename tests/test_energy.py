@@ -275,14 +275,17 @@ def capped_rows(blocks: tuple[int, ...] = (33, 66, 132)) -> list[dict]:
     return rows
 
 
-def peak_row(length: int, gcups_per_watt: float) -> dict:
-    """A peak search at ``length`` reaching ``gcups_per_watt`` at 4,600 GCUPS."""
-    cells = 8 * length * (1 << 28)
+def peak_row(length: int, gcups_per_watt: float, database: str = "repeated",
+             kind: str = "peak") -> dict:
+    """A peak search (or CUDASW++4.0's, ``kind`` anchor) at ``length`` reaching
+    ``gcups_per_watt`` at 4,600 GCUPS."""
+    cells = sum(lab.QUERY_LENGTHS) * (1 << 28)
     seconds = cells / 4.6e12
     joules = cells / 1e9 / gcups_per_watt
-    return {"kind": "peak", "length": length, "queries": 8, "sequences": (1 << 28) // length,
-            "runs": 1, "cells": cells, "seconds": seconds, "joules": joules,
-            "watts": joules / seconds, "peak_watts": 600.0, "source": "counter"}
+    return {"kind": kind, "length": length, "database": database, "queries": 20,
+            "sequences": (1 << 28) // length, "runs": 1, "cells": cells, "seconds": seconds,
+            "joules": joules, "watts": joules / seconds, "peak_watts": 600.0,
+            "source": "counter"}
 
 
 def all_rows(errors: dict[str, float] | None = None) -> list[dict]:
@@ -457,18 +460,53 @@ def test_the_peak_searches_are_judged_like_the_published_peak(tmp_path):
     lab.section(doc, rows)
     text = open(doc.write(), encoding="utf-8").read()
     assert 'published "up to 15.7 GCUPS/W"' in text
-    assert "| 8 x 524,288 |" in text and "| 8 x 262,144 |" in text
+    assert "| 512 | repeated | 20 x 524,288 |" in text and "| 20 x 262,144 |" in text
     assert lab.errors(rows) == lab.errors(all_rows())  # the model leaves the peak rows out
 
 
+def test_the_peak_is_judged_on_the_anchors_kind_of_database():
+    """CUDASW++4.0's pseudo-database repeats one sequence: the claims judge the peak searches
+    on that kind of database where there are any, the distinct ones shown beside them."""
+    rows = all_rows() + [peak_row(256, 9.0), peak_row(256, 12.0, "distinct")]
+    _, search = lab.claims(rows)
+    assert "9.0 GCUPS/W" in search.measured and "12.0" not in search.measured
+    _, search = lab.claims(all_rows() + [peak_row(256, 12.0, "distinct")])
+    assert "12.0 GCUPS/W" in search.measured
+
+
+def test_the_anchor_run_here_is_a_claim_of_its_own(tmp_path):
+    """With CUDASW++4.0 run on this GPU, a third claim sets wavedp's best peak against its
+    best, with the ratio at each length; the published claim stays as it was."""
+    ours = [peak_row(128, 9.6), peak_row(256, 9.9), peak_row(512, 9.4)]
+    theirs = [peak_row(128, 10.5, kind="anchor"), peak_row(256, 9.4, kind="anchor"),
+              peak_row(512, 9.1, kind="anchor")]
+    model, search, anchored = lab.claims(all_rows() + ours + theirs)
+    assert search.verdict == "no"  # 9.9 < 15.7
+    assert anchored.verdict == "partly" and "10.5 GCUPS/W at length 128" in anchored.paper
+    assert "0.94x" in anchored.measured and "128 0.91x, 256 1.05x, 512 1.03x" in anchored.measured
+    *_, anchored = lab.claims(all_rows() + ours + theirs[1:])
+    assert anchored.verdict == "yes"
+    *_, anchored = lab.claims(all_rows() + ours[:1] + theirs[:1])
+    assert anchored.verdict == "no"
+    assert len(lab.claims(all_rows() + ours)) == 2  # no anchor run: no third claim
+    doc = report.Document(str(tmp_path), "energy", "t")
+    lab.section(doc, all_rows() + ours + theirs)
+    text = open(doc.write(), encoding="utf-8").read()
+    assert "CUDASW++4.0 itself on this GPU" in text and "| wavedp / CUDASW++4.0 |" in text
+
+
 def test_peak_inputs_have_one_length():
-    queries, db = lab.peak_inputs(300, 10_000)
-    assert len(queries) == lab.PEAK_QUERIES and {len(q) for q in queries} == {300}
+    queries, db = lab.peak_inputs(300, 10_000, "distinct")
+    assert queries == lab.search_queries()
+    assert [len(q) for q in queries] == list(lab.QUERY_LENGTHS)
     assert len(db) == 33 and set(db.lengths.tolist()) == {300} and db.longest == 300
     assert db.total_residues == 9_900 and db.residues.dtype == np.uint8
     assert set(db.residues.tolist()) <= set(range(20)) and len(set(db.residues.tolist())) == 20
-    again, db2 = lab.peak_inputs(300, 10_000)
+    again, db2 = lab.peak_inputs(300, 10_000, "distinct")
     assert again == queries and np.array_equal(db.residues, db2.residues)  # seeded
+    _, same = lab.peak_inputs(300, 10_000)  # CUDASW++4.0's kind: one sequence repeated
+    rows = same.residues.reshape(33, 300)
+    assert (rows == rows[0]).all() and not np.array_equal(rows[0], db.residues[:300])
     scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
     found = wavedp.search(queries, db, scoring, top=10, device="cpu")
     scanned = lab.peak_scan(queries, db, "cpu")()  # the scan alone, as the lab times it
@@ -490,7 +528,10 @@ def test_settings_are_checked():
     for bad in (replace(lab.QUICK, strategies=("nope",)), replace(lab.QUICK, sync="nope"),
                 replace(lab.QUICK, tiled=0), replace(lab.QUICK, seconds=0),
                 replace(lab.QUICK, slope=(0, 132)), replace(lab.QUICK, peak=(0,)),
-                replace(lab.QUICK, peak=(512,), peak_residues=100)):
+                replace(lab.QUICK, peak=(512,), peak_residues=100),
+                replace(lab.QUICK, peak=(512,), anchor_residues=100),
+                replace(lab.QUICK, peak_databases=("nope",)),
+                replace(lab.QUICK, cudasw4="/no/such/align")):
         with pytest.raises(InputError):
             lab.validate(bad)
 
@@ -519,7 +560,7 @@ def test_a_tiny_energy_lab_run(tmp_path):
     kinds = [r["kind"] for r in rows]
     assert kinds.count("micro") == 2 * len(lab.MICROS)
     assert kinds.count("strategy") == len(lab.STRATEGIES) + len(tiny.slope)
-    assert kinds.count("peak") == len(tiny.peak)
+    assert kinds.count("peak") == len(tiny.peak) * len(tiny.peak_databases)
     assert lab.search_power(rows) is not None
     assert all(r["joules"] > 0 and r["seconds"] >= 0.2 for r in rows if "joules" in r)
     doc = report.Document(str(tmp_path), "energy", "t")

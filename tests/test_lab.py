@@ -169,6 +169,8 @@ def test_parse_counts():
     ["lab", "sort", "--out", "OUT", "--syncs", "simple,fast"],
     ["lab", "swat", "--out", "OUT", "--sweep-size", "2^10,2^12"],
     ["lab", "barriers", "--out", "OUT", "--threads", "2000"],
+    ["lab", "energy", "--out", "OUT", "--cudasw4", "/no/such/align"],
+    ["lab", "all", "--out", "OUT", "--quick", "--cudasw4", "/no/such/align"],
 ])
 def test_cli_bad_input_is_one_line(args, tmp_path):
     args = [str(tmp_path / "out") if a == "OUT" else a for a in args]

@@ -199,26 +199,35 @@ def traffic(obj, out: str, sizes, quick: bool) -> None:
     _run(obj, ("traffic",), quick, out, traffic_sizes=sizes)
 
 
+_CUDASW4 = click.option(
+    "--cudasw4", metavar="PATH", default=None,
+    help="CUDASW++4.0's align (built from its sources): its peak benchmark then runs on this "
+         "GPU beside wavedp's peak searches, the same-board anchor of the GCUPS per watt.")
+
+
 @lab.command()
 @click.option("--out", "out", required=True, metavar="DIR",
               help="Folder for the report (markdown, PNG plots, JSON).")
 @click.option("--quick", is_flag=True, help="Short runs and small sizes (a smoke run).")
+@_CUDASW4
 @click.pass_obj
-def energy(obj, out: str, quick: bool) -> None:
+def energy(obj, out: str, quick: bool, cudasw4: str | None) -> None:
     """Energy through NVML (Ranasinghe, chapter 5): static power and the energy per DRAM
     byte, L2 byte, shared-memory access, integer add and max from micro-benchmarks after a
     warm-up; each strategy's sweep and the search measured against the model; the search's
-    GCUPS per watt beside CUDASW++4.0's."""
-    _run(obj, ("energy",), quick, out)
+    GCUPS per watt beside CUDASW++4.0's (published, and run here with --cudasw4)."""
+    _run(obj, ("energy",), quick, out, energy={"cudasw4": cudasw4})
 
 
 @lab.command(name="all")
 @_common
-def run_all(obj, out: str, syncs, repeats, quick: bool) -> None:
+@_CUDASW4
+def run_all(obj, out: str, syncs, repeats, quick: bool, cudasw4: str | None) -> None:
     """Every experiment, and one report checking the papers' claims.
 
     Writes DIR/report.md, which states for each of the papers' and the thesis's claims
     whether this GPU reproduces it; the off-chip traffic needs ncu, the energy NVML."""
     from .suite import EXPERIMENTS
 
-    _run(obj, EXPERIMENTS, quick, out, syncs=syncs, repeats=repeats)
+    _run(obj, EXPERIMENTS, quick, out, syncs=syncs, repeats=repeats,
+         energy={"cudasw4": cudasw4})

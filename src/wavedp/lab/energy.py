@@ -16,6 +16,9 @@ the measured energy of each Smith-Waterman strategy's sweep and of the database 
 - The search once more with its grid capped at ``Settings.slope``'s block counts (one block
   per multiprocessor): its power against its cell rate (:func:`search_power`) gives the
   kernel's own static intercept and joules per cell, to set beside the model's.
+- The peak searches, as CUDASW++4.0 measures the peak its published GCUPS/W comes from (one
+  length on both sides of the database, the database resident, the scan alone timed), and,
+  given its ``align``, CUDASW++4.0's own peak benchmark on this GPU (:mod:`.cudasw`).
 
 Operations are per-thread instructions of the sm_90 SASS (NVRTC 13; uniform-datapath
 instructions not counted) and bytes: ``max``: 32-bit integer maxes (the DPX add-max
@@ -41,7 +44,7 @@ import numpy as np
 
 from .. import energy
 from ..errors import DeviceError, InputError
-from . import ncu, report
+from . import cudasw, ncu, report
 from . import sync as syncs
 from .claims import Claim
 from .timing import l2_bytes
@@ -56,12 +59,13 @@ LABELS = {"multipass": "multipass", "simple": "diagonal, simple storage",
 QUERY_LENGTHS = (144, 189, 222, 375, 464, 567, 657, 729, 850, 1000, 1500, 2005, 2504, 3005,
                  3564, 4061, 4548, 4743, 5147, 5478)
 #: CUDASW++4.0's published energy efficiency on the H100 (the search's anchor): "up to", its
-#: peak benchmark's (a database of equal-length random sequences, a query of that length)
+#: peak benchmark's (the query set against a pseudo-database of one length)
 CUDASW_GCUPS_PER_WATT = 15.7
 #: the residues of the random proteins
 LETTERS = "ACDEFGHIKLMNPQRSTVWY"
-#: queries of the peak searches (all of the database's length; two to a packed word)
-PEAK_QUERIES = 8
+#: the peak searches' databases: one random sequence repeated (CUDASW++4.0's --pseudodb),
+#: or independent random sequences
+PEAK_DATABASES = ("repeated", "distinct")
 #: the target: the model within this fraction of every strategy's measured energy
 TOLERANCE = 0.15
 #: a micro-benchmark launch takes about this long; the warm-up measures windows this long
@@ -87,9 +91,11 @@ class Settings:
     ``sync``; the search's random database of ``sequences`` x ``length`` residues, searched
     again with its grid capped at each of ``slope``'s block counts (one block per
     multiprocessor: power against cell rate); the peak searches as CUDASW++4.0 measures its
-    peak: for each of ``peak``'s lengths, PEAK_QUERIES queries of that length against a
-    database of about ``peak_residues`` residues in sequences of that length; the DRAM
-    micro-benchmark's array of ``stream_bytes``."""
+    peak: for each of ``peak``'s lengths and ``peak_databases``, the search's queries
+    against about ``peak_residues`` residues in sequences of that length; ``cudasw4``: the
+    path of CUDASW++4.0's ``align``, whose own peak benchmark then runs at the same lengths
+    on ``anchor_residues`` (:mod:`.cudasw`); the DRAM micro-benchmark's array of
+    ``stream_bytes``."""
 
     strategies: tuple[str, ...] = STRATEGIES
     seconds: float = 2.0
@@ -103,14 +109,17 @@ class Settings:
     length: int = 512
     stream_bytes: int = 4 << 30
     slope: tuple[int, ...] = (33, 66, 132)
-    peak: tuple[int, ...] = (256, 512, 1024)
+    peak: tuple[int, ...] = (128, 256, 512, 1024)
     peak_residues: int = 1 << 28
+    peak_databases: tuple[str, ...] = PEAK_DATABASES
+    cudasw4: str | None = None
+    anchor_residues: int = 1 << 30
 
 
 #: a smoke run (about a minute)
 QUICK = Settings(seconds=1.0, warmup=5.0, idle=1.0, multipass=100_000, diagonal=10_000,
                  tiled=20_000, sequences=20_000, stream_bytes=1 << 30, slope=(66, 132),
-                 peak=(256,), peak_residues=1 << 22)
+                 peak=(256,), peak_residues=1 << 22, anchor_residues=1 << 26)
 
 
 def validate(s: Settings) -> None:
@@ -125,9 +134,16 @@ def validate(s: Settings) -> None:
         raise InputError("energy: sizes, slope's block counts and peak's lengths must be "
                          "positive (the stream at least 1 MiB), seconds and idle positive, "
                          "warmup not negative")
-    if s.peak and s.peak_residues < max(s.peak):
-        raise InputError(f"energy: peak_residues ({s.peak_residues:,}) must hold one sequence "
-                         f"of the longest peak length ({max(s.peak):,})")
+    if s.peak and min(s.peak_residues, s.anchor_residues) < max(s.peak):
+        raise InputError(f"energy: peak_residues ({s.peak_residues:,}) and anchor_residues "
+                         f"({s.anchor_residues:,}) must hold one sequence of the longest "
+                         f"peak length ({max(s.peak):,})")
+    for name in s.peak_databases:
+        if name not in PEAK_DATABASES:
+            raise InputError(f"energy: peak database {name!r} is not one of "
+                             f"{', '.join(PEAK_DATABASES)}")
+    if s.cudasw4 is not None:
+        cudasw.check(s.cudasw4)
 
 
 # --- micro-benchmarks -------------------------------------------------------------------------
@@ -347,13 +363,18 @@ def _random_queries(rng, lengths: Sequence[int]) -> list[str]:
     return ["".join(rng.choice(list(LETTERS), k)) for k in lengths]
 
 
+def search_queries() -> list[str]:
+    """The search's queries: random proteins of the CUDASW++ query set's lengths (seeded)."""
+    return _random_queries(np.random.default_rng(31), QUERY_LENGTHS)
+
+
 @lru_cache(maxsize=1)
 def _search_inputs(sequences: int, length: int):
-    """The search's random queries (QUERY_LENGTHS) and database of ``sequences`` x
-    ``length`` residues, built once for the full and the capped searches."""
-    rng = np.random.default_rng(31)
-    queries = _random_queries(rng, QUERY_LENGTHS)
-    return queries, _random_database(_random_residues(rng, sequences * length), length)
+    """The search's queries and random database of ``sequences`` x ``length`` residues,
+    built once for the full and the capped searches."""
+    rng = np.random.default_rng(32)
+    return search_queries(), _random_database(_random_residues(rng, sequences * length),
+                                              length)
 
 
 @lru_cache(maxsize=1)
@@ -396,14 +417,19 @@ def _search_run(s: Settings) -> tuple[Callable[[], None], dict]:
         "cells_per_run": sum(QUERY_LENGTHS) * total}
 
 
-def peak_inputs(length: int, residues: int) -> tuple[list[str], object]:
-    """The peak search at ``length``: PEAK_QUERIES random queries of ``length`` residues and a
-    database of random sequences of ``length`` residues, about ``residues`` in all (as
-    CUDASW++4.0's peak benchmark: one length on both sides, no padding, the whole database
-    on the GPU). The lengths share one pool of residues."""
-    rng = np.random.default_rng(37 + length)
-    return (_random_queries(rng, [length] * PEAK_QUERIES),
-            _random_database(_peak_residues(residues), length))
+def peak_inputs(length: int, residues: int, database: str = "repeated"
+                ) -> tuple[list[str], object]:
+    """The peak search at ``length``: the search's queries and a database of about
+    ``residues`` residues in sequences of ``length``, as CUDASW++4.0's peak benchmark (its
+    query set against one length, no padding, the whole database on the GPU). ``database``
+    ``repeated``: one random sequence copied (CUDASW++4.0's --pseudodb); ``distinct``:
+    independent random sequences, cut from one pool that the lengths share."""
+    if database == "repeated":
+        one = _random_residues(np.random.default_rng(37 + length), length)
+        residues_of = np.tile(one, residues // length)
+    else:
+        residues_of = _peak_residues(residues)
+    return search_queries(), _random_database(residues_of, length)
 
 
 @lru_cache(maxsize=1)
@@ -428,18 +454,18 @@ def peak_scan(queries: list[str], db, device: str = "gpu") -> Callable[[], list]
     return lambda: scanner.top(codes, 10, thresholds)
 
 
-def run_peak(length: int, s: Settings, progress: Progress) -> dict:
-    """The measured energy of the peak search at ``length`` (after one untimed scan, which
-    also puts the database on the GPU)."""
-    queries, db = peak_inputs(length, s.peak_residues)
+def run_peak(length: int, database: str, s: Settings, progress: Progress) -> dict:
+    """The measured energy of the peak search at ``length`` on ``database`` (after one
+    untimed scan, which also puts the database on the GPU)."""
+    queries, db = peak_inputs(length, s.peak_residues, database)
     run = peak_scan(queries, db)
     run()
     m, runs = _energy_of(run, s.seconds)
-    cells = runs * len(queries) * length * db.total_residues
-    progress(f"energy: peak search, length {length}: {cells / m.seconds / 1e9:,.0f} GCUPS, "
-             f"{m.mean_watts:.0f} W")
-    return _row("peak", m, length=length, queries=len(queries), sequences=len(db), runs=runs,
-                cells=cells)
+    cells = runs * sum(map(len, queries)) * db.total_residues
+    progress(f"energy: peak search, length {length}, {database}: "
+             f"{cells / m.seconds / 1e9:,.0f} GCUPS, {m.mean_watts:.0f} W")
+    return _row("peak", m, length=length, database=database, queries=len(queries),
+                sequences=len(db), runs=runs, cells=cells)
 
 
 def run_strategy(name: str, s: Settings, progress: Progress, blocks: int | None = None) -> dict:
@@ -488,8 +514,12 @@ def measure(s: Settings, progress: Progress) -> list[dict]:
                 r["dram_bytes"] = dram * r["runs"]
         rows += [run_strategy("search", s, progress, blocks) for blocks in s.slope]
         _search_inputs.cache_clear()  # the database's residues: hundreds of MB
-        rows += [run_peak(length, s, progress) for length in s.peak]
+        rows += [run_peak(length, database, s, progress)
+                 for length in s.peak for database in s.peak_databases]
         _peak_residues.cache_clear()
+        if s.cudasw4 is not None:
+            rows += [cudasw.run(s.cudasw4, search_queries(), length, s.anchor_residues,
+                                progress) for length in s.peak]
     return rows
 
 
@@ -754,15 +784,39 @@ def _search_table(rows: list[dict]) -> str:
 
 
 def _peak_table(rows: list[dict]) -> str:
-    body = [[r["length"], f"{r['queries']} x {r['sequences']:,}", r["runs"], r["seconds"],
-             r["cells"] / r["seconds"] / 1e9, r["joules"], r["watts"], _gcups_per_watt(r),
-             _gcups_per_watt(r) / CUDASW_GCUPS_PER_WATT] for r in _select(rows, "peak")]
-    return report.table(["length", "queries x sequences", "runs", "s", "GCUPS", "J", "mean W",
-                         "GCUPS/W", f"/ {CUDASW_GCUPS_PER_WATT} (CUDASW++4.0)"], body)
+    body = [[r["length"], r.get("database", "distinct"), f"{r['queries']} x {r['sequences']:,}",
+             r["runs"], r["seconds"], r["cells"] / r["seconds"] / 1e9, r["joules"], r["watts"],
+             _gcups_per_watt(r), _gcups_per_watt(r) / CUDASW_GCUPS_PER_WATT]
+            for r in _select(rows, "peak")]
+    return report.table(["length", "database", "queries x sequences", "runs", "s", "GCUPS",
+                         "J", "mean W", "GCUPS/W",
+                         f"/ {CUDASW_GCUPS_PER_WATT} (CUDASW++4.0)"], body)
+
+
+def _like_anchor(rows: list[dict]) -> list[dict]:
+    """The peak searches on CUDASW++4.0's kind of database (one sequence repeated), or all
+    of them where none is."""
+    peaks = _select(rows, "peak")
+    return [r for r in peaks if r.get("database") == "repeated"] or peaks
 
 
 def _best_peak(rows: list[dict]) -> dict | None:
-    return max(_select(rows, "peak"), key=_gcups_per_watt, default=None)
+    return max(_like_anchor(rows), key=_gcups_per_watt, default=None)
+
+
+def _anchor_table(rows: list[dict]) -> str:
+    ours = {r["length"]: r for r in _like_anchor(rows)}
+    body = []
+    for a in _select(rows, "anchor"):
+        mine = ours.get(a["length"])
+        body.append([a["length"], f"{a['queries']} x {a['sequences']:,}", a["seconds"],
+                     a["cells"] / a["seconds"] / 1e9, a["watts"], _gcups_per_watt(a),
+                     mine["cells"] / mine["seconds"] / 1e9 if mine else math.nan,
+                     _gcups_per_watt(mine) if mine else math.nan,
+                     _gcups_per_watt(mine) / _gcups_per_watt(a) if mine else math.nan])
+    return report.table(["length", "queries x sequences", "scan s", "GCUPS", "mean W (scan)",
+                         "GCUPS/W", "wavedp GCUPS", "wavedp GCUPS/W", "wavedp / CUDASW++4.0"],
+                        body)
 
 
 def section(doc: report.Document, rows: list[dict],
@@ -807,11 +861,21 @@ def section(doc: report.Document, rows: list[dict],
         _power_text(doc, rows, f)
     if _select(rows, "peak"):
         doc.add(f"The search measured as CUDASW++4.0 measures its peak, the figure its "
-                f"published \"up to {CUDASW_GCUPS_PER_WATT} GCUPS/W\" comes from: "
-                f"{PEAK_QUERIES} random queries against a database of random sequences, all "
-                "of one length, the database put on the GPU once and the scan alone timed "
-                "(score-only, top 10, BLOSUM62 11/1):")
+                f"published \"up to {CUDASW_GCUPS_PER_WATT} GCUPS/W\" comes from: the "
+                "search's 20 queries against a database of sequences all of one length, "
+                "either one random sequence repeated (CUDASW++4.0's pseudo-database) or "
+                "distinct random sequences, the database put on the GPU once and the scan "
+                "alone timed (score-only, top 10, BLOSUM62 11/1):")
         doc.add(_peak_table(rows))
+    if _select(rows, "anchor"):
+        doc.add(f"{cudasw.NAME} itself on this GPU in the same run (its peak benchmark: its "
+                "DPX kernels, its pseudo-database of one random sequence repeated, the same "
+                "20 queries; seconds and GCUPS from its own timer, power the highest mean of "
+                "NVML's power samples over a stretch as long as its scan, the database large "
+                "enough that a scan lasts seconds: NVML's power readings average over about "
+                "a second and read low on a short scan), beside wavedp's peak search on the "
+                "same kind of database:")
+        doc.add(_anchor_table(rows))
 
 
 def _power_text(doc: report.Document, rows: list[dict], f: Fit) -> None:
@@ -849,7 +913,8 @@ def _verdict(static_ratio: float, cell_ratio: float) -> str:
 def claims(rows: list[dict], dram: dict[str, float] | None = None) -> list[Claim]:
     """The issue's two targets: the model within 15% for every strategy; the search at least
     CUDASW++4.0's 15.7 GCUPS/W, judged on the best peak search where there is one (the
-    published figure is CUDASW++4.0's peak), else on the search."""
+    published figure is CUDASW++4.0's peak), else on the search. Where CUDASW++4.0 ran on
+    this GPU (``anchor`` rows), a third: wavedp's best peak against its best."""
     model_claim = ("the energy model predicts every strategy's energy within 15%",
                    "E = P_static T + sum count x e_op (eqs. 10-13); issue 13 target")
     search_claim = ("the search reaches CUDASW++4.0's energy efficiency",
@@ -879,7 +944,31 @@ def claims(rows: list[dict], dram: dict[str, float] | None = None) -> list[Claim
                          "yes" if value >= CUDASW_GCUPS_PER_WATT else "no"))
     else:
         out.append(Claim("wavedp", *search_claim, "not measured", "not measured"))
-    return out
+    anchored = _anchor_claim(rows)
+    return out + ([anchored] if anchored else [])
+
+
+def _anchor_claim(rows: list[dict]) -> Claim | None:
+    """wavedp's best peak search against CUDASW++4.0's best peak measured on this GPU in the
+    same run (None where CUDASW++4.0 did not run), with the ratio at each length."""
+    anchors, peak = _select(rows, "anchor"), _best_peak(rows)
+    if not anchors or peak is None:
+        return None
+    best = max(anchors, key=_gcups_per_watt)
+    ours = {r["length"]: r for r in _like_anchor(rows)}
+    ratios = {a["length"]: _gcups_per_watt(ours[a["length"]]) / _gcups_per_watt(a)
+              for a in anchors if a["length"] in ours}
+    at = ", ".join(f"{length} {ratio:.2f}x" for length, ratio in ratios.items())
+    value = _gcups_per_watt(peak) / _gcups_per_watt(best)
+    verdict = ("yes" if value >= 1 else "partly" if any(r >= 1 for r in ratios.values())
+               else "no")
+    return Claim("wavedp", "the search is as energy-efficient as CUDASW++4.0 on this GPU",
+                 f"{cudasw.NAME}'s peak benchmark run here, same run: "
+                 f"{_gcups_per_watt(best):.1f} GCUPS/W at length {best['length']} "
+                 f"({best['cells'] / best['seconds'] / 1e9:,.0f} GCUPS at "
+                 f"{best['watts']:.0f} W)",
+                 f"best peak {_gcups_per_watt(peak):.1f} GCUPS/W at length {peak['length']}, "
+                 f"{value:.2f}x; wavedp / {cudasw.NAME} by length: {at}", verdict)
 
 
 def _efficiency(r: dict) -> str:

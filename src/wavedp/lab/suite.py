@@ -263,7 +263,10 @@ def run(names: Sequence[str], s: Settings, folder: str, command: str,
     return write(folder, name, measured, costs, header, floor)
 
 
-def settings(quick: bool, **changes) -> Settings:
-    """The default (or quick) settings with the non-None ``changes`` applied."""
+def settings(quick: bool, energy: dict | None = None, **changes) -> Settings:
+    """The default (or quick) settings with the non-None ``changes`` applied, and the
+    non-None ``energy`` changes to the energy experiment's settings."""
     base = QUICK if quick else Settings()
-    return replace(base, **{k: v for k, v in changes.items() if v is not None})
+    s = replace(base, **{k: v for k, v in changes.items() if v is not None})
+    energy_changes = {k: v for k, v in (energy or {}).items() if v is not None}
+    return replace(s, energy=replace(s.energy, **energy_changes)) if energy_changes else s
