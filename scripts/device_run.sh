@@ -64,10 +64,21 @@ if [[ $what == labquick ]]; then
     wavedp lab energy --quick --out /tmp/wavedp-lab 2>&1 | tail -3
     cp /tmp/wavedp-lab/*.md "$out/"
 fi
+# CUDASW4_SRC: a folder of CUDASW++4.0's sources (not part of wavedp): its align is built
+# there and the energy lab runs its peak benchmark beside wavedp's (the same-board anchor)
+anchor=()
+if [[ -n ${CUDASW4_SRC:-} && ($what == energy || $what == lab || $what == all) ]]; then
+    if [[ ! -x $CUDASW4_SRC/align ]]; then
+        sed -i 's/ -lnvToolsExt//' "$CUDASW4_SRC/Makefile"  # header-only NVTX in CUDA 13
+        make -C "$CUDASW4_SRC" -j"$(nproc)" align > "$out/cudasw4_build.log" 2>&1 \
+            || echo "CUDASW++4.0 did not build: see cudasw4_build.log"
+    fi
+    [[ -x $CUDASW4_SRC/align ]] && anchor=(--cudasw4 "$CUDASW4_SRC/align")
+fi
 if [[ $what == energy ]]; then
     # the energy experiment alone (micro-benchmarks, strategies, search, capped and peak)
-    wavedp lab energy --out /tmp/wavedp-lab 2>&1 | tail -5
-    cp /tmp/wavedp-lab/*.md "$out/"
+    wavedp lab energy --out /tmp/wavedp-lab "${anchor[@]}" 2>&1 | tail -5
+    cp /tmp/wavedp-lab/*.md /tmp/wavedp-lab/*.json "$out/"
 fi
 if [[ $what == barriers ]]; then
     # cluster-level first stage of the barrier against the flat ones
@@ -75,7 +86,7 @@ if [[ $what == barriers ]]; then
 fi
 if [[ $what == lab || $what == all ]]; then
     # every experiment (traffic needs ncu, energy NVML)
-    wavedp lab all --out /tmp/wavedp-lab 2>&1 | tail -5
+    wavedp lab all --out /tmp/wavedp-lab "${anchor[@]}" 2>&1 | tail -5
     cp /tmp/wavedp-lab/report.md "$out/lab_report.md"
     tar czf "$out/lab.tgz" -C /tmp wavedp-lab
 fi
