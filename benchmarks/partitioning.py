@@ -19,8 +19,10 @@ the median run; Python's garbage collector paused while timing), the predicted s
 worst and the median error of one launch (each launch's median over the runs), the total's
 error, the median spread of one launch over the runs ((slowest - fastest) / median: how far
 a launch's own measurement moves), and the padding (PaSWAS's padded cells over real cells
-of the batches). Then whether each partitioning beats none and how far auto is from the
-best.
+of the batches). Where auto runs another partitioning's launches, the two measurements of
+each launch are set against each other: one taken as the other's prediction, how many are
+within 15% (what a perfect model of one run could reach on the other). Then whether each
+partitioning beats none and how far auto is from the best.
 The predictor's constants are this machine's calibration (``wavedp calibrate``, run first
 by ``--calibrate``) or the built-in ones.
 """
@@ -97,6 +99,25 @@ def details(model, qlens: np.ndarray, slens: np.ndarray, name: str, log: list) -
               f"{(guess - row[4]) / row[4]:+.1%} |")
 
 
+def repeatability(launches: dict[str, list]) -> str | None:
+    """Where auto ran the same launches as another partitioning: how far the two
+    measurements of a launch agree (one as the other's prediction), as a line of text."""
+    auto = launches.get("auto", [])
+    chosen = {x[0] for x in auto}
+    if len(chosen) != 1 or not auto:
+        return None
+    (name,) = chosen
+    other = launches.get(name, [])
+    if [x[:4] for x in other] != [x[:4] for x in auto]:
+        return None
+    diffs = [(a[4] - b[4]) / b[4] for a, b in zip(auto, other, strict=True)]
+    within = sum(abs(d) <= 0.15 for d in diffs)
+    return (f"auto ran {name}'s {len(auto)} launches again: one measurement as the other's "
+            f"prediction is within 15% for {within}/{len(auto)} (median difference "
+            f"{statistics.median(abs(d) for d in diffs):.1%}, worst "
+            f"{max(diffs, key=abs):+.1%})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -128,7 +149,7 @@ def main() -> None:
               "error | median launch error | launches within 15% | median launch spread | "
               "GCUPS | padded / real |")
         print("|---|---|---|---|---|---|---|---|---|---|---|")
-        results, rows = None, {}
+        results, rows, launches = None, {}, {}
         for p in PARTITIONS:
             found = wavedp.search(queries, db, scoring, top=10, traceback=False,
                                   device="gpu", partition=p)  # warm-up
@@ -153,7 +174,7 @@ def main() -> None:
             within = sum(abs(e) <= 0.15 for e in errors)
             chosen = sorted({x[0] for x in log})
             label = p if p != "auto" else f"auto ({', '.join(chosen)})"
-            rows[p] = seen
+            rows[p], launches[p] = seen, log
             print(f"| {label} | {len(log)} | {seen:.3f} | {guess:.3f} | "
                   f"{(guess - seen) / seen:+.1%} | {max(errors, key=abs):+.1%} | "
                   f"{statistics.median(errors):+.1%} | {within}/{len(log)} | "
@@ -161,6 +182,9 @@ def main() -> None:
                   f"{padding(qlens, slens, p):.2f} |")
             if args.launches:
                 details(model, qlens, slens, chosen[0], log)
+        repeat = repeatability(launches)
+        if repeat:
+            print(repeat)
         best = min((p for p in PARTITIONS if p != "auto"), key=rows.get)
         beats = all(rows[p] < rows["none"] for p in ("static", "dynamic1", "dynamic2"))
         summary.append((name, best, rows["auto"] / rows[best], beats))

@@ -177,3 +177,24 @@ def test_collector_paused_restores_the_collector():
         assert not gc.isenabled()  # left off, as it was
     finally:
         gc.enable()
+
+
+def test_the_benchmark_sets_repeated_launches_against_each_other():
+    """benchmarks/partitioning.py: where auto runs another partitioning's launches, one
+    measurement of each launch is taken as the other's prediction (the best a model of one
+    run could do on the other); nothing is said where the launches differ."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parents[1] / "benchmarks" / "partitioning.py"
+    spec = importlib.util.spec_from_file_location("partitioning_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    named = [("dynamic2", 4, 100, 0.005, 0.0055), ("dynamic2", 3, 50, 0.010, 0.0100)]
+    again = [("dynamic2", 4, 100, 0.005, 0.0045), ("dynamic2", 3, 50, 0.010, 0.0104)]
+    line = bench.repeatability({"dynamic2": named, "auto": again})
+    assert line.startswith("auto ran dynamic2's 2 launches again")
+    assert "within 15% for 1/2" in line and "worst -18.2%" in line
+    assert bench.repeatability({"dynamic2": named, "auto": again[:1]}) is None
+    assert bench.repeatability({"static": named, "auto": [("static", 1, 1, 1.0, 1.0)]}) is None
+    assert bench.repeatability({"dynamic2": named}) is None
