@@ -338,16 +338,14 @@ def connect(scheduler: str | None = None, cluster: str | None = None,
 def _start_local(start: Callable[[], Any]) -> Any:
     """``start()`` (a client of a new local cluster), tried again (:data:`LOCAL_START_ATTEMPTS`
     in all) where Dask's own start-up asserts fail because its event loop was slow to come up."""
-    for _ in range(LOCAL_START_ATTEMPTS - 1):
+    failure: AssertionError | None = None
+    for _ in range(LOCAL_START_ATTEMPTS):
         try:
             return start()
-        except AssertionError:
-            pass
-    try:
-        return start()
-    except AssertionError as exc:
-        raise InputError(f"cannot start a local Dask cluster: its event loop did not come up "
-                         f"in {LOCAL_START_ATTEMPTS} attempts ({exc!r})") from None
+        except AssertionError as exc:
+            failure = exc
+    raise InputError(f"cannot start a local Dask cluster: its event loop did not come up in "
+                     f"{LOCAL_START_ATTEMPTS} attempts ({failure!r})")
 
 
 def _client_of(distributed, cluster: Any) -> Any:
