@@ -95,6 +95,39 @@ def test_streamed_chunks_equal_resident(monkeypatch):
     assert hits == wavedp.search([query], texts, PROT, top=5, device="cpu")
 
 
+def test_a_scan_of_the_same_lengths_reuses_its_plan(monkeypatch):
+    from wavedp.engines.cuda import search as gpu_search
+    from wavedp.search.database import Database
+
+    rng = np.random.default_rng(13)
+    texts = _database(rng, PROTEIN, 400, 300)
+    db = Database.from_sequences(texts, alphabet="protein")
+    scanner = gpu_search.Scanner(db.residues, db.offsets, db.codes_for(PROT), PROT.table,
+                                 PROT.gap_open, PROT.gap_extend, MODES["local"])
+    planned = []
+    batches = gpu_search.Scanner.batches
+    monkeypatch.setattr(gpu_search.Scanner, "batches",
+                        lambda self, ch, units: planned.append(1) or batches(self, ch, units))
+
+    def top(queries):
+        codes = [PROT.encode(q) for q in queries]
+        thresholds = [None, 20, None]
+        found = scanner.top(codes, 7, thresholds)
+        for q, t, (idx, sc) in zip(queries, thresholds, found, strict=True):
+            exact = _exact(q, texts, PROT, "local")
+            order = np.lexsort((np.arange(exact.size), -exact))[:7]
+            keep = order if t is None else order[exact[order] >= t]
+            assert idx.tolist() == keep.tolist() and sc.tolist() == exact[keep].tolist()
+        return found
+
+    same = [random_seq(rng, PROTEIN, n) for n in (90, 250, 40)]
+    top(same)
+    top([random_seq(rng, PROTEIN, n) for n in (90, 250, 40)])  # the same lengths
+    assert len(planned) == 1
+    top([random_seq(rng, PROTEIN, n) for n in (91, 250, 40)])
+    assert len(planned) == 2
+
+
 @pytest.mark.parametrize("mode", MODE_NAMES)
 def test_search_with_traceback_and_strands_equals_cpu(mode):
     rng = np.random.default_rng(21)
