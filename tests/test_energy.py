@@ -495,6 +495,16 @@ def test_the_anchor_run_here_is_a_claim_of_its_own(tmp_path):
     assert "CUDASW++4.0 itself on this GPU" in text and "| wavedp / CUDASW++4.0 |" in text
 
 
+def test_the_anchor_comparison_reads_wavedps_power_as_the_anchors():
+    """Where a peak row has the power read as the anchor's (NVML's samples), the third claim
+    compares that; the energy counter's figure is shown beside it."""
+    ours = peak_row(128, 9.6)
+    ours["sample_watts"] = ours["watts"] * 9.6 / 10.0  # reads 10.0 GCUPS/W alike
+    *_, anchored = lab.claims(all_rows() + [ours, peak_row(128, 10.5, kind="anchor")])
+    assert "10.0 GCUPS/W at length 128" in anchored.measured
+    assert "energy counter 9.6" in anchored.measured and "0.95x" in anchored.measured
+
+
 def test_peak_inputs_have_one_length():
     queries, db = lab.peak_inputs(300, 10_000, "distinct")
     assert queries == lab.search_queries()

@@ -111,6 +111,7 @@ class Settings:
     slope: tuple[int, ...] = (33, 66, 132)
     peak: tuple[int, ...] = (128, 256, 512, 1024)
     peak_residues: int = 1 << 28
+    peak_seconds: float = 8.0
     peak_databases: tuple[str, ...] = PEAK_DATABASES
     cudasw4: str | None = None
     anchor_residues: int = 1 << 30
@@ -119,7 +120,8 @@ class Settings:
 #: a smoke run (about a minute)
 QUICK = Settings(seconds=1.0, warmup=5.0, idle=1.0, multipass=100_000, diagonal=10_000,
                  tiled=20_000, sequences=20_000, stream_bytes=1 << 30, slope=(66, 132),
-                 peak=(256,), peak_residues=1 << 22, anchor_residues=1 << 26)
+                 peak=(256,), peak_residues=1 << 22, peak_seconds=1.0,
+                 anchor_residues=1 << 26)
 
 
 def validate(s: Settings) -> None:
@@ -130,10 +132,10 @@ def validate(s: Settings) -> None:
     syncs.check_sync(s.sync)
     sizes = (s.multipass, s.diagonal, s.tiled, s.sequences, s.length, s.stream_bytes >> 20,
              *s.slope, *s.peak)
-    if min(sizes) < 1 or s.seconds <= 0 or s.warmup < 0 or s.idle <= 0:
+    if min(sizes) < 1 or min(s.seconds, s.idle, s.peak_seconds) <= 0 or s.warmup < 0:
         raise InputError("energy: sizes, slope's block counts and peak's lengths must be "
-                         "positive (the stream at least 1 MiB), seconds and idle positive, "
-                         "warmup not negative")
+                         "positive (the stream at least 1 MiB), seconds, idle and "
+                         "peak_seconds positive, warmup not negative")
     if s.peak and min(s.peak_residues, s.anchor_residues) < max(s.peak):
         raise InputError(f"energy: peak_residues ({s.peak_residues:,}) and anchor_residues "
                          f"({s.anchor_residues:,}) must hold one sequence of the longest "
@@ -456,16 +458,23 @@ def peak_scan(queries: list[str], db, device: str = "gpu") -> Callable[[], list]
 
 def run_peak(length: int, database: str, s: Settings, progress: Progress) -> dict:
     """The measured energy of the peak search at ``length`` on ``database`` (after one
-    untimed scan, which also puts the database on the GPU)."""
+    untimed scan, which also puts the database on the GPU), its scans repeated for
+    ``peak_seconds``; beside the energy counter's figure, the power read as the anchor's is
+    (``sample_watts``: :func:`.cudasw.scan_watts` over power samples taken until POWER_LAG
+    past the scans, as CUDASW++4.0's process runs on past its scan)."""
     queries, db = peak_inputs(length, s.peak_residues, database)
     run = peak_scan(queries, db)
     run()
-    m, runs = _energy_of(run, s.seconds)
+    with energy.measure() as around:
+        m, runs = _energy_of(run, s.peak_seconds)
+        time.sleep(POWER_LAG)
     cells = runs * sum(map(len, queries)) * db.total_residues
+    sampled = cudasw.scan_watts(around.samples, m.seconds)
     progress(f"energy: peak search, length {length}, {database}: "
-             f"{cells / m.seconds / 1e9:,.0f} GCUPS, {m.mean_watts:.0f} W")
+             f"{cells / m.seconds / 1e9:,.0f} GCUPS, {m.mean_watts:.0f} W "
+             f"({sampled:.0f} W read as the anchor's)")
     return _row("peak", m, length=length, database=database, queries=len(queries),
-                sequences=len(db), runs=runs, cells=cells)
+                sequences=len(db), runs=runs, cells=cells, sample_watts=sampled)
 
 
 def run_strategy(name: str, s: Settings, progress: Progress, blocks: int | None = None) -> dict:
@@ -793,6 +802,18 @@ def _peak_table(rows: list[dict]) -> str:
                          f"/ {CUDASW_GCUPS_PER_WATT} (CUDASW++4.0)"], body)
 
 
+#: NVML's power samples lag the power by about a second: the peak searches sample this long
+#: past their scans, as the anchor's samples run on past its scan
+POWER_LAG = 1.0
+
+
+def _as_anchor(row: dict) -> float:
+    """GCUPS/W with the power read as the anchor's is (``sample_watts``; rows without it:
+    the energy counter's)."""
+    watts = row.get("sample_watts")
+    return _gcups_per_watt(row) if watts is None else row["cells"] / row["seconds"] / 1e9 / watts
+
+
 def _like_anchor(rows: list[dict]) -> list[dict]:
     """The peak searches on CUDASW++4.0's kind of database (one sequence repeated), or all
     of them where none is."""
@@ -800,8 +821,9 @@ def _like_anchor(rows: list[dict]) -> list[dict]:
     return [r for r in peaks if r.get("database") == "repeated"] or peaks
 
 
-def _best_peak(rows: list[dict]) -> dict | None:
-    return max(_like_anchor(rows), key=_gcups_per_watt, default=None)
+def _best_peak(rows: list[dict], key: Callable[[dict], float] = _gcups_per_watt
+               ) -> dict | None:
+    return max(_like_anchor(rows), key=key, default=None)
 
 
 def _anchor_table(rows: list[dict]) -> str:
@@ -809,14 +831,18 @@ def _anchor_table(rows: list[dict]) -> str:
     body = []
     for a in _select(rows, "anchor"):
         mine = ours.get(a["length"])
+        ours_row = [math.nan] * 5
+        if mine:
+            ours_row = [mine["cells"] / mine["seconds"] / 1e9, mine["seconds"],
+                        mine.get("sample_watts", mine["watts"]), _as_anchor(mine),
+                        _gcups_per_watt(mine)]
         body.append([a["length"], f"{a['queries']} x {a['sequences']:,}", a["seconds"],
                      a["cells"] / a["seconds"] / 1e9, a["watts"], _gcups_per_watt(a),
-                     mine["cells"] / mine["seconds"] / 1e9 if mine else math.nan,
-                     _gcups_per_watt(mine) if mine else math.nan,
-                     _gcups_per_watt(mine) / _gcups_per_watt(a) if mine else math.nan])
+                     *ours_row, ours_row[3] / _gcups_per_watt(a)])
     return report.table(["length", "queries x sequences", "scan s", "GCUPS", "mean W (scan)",
-                         "GCUPS/W", "wavedp GCUPS", "wavedp GCUPS/W", "wavedp / CUDASW++4.0"],
-                        body)
+                         "GCUPS/W", "wavedp GCUPS", "wavedp s", "wavedp W (read alike)",
+                         "wavedp GCUPS/W", "wavedp GCUPS/W (energy counter)",
+                         "wavedp / CUDASW++4.0"], body)
 
 
 def section(doc: report.Document, rows: list[dict],
@@ -874,7 +900,10 @@ def section(doc: report.Document, rows: list[dict],
                 "NVML's power samples over a stretch as long as its scan, the database large "
                 "enough that a scan lasts seconds: NVML's power readings average over about "
                 "a second and read low on a short scan), beside wavedp's peak search on the "
-                "same kind of database:")
+                "same kind of database, its power read alike (its scans repeated for as "
+                "many seconds, NVML's samples taken until a second past them, the highest "
+                "mean over a stretch as long as the scans; the ratio compares these) and by "
+                "the energy counter:")
         doc.add(_anchor_table(rows))
 
 
@@ -951,15 +980,15 @@ def claims(rows: list[dict], dram: dict[str, float] | None = None) -> list[Claim
 def _anchor_claim(rows: list[dict]) -> Claim | None:
     """wavedp's best peak search against CUDASW++4.0's best peak measured on this GPU in the
     same run (None where CUDASW++4.0 did not run), with the ratio at each length."""
-    anchors, peak = _select(rows, "anchor"), _best_peak(rows)
+    anchors, peak = _select(rows, "anchor"), _best_peak(rows, _as_anchor)
     if not anchors or peak is None:
         return None
     best = max(anchors, key=_gcups_per_watt)
     ours = {r["length"]: r for r in _like_anchor(rows)}
-    ratios = {a["length"]: _gcups_per_watt(ours[a["length"]]) / _gcups_per_watt(a)
+    ratios = {a["length"]: _as_anchor(ours[a["length"]]) / _gcups_per_watt(a)
               for a in anchors if a["length"] in ours}
     at = ", ".join(f"{length} {ratio:.2f}x" for length, ratio in ratios.items())
-    value = _gcups_per_watt(peak) / _gcups_per_watt(best)
+    value = _as_anchor(peak) / _gcups_per_watt(best)
     verdict = ("yes" if value >= 1 else "partly" if any(r >= 1 for r in ratios.values())
                else "no")
     return Claim("wavedp", "the search is as energy-efficient as CUDASW++4.0 on this GPU",
@@ -967,8 +996,9 @@ def _anchor_claim(rows: list[dict]) -> Claim | None:
                  f"{_gcups_per_watt(best):.1f} GCUPS/W at length {best['length']} "
                  f"({best['cells'] / best['seconds'] / 1e9:,.0f} GCUPS at "
                  f"{best['watts']:.0f} W)",
-                 f"best peak {_gcups_per_watt(peak):.1f} GCUPS/W at length {peak['length']}, "
-                 f"{value:.2f}x; wavedp / {cudasw.NAME} by length: {at}", verdict)
+                 f"best peak {_as_anchor(peak):.1f} GCUPS/W at length {peak['length']} (power "
+                 f"read alike; energy counter {_gcups_per_watt(peak):.1f}), {value:.2f}x; "
+                 f"wavedp / {cudasw.NAME} by length: {at}", verdict)
 
 
 def _efficiency(r: dict) -> str:
