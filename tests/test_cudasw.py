@@ -54,10 +54,10 @@ def test_the_total_line_is_parsed():
 
 def test_the_scan_is_the_busiest_stretch():
     samples = [(k * 0.01, 500.0 if 200 <= k < 650 else 150.0) for k in range(750)]
-    assert cudasw.scan_watts(samples, 4.5) == pytest.approx(500.0, rel=0.01)
-    assert cudasw.scan_watts(samples, 2.0) == 500.0
-    assert cudasw.scan_watts(samples, 100.0) == pytest.approx(sum(w for _, w in samples) / 750)
-    assert cudasw.scan_watts([], 1.0) != cudasw.scan_watts([], 1.0)  # nan
+    assert energy.busiest_watts(samples, 4.5) == pytest.approx(500.0, rel=0.01)
+    assert energy.busiest_watts(samples, 2.0) == 500.0
+    assert energy.busiest_watts(samples, 100.0) == pytest.approx(sum(w for _, w in samples) / 750)
+    assert energy.busiest_watts([], 1.0) != energy.busiest_watts([], 1.0)  # nan
 
 
 def test_a_run_is_an_anchor_row(tmp_path, power):

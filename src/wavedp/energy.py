@@ -161,6 +161,26 @@ def integrate(samples: Sequence[tuple[float, float]]) -> float:
     return sum((t1 - t0) * (w0 + w1) / 2 for (t0, w0), (t1, w1) in pairwise(samples))
 
 
+def busiest_watts(samples: Sequence[tuple[float, float]], seconds: float) -> float:
+    """The highest mean power over any stretch of ``seconds`` of (seconds, watts) samples
+    (their mean where they span no more; nan where there are none): the power of a run that
+    is the busiest stretch of a longer measurement."""
+    if not samples:
+        return math.nan
+    if samples[-1][0] - samples[0][0] <= seconds:
+        return sum(w for _, w in samples) / len(samples)
+    best, total, end = -math.inf, 0.0, 0
+    for start, (t, w) in enumerate(samples):
+        while end < len(samples) and samples[end][0] <= t + seconds:
+            total += samples[end][1]
+            end += 1
+        if end == len(samples):  # this stretch, and every later one, runs past the samples
+            break
+        best = max(best, total / (end - start))
+        total -= w
+    return best
+
+
 def choose(seconds: float, counter: float | None, sampled: float) -> tuple[float, str]:
     """(joules, source): the counter for a long enough block where it moved, else the
     samples' integral."""

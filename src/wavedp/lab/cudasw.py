@@ -22,8 +22,6 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
 
-import numpy as np
-
 from .. import energy
 from ..errors import DeviceError, InputError
 
@@ -58,23 +56,6 @@ def parse_total(text: str) -> tuple[float, float] | None:
     return (float(found[-1][0]), float(found[-1][1])) if found else None
 
 
-def scan_watts(samples: Sequence[tuple[float, float]], seconds: float) -> float:
-    """The highest mean power over any stretch of ``seconds`` of the (time, watts) samples:
-    the scan's power, where the scan is the busiest stretch of its process's run."""
-    if not samples:
-        return float("nan")
-    t = np.array([s[0] for s in samples])
-    w = np.array([s[1] for s in samples])
-    if t[-1] - t[0] <= seconds:
-        return float(w.mean())
-    sums = np.concatenate(([0.0], np.cumsum(w)))
-    ends = np.searchsorted(t, t + seconds, side="right")
-    starts = np.arange(len(t))
-    whole = ends < len(t)  # stretches that fit inside the samples
-    means = (sums[ends] - sums[starts])[whole] / (ends - starts)[whole]
-    return float(means.max())
-
-
 def run(path: str, queries: Sequence[str], length: int, residues: int,
         progress: Callable[[str], None]) -> dict:
     """CUDASW++4.0's peak benchmark at ``length`` on about ``residues`` database residues, as
@@ -94,7 +75,7 @@ def run(path: str, queries: Sequence[str], length: int, residues: int,
         raise DeviceError(f"{NAME} ({path}) failed at length {length} (exit status "
                           f"{done.returncode}): {last}")
     seconds, gcups = total
-    watts = scan_watts(m.samples, seconds)
+    watts = energy.busiest_watts(m.samples, seconds)
     progress(f"energy: {NAME}, length {length}: {gcups:,.0f} GCUPS, {watts:.0f} W")
     return {"kind": "anchor", "length": length, "queries": len(queries),
             "sequences": sequences, "seconds": seconds, "cells": gcups * 1e9 * seconds,

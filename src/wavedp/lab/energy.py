@@ -460,7 +460,7 @@ def run_peak(length: int, database: str, s: Settings, progress: Progress) -> dic
     """The measured energy of the peak search at ``length`` on ``database`` (after one
     untimed scan, which also puts the database on the GPU), its scans repeated for
     ``peak_seconds``; beside the energy counter's figure, the power read as the anchor's is
-    (``sample_watts``: :func:`.cudasw.scan_watts` over power samples taken until POWER_LAG
+    (``sample_watts``: :func:`wavedp.energy.busiest_watts` over power samples taken until POWER_LAG
     past the scans, as CUDASW++4.0's process runs on past its scan)."""
     queries, db = peak_inputs(length, s.peak_residues, database)
     run = peak_scan(queries, db)
@@ -469,7 +469,7 @@ def run_peak(length: int, database: str, s: Settings, progress: Progress) -> dic
         m, runs = _energy_of(run, s.peak_seconds)
         time.sleep(POWER_LAG)
     cells = runs * sum(map(len, queries)) * db.total_residues
-    sampled = cudasw.scan_watts(around.samples, m.seconds)
+    sampled = energy.busiest_watts(around.samples, m.seconds)
     progress(f"energy: peak search, length {length}, {database}: "
              f"{cells / m.seconds / 1e9:,.0f} GCUPS, {m.mean_watts:.0f} W "
              f"({sampled:.0f} W read as the anchor's)")
@@ -727,6 +727,10 @@ def _searches(rows: list[dict], capped: bool = False) -> list[dict]:
             if r["strategy"] == "search" and bool(r.get("blocks")) == capped]
 
 
+def _gcups(row: dict) -> float:
+    return row["cells"] / row["seconds"] / 1e9
+
+
 def _gcups_per_watt(row: dict) -> float:
     return row["cells"] / 1e9 / row["joules"] if row["joules"] > 0 else math.nan
 
@@ -776,7 +780,7 @@ def _model_table(rows: list[dict], f: Fit, dram: dict[str, float]) -> str:
         size = (f"{r['queries']} x {r['sequences']:,} x {r['length']}" if r["strategy"] == "search"
                 else f"{r['m']:,} x {r['n']:,}")
         body.append([_label(r), size, r.get("sync") or "-", r["runs"], r["seconds"],
-                     r["cells"] / r["seconds"] / 1e9, r["joules"], r["watts"], parts["static"],
+                     _gcups(r), r["joules"], r["watts"], parts["static"],
                      parts["total"] - parts["static"], parts["total"],
                      100 * (parts["total"] / r["joules"] - 1), _gcups_per_watt(r)])
     return report.table(["strategy", "size", "sync", "runs", "s", "GCUPS", "measured J", "W",
@@ -784,7 +788,7 @@ def _model_table(rows: list[dict], f: Fit, dram: dict[str, float]) -> str:
 
 
 def _search_table(rows: list[dict]) -> str:
-    body = [[r["cells"] / r["seconds"] / 1e9, r["joules"], r["watts"], r["peak_watts"],
+    body = [[_gcups(r), r["joules"], r["watts"], r["peak_watts"],
              _gcups_per_watt(r), CUDASW_GCUPS_PER_WATT,
              _gcups_per_watt(r) / CUDASW_GCUPS_PER_WATT]
             for r in _searches(rows)]
@@ -794,7 +798,7 @@ def _search_table(rows: list[dict]) -> str:
 
 def _peak_table(rows: list[dict]) -> str:
     body = [[r["length"], r.get("database", "distinct"), f"{r['queries']} x {r['sequences']:,}",
-             r["runs"], r["seconds"], r["cells"] / r["seconds"] / 1e9, r["joules"], r["watts"],
+             r["runs"], r["seconds"], _gcups(r), r["joules"], r["watts"],
              _gcups_per_watt(r), _gcups_per_watt(r) / CUDASW_GCUPS_PER_WATT]
             for r in _select(rows, "peak")]
     return report.table(["length", "database", "queries x sequences", "runs", "s", "GCUPS",
@@ -807,11 +811,15 @@ def _peak_table(rows: list[dict]) -> str:
 POWER_LAG = 1.0
 
 
+def _anchor_watts(row: dict) -> float:
+    """A peak row's power read as the anchor's is (``sample_watts``; rows without it: the
+    energy counter's mean)."""
+    return row.get("sample_watts", row["watts"])
+
+
 def _as_anchor(row: dict) -> float:
-    """GCUPS/W with the power read as the anchor's is (``sample_watts``; rows without it:
-    the energy counter's)."""
-    watts = row.get("sample_watts")
-    return _gcups_per_watt(row) if watts is None else row["cells"] / row["seconds"] / 1e9 / watts
+    """GCUPS/W with the power read as the anchor's is."""
+    return _gcups(row) / _anchor_watts(row)
 
 
 def _like_anchor(rows: list[dict]) -> list[dict]:
@@ -833,11 +841,10 @@ def _anchor_table(rows: list[dict]) -> str:
         mine = ours.get(a["length"])
         ours_row = [math.nan] * 5
         if mine:
-            ours_row = [mine["cells"] / mine["seconds"] / 1e9, mine["seconds"],
-                        mine.get("sample_watts", mine["watts"]), _as_anchor(mine),
-                        _gcups_per_watt(mine)]
+            ours_row = [_gcups(mine), mine["seconds"], _anchor_watts(mine),
+                        _as_anchor(mine), _gcups_per_watt(mine)]
         body.append([a["length"], f"{a['queries']} x {a['sequences']:,}", a["seconds"],
-                     a["cells"] / a["seconds"] / 1e9, a["watts"], _gcups_per_watt(a),
+                     _gcups(a), a["watts"], _gcups_per_watt(a),
                      *ours_row, ours_row[3] / _gcups_per_watt(a)])
     return report.table(["length", "queries x sequences", "scan s", "GCUPS", "mean W (scan)",
                          "GCUPS/W", "wavedp GCUPS", "wavedp s", "wavedp W (read alike)",
@@ -994,13 +1001,12 @@ def _anchor_claim(rows: list[dict]) -> Claim | None:
     return Claim("wavedp", "the search is as energy-efficient as CUDASW++4.0 on this GPU",
                  f"{cudasw.NAME}'s peak benchmark run here, same run: "
                  f"{_gcups_per_watt(best):.1f} GCUPS/W at length {best['length']} "
-                 f"({best['cells'] / best['seconds'] / 1e9:,.0f} GCUPS at "
-                 f"{best['watts']:.0f} W)",
+                 f"({_gcups(best):,.0f} GCUPS at {best['watts']:.0f} W)",
                  f"best peak {_as_anchor(peak):.1f} GCUPS/W at length {peak['length']} (power "
                  f"read alike; energy counter {_gcups_per_watt(peak):.1f}), {value:.2f}x; "
                  f"wavedp / {cudasw.NAME} by length: {at}", verdict)
 
 
 def _efficiency(r: dict) -> str:
-    return (f"{_gcups_per_watt(r):.1f} GCUPS/W ({r['cells'] / r['seconds'] / 1e9:,.0f} GCUPS at "
+    return (f"{_gcups_per_watt(r):.1f} GCUPS/W ({_gcups(r):,.0f} GCUPS at "
             f"{r['watts']:.0f} W)")
