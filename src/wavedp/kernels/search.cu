@@ -8,9 +8,14 @@
 // registers; lane l runs one column behind lane l-1 and gets H and F of the row above its
 // first row by shuffle. Queries longer than T run in passes over successive tiles: the last
 // lane of a group writes its bottom row (H - go and F) to the group's scratch row, which lane 0
-// reads back in the next pass. Groups never wait on each other; a block takes batches of
-// subjects (one per group) by atomic ticket and loads the query profile of each pass into
-// shared memory.
+// reads back in the next pass, two columns at a time through a ring in shared memory (see
+// fetch_chunk). Groups never wait on each other; a block takes batches of subjects (one per
+// group) by atomic ticket and loads the query profile of each pass into shared memory, the
+// groups' rings after it.
+//
+// Per cell pair (word) the step spends four DPX add-max operations (E, X with the zero floor,
+// F, H) and half a three-way max for the running best, all on the ALU pipe that bounds the
+// kernel; local X - go is a plain packed add (__vadd2), which runs on the FMA pipe.
 //
 // Words: PACKED keeps two queries in one 32-bit word (two int16 lanes, Hopper DPX
 // __viaddmax_s16x2 & co.), else one int32. The host checks that 16-bit values cannot wrap
@@ -29,6 +34,23 @@
 
 #define FULL 0xffffffffu
 #define BLOCK 128
+// Lane 0 reads the scratch row in chunks of two columns (16 bytes), copied asynchronously
+// (cp.async, past L1) into a ring of RING slots per group in shared memory, AHEAD chunks
+// before use: the rows of all resident groups can outgrow L2, and then they come from DRAM.
+#ifndef AHEAD
+#define AHEAD 3
+#endif
+#define RING 4  // > AHEAD; the host sizes shared memory with the same number (search.RING)
+
+__device__ __forceinline__ void fetch_chunk(uint4* ring, const uint2* scr, int i) {
+    const unsigned to = (unsigned)__cvta_generic_to_shared(ring + (unsigned)i % RING);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to), "l"(scr + 2 * i));
+}
+// one commit group per chunk, so waiting until AHEAD - 1 are pending completes the oldest
+__device__ __forceinline__ void commit_chunk() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void wait_chunk() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(AHEAD - 1));
+}
 
 template <bool PACKED> struct Word;
 
@@ -43,6 +65,7 @@ template <> struct Word<true> {
         return __vimax3_s16x2(a, b, c);
     }
     static __device__ __forceinline__ unsigned vmax(unsigned a, unsigned b) { return __vmaxs2(a, b); }
+    static __device__ __forceinline__ unsigned add(unsigned a, unsigned b) { return __vadd2(a, b); }
     static __device__ __forceinline__ unsigned splat(int v) { return (unsigned)(v & 0xffff) * 0x10001u; }
 };
 
@@ -59,6 +82,7 @@ template <> struct Word<false> {
     static __device__ __forceinline__ unsigned vmax(unsigned a, unsigned b) {
         return (unsigned)max((int)a, (int)b);
     }
+    static __device__ __forceinline__ unsigned add(unsigned a, unsigned b) { return a + b; }
     static __device__ __forceinline__ unsigned splat(int v) { return (unsigned)v; }
 };
 
@@ -75,7 +99,7 @@ __global__ void __launch_bounds__(BLOCK) scan(
     const int lane = threadIdx.x % G;
     const int group = threadIdx.x / G;
     const int groups = BLOCK / G;
-    uint2* scr = scratch + (i64)(blockIdx.x * groups + group) * stride;
+    uint2* scr = scratch + (i64)(blockIdx.x * groups + group) * stride;  // column j at j - 1
     const unsigned neg = W::splat(PACKED ? -16384 : WAVEDP_NEG);
     const unsigned mge = W::splat(-ge), mgo = W::splat(-go);
     const int words = A * T;
@@ -128,10 +152,19 @@ __global__ void __launch_bounds__(BLOCK) scan(
             const int rm = mrow % R;
             int c_cur = 0;  // residue of the column this lane did last step (for the lane below)
             int c_next = n > 0 && lane == 0 ? res[base] : 0;  // lane 0: its next column's
-            uint2 up_next = make_uint2(0, 0);
-            if (p > 0 && lane == 0 && n > 0) up_next = scr[1];
+            uint4* ring = reinterpret_cast<uint4*>(sprof + words) + group * RING;
+            if (p > 0 && lane == 0) {
+                for (int i = 0; i < AHEAD; ++i) {
+                    if (2 * i < n) fetch_chunk(ring, scr, i);
+                    commit_chunk();
+                }
+            }
             const int steps = nw + G - 1;
-            for (int s = 0; s < steps; ++s) {
+            for (int s0 = 0; s0 < steps; s0 += 2) {  // a step past the last does nothing
+              uint4 up;  // lane 0: H - go and F above its columns s0 + 1 and s0 + 2
+#pragma unroll
+              for (int u = 0; u < 2; ++u) {
+                const int s = s0 + u;
                 const int j = s - lane + 1;  // this lane's column (1-based)
                 unsigned uh = __shfl_up_sync(FULL, bot_h, 1, G);
                 unsigned uf = __shfl_up_sync(FULL, bot_f, 1, G);
@@ -142,14 +175,20 @@ __global__ void __launch_bounds__(BLOCK) scan(
                         uh = W::splat(edge<MODE>(j, go, ge) - go);
                         uf = neg;
                     } else {
-                        uh = up_next.x;
-                        uf = up_next.y;
+                        if (u == 0) {
+                            const int i = s0 / 2;
+                            wait_chunk();
+                            up = ring[(unsigned)i % RING];
+                            if (2 * (i + AHEAD) < n) fetch_chunk(ring, scr, i + AHEAD);
+                            commit_chunk();
+                        }
+                        uh = u == 0 ? up.x : up.z;
+                        uf = u == 0 ? up.y : up.w;
                     }
                 }
                 if (j >= 1 && j <= n) {
                     if (lane == 0 && j < n) {
                         c_next = res[base + j];
-                        if (p > 0) up_next = scr[j + 1];
                     }
                     unsigned sc[R];
                     const uint4* pr = reinterpret_cast<const uint4*>(sprof + c * T) + lane;
@@ -165,7 +204,9 @@ __global__ void __launch_bounds__(BLOCK) scan(
                         const unsigned x = MODE == WAVEDP_LOCAL ? W::addmax_relu(d, sc[r], e)
                                                                 : W::addmax(d, sc[r], e);
                         f = r == 0 ? W::addmax(f, mge, h) : W::addmax(f, mge, xg);
-                        xg = W::addmax(x, mgo, neg);  // x - go
+                        // x - go: local X >= 0 cannot wrap, and a plain add leaves the DPX
+                        // (ALU) pipe to the four add-max operations; else floored at neg
+                        xg = MODE == WAVEDP_LOCAL ? W::add(x, mgo) : W::addmax(x, mgo, neg);
                         d = Hg[r];
                         Hg[r] = h = W::addmax(f, mgo, xg);
                         E[r] = e;
@@ -179,7 +220,7 @@ __global__ void __launch_bounds__(BLOCK) scan(
                     c_cur = c;
                     bot_h = h;
                     bot_f = f;
-                    if (!last && lane == G - 1) scr[j] = make_uint2(h, f);
+                    if (!last && lane == G - 1) scr[j - 1] = make_uint2(h, f);
                     if (MODE != WAVEDP_LOCAL) {
                         if (owns_m) {
                             unsigned v = Hg[0];
@@ -195,6 +236,7 @@ __global__ void __launch_bounds__(BLOCK) scan(
                         }
                     }
                 }
+              }
             }
         }
         for (int o = G / 2; o > 0; o >>= 1) best = W::vmax(best, __shfl_xor_sync(FULL, best, o, G));

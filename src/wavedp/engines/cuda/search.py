@@ -31,6 +31,8 @@ ROWS = (4, 8, 12, 16, 20, 24, 28, 32)
 GROUPS = (4, 8, 16, 32)
 #: threads per block (kernels/search.cu's BLOCK) and per warp
 BLOCK = 128
+#: the kernel's RING: each group's slots of 16 bytes for its scratch-row chunks in flight
+RING = 4
 WARP = 32
 #: profile scores of rows past the query (16-bit and 32-bit words)
 PAD16, PAD32 = -8192, -(1 << 24)
@@ -327,11 +329,11 @@ class Scanner:
         ms = cupy.asarray(lengths.astype(np.int32))
         groups = BLOCK // g
         blocks = launch_blocks(g, len(units), count, int(own.max()), longest, multiprocessors())
-        stride = longest + 2
+        stride = (longest + 2) // 2 * 2  # even: lane 0 copies two-column chunks of 16 bytes
         scratch = self._scratch(blocks * groups * stride * 2 if own.max() > 1 else 2)
         ticket = cupy.zeros(1, cupy.int32)
         kernel = _kernel(LOCAL if packed else self.mode, r, packed)
-        smem = 4 * a * g * r
+        smem = 4 * a * g * r + groups * RING * 16  # the profile, then each group's ring
         if smem > 40 << 10:  # near the default 48 KB (the kernel has static shared memory too)
             kernel.max_dynamic_shared_size_bytes = smem
         events = (cupy.cuda.Event(), cupy.cuda.Event()) if self.timing is not None else None
