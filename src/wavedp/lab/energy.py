@@ -594,9 +594,10 @@ def fit(rows: list[dict]) -> Fit | None:
 
 
 #: operations per DP cell of each strategy: maxes and shared words read from the sm_90 SASS
-#: of the kernel's inner loop; ``add`` the other instructions, from Nsight Compute's count of
-#: executed thread instructions (uniform-datapath ones left out) for one launch on the H100,
-#: less the maxes; ``l2`` Nsight Compute's L2 bytes (lts__t_bytes) of that launch, less the
+#: of the kernel's inner loop (``wavedp.lab.sass`` counts it); ``add`` the other
+#: instructions, from Nsight Compute's count of executed thread instructions
+#: (uniform-datapath ones left out) for one launch on the H100, less the maxes; ``l2``
+#: Nsight Compute's L2 bytes (lts__t_bytes) of that launch, less the
 #: 1.4 MB any launch moves (code and constants). The launches: the middle diagonal of a
 #: 10,240 x 10,240 pair (diagonal), its middle tile diagonal (tiled), a 20,000 x 20,000 sweep
 #: (multipass, :func:`multipass_counts`) and two 464-residue queries against 20,000 x 512
