@@ -64,6 +64,31 @@ def test_few_tickets_per_block_are_timed_in_waves():
     assert seconds(128) == pytest.approx(2 * seconds(1), rel=0.05)
 
 
+def test_host_costs_are_fitted_non_negative():
+    """The host-cost fit keeps every cost >= 0 and is the constrained optimum: no
+    non-negative vector does better (checked against a dense grid), and clipping the free
+    fit's negative term is worse where that term is negative."""
+    rng = np.random.default_rng(3)
+    a = np.c_[np.ones(40), rng.uniform(1, 50, 40), rng.uniform(0, 1e6, 40) / 1e5]
+    b = a @ np.array([1.0, -0.02, 0.3]) + rng.normal(0, 0.05, 40)  # a negative true slope
+    free = np.linalg.lstsq(a, b, rcond=None)[0]
+    assert free[1] < 0
+    x = predict.nonnegative_fit(a, b)
+    assert np.all(x >= 0) and x[1] == 0
+
+    def cost(v):
+        return float(np.sum((a @ v - b) ** 2))
+
+    assert cost(x) < cost(np.maximum(free, 0.0))
+    grid = np.linspace(0, 2, 41)
+    assert all(cost(x) <= cost(np.array([p, q, r])) + 1e-9
+               for p in grid for q in grid[:5] / 10 for r in grid)
+    # an unconstrained optimum that is already non-negative is returned as it is
+    good = a @ np.array([1.0, 0.01, 0.3])
+    assert np.allclose(predict.nonnegative_fit(a, good), [1.0, 0.01, 0.3])
+    assert np.all(predict.nonnegative_fit(a, -good) == 0)
+
+
 def test_model_terms():
     model = predict.DEFAULT_GPU
     short = np.full(10_000, 300)

@@ -23,7 +23,8 @@ timed ticket by ticket instead: blocks take tickets in order, each lasting its l
 item's passes at a group's share of the launch's rate. The constants are measured by
 :func:`calibrate` with CUDA events around the kernel alone: rate per kernel shape (G, R)
 and packing (lane-cells per second with the device full), single per shape, later per G;
-and, from launches timed on the host, h_launch, h_unit, h_profile and h_subject. The scan's
+and, from launches timed on the host, h_launch, h_unit, h_profile and h_subject (least
+squares with every cost >= 0, :func:`nonnegative_fit`). The scan's
 planner (``engines.cuda.search.plan``) picks each launch's shape by these rates too. The CPU
 engine's model is ``T = h_call * queries + cells / rate`` (its kernel pads nothing).
 
@@ -500,9 +501,30 @@ def _host_costs() -> tuple[float, float, float, float]:
                                                        24), len(r["n"])] for r in rows])
     host = np.median([[max(r["whole"] - r["kernel"], 1e-5) for r in run] for run in runs],
                      axis=0)  # each launch's median over the runs
-    fit = np.linalg.lstsq(terms / host[:, None], np.ones(host.size), rcond=None)[0]
-    launch, unit, per_word, per_subject = (float(x) for x in np.maximum(0.0, fit))
+    fit = nonnegative_fit(terms / host[:, None], np.ones(host.size))
+    launch, unit, per_word, per_subject = (float(x) for x in fit)
     return launch, unit, per_word, per_subject
+
+
+def nonnegative_fit(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Least squares of ``a x = b`` with ``x >= 0`` (costs cannot be negative): the best of
+    the unconstrained fits over every subset of ``a``'s columns whose coefficients all come
+    out non-negative, the other coefficients zero. Exact, and cheap for the few terms of a
+    cost model (2^terms fits); clipping a negative coefficient of the full fit to zero
+    instead would leave the others fitted to make up for it."""
+    a = np.asarray(a, float)
+    b = np.asarray(b, float)
+    best, best_x = float(b @ b), np.zeros(a.shape[1])
+    for mask in range(1, 1 << a.shape[1]):
+        cols = [k for k in range(a.shape[1]) if mask >> k & 1]
+        x = np.linalg.lstsq(a[:, cols], b, rcond=None)[0]
+        if np.any(x < 0):
+            continue
+        r = b - a[:, cols] @ x
+        if float(r @ r) < best - 1e-15 * max(best, 1.0):
+            best, best_x = float(r @ r), np.zeros(a.shape[1])
+            best_x[cols] = x
+    return best_x
 
 
 def _calibrate_cpu(say: Callable[[str], None]) -> Model:
