@@ -80,3 +80,11 @@ def test_the_wide_scan_step_keeps_x_minus_open_off_the_alu_pipe():
     steps = loop.count("VIMNMX3") // 16
     assert steps >= 1 and loop.count("VIADDMNMX") == 128 * steps
     assert loop.count("VIADD") >= 32 * steps  # X - go: VIADD, not an ALU add
+
+
+def test_the_command_prints_each_instance(capsys):
+    _step("scan<0, 8, true>")  # skips where the tools are missing
+    sass.main(["search.cu", "scan<0, 8, true>", "scan<1, 8, false>"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("scan<0, 8, true>: ") and "on the ALU pipe" in out[0]
+    assert out[2].startswith("scan<1, 8, false>: ") and "VIADDMNMX" in out[3]

@@ -147,3 +147,26 @@ def inner_loop(sass: str, marker: str = "VIADDMNMX") -> Loop:
     if not found:
         raise ValueError(f"no loop with {marker}")
     return min(found, key=lambda loop: loop.size)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m wavedp.lab.sass FILE EXPRESSION...``: each instance's innermost DP loop,
+    its size, its ALU-pipe share and its opcodes."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m wavedp.lab.sass",
+                                     description=main.__doc__.splitlines()[0])
+    parser.add_argument("file", help="a kernel file of wavedp/kernels, e.g. search.cu")
+    parser.add_argument("expressions", nargs="+",
+                        help='template instances, e.g. "scan<0, 32, true>"')
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--marker", default="VIADDMNMX", help="an opcode the loop must hold")
+    args = parser.parse_args(argv)
+    for expression in args.expressions:
+        loop = inner_loop(disassemble(cubin(args.file, expression, args.arch)), args.marker)
+        print(f"{expression}: {loop.size} instructions, {loop.alu} on the ALU pipe")
+        print("  " + " ".join(f"{op}:{n}" for op, n in loop.opcodes.most_common()))
+
+
+if __name__ == "__main__":
+    main()
