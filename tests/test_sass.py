@@ -50,15 +50,22 @@ def test_an_elf_cut_short_is_restored_from_its_headers():
     assert sass._whole_elf(bytes(elf)) == bytes(elf)
 
 
-def _step(expression: str):
+def _need_tools() -> None:
+    """Skip unless nvdisasm and CuPy's NVRTC are here."""
     if sass.nvdisasm() is None:
         pytest.skip("needs nvdisasm (nvidia-cuda-nvdisasm)")
     pytest.importorskip("cupy")
     try:
-        binary = sass.cubin("search.cu", expression)
+        from cupy.cuda import nvrtc
+
+        nvrtc.getVersion()
     except (ImportError, OSError) as exc:
         pytest.skip(f"needs NVRTC: {exc}")
-    return sass.inner_loop(sass.disassemble(binary))
+
+
+def _step(expression: str):
+    _need_tools()
+    return sass.inner_loop(sass.disassemble(sass.cubin("search.cu", expression)))
 
 
 @pytest.mark.parametrize("rows", [32, 8])
@@ -83,7 +90,7 @@ def test_the_wide_scan_step_keeps_x_minus_open_off_the_alu_pipe():
 
 
 def test_the_command_prints_each_instance(capsys):
-    _step("scan<0, 8, true>")  # skips where the tools are missing
+    _need_tools()
     sass.main(["search.cu", "scan<0, 8, true>", "scan<1, 8, false>"])
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("scan<0, 8, true>: ") and "on the ALU pipe" in out[0]

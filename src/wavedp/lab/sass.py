@@ -51,37 +51,25 @@ class Loop:
 
 def nvdisasm() -> str | None:
     """The ``nvdisasm`` program: the ``nvidia-cuda-nvdisasm`` package's, else one on the
-    PATH or in a CUDA toolkit; None where there is none."""
+    PATH or in /usr/local/cuda; None where there is none."""
     try:
         import nvidia
 
-        for root in nvidia.__path__:
-            for found in sorted(Path(root).glob("*/bin/nvdisasm")):
-                if os.access(found, os.X_OK):
-                    return str(found)
+        roots = list(nvidia.__path__)
     except ImportError:
-        pass
-    return shutil.which("nvdisasm") or next(
-        (p for p in ("/usr/local/cuda/bin/nvdisasm",) if os.access(p, os.X_OK)), None)
+        roots = []
+    for found in (p for root in roots for p in sorted(Path(root).glob("*/bin/nvdisasm"))):
+        if os.access(found, os.X_OK):
+            return str(found)
+    return shutil.which("nvdisasm") or shutil.which("nvdisasm", path="/usr/local/cuda/bin")
 
 
 def cubin(name: str, expression: str, arch: str = "sm_90") -> bytes:
     """One template instance (``expression``) of the kernel file ``name`` compiled with
     NVRTC for ``arch``. Raises RuntimeError with NVRTC's log where it does not compile."""
-    from cupy.cuda import nvrtc
+    from ..engines.cuda.module import compile_cubin
 
-    from ..engines.cuda.module import OPTIONS, source
-
-    prog = nvrtc.createProgram(source(name), name, [], [])
-    try:
-        nvrtc.addNameExpression(prog, expression)
-        try:
-            nvrtc.compileProgram(prog, [*OPTIONS, f"--gpu-architecture={arch}"])
-        except nvrtc.NVRTCError as exc:
-            raise RuntimeError(f"{name} ({arch}): {exc}\n{nvrtc.getProgramLog(prog)}") from exc
-        return _whole_elf(nvrtc.getCUBIN(prog))
-    finally:
-        nvrtc.destroyProgram(prog)
+    return _whole_elf(compile_cubin(name, [expression], arch))
 
 
 def _whole_elf(binary: bytes) -> bytes:

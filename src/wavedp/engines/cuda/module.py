@@ -110,22 +110,26 @@ def compile_all(arch: str) -> dict[str, int]:
 
     Returns the size of each resulting binary; raises RuntimeError with NVRTC's log on failure.
     """
+    return {name: len(compile_cubin(name, expressions, arch))
+            for name, expressions in KERNELS.items()}
+
+
+def compile_cubin(name: str, expressions: list[str], arch: str) -> bytes:
+    """The kernel file ``name`` with the template instances ``expressions`` compiled with
+    NVRTC for ``arch`` (no GPU needed), as CuPy returns the binary (see
+    ``lab.sass.cubin`` for the whole ELF). Raises RuntimeError with NVRTC's log on failure."""
     from cupy.cuda import nvrtc
 
-    sizes = {}
-    for name, expressions in KERNELS.items():
-        prog = nvrtc.createProgram(source(name), name, [], [])
+    prog = nvrtc.createProgram(source(name), name, [], [])
+    try:
+        for expr in expressions:
+            nvrtc.addNameExpression(prog, expr)
         try:
-            for expr in expressions:
-                nvrtc.addNameExpression(prog, expr)
-            try:
-                nvrtc.compileProgram(prog, [*OPTIONS, f"--gpu-architecture={arch}"])
-            except nvrtc.NVRTCError as exc:
-                raise RuntimeError(f"{name} ({arch}): {exc}\n{nvrtc.getProgramLog(prog)}") \
-                    from exc
-            for expr in expressions:
-                nvrtc.getLoweredName(prog, expr)
-            sizes[name] = len(nvrtc.getCUBIN(prog))
-        finally:
-            nvrtc.destroyProgram(prog)
-    return sizes
+            nvrtc.compileProgram(prog, [*OPTIONS, f"--gpu-architecture={arch}"])
+        except nvrtc.NVRTCError as exc:
+            raise RuntimeError(f"{name} ({arch}): {exc}\n{nvrtc.getProgramLog(prog)}") from exc
+        for expr in expressions:
+            nvrtc.getLoweredName(prog, expr)
+        return nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
