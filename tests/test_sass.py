@@ -73,17 +73,20 @@ def test_the_packed_scan_step_is_at_its_floor(rows):
     """Per word (two cells) of a local packed scan: four DPX add-max (E, X with the zero
     floor, F, H) and half a three-way max for the best on the ALU pipe, X - go as one packed
     add on the FMA pipe, and at most 16 other ALU instructions per step of ``rows`` rows."""
-    loop = _step(f"scan<0, {rows}, true>")
+    loop = _step(f"scan<0, 32, {rows}, true>")
     steps, rest = divmod(loop.count("VIMNMX3"), rows // 2)
     assert steps >= 1 and rest == 0, loop.opcodes
     assert loop.count("VIADDMNMX") == 4 * rows * steps
     assert loop.opcodes["VIADD.16x2"] == rows * steps
     other = loop.alu - loop.count("VIADDMNMX") - loop.count("VIMNMX3")
     assert other <= 16 * steps, loop.opcodes
+    # G a template parameter and the gap words kernel arguments: the profile's offsets are
+    # immediates and no registers are copied around the gap words (507 per two steps before)
+    assert loop.size <= (5.5 * rows + 64) * steps, loop.opcodes
 
 
 def test_the_wide_scan_step_keeps_x_minus_open_off_the_alu_pipe():
-    loop = _step("scan<0, 32, true>".replace("true", "false"))
+    loop = _step("scan<0, 32, 32, false>")
     steps = loop.count("VIMNMX3") // 16
     assert steps >= 1 and loop.count("VIADDMNMX") == 128 * steps
     assert loop.count("VIADD") >= 32 * steps  # X - go: VIADD, not an ALU add
@@ -91,7 +94,7 @@ def test_the_wide_scan_step_keeps_x_minus_open_off_the_alu_pipe():
 
 def test_the_command_prints_each_instance(capsys):
     _need_tools()
-    sass.main(["search.cu", "scan<0, 8, true>", "scan<1, 8, false>"])
+    sass.main(["search.cu", "scan<0, 32, 8, true>", "scan<1, 32, 8, false>"])
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("scan<0, 8, true>: ") and "on the ALU pipe" in out[0]
-    assert out[2].startswith("scan<1, 8, false>: ") and "VIADDMNMX" in out[3]
+    assert out[0].startswith("scan<0, 32, 8, true>: ") and "on the ALU pipe" in out[0]
+    assert out[2].startswith("scan<1, 32, 8, false>: ") and "VIADDMNMX" in out[3]

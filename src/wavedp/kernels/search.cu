@@ -52,6 +52,20 @@ __device__ __forceinline__ void wait_chunk() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(AHEAD - 1));
 }
 
+// h[r] for 0 <= r < R, by a tree of selects on the bits of r (R - 1 selects, one predicate
+// per bit, where comparing r with every index took 2R instructions)
+template <int R>
+__device__ __forceinline__ unsigned row_of(const unsigned (&h)[R], int r) {
+    unsigned v[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) v[i] = h[i];
+#pragma unroll
+    for (int w = 1; w < R; w *= 2)
+#pragma unroll
+        for (int i = 0; i + w < R; i += 2 * w) v[i] = r & w ? v[i + w] : v[i];
+    return v[0];
+}
+
 template <bool PACKED> struct Word;
 
 template <> struct Word<true> {
@@ -86,22 +100,23 @@ template <> struct Word<false> {
     static __device__ __forceinline__ unsigned splat(int v) { return (unsigned)v; }
 };
 
-template <int MODE, int R, bool PACKED>
+// mgo and mge: -go and -ge as words (both halves when PACKED), from the host: as kernel
+// arguments the step reads them from the constant bank instead of copying registers
+template <int MODE, int G, int R, bool PACKED>
 __global__ void __launch_bounds__(BLOCK) scan(
     const u8* __restrict__ res, const i64* __restrict__ off, const int* __restrict__ order,
-    int count, const unsigned* __restrict__ profs, int A, int G,
-    const i64* __restrict__ poffs, const int* __restrict__ ms, int nq, int go, int ge, uint2* scratch, int stride,
-    unsigned* outs, int* ticket) {
+    int count, const unsigned* __restrict__ profs, int A, const i64* __restrict__ poffs,
+    const int* __restrict__ ms, int nq, int go, int ge, unsigned mgo, unsigned mge,
+    uint2* scratch, int stride, unsigned* outs, int* ticket) {
     using W = Word<PACKED>;
     extern __shared__ __align__(16) unsigned sprof[];
     __shared__ int sbatch;
-    const int T = G * R;
+    constexpr int T = G * R;
     const int lane = threadIdx.x % G;
     const int group = threadIdx.x / G;
-    const int groups = BLOCK / G;
+    constexpr int groups = BLOCK / G;
     uint2* scr = scratch + (i64)(blockIdx.x * groups + group) * stride;  // column j at j - 1
     const unsigned neg = W::splat(PACKED ? -16384 : WAVEDP_NEG);
-    const unsigned mge = W::splat(-ge), mgo = W::splat(-go);
     const int words = A * T;
     const int batches = (count + groups - 1) / groups;
     int loaded = -1;  // the profile in shared memory
@@ -222,12 +237,9 @@ __global__ void __launch_bounds__(BLOCK) scan(
                     bot_f = f;
                     if (!last && lane == G - 1) scr[j - 1] = make_uint2(h, f);
                     if (MODE != WAVEDP_LOCAL) {
-                        if (owns_m) {
-                            unsigned v = Hg[0];
-#pragma unroll
-                            for (int r = 1; r < R; ++r) v = r == rm ? Hg[r] : v;
-                            if (MODE == WAVEDP_SEMIGLOBAL) best = W::vmax(best, v);
-                            else if (j == n) best = v;
+                        if (owns_m && (MODE == WAVEDP_SEMIGLOBAL || j == n)) {
+                            const unsigned v = row_of<R>(Hg, rm);
+                            best = MODE == WAVEDP_SEMIGLOBAL ? W::vmax(best, v) : v;
                         }
                         if (MODE == WAVEDP_SEMIGLOBAL && j == n) {
 #pragma unroll
@@ -246,3 +258,4 @@ __global__ void __launch_bounds__(BLOCK) scan(
         }
     }
 }
+

@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
                                      description=main.__doc__.splitlines()[0])
     parser.add_argument("file", help="a kernel file of wavedp/kernels, e.g. search.cu")
     parser.add_argument("expressions", nargs="+",
-                        help='template instances, e.g. "scan<0, 32, true>"')
+                        help='template instances, e.g. "scan<0, 32, 32, true>"')
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--marker", default="VIADDMNMX", help="an opcode the loop must hold")
     args = parser.parse_args(argv)

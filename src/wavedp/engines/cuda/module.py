@@ -31,9 +31,9 @@ KERNELS: dict[str, list[str]] = {
     "lab_energy.cu": ["energy_add", "energy_max", "energy_max16", "energy_shared",
                      "energy_stream"],
     "search.cu": [
-        f"scan<{mode}, {rows}, {packed}>"
+        f"scan<{mode}, {lanes}, {rows}, {packed}>"
         for mode, packed in ((0, "true"), (0, "false"), (1, "false"), (2, "false"))
-        for rows in (4, 8, 12, 16, 20, 24, 28, 32)
+        for lanes in (4, 8, 16, 32) for rows in (4, 8, 12, 16, 20, 24, 28, 32)
     ],
     "batch.cu": [
         f"align_batch<{mode}, {rows}, {dirs}, false>"
@@ -88,8 +88,8 @@ def module(name: str, cooperative: bool = False):
                           name_expressions=KERNELS[name], enable_cooperative_groups=cooperative)
 
 
-#: files whose instances are compiled one at a time, on first use (a search needs two or
-#: three of search.cu's 32; compiling them all took 34 s on the H100 machine)
+#: files whose instances are compiled one at a time, on first use (a search
+#: needs two or three of search.cu's 128)
 SEPARATE = {"search.cu", "batch.cu"}
 
 

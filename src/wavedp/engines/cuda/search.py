@@ -195,8 +195,13 @@ def saturation_limit(sub: np.ndarray) -> int:
     return 32767 - max(int(sub.max()), 0)
 
 
-def _kernel(mode: int, r: int, packed: bool):
-    return function("search.cu", f"scan<{mode}, {r}, {'true' if packed else 'false'}>")
+def _kernel(mode: int, g: int, r: int, packed: bool):
+    return function("search.cu", f"scan<{mode}, {g}, {r}, {'true' if packed else 'false'}>")
+
+
+def word(value: int, packed: bool) -> np.uint32:
+    """``value`` as the kernel's word: in both int16 halves when ``packed``, else an int32."""
+    return np.uint32((value & 0xFFFF) * 0x10001 if packed else value & 0xFFFFFFFF)
 
 
 class _Chunk:
@@ -332,7 +337,7 @@ class Scanner:
         stride = (longest + 2) // 2 * 2  # even: lane 0 copies two-column chunks of 16 bytes
         scratch = self._scratch(blocks * groups * stride * 2 if own.max() > 1 else 2)
         ticket = cupy.zeros(1, cupy.int32)
-        kernel = _kernel(LOCAL if packed else self.mode, r, packed)
+        kernel = _kernel(LOCAL if packed else self.mode, g, r, packed)
         smem = 4 * a * g * r + groups * RING * 16  # the profile, then each group's ring
         if smem > 40 << 10:  # near the default 48 KB (the kernel has static shared memory too)
             kernel.max_dynamic_shared_size_bytes = smem
@@ -340,9 +345,9 @@ class Scanner:
         if events:
             events[0].record()
         kernel((blocks,), (BLOCK,), (
-            ch.res, ch.off, order, np.int32(count), prof, np.int32(a), np.int32(g), poffs, ms,
-            np.int32(len(units)), np.int32(self.go), np.int32(self.ge), scratch,
-            np.int32(stride), out, ticket), shared_mem=smem)
+            ch.res, ch.off, order, np.int32(count), prof, np.int32(a), poffs, ms,
+            np.int32(len(units)), np.int32(self.go), np.int32(self.ge), word(-self.go, packed),
+            word(-self.ge, packed), scratch, np.int32(stride), out, ticket), shared_mem=smem)
         if events:
             events[1].record()
             self.timing.append(events)
@@ -418,7 +423,7 @@ class Scanner:
         name, batches, predicted, shapes = self._plan(ch, [[queries[k] for k in u]
                                                            for u in units])
         for shape in shapes:  # load each launch's kernel first: the log times launches only
-            _kernel(LOCAL if self.packed else self.mode, shape[1], self.packed)
+            _kernel(LOCAL if self.packed else self.mode, shape[0], shape[1], self.packed)
         for batch, guess, shape in zip(batches, predicted, shapes, strict=True):
             start = time.perf_counter()
             chosen = [units[i] for i in batch.queries.tolist()]
