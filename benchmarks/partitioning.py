@@ -89,18 +89,27 @@ def padding(qlens: np.ndarray, slens: np.ndarray, name: str) -> float:
 
 
 def details(model, qlens: np.ndarray, slens: np.ndarray, name: str, log: list) -> None:
-    """Each launch of ``name``: its kernel shape and work beside predicted and measured."""
+    """Each launch of ``name``: its kernel shape and work beside predicted and measured, and
+    both split into the host's share and the kernel's (CUDA events)."""
     units = np.sort(qlens)[::-1][::2]
     need = gpu_search.scan_need(24, multiprocessors())
     _, batches, seconds = predict.schedule(model, name, units, slens, 24, True, need,
                                            gpu_search.OUT_BYTES + gpu_search.SCRATCH_BYTES)
+    print("|   launch | units x subjects | shape | work, critical path | predicted s | "
+          "measured s | error | host predicted / measured ms | kernel predicted / measured "
+          "ms |")
     for b, guess, row in zip(batches, seconds, log, strict=False):
-        shape = gpu_search.plan(int(units[b.queries].max()), float(slens[b.subjects].mean()),
-                                24)
+        n = slens[b.subjects]
+        shape = gpu_search.plan(int(units[b.queries].max()), float(n.mean()), 24,
+                                predict.shape_rate(model, True, b.queries.size, n.size,
+                                                   int(n.max())))
         work, critical = predict.gpu_work(units[b.queries], slens[b.subjects], shape)
+        host = predict.host_seconds(model, units[b.queries], b.subjects.size, shape, 24)
         print(f"|   launch | {b.queries.size} units x {b.subjects.size:,} | shape {shape} | "
               f"W {work:.3g} C {critical:.3g} | {guess:.4f} | {row[4]:.4f} | "
-              f"{(guess - row[4]) / row[4]:+.1%} |")
+              f"{(guess - row[4]) / row[4]:+.1%} | {host * 1e3:.2f} / "
+              f"{(row[4] - row[5]) * 1e3:.2f} | {(guess - host) * 1e3:.2f} / "
+              f"{row[5] * 1e3:.2f} |")
 
 
 def repeatability(launches: dict[str, list]) -> str | None:
@@ -170,7 +179,7 @@ def main() -> None:
             seen, guess = sum(x[4] for x in log), sum(x[3] for x in log)
             spreads = [float("nan")]
             if all(len(r) == len(log) for r in runs):  # each launch: its median over runs
-                log = [(*x[:4], statistics.median(r[k][4] for r in runs))
+                log = [(*x[:4], *(statistics.median(r[k][i] for r in runs) for i in (4, 5)))
                        for k, x in enumerate(log)]
                 spreads = [(max(r[k][4] for r in runs) - min(r[k][4] for r in runs)) / x[4]
                            for k, x in enumerate(log)]

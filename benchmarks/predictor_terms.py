@@ -123,11 +123,10 @@ def _timed(sc: gs.Scanner, ch, qs, units, subjects, shape, reps: int = 3) -> flo
     out = cupy.zeros((len(qs), ch.size), cupy.int32)
     times = []
     for rep in range(reps + 1):
-        sc.timing = []
+        sc.events.clear()
         sc._batch(ch, qs, units, subjects, out, shape)
         if rep:
-            times.append(cupy.cuda.get_elapsed_time(*sc.timing[0]) / 1e3)
-    sc.timing = None
+            times.append(sc.kernel_seconds())
     return statistics.median(times)
 
 

@@ -71,6 +71,31 @@ def test_many_queries_pair_up_and_equal_cpu(mode):
     assert gpu == cpu
 
 
+@pytest.mark.parametrize("packed", [True, False])
+@pytest.mark.parametrize("shape", [(4, 4), (8, 12), (32, 32)])
+def test_profiles_built_on_the_gpu_equal_the_host_layout(shape, packed):
+    """The profiles of a launch (units of one or two queries, each its own passes) equal
+    ``profile``'s host layout word for word, pads included."""
+    import cupy
+
+    from wavedp.engines.cuda import search as gpu_search
+    from wavedp.search.database import Database
+
+    g, r = shape
+    rng = np.random.default_rng(g * r + packed)
+    db = Database.from_sequences(["ACDE"], alphabet="protein")
+    scanner = gpu_search.Scanner(db.residues, db.offsets, db.codes_for(PROT), PROT.table,
+                                 PROT.gap_open, PROT.gap_extend, MODES["local"])
+    qs = [PROT.encode(random_seq(rng, PROTEIN, int(n))) for n in (1, 2 * g * r + 3, 40, 7, 300)]
+    units = [[qs[1], qs[0]], [qs[2]], [qs[3], qs[4]]] if packed else [[q] for q in qs]
+    own = np.array([max(1, -(-max(q.size for q in u) // (g * r))) for u in units])
+    prof, poffs = scanner._profiles(units, own, g, r, packed)
+    host = np.concatenate([gpu_search.profile(u, scanner.sub, scanner.go, g, r, int(p), packed)
+                           for u, p in zip(units, own, strict=True)])
+    assert (cupy.asnumpy(prof) == host).all()
+    assert cupy.asnumpy(poffs).tolist() == ((np.cumsum(own) - own) * 24 * g * r).tolist()
+
+
 def test_saturated_pairs_are_rescored_at_32_bits():
     """3000 x W scores 33,000 under BLOSUM62: beyond int16, rescored exactly."""
     w = "W" * 3000

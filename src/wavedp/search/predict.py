@@ -69,7 +69,7 @@ class Model:
     later: dict[str, float] = dataclasses.field(default_factory=dict)  # GPU: G -> a later
     # pass of a group alone, in first passes
     launch: float = 0.0  # s per launch (GPU) or per query call (CPU)
-    unit: float = 0.0  # GPU: s per profile of a launch (built on the host)
+    unit: float = 0.0  # GPU: s per profile of a launch (its queries gathered on the host)
     profile: float = 0.0  # GPU: s per profile word built
     subject: float = 0.0  # GPU: s per subject of a launch (its order, results scattered)
     sms: int = 0
@@ -334,9 +334,17 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
                                         + p * within - lead) + (1 + (p - 1) * later) * alone))
                 for p in np.unique(unit_passes)]
         kernel = max(total, max(ends))
+    return host_seconds(model, unit_m, count, shape, alphabet) + kernel
+
+
+def host_seconds(model: Model, unit_m: np.ndarray, count: int, shape: tuple[int, int, int],
+                 alphabet: int) -> float:
+    """The host's predicted share of a launch of units of ``unit_m`` rows against ``count``
+    subjects with kernel ``shape``: the launch, its profiles (built on the GPU from the
+    queries gathered on the host) and its subjects' indices and results."""
+    unit_m = np.asarray(unit_m, np.int64)
     return (model.launch + model.unit * unit_m.size
-            + model.profile * profile_words(unit_m, shape, alphabet)
-            + model.subject * count + kernel)
+            + model.profile * profile_words(unit_m, shape, alphabet) + model.subject * count)
 
 
 #: a launch of at most this many tickets per block is timed ticket by ticket (``_waves``)
@@ -583,15 +591,16 @@ def search_plan(model: Model, query_m: list[int], subj_n: np.ndarray, alphabet: 
     return plans
 
 
-def explain_lines(log: list[tuple[str, int, int, float, float]]) -> list[str]:
-    """``search --explain``'s table: every scan launch predicted beside measured, and the
-    totals."""
-    lines = ["| launch | partition | units | subjects | predicted s | measured s | error |",
-             "|---|---|---|---|---|---|---|"]
-    for k, (name, units, subjects, guess, seen) in enumerate(log, 1):
+def explain_lines(log: list[tuple[str, int, int, float, float, float]]) -> list[str]:
+    """``search --explain``'s table: every scan launch predicted beside measured (and the
+    kernel's share of the measurement), and the totals."""
+    lines = ["| launch | partition | units | subjects | predicted s | measured s | kernel s "
+             "| error |", "|---|---|---|---|---|---|---|---|"]
+    for k, (name, units, subjects, guess, seen, kernel) in enumerate(log, 1):
         lines.append(f"| {k} | {name} | {units} | {subjects:,} | {guess:.4f} | {seen:.4f} | "
-                     f"{(guess - seen) / seen:+.1%} |")
-    guess, seen = sum(r[3] for r in log), sum(r[4] for r in log)
+                     f"{kernel:.4f} | {(guess - seen) / seen:+.1%} |")
+    guess, seen, kernel = (sum(r[k] for r in log) for k in (3, 4, 5))
     if seen > 0:
-        lines.append(f"| total | | | | {guess:.4f} | {seen:.4f} | {(guess - seen) / seen:+.1%} |")
+        lines.append(f"| total | | | | {guess:.4f} | {seen:.4f} | {kernel:.4f} | "
+                     f"{(guess - seen) / seen:+.1%} |")
     return lines

@@ -60,8 +60,9 @@ Candidates = tuple[np.ndarray, np.ndarray]
 #: (database to the GPU), scan, rescore (32-bit rescoring of saturated pairs), topk
 STATS: dict[str, float] = {}
 #: every scan launch since the last reset (``search --explain`` reads and clears it):
-#: (partition, units, subjects, predicted seconds, measured seconds)
-LOG: list[tuple[str, int, int, float, float]] = []
+#: (partition, units, subjects, predicted seconds, measured seconds by the host clock, its
+#: kernels' seconds by CUDA events)
+LOG: list[tuple[str, int, int, float, float, float]] = []
 
 
 class _Timer:
@@ -235,8 +236,9 @@ class Scanner:
         self.sub = np.ascontiguousarray(sub, dtype=np.int32)
         self.go, self.ge, self.mode = int(gap_open), int(gap_extend), int(mode)
         self.partition = partition
-        self.timing: list | None = None  # the calibration's kernel events, when a list
+        self.events: list = []  # CUDA events around each kernel since the last kernel_seconds
         self._rows = None  # the passes' scratch rows (see _scratch)
+        self._sub = None  # the substitution matrix on the GPU (see _profiles)
         self._plans: dict[tuple, tuple] = {}  # the last scans' plans (see _plan), oldest first
         self.packed = mode == LOCAL and packable(self.sub, self.go, self.ge)
         free, _ = cupy.cuda.runtime.memGetInfo()
@@ -327,10 +329,7 @@ class Scanner:
         g, r, _ = shape
         lengths = np.array([max(q.size for q in u) for u in units], np.int64)
         own = np.maximum(-(-lengths // (g * r)), 1)  # each profile's own passes
-        prof = cupy.asarray(np.concatenate(
-            [profile(u, self.sub, self.go, g, r, int(p), packed) for u, p in zip(
-                units, own, strict=True)]))
-        poffs = cupy.asarray((np.cumsum(own) - own) * a * g * r)
+        prof, poffs = self._profiles(units, own, g, r, packed)
         ms = cupy.asarray(lengths.astype(np.int32))
         groups = BLOCK // g
         blocks = launch_blocks(g, len(units), count, int(own.max()), longest, multiprocessors())
@@ -341,16 +340,44 @@ class Scanner:
         smem = 4 * a * g * r + groups * RING * 16  # the profile, then each group's ring
         if smem > 40 << 10:  # near the default 48 KB (the kernel has static shared memory too)
             kernel.max_dynamic_shared_size_bytes = smem
-        events = (cupy.cuda.Event(), cupy.cuda.Event()) if self.timing is not None else None
-        if events:
-            events[0].record()
+        events = cupy.cuda.Event(), cupy.cuda.Event()
+        events[0].record()
         kernel((blocks,), (BLOCK,), (
             ch.res, ch.off, order, np.int32(count), prof, np.int32(a), poffs, ms,
             np.int32(len(units)), np.int32(self.go), np.int32(self.ge), word(-self.go, packed),
             word(-self.ge, packed), scratch, np.int32(stride), out, ticket), shared_mem=smem)
-        if events:
-            events[1].record()
-            self.timing.append(events)
+        events[1].record()
+        self.events.append(events)
+
+    def _profiles(self, units: list[list[np.ndarray]], own: np.ndarray, g: int, r: int,
+                  packed: bool):
+        """The launch's profiles (device uint32, each unit's ``own`` passes in turn, as
+        :func:`profile` lays them out) built on the GPU from the units' codes, and each
+        unit's first word (device int64)."""
+        import cupy
+
+        if self._sub is None:
+            self._sub = cupy.asarray(self.sub)
+        a = self.sub.shape[0]
+        queries = [q for u in units for q in u]
+        starts = np.cumsum([0] + [q.size for q in queries])
+        meta, k = np.empty((len(units), 4), np.int32), 0
+        for i, u in enumerate(units):
+            meta[i, :2] = starts[k], u[0].size
+            meta[i, 2:] = (starts[k + 1], u[1].size) if len(u) == 2 else meta[i, :2]
+            k += len(u)
+        first = (np.cumsum(own) - own) * a * g * r
+        words = int(own.sum()) * a * g * r
+        prof = cupy.empty(words, cupy.uint32)
+        poffs = cupy.asarray(first)
+        most = int(own.max()) * a * g * r
+        grid = (min(-(-most // 256), 1024), min(len(units), 65535))
+        function("search.cu", "build_profiles")(grid, (256,), (
+            cupy.asarray(np.concatenate(queries).astype(np.uint8)), cupy.asarray(meta), poffs,
+            cupy.asarray(own.astype(np.int32)), np.int32(len(units)), self._sub, np.int32(a),
+            np.int32(g), np.int32(r), np.int32(self.go), np.int32(PAD16 if packed else PAD32),
+            np.int32(packed), prof))
+        return prof, poffs
 
     def _scratch(self, words: int):
         """A device buffer of at least ``words`` uint32 for the passes' scratch rows (kept
@@ -422,16 +449,27 @@ class Scanner:
         units = pair_up(live, self.packed)
         name, batches, predicted, shapes = self._plan(ch, [[queries[k] for k in u]
                                                            for u in units])
-        for shape in shapes:  # load each launch's kernel first: the log times launches only
+        function("search.cu", "build_profiles")  # load the kernels first: the log times
+        for shape in shapes:  # launches only
             _kernel(LOCAL if self.packed else self.mode, shape[0], shape[1], self.packed)
         for batch, guess, shape in zip(batches, predicted, shapes, strict=True):
             start = time.perf_counter()
             chosen = [units[i] for i in batch.queries.tolist()]
             subjects = ch.nonempty[batch.subjects]
+            self.events.clear()
             self._batch(ch, queries, chosen, subjects, out, shape)
             LOG.append((name, len(chosen), int(subjects.size), guess,
-                        time.perf_counter() - start))
+                        time.perf_counter() - start, self.kernel_seconds()))
         return out
+
+    def kernel_seconds(self) -> float:
+        """The GPU time of the kernels launched since the last call (CUDA events; their
+        stream synchronized)."""
+        import cupy
+
+        seconds = sum(cupy.cuda.get_elapsed_time(*e) for e in self.events) / 1e3
+        self.events.clear()
+        return seconds
 
     def _plan(self, ch: _Chunk, units: list[list[np.ndarray]]):
         """(partitioning, launches, their predicted seconds, their kernel shapes) over the
@@ -641,25 +679,20 @@ def timed_launches(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray]) -> l
     import cupy
 
     LOG.clear()
-    scanner.timing = []
-    try:
-        with collector_paused():
-            scanner._scores(ch, queries)
-            cupy.cuda.get_current_stream().synchronize()
-        kernels = [cupy.cuda.get_elapsed_time(*e) / 1e3 for e in scanner.timing]
-    finally:
-        scanner.timing = None
+    with collector_paused():
+        scanner._scores(ch, queries)
+        cupy.cuda.get_current_stream().synchronize()
     log = list(LOG)
     live = sorted((k for k, q in enumerate(queries) if q.size > 0),
                   key=lambda k: -queries[k].size)
     units = [[queries[k] for k in u] for u in pair_up(live, scanner.packed)]
     _, batches, _, shapes = scanner._plan(ch, units)
     rows = []
-    for batch, shape, entry, kernel in zip(batches, shapes, log, kernels, strict=False):
+    for batch, shape, entry in zip(batches, shapes, log, strict=True):
         chosen = [units[i] for i in batch.queries.tolist()]
         subj_n = ch.lengths[ch.nonempty[batch.subjects]].astype(np.int64)
         rows.append(dict(m=[max(q.size for q in u) for u in chosen], n=subj_n.tolist(),
-                         shape=list(shape), whole=entry[4], kernel=kernel))
+                         shape=list(shape), whole=entry[4], kernel=entry[5]))
     return rows
 
 
@@ -699,13 +732,12 @@ def calibration(lengths: np.ndarray, runs: list[tuple[int, int, int, int, bool, 
             kernel, whole = [], []
             with collector_paused():
                 for rep in range(4):
-                    scanner.timing = []
+                    scanner.events.clear()
                     start = time.perf_counter()
                     scanner._batch(ch, queries, units, order[first:first + count], out,
                                    (g, r, passes))
                     if rep:
                         whole.append(time.perf_counter() - start)
-                        kernel.append(cupy.cuda.get_elapsed_time(*scanner.timing[0]) / 1e3)
-            scanner.timing = None
+                        kernel.append(scanner.kernel_seconds())
             found.append((k, statistics.median(kernel), statistics.median(whole)))
     return [(kernel, whole) for _, kernel, whole in sorted(found)]
