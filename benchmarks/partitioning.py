@@ -99,10 +99,7 @@ def details(model, qlens: np.ndarray, slens: np.ndarray, name: str, log: list) -
           "measured s | error | host predicted / measured ms | kernel predicted / measured "
           "ms |")
     for b, guess, row in zip(batches, seconds, log, strict=False):
-        n = slens[b.subjects]
-        shape = gpu_search.plan(int(units[b.queries].max()), float(n.mean()), 24,
-                                predict.shape_rate(model, True, b.queries.size, n.size,
-                                                   int(n.max())))
+        shape = predict.launch_shape(model, units[b.queries], slens[b.subjects], 24, True)
         work, critical = predict.gpu_work(units[b.queries], slens[b.subjects], shape)
         host = predict.host_seconds(model, units[b.queries], b.subjects.size, shape, 24)
         print(f"|   launch | {b.queries.size} units x {b.subjects.size:,} | shape {shape} | "

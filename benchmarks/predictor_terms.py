@@ -8,8 +8,9 @@ are this machine's calibration, ``wavedp calibrate``, or the built-in ones).
 
 1. **Launches split.** Every launch of the partitioning benchmark's sets
    (``benchmarks/partitioning.py``) under the given partitionings: the whole launch by the
-   host clock (profiles built and uploaded, kernel, results unpacked and scattered), the
-   kernel by CUDA events, and the profiles' build re-timed alone on the host; beside them
+   host clock (profiles built, kernel, results unpacked and scattered), the kernel by CUDA
+   events, and the profiles' build re-timed alone (queries gathered on the host, built on
+   the GPU); beside them
    the model's kernel term and its host terms (launch, per profile, per profile word, per
    subject). Per partitioning: how many launches the kernel term and the host terms
    each get within 15%.
@@ -60,15 +61,17 @@ def _scanner(lengths: np.ndarray, rng, partition: str = "none") -> tuple[gs.Scan
 
 
 def _profile_seconds(sc: gs.Scanner, units: list[list[np.ndarray]], shape) -> float:
-    """The host's time to build profiles like a launch's (units of the same lengths; best of
-    three)."""
+    """The time a launch spends on its profiles (units of the same lengths; gathered on the
+    host, built on the GPU; best of three)."""
+    import cupy
+
     g, r, _ = shape
+    own = np.array([max(1, -(-max(q.size for q in u) // (g * r))) for u in units])
     best = []
     for _ in range(3):
         start = time.perf_counter()
-        for u in units:
-            m = max(q.size for q in u)
-            gs.profile(u, sc.sub, sc.go, g, r, max(1, -(-m // (g * r))), sc.packed)
+        sc._profiles(units, own, g, r, sc.packed)
+        cupy.cuda.get_current_stream().synchronize()
         best.append(time.perf_counter() - start)
     return min(best)
 

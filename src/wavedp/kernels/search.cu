@@ -261,17 +261,18 @@ __global__ void __launch_bounds__(BLOCK) scan(
 
 // The profiles of a launch (see "Profile" above), built on the GPU from the queries' codes:
 // unit u has the queries codes[q.x .. q.x + q.y) and codes[q.z .. q.z + q.w) (q = units[u];
-// the second is the first again where a unit has one query, and is not read unless PACKED),
-// passes[u] passes of T = G*R rows and its words from poffs[u]; sub is the A x A
+// the second is the first again where a unit has one query), the passes of T = G*R rows its
+// longer query needs (at least one) and its words from poffs[u]; sub is the A x A
 // substitution matrix (query residue major). A row past a query scores pad.
 __global__ void build_profiles(const u8* __restrict__ codes, const int4* __restrict__ units,
-                               const i64* __restrict__ poffs, const int* __restrict__ passes,
-                               int count, const int* __restrict__ sub, int A, int G, int R,
-                               int go, int pad, int packed, unsigned* __restrict__ out) {
+                               const i64* __restrict__ poffs, int count,
+                               const int* __restrict__ sub, int A, int G, int R, int go,
+                               int pad, int packed, unsigned* __restrict__ out) {
     const int T = G * R;
     for (int u = blockIdx.y; u < count; u += gridDim.y) {
         const int4 q = units[u];
-        const i64 words = (i64)passes[u] * A * T;
+        const int passes = max(1, (max(q.y, q.w) + T - 1) / T);
+        const i64 words = (i64)passes * A * T;
         unsigned* dst = out + poffs[u];
         for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < words;
              w += (i64)gridDim.x * blockDim.x) {

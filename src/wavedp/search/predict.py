@@ -202,6 +202,17 @@ def shape_rate(model: Model, packed: bool, units: int, count: int, longest: int
     return rate
 
 
+def launch_shape(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
+                 packed: bool) -> tuple[int, int, int]:
+    """The kernel shape (G, R, passes) the engine plans for a launch of units of ``unit_m``
+    rows against subjects of ``subj_n`` residues, weighed by :func:`shape_rate`."""
+    from ..engines.cuda import search as scan
+
+    subj_n = np.asarray(subj_n)
+    return scan.plan(int(np.max(unit_m)), float(subj_n.mean()), alphabet, shape_rate(
+        model, packed, len(unit_m), subj_n.size, int(subj_n.max())))
+
+
 def _single(model: Model, g: int, r: int) -> float:
     """One group of G lanes with R rows each alone, its first pass: measured, else scaled
     from the nearest measured shape (a group alone runs at about the same steps per second,
@@ -297,8 +308,7 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     subj_n = np.asarray(subj_n, np.float64)
     unit_m = np.asarray(unit_m, np.int64)
     longest = int(subj_n.max())
-    shape = shape or scan.plan(int(unit_m.max()), float(subj_n.mean()), alphabet, shape_rate(
-        model, packed, unit_m.size, subj_n.size, longest))
+    shape = shape or launch_shape(model, unit_m, subj_n, alphabet, packed)
     g, r, passes = shape
     t = g * r
     groups = scan.BLOCK // g

@@ -168,7 +168,8 @@ def pair_up(live: list[int], packed: bool) -> list[list[int]]:
 def profile(queries: list[np.ndarray], sub: np.ndarray, go: int, g: int, r: int, passes: int,
             packed: bool) -> np.ndarray:
     """The kernel's query profile (uint32 words, passes x A x T in chunked row order) of one
-    query, or of two packed into int16 halves (low half: the first)."""
+    query, or of two packed into int16 halves (low half: the first): the layout's reference
+    in NumPy; launches build theirs on the GPU (``Scanner._profiles``)."""
     a = sub.shape[0]
     t = g * r
     rows = passes * t
@@ -374,9 +375,8 @@ class Scanner:
         grid = (min(-(-most // 256), 1024), min(len(units), 65535))
         function("search.cu", "build_profiles")(grid, (256,), (
             cupy.asarray(np.concatenate(queries).astype(np.uint8)), cupy.asarray(meta), poffs,
-            cupy.asarray(own.astype(np.int32)), np.int32(len(units)), self._sub, np.int32(a),
-            np.int32(g), np.int32(r), np.int32(self.go), np.int32(PAD16 if packed else PAD32),
-            np.int32(packed), prof))
+            np.int32(len(units)), self._sub, np.int32(a), np.int32(g), np.int32(r),
+            np.int32(self.go), np.int32(PAD16 if packed else PAD32), np.int32(packed), prof))
         return prof, poffs
 
     def _scratch(self, words: int):
@@ -411,10 +411,9 @@ class Scanner:
         from ...search import predict
 
         packed = self.packed if packed is None else packed
-        rate = predict.shape_rate(predict.model_for("gpu"), packed, len(units), lengths.size,
-                                  int(lengths.max()))
-        return plan(max(q.size for u in units for q in u), float(lengths.mean()),
-                    self.sub.shape[0], rate)
+        unit_m = [max(q.size for q in u) for u in units]
+        return predict.launch_shape(predict.model_for("gpu"), unit_m, lengths,
+                                    self.sub.shape[0], packed)
 
     def batches(self, ch: _Chunk, units: list[list[np.ndarray]]):
         """The launches over the chunk (``search.partition`` batches of units x non-empty
