@@ -18,6 +18,11 @@ are this machine's calibration, ``wavedp calibrate``, or the built-in ones).
    1 to 128 profiles in one and in two passes (the thesis's falling phase: an item left for
    last runs alone), and heavy-tailed subjects in random and in sorted order at 1, 2, 4 and
    8 blocks per SM (the padding a warp and a block pay, and how much other blocks cover).
+3. **Passes and grids** (kernel alone): shape (4, 32) packed, one profile of 1, 8 and 32
+   passes against subjects all n = 400, 1,600 and 6,400 long at the engine's grid (one and
+   four tickets per block), and one ticket per block at grids capped at 1 to 5 blocks per
+   SM: what a later pass costs with the device full (against a group alone, the
+   calibration's ``later``), and what a block pays when its multiprocessor holds k blocks.
 
 ``--json`` writes every launch's raw numbers (units' rows, subjects' lengths in launch
 order, shape, seconds of each part) for fitting the model offline.
@@ -26,6 +31,7 @@ order, shape, seconds of each part) for fitting the model offline.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -174,6 +180,34 @@ def controlled(model: predict.Model) -> list[dict]:
     return rows
 
 
+def passes_and_grids(model: predict.Model) -> list[dict]:
+    """Shape (4, 32) packed: passes against subject length at the engine's grid, and one
+    ticket per block at capped grids; measured (median of three, CUDA events) beside the
+    model's kernel term."""
+    kmodel = _kernel_only(model)
+    sms = model.sms or 132
+    runs = []  # (case, n, count, passes, cap)
+    for n in (400, 1600, 6400):
+        blocks = gs.launch_blocks(4, 1, 1 << 30, 2, n, sms)
+        runs += [(f"n {n}, {t} ticket(s) per block, {p} pass(es)", n, t * 32 * blocks, p, None)
+                 for t in (1, 4) for p in (1, 8, 32)]
+    runs += [(f"n 1600, {cap / sms:.2f} blocks per SM, 1 ticket each, {p} pass(es)", 1600,
+              32 * cap, p, cap) for cap in (sms, sms * 5 // 4, sms * 3 // 2, 2 * sms, 3 * sms,
+                                            4 * sms, 5 * sms) for p in (1, 8)]
+    rows = []
+    for n, cap in dict.fromkeys((n, cap) for _, n, _, _, cap in runs):
+        group = [run for run in runs if run[1] == n and run[4] == cap]
+        size = max(count for _, _, count, _, _ in group)
+        with gs.capped_grid(cap) if cap else contextlib.nullcontext():
+            found = gs.calibration(np.full(size, n, np.int64), [
+                (128 * p, 4, 32, p, True, 0, count, 1) for _, _, count, p, _ in group])
+            for (case, _, count, p, _), (seen, _) in zip(group, found, strict=True):
+                rows.append(dict(case=case, seen=seen, guess=predict.gpu_seconds(
+                    kmodel, np.array([128 * p]), np.full(count, float(n)), 24, True,
+                    (4, 32, p))))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="mixture")
@@ -193,7 +227,7 @@ def main() -> None:
     print("\ncontrolled launches, kernel alone (CUDA events), median of 3")
     print("| case | measured ms | predicted ms | error |")
     print("|---|---|---|---|")
-    fixed = controlled(model)
+    fixed = controlled(model) + passes_and_grids(model)
     for r in fixed:
         print(f"| {r['case']} | {r['seen'] * 1e3:.2f} | {r['guess'] * 1e3:.2f} | "
               f"{_error(r['guess'], r['seen']):+.0%} |")

@@ -2,8 +2,8 @@
 # On the GPU machine (run from the repository root): install wavedp offline (wheels for the
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
-#   scripts/device_run.sh [tests|bench|search|hits|partition|scaleout|polyadic|lab|labquick|
-#       energy|barriers|all]
+#   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
+#       labquick|energy|barriers|all]
 #       [-k expr]
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -46,6 +46,12 @@ if [[ $what == partition || $what == all ]]; then
     cp "$(python3 -c 'from wavedp.search.predict import cache_path; print(cache_path("gpu"))')" \
         "$out/"
     python3 benchmarks/partitioning.py --launches 2>&1 | tee -a "$out/partition_bench.log"
+fi
+if [[ $what == terms ]]; then
+    # the predictor's terms one by one: launches split into host and kernel, and the
+    # controlled launches (a lone long subject, order and occupancy, passes and grids)
+    python3 benchmarks/predictor_terms.py --partitions dynamic2 --repeats 1 \
+        --json "$out/terms.json" 2>&1 | tee "$out/terms.log"
 fi
 if [[ $what == scaleout ]]; then
     # every GPU of the machine against one: the CUDASW++ benchmark and the UniRef50 plan

@@ -225,7 +225,8 @@ def test_energy_with_a_cluster_is_refused(pair):
 # --- the energy lab on synthetic rows -----------------------------------------------------------
 
 P_STATIC = 150.0
-E_OP = {"add": 8e-12, "max": 12e-12, "max16": 17e-12, "shared": 20e-12, "l2": 5e-12, "dram": 15e-12}
+E_OP = {"add": 8e-12, "max": 12e-12, "max16": 17e-12, "shared": 20e-12, "shared16": 60e-12,
+        "l2": 5e-12, "dram": 15e-12}
 
 
 def micro_rows(f: lab.Fit | None = None) -> list[dict]:
@@ -346,6 +347,8 @@ def test_micro_counts_match_the_kernels_loops():
     assert lab.MICROS["max"].per_step["max"] == 2 * chains * unroll
     assert lab.MICROS["max16"].per_step["max16"] == 2 * chains * unroll
     assert lab.MICROS["shared"].per_step["shared"] == chains * unroll
+    assert lab.MICROS["shared16"].per_step["shared16"] == chains * unroll
+    assert lab.MICROS["shared16"].per_step["add"] == 3 * chains * unroll + 2
     assert known["STREAM_UNROLL"] == 4  # lab.energy's stream quantum
     from wavedp.engines.cuda.module import KERNELS
 
@@ -371,29 +374,34 @@ def test_capped_grid_caps_every_launch_and_restores():
     assert gpu_search.launch_blocks(16, 100, 10**6, 1, 500, 132) == full > 33
 
 
-def test_the_search_dram_bytes_come_from_ncu_where_it_is(monkeypatch):
+def test_the_search_traffic_comes_from_ncu_where_it_is(monkeypatch):
     notes, calls = [], []
     monkeypatch.setattr(lab.ncu.shutil, "which", lambda name: None)
-    assert lab.search_dram(lab.QUICK, notes.append) is None and "not on PATH" in notes[-1]
+    assert lab.search_traffic(lab.QUICK, notes.append) is None and "not on PATH" in notes[-1]
     monkeypatch.setattr(lab.ncu.shutil, "which", lambda name: "/usr/bin/ncu")
-    read, write = "dram__bytes_read.sum", "dram__bytes_write.sum"
+    l2, read, write = "lts__t_bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum"
     kernels = [{"id": 0, "kernel": "void scan<0, 32, 1>(const unsigned char *, int)",
-                read: 3e9, write: 4e9},
-               {"id": 1, "kernel": "cupy_scan_naive", read: 1e9, write: 1e9},
-               {"id": 2, "kernel": "scan<1, 8, 0>", read: 1e9, write: 0.0}]
+                l2: 2e10, read: 3e9, write: 4e9},
+               {"id": 1, "kernel": "cupy_scan_naive", l2: 9e9, read: 1e9, write: 1e9},
+               {"id": 2, "kernel": "scan<1, 8, 0>", l2: 1e10, read: 1e9, write: 0.0}]
 
     def profile(command, metrics, name):
         calls.append((command, metrics, name))
         return kernels
 
     monkeypatch.setattr(lab.ncu, "profile", profile)
-    assert lab.search_dram(lab.QUICK, notes.append) == 8e9
+    assert lab.search_traffic(lab.QUICK, notes.append) == {"l2": 3e10, "dram": 8e9}
     command, metrics, _ = calls[-1]
     assert command[1:3] == ["-m", "wavedp.lab.energy_run"] and str(lab.QUICK.sequences) in command
-    assert set(metrics) == {read, write} and "2 scan launch(es) moved 8.0 GB" in notes[-1]
+    assert set(metrics) == {l2, read, write}
+    assert "2 scan launch(es) moved 30.0 GB through L2 and 8.0 GB" in notes[-1]
     kernels[:] = kernels[1:2]
     with pytest.raises(DeviceError, match="no scan launch"):
-        lab.search_dram(lab.QUICK, notes.append)
+        lab.search_traffic(lab.QUICK, notes.append)
+    # a row with counted L2 bytes uses them, not the counts per cell
+    row = {**strategy_row("search"), "l2_bytes": 7e11}
+    f = lab.Fit(0.0, {op: 1.0 for op in lab.OPS})
+    assert lab.predict(f, row)["l2"] == 7e11
     # a row with counted bytes uses them, not the estimate
     row = {**strategy_row("search"), "dram_bytes": 5e11}
     assert lab.dram_estimate(row) == 5e11

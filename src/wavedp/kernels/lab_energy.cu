@@ -12,6 +12,8 @@
 // most threads per block of energy_shared, and the slots of each thread's ring
 #define SHARED_THREADS 256
 #define RING 16
+// slots of each thread's ring of 16-byte words in energy_shared16 (32 KB at 256 threads)
+#define RING16 8
 // 16-byte loads in flight per thread of energy_stream
 #define STREAM_UNROLL 4
 
@@ -115,6 +117,44 @@ extern "C" __global__ void __launch_bounds__(SHARED_THREADS) energy_shared(unsig
 #pragma unroll
             for (int c = 0; c < CHAINS; ++c)
                 p[c] = *reinterpret_cast<const volatile unsigned*>(base + p[c]) & 0xffffu;
+        }
+    }
+    unsigned s = 0;
+#pragma unroll
+    for (int c = 0; c < CHAINS; ++c) s ^= p[c];
+    keep(s, key, out);
+}
+
+// 16-byte shared-memory loads (LDS.128, as the search's scan reads its profile): each chain
+// walks a cycle through RING16 16-byte slots of the thread's own (consecutive threads read
+// consecutive slots: a warp's load is four conflict-free wavefronts), one dependent load per
+// step; a slot's four words are pseudo-random and XOR to the byte offset of the next slot in
+// their low 16 bits, so every word is used (two LOP3 per load)
+extern "C" __global__ void __launch_bounds__(SHARED_THREADS) energy_shared16(unsigned* out,
+                                                                             unsigned key,
+                                                                             int iters) {
+    __shared__ uint4 ring16[RING16 * SHARED_THREADS];
+    const unsigned t = threadIdx.x, n = blockDim.x;
+    for (unsigned k = 0; k < RING16; ++k) {
+        const unsigned next = (3 * k + 1) % RING16;  // a full cycle over the RING16 slots
+        const unsigned r = (k * n + t + key) * 2654435761u;
+        uint4 v = make_uint4(0u, r, r * 2246822519u, r * 3266489917u);
+        v.x = ((next * n + t) * 16 ^ v.y ^ v.z ^ v.w) & 0xffffu | r << 16;
+        ring16[k * n + t] = v;
+    }
+    __syncthreads();
+    const char* base = reinterpret_cast<const char*>(ring16);
+    unsigned p[CHAINS];
+#pragma unroll
+    for (int c = 0; c < CHAINS; ++c) p[c] = (c * RING16 / CHAINS * n + t) * 16;
+    for (int k = 0; k < iters; ++k) {
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+#pragma unroll
+            for (int c = 0; c < CHAINS; ++c) {
+                const uint4 v = *reinterpret_cast<const uint4*>(base + p[c]);
+                p[c] = (v.x ^ v.y ^ v.z ^ v.w) & 0xffffu;
+            }
         }
     }
     unsigned s = 0;

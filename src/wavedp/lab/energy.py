@@ -3,7 +3,8 @@ operation, and the model E = P_static T + sum_op count_op e_op (eqs. 10-13) is c
 the measured energy of each Smith-Waterman strategy's sweep and of the database search.
 
 - Micro-benchmarks (``kernels/lab_energy.cu``): integer adds, integer maxes (the fused add-max
-  of the alignment kernels), shared-memory words, and global loads served by L2 or by DRAM,
+  of the alignment kernels), shared-memory words (32-bit, and 16-byte loads as the search
+  reads its profile), and global loads served by L2 or by DRAM,
   each at two intensities (a full grid, and one warp per multiprocessor), each run for at
   least ``Settings.seconds`` after a warm-up to a steady power; and the idle power.
 - The fit: least squares (on relative errors) of every micro-benchmark's energy on its time
@@ -12,7 +13,7 @@ the measured energy of each Smith-Waterman strategy's sweep and of the database 
 - The model: a run's energy is P_static T + cells sum_op c_op e_op + DRAM bytes e_dram, with
   T measured, c_op per DP cell read from the kernels (``CELL_COUNTS``) and the DRAM bytes a
   parameter (:func:`dram_estimate` by default; the search's counted by Nsight Compute,
-  :func:`search_dram`, where ``ncu`` is on the PATH).
+  :func:`search_traffic`, where ``ncu`` is on the PATH, with its L2 bytes).
 - The search once more with its grid capped at ``Settings.slope``'s block counts (one block
   per multiprocessor): its power against its cell rate (:func:`search_power`) gives the
   kernel's own static intercept and joules per cell, to set beside the model's.
@@ -26,7 +27,9 @@ VIADDMNMX, VIMNMX, VIMNMX3); ``max16``: the same on two 16-bit halves (the packe
 VIADDMNMX.S16x2 and VIMNMX3.S16x2, measured apart: a packed instruction may cost more than
 a 32-bit one); ``add``: every other instruction (integer ALU, and the issue of loads,
 stores, shuffles, branches and barriers); ``shared``: 32-bit words loaded from or stored to
-shared memory, and shuffled; ``l2``: bytes of global loads and stores that reach L2;
+shared memory, and shuffled; ``shared16``: 16-byte shared-memory loads (LDS.128, the
+search's profile reads; measured apart: per byte one costs about four times what a 32-bit
+load's byte does, H100, 2026-11); ``l2``: bytes of global loads and stores that reach L2;
 ``dram``: those of them served by DRAM (a DRAM byte costs e_l2 + e_dram).
 """
 
@@ -50,7 +53,7 @@ from .claims import Claim
 from .timing import l2_bytes
 
 FILE = "lab_energy.cu"
-OPS = ("add", "max", "max16", "shared", "l2", "dram")
+OPS = ("add", "max", "max16", "shared", "shared16", "l2", "dram")
 INTENSITIES = ("high", "low")
 STRATEGIES = ("multipass", "simple", "coalesced", "tiled", "search")
 LABELS = {"multipass": "multipass", "simple": "diagonal, simple storage",
@@ -162,13 +165,15 @@ class Micro:
 #: sm_90 SASS of the loops (add and max checked against Nsight Compute's executed counts):
 #: energy_add 128 IADD3/IMAD, ISETP, BRA; energy_max 512 VIADDMNMX and VIADD, ISETP, BRA per
 #: four iterations (energy_max16 the same with VIADDMNMX.S16x2); energy_shared 64 LDS, 64
-#: LOP3 (the mask), ISETP, BRA; energy_stream 4 LDG.128 and 25 others (the fold, 64-bit
+#: LOP3 (the mask), ISETP, BRA; energy_shared16 64 LDS.128, 128 LOP3 (the fold), ISETP,
+#: BRA; energy_stream 4 LDG.128 and 25 others (the fold, 64-bit
 #: addressing, the loop) per four loads
 MICROS = {
     "add": Micro("energy_add", {"add": 130}),
     "max": Micro("energy_max", {"max": 128, "add": 0.75}),
     "max16": Micro("energy_max16", {"max16": 128, "add": 0.75}),
     "shared": Micro("energy_shared", {"shared": 64, "add": 130}),
+    "shared16": Micro("energy_shared16", {"shared16": 64, "add": 194}),
     "l2": Micro("energy_stream", {"add": 7.25, "l2": 16}),
     "dram": Micro("energy_stream", {"add": 7.25, "l2": 16, "dram": 16}),
 }
@@ -517,10 +522,11 @@ def measure(s: Settings, progress: Progress) -> list[dict]:
     rows += [run_micro(op, level, s, progress) for op in MICROS for level in INTENSITIES]
     rows += [run_strategy(name, s, progress) for name in s.strategies]
     if "search" in s.strategies:
-        dram = search_dram(s, progress)
-        if dram is not None:
+        traffic = search_traffic(s, progress)
+        if traffic is not None:
             for r in _searches(rows):
-                r["dram_bytes"] = dram * r["runs"]
+                r["l2_bytes"] = traffic["l2"] * r["runs"]
+                r["dram_bytes"] = traffic["dram"] * r["runs"]
         rows += [run_strategy("search", s, progress, blocks) for blocks in s.slope]
         _search_inputs.cache_clear()  # the database's residues: hundreds of MB
         rows += [run_peak(length, database, s, progress)
@@ -536,26 +542,36 @@ def measure(s: Settings, progress: Progress) -> list[dict]:
 SCAN_KERNEL = "regex:^scan"
 
 
-def search_dram(s: Settings, progress: Progress) -> float | None:
-    """DRAM bytes (read and written) of one search's scan launches, counted by Nsight
-    Compute in a child process (``wavedp.lab.energy_run``); None where ``ncu`` is not on
-    PATH (the model then estimates them)."""
+def search_traffic(s: Settings, progress: Progress) -> dict[str, float] | None:
+    """Bytes of one search's scan launches, counted by Nsight Compute in a child process
+    (``wavedp.lab.energy_run``): ``l2`` through L2 (lts__t_bytes), ``dram`` read and
+    written in DRAM; None where ``ncu`` is not on PATH (the model then estimates them:
+    CELL_COUNTS's L2 bytes per cell, :func:`dram_estimate`). Counted, because the scan's
+    traffic depends on the shapes its planner picks: a long query in many passes moves its
+    scratch rows through L2, and to DRAM where they outgrow it."""
     try:
         ncu.executable()
     except InputError:
-        progress("energy: ncu is not on PATH; the search's DRAM bytes are estimated")
+        progress("energy: ncu is not on PATH; the search's L2 and DRAM bytes are estimated")
         return None
-    metrics = ("dram__bytes_read.sum", "dram__bytes_write.sum")
     kernels = ncu.profile([sys.executable, "-m", "wavedp.lab.energy_run", "--sequences",
-                           str(s.sequences), "--length", str(s.length)], metrics, SCAN_KERNEL)
+                           str(s.sequences), "--length", str(s.length)],
+                          (*TRAFFIC["l2"], *TRAFFIC["dram"]), SCAN_KERNEL)
     scans = [k for k in kernels if _is_scan(k["kernel"])]
     if not scans:
         raise DeviceError(f"ncu profiled no scan launch of the search (kernels: "
                           f"{sorted({k['kernel'][:40] for k in kernels})})")
-    total = sum(k.get(m, 0.0) for k in scans for m in metrics)
-    progress(f"energy: the search's {len(scans)} scan launch(es) moved {total / 1e9:,.1f} GB "
-             "to and from DRAM (ncu)")
+    total = {kind: sum(k.get(m, 0.0) for k in scans for m in metrics)
+             for kind, metrics in TRAFFIC.items()}
+    progress(f"energy: the search's {len(scans)} scan launch(es) moved "
+             f"{total['l2'] / 1e9:,.1f} GB through L2 and {total['dram'] / 1e9:,.1f} GB to "
+             "and from DRAM (ncu)")
     return total
+
+
+#: Nsight Compute's metrics of the search's traffic
+TRAFFIC = {"l2": ("lts__t_bytes.sum",),
+           "dram": ("dram__bytes_read.sum", "dram__bytes_write.sum")}
 
 
 def _is_scan(name: str) -> bool:
@@ -611,13 +627,14 @@ def fit(rows: list[dict]) -> Fit | None:
 #:   255 steps); Nsight counts 7.5 shared words per cell (the tile's borders included);
 #: - scan<LOCAL, G, 32, true> (two queries per 32-bit word): per column a lane does 64 cells with
 #:   128 VIADDMNMX and 16 VIMNMX3 (the ALU pipe), 32 VIADD.16x2 (X - go), 8 LDS.128 (32
-#:   profile words) and 3 shuffles; Nsight Compute counts 3.45 thread instructions per cell
-#:   the scan computes (the peak search at length 128: 2.53 on the ALU pipe, 0.79 on FMA).
+#:   profile words; 0.125 per cell) and 3 shuffles (with the step's LDS, 0.07 32-bit shared
+#:   words per cell); Nsight Compute counts 3.45 thread instructions per cell the scan
+#:   computes (the peak search at length 128: 2.53 on the ALU pipe, 0.79 on FMA).
 CELL_COUNTS: dict[str, dict[str, float]] = {
     "simple": {"add": 105.0, "max": 7.0, "l2": 34.0},
     "coalesced": {"add": 101.0, "max": 5.0, "l2": 34.0},
     "tiled": {"add": 56.0, "max": 4.5, "shared": 7.5, "l2": 1.9},
-    "search": {"add": 1.20, "max16": 2.25, "shared": 0.55, "l2": 0.25},
+    "search": {"add": 1.20, "max16": 2.25, "shared": 0.07, "shared16": 0.125, "l2": 0.25},
 }
 
 
@@ -676,6 +693,8 @@ def predict(f: Fit, row: dict, dram_bytes: float | None = None) -> dict[str, flo
     operation, and ``total``. ``dram_bytes``: the runs' DRAM bytes (default
     :func:`dram_estimate`)."""
     counts = {op: c * row["cells"] for op, c in cell_counts(row).items()}
+    if "l2_bytes" in row:  # counted (the search's, by Nsight Compute)
+        counts["l2"] = float(row["l2_bytes"])
     counts["dram"] = dram_estimate(row) if dram_bytes is None else dram_bytes
     parts = {"static": f.static_watts * row["seconds"],
              **{op: counts.get(op, 0.0) * f.energy[op] for op in OPS}}
@@ -769,7 +788,8 @@ def _micro_table(rows: list[dict], f: Fit) -> str:
 def _fit_table(f: Fit) -> str:
     units = {"add": "pJ per instruction", "max": "pJ per instruction",
              "max16": "pJ per instruction (16-bit pairs)",
-             "shared": "pJ per 32-bit word", "l2": "pJ per byte",
+             "shared": "pJ per 32-bit word", "shared16": "pJ per 16-byte load",
+             "l2": "pJ per byte",
              "dram": "pJ per byte (on top of L2)"}
     return report.table(["parameter", "value", "unit"],
                         [["P_static", f.static_watts, "W"]]
@@ -885,8 +905,9 @@ def section(doc: report.Document, rows: list[dict],
                   else "estimated from each sweep's working set")
         if counted:
             source += (f"; the search's counted by Nsight Compute "
-                       f"({counted[-1]['dram_bytes'] / 1e9:,.1f} GB, the capped searches' "
-                       "estimated)")
+                       f"({counted[-1]['dram_bytes'] / 1e9:,.1f} GB, and "
+                       f"{counted[-1].get('l2_bytes', math.nan) / 1e9:,.1f} GB through L2; "
+                       "the capped searches' estimated)")
         doc.add(f"Each strategy measured against the model (target: within "
                 f"{TOLERANCE:.0%}); DRAM bytes {source}:")
         doc.add(_model_table(rows, f, dram))

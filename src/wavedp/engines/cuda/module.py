@@ -29,7 +29,7 @@ KERNELS: dict[str, list[str]] = {
     "lab_sort.cu": [f"sort_step<{t}>" for t in ("int", "float")]
     + [f"sort_steps<{t}, {k}>" for t in ("int", "float") for k in range(6)],
     "lab_energy.cu": ["energy_add", "energy_max", "energy_max16", "energy_shared",
-                     "energy_stream"],
+                      "energy_shared16", "energy_stream"],
     "search.cu": [
         f"scan<{mode}, {lanes}, {rows}, {packed}>"
         for mode, packed in ((0, "true"), (0, "false"), (1, "false"), (2, "false"))
