@@ -540,6 +540,9 @@ def measure(s: Settings, progress: Progress) -> list[dict]:
 
 #: the scan kernel's name as Nsight Compute lists it (``void scan<MODE, G, R, PACKED>(...)``)
 SCAN_KERNEL = "regex:^scan"
+#: Nsight Compute's metrics of the search's traffic
+TRAFFIC = {"l2": ("lts__t_bytes.sum",),
+           "dram": ("dram__bytes_read.sum", "dram__bytes_write.sum")}
 
 
 def search_traffic(s: Settings, progress: Progress) -> dict[str, float] | None:
@@ -567,11 +570,6 @@ def search_traffic(s: Settings, progress: Progress) -> dict[str, float] | None:
              f"{total['l2'] / 1e9:,.1f} GB through L2 and {total['dram'] / 1e9:,.1f} GB to "
              "and from DRAM (ncu)")
     return total
-
-
-#: Nsight Compute's metrics of the search's traffic
-TRAFFIC = {"l2": ("lts__t_bytes.sum",),
-           "dram": ("dram__bytes_read.sum", "dram__bytes_write.sum")}
 
 
 def _is_scan(name: str) -> bool:
@@ -651,11 +649,15 @@ def multipass_counts(rows: int) -> dict[str, float]:
 
 def cell_counts(row: dict) -> dict[str, float]:
     """Operations per real DP cell of a strategy row (the search's counts scaled by the
-    cells its scan computes per real cell)."""
+    cells its scan computes per real cell; its L2 bytes counted by Nsight Compute where the
+    row has them, ``l2_bytes``)."""
     if row["strategy"] == "multipass":
         return multipass_counts(row["rows_per_thread"])
     scale = row.get("overhead", 1.0)
-    return {op: c * scale for op, c in CELL_COUNTS[row["strategy"]].items()}
+    counts = {op: c * scale for op, c in CELL_COUNTS[row["strategy"]].items()}
+    if "l2_bytes" in row:
+        counts["l2"] = float(row["l2_bytes"]) / row["cells"]
+    return counts
 
 
 def working_set(row: dict) -> float:
@@ -693,8 +695,6 @@ def predict(f: Fit, row: dict, dram_bytes: float | None = None) -> dict[str, flo
     operation, and ``total``. ``dram_bytes``: the runs' DRAM bytes (default
     :func:`dram_estimate`)."""
     counts = {op: c * row["cells"] for op, c in cell_counts(row).items()}
-    if "l2_bytes" in row:  # counted (the search's, by Nsight Compute)
-        counts["l2"] = float(row["l2_bytes"])
     counts["dram"] = dram_estimate(row) if dram_bytes is None else dram_bytes
     parts = {"static": f.static_watts * row["seconds"],
              **{op: counts.get(op, 0.0) * f.energy[op] for op in OPS}}
@@ -904,10 +904,11 @@ def section(doc: report.Document, rows: list[dict],
         source = ("the traffic experiment's counts for the sweeps" if dram
                   else "estimated from each sweep's working set")
         if counted:
+            l2 = counted[-1].get("l2_bytes")
+            through = f", and {l2 / 1e9:,.1f} GB through L2" if l2 is not None else ""
             source += (f"; the search's counted by Nsight Compute "
-                       f"({counted[-1]['dram_bytes'] / 1e9:,.1f} GB, and "
-                       f"{counted[-1].get('l2_bytes', math.nan) / 1e9:,.1f} GB through L2; "
-                       "the capped searches' estimated)")
+                       f"({counted[-1]['dram_bytes'] / 1e9:,.1f} GB{through}; the capped "
+                       "searches' estimated)")
         doc.add(f"Each strategy measured against the model (target: within "
                 f"{TOLERANCE:.0%}); DRAM bytes {source}:")
         doc.add(_model_table(rows, f, dram))
