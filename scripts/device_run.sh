@@ -3,8 +3,8 @@
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
-#       labquick|energy|barriers|all]
-#       [-k expr]
+#       labquick|energy|barriers|all][,...] [-k expr]
+# (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
 what=${1:-all}
@@ -23,12 +23,13 @@ python3 -m pip install -q --no-index --no-deps --no-build-isolation . 2>&1 | tai
 python3 -c "import wavedp; print('wavedp', wavedp.__version__, wavedp.__file__)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv
 status=0
-if [[ $what == tests || $what == all ]]; then
+want() { [[ ,$what, == *,$1,* ]]; }  # the part $1 was asked for
+if want tests || want all; then
     python3 -m pytest -m gpu -q --maxfail=8 -p no:cacheprovider ${TESTS:-tests} ${1:+-k "$1"} 2>&1 \
         | tee "$out/gpu_tests.log" | tail -40
     status=${PIPESTATUS[0]}
 fi
-if [[ $what == search || $what == all ]]; then
+if want search || want all; then
     python3 benchmarks/search.py --device gpu --align-all 5000 2>&1 | tee "$out/search_bench.log"
     python3 benchmarks/search.py --device gpu --lognormal --sequences 300000 --length 350 \
         2>&1 | tee -a "$out/search_bench.log"
@@ -40,31 +41,31 @@ if [[ $what == search || $what == all ]]; then
     python3 benchmarks/search.py --device cpu --sequences 100000 2>&1 \
         | tee -a "$out/search_bench.log"
 fi
-if [[ $what == partition || $what == all ]]; then
+if want partition || want all; then
     # the predictor calibrated (timed), then every partitioning on skewed sets
     wavedp calibrate 2>&1 | tee "$out/partition_bench.log"
     cp "$(python3 -c 'from wavedp.search.predict import cache_path; print(cache_path("gpu"))')" \
         "$out/"
     python3 benchmarks/partitioning.py --launches 2>&1 | tee -a "$out/partition_bench.log"
 fi
-if [[ $what == terms ]]; then
+if want terms; then
     # the predictor's terms one by one: launches split into host and kernel, and the
     # controlled launches (a lone long subject, order and occupancy, passes and grids)
     python3 benchmarks/predictor_terms.py --partitions dynamic2 --repeats 1 \
         --json "$out/terms.json" 2>&1 | tee "$out/terms.log"
 fi
-if [[ $what == scaleout ]]; then
+if want scaleout; then
     # every GPU of the machine against one: the CUDASW++ benchmark and the UniRef50 plan
     python3 benchmarks/scaleout.py 2>&1 | tee "$out/scaleout_bench.log"
 fi
-if [[ $what == hits || $what == all ]]; then
+if want hits || want all; then
     # many-vs-many with non-intersecting hits: 1,000 x 10,000 proteins, fraction 0.8
     python3 benchmarks/many_vs_many.py --device both 2>&1 | tee "$out/hits_bench.log"
 fi
-if [[ $what == polyadic || $what == all ]]; then
+if want polyadic || want all; then
     python3 benchmarks/polyadic.py 2>&1 | tee "$out/polyadic_bench.log"
 fi
-if [[ $what == labquick ]]; then
+if want labquick; then
     # the traffic and energy experiments, small (the CLI end to end)
     wavedp lab traffic --quick --out /tmp/wavedp-lab 2>&1 | tail -3
     wavedp lab energy --quick --out /tmp/wavedp-lab 2>&1 | tail -3
@@ -73,7 +74,7 @@ fi
 # CUDASW4_SRC: a folder of CUDASW++4.0's sources (not part of wavedp): its align is built
 # there and the energy lab runs its peak benchmark beside wavedp's (the same-board anchor)
 anchor=()
-if [[ -n ${CUDASW4_SRC:-} && ($what == energy || $what == lab || $what == all) ]]; then
+if [[ -n ${CUDASW4_SRC:-} ]] && { want energy || want lab || want all; }; then
     if [[ ! -x $CUDASW4_SRC/align ]]; then
         sed -i 's/ -lnvToolsExt//' "$CUDASW4_SRC/Makefile"  # header-only NVTX in CUDA 13
         make -C "$CUDASW4_SRC" -j"$(nproc)" align > "$out/cudasw4_build.log" 2>&1 \
@@ -81,22 +82,22 @@ if [[ -n ${CUDASW4_SRC:-} && ($what == energy || $what == lab || $what == all) ]
     fi
     [[ -x $CUDASW4_SRC/align ]] && anchor=(--cudasw4 "$CUDASW4_SRC/align")
 fi
-if [[ $what == energy ]]; then
+if want energy; then
     # the energy experiment alone (micro-benchmarks, strategies, search, capped and peak)
     wavedp lab energy --out /tmp/wavedp-lab "${anchor[@]}" 2>&1 | tail -5
     cp /tmp/wavedp-lab/*.md /tmp/wavedp-lab/*.json "$out/"
 fi
-if [[ $what == barriers ]]; then
+if want barriers; then
     # cluster-level first stage of the barrier against the flat ones
     python3 benchmarks/cluster_barrier.py 2>&1 | tee "$out/cluster_barrier.log"
 fi
-if [[ $what == lab || $what == all ]]; then
+if want lab || want all; then
     # every experiment (traffic needs ncu, energy NVML)
     wavedp lab all --out /tmp/wavedp-lab "${anchor[@]}" 2>&1 | tail -5
     cp /tmp/wavedp-lab/report.md "$out/lab_report.md"
     tar czf "$out/lab.tgz" -C /tmp wavedp-lab
 fi
-if [[ $what == bench || $what == all ]]; then
+if want bench || want all; then
     python3 benchmarks/gpu_align.py 2>&1 | tee "$out/gpu_bench.log"
 fi
 exit "$status"

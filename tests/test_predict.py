@@ -64,6 +64,44 @@ def test_few_tickets_per_block_are_timed_in_waves():
     assert seconds(128) == pytest.approx(2 * seconds(1), rel=0.05)
 
 
+def test_blocks_share_their_multiprocessor():
+    """A group's rate depends on the blocks of its SM: blocks spread one per SM first, so
+    1.25 blocks per SM with one ticket each take as long as 2 (the SMs holding two set the
+    time), and the fill of a grid counts each SM at its own k."""
+    speed = [4.0, 2.4, 1.8, 1.4]  # a group's rate with k = 1..4 blocks on its SM
+    model = dataclasses.replace(predict.DEFAULT_GPU, sms=132,
+                                packing={"4,32,packed": speed})
+    assert predict.fill(model, 4, 32, True, 4 * 132) == 1.0
+    assert predict.fill(model, 4, 32, True, 10**6) == 1.0
+    assert predict.fill(model, 4, 32, True, 132) == pytest.approx(4.0 / (4 * 1.4))
+    assert predict.fill(model, 4, 32, True, 165) == pytest.approx(
+        (99 * 4.0 + 33 * 2 * 2.4) / (132 * 4 * 1.4))
+    ones = np.ones(1)
+
+    def waves(tickets: int, resident: int) -> float:
+        return predict._waves(np.full(tickets, 1.0), ones, (1.0, 1.0), 1, resident,
+                              np.array(speed), 1e9, 132)
+
+    assert waves(165, 165) == pytest.approx(1 / 2.4) == waves(264, 264)
+    assert waves(132, 132) == pytest.approx(1 / 4.0)
+    assert waves(2 * 528, 528) == pytest.approx(2 / 1.4)  # two rounds, every SM full
+
+
+def test_the_last_tickets_speed_up_as_their_multiprocessor_empties():
+    """Two blocks on one SM: the short ticket ends first, then the long one runs alone, at
+    the rate of one block; a sweep alone bounds every ticket from below."""
+    speed = np.array([1.0, 0.5])
+    one = np.ones(1)
+    assert predict._waves(np.array([10.0, 1.0]), one, (1.0, 1.0), 1, 2, speed, 1e9,
+                          1) == pytest.approx(2.0 + 9.0)
+    assert predict._waves(np.array([10.0, 1.0]), one, (1.0, 1.0), 1, 2, speed, 0.5,
+                          1) == pytest.approx(20.0)  # alone, 10 lane-cells at 0.5
+    # three tickets: the third starts as the short one ends (t = 2) and shares the SM with
+    # the long one (3 left) until t = 4; the long one then ends alone at 1 per second
+    assert predict._waves(np.array([4.0, 1.0, 1.0]), one, (1.0, 1.0), 1, 2, speed, 1e9,
+                          1) == pytest.approx(2.0 + 2.0 + 2.0)
+
+
 def test_host_costs_are_fitted_non_negative():
     """The host-cost fit keeps every cost >= 0 and is the constrained optimum: no
     non-negative vector does better (checked against a dense grid), and clipping the free

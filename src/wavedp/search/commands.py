@@ -42,13 +42,18 @@ def calibrate(device: str | None) -> None:
     if kind == "gpu":
         rates = sorted(model.rates.items(), key=lambda kv: -kv[1])
         alone = sorted(model.single.items(), key=lambda kv: -kv[1])
+        packing = ", ".join(f"{key} {len(v)} blocks {v[-1] / v[0]:.2f}x"
+                            for key, v in model.packing.items() if key.endswith("packed"))
         click.echo(f"scan rates (lane-cells/s, full device): best {rates[0][0]} "
                    f"{rates[0][1]:.3g}, worst {rates[-1][0]} {rates[-1][1]:.3g}; "
                    "one group alone: "
                    f"best {alone[0][0]} {alone[0][1]:.3g}, worst {alone[-1][0]} "
-                   f"{alone[-1][1]:.3g}, a later pass "
+                   f"{alone[-1][1]:.3g}, a later pass alone "
                    + ", ".join(f"G={g} {v:.2f}" for g, v in model.later.items())
-                   + f" first passes; launch {model.launch * 1e3:.2f} ms; profiles "
+                   + ", shared " + ", ".join(f"G={g} {v:.2f}"
+                                             for g, v in model.later_shared.items())
+                   + f" first passes; k blocks per SM, a group's rate at the most: {packing}"
+                   + f"; launch {model.launch * 1e3:.2f} ms; profiles "
                    f"{model.unit * 1e6:.0f} us + {model.profile * 1e9:.1f} ns per word; "
                    f"{model.subject * 1e9:.1f} ns per subject")
     else:

@@ -35,3 +35,7 @@ SINGLE = {
 LATER = {"4": 1.211, "8": 1.215, "16": 1.218, "32": 1.129}
 #: seconds per launch, per profile, per profile word, per subject
 LAUNCH, UNIT, PROFILE, SUBJECT = 0.00067, 7.86e-07, 9.43e-10, 1.11e-08
+#: a group's lane-cells/s with k = 1, 2, ... blocks on its SM, per shape "G,R,packing"
+PACKING: dict[str, list[float]] = {}
+#: a later pass with other groups on the SM, in first passes, per G
+LATER_SHARED = {"4": 1.06, "8": 1.06, "16": 1.06, "32": 1.06}

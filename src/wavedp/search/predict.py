@@ -49,7 +49,7 @@ from . import h100
 from . import partition as part
 
 #: the calibration file's format (a change makes older files an error)
-FORMAT = 5
+FORMAT = 6
 #: a block's warps wait for its longest at every ticket and pass; with b blocks per SM the
 #: others cover about 1 - b**-IDLE_COVER of that idle time (fitted on the H100: random-order
 #: lognormal subjects against sorted ones at 1, 2, 4 and 8 blocks per SM, 1 and 4 passes)
@@ -68,6 +68,11 @@ class Model:
     # group of G lanes alone, its first pass, lane-cells/s
     later: dict[str, float] = dataclasses.field(default_factory=dict)  # GPU: G -> a later
     # pass of a group alone, in first passes
+    packing: dict[str, list[float]] = dataclasses.field(default_factory=dict)  # GPU:
+    # "G,R,packing" -> a group's lane-cells/s (first pass) with k = 1, 2, ... blocks on its
+    # SM, as many k as are resident at once
+    later_shared: dict[str, float] = dataclasses.field(default_factory=dict)  # GPU: G -> a
+    # later pass with other groups on the SM (a block or more per SM), in first passes
     launch: float = 0.0  # s per launch (GPU) or per query call (CPU)
     unit: float = 0.0  # GPU: s per profile of a launch (its queries gathered on the host)
     profile: float = 0.0  # GPU: s per profile word built
@@ -150,6 +155,7 @@ def load(kind: str, device: str | None = None) -> Model | None:
 #: the constants of an H100 (``search.h100``), used where no calibration exists
 DEFAULT_GPU = Model(kind="gpu", device="default (H100)", version="", calibrated=False,
                     rates=h100.RATES, single=h100.SINGLE, later=h100.LATER,
+                    packing=h100.PACKING, later_shared=h100.LATER_SHARED,
                     launch=h100.LAUNCH, unit=h100.UNIT, profile=h100.PROFILE,
                     subject=h100.SUBJECT,
                     sms=132)
@@ -196,7 +202,7 @@ def shape_rate(model: Model, packed: bool, units: int, count: int, longest: int
 
     def rate(g: int, r: int, passes: int) -> float:
         blocks = scan.launch_blocks(g, units, count, passes, longest, sms)
-        return min(_rate(model, g, r, packed) * fill(model, g, r, packed, blocks / sms),
+        return min(_rate(model, g, r, packed) * fill(model, g, r, packed, blocks),
                    units * count * _single(model, g, r))
 
     return rate
@@ -226,10 +232,11 @@ def _single(model: Model, g: int, r: int) -> float:
     return model.single[near] * g * r / (g0 * r0)
 
 
-def _later(model: Model, g: int) -> float:
-    """A later pass of a group alone (it reads the pass above from scratch), in first
-    passes."""
-    return model.later.get(str(g), 1.0) if model.later else 1.0
+def _later(model: Model, g: int, shared: bool = False) -> float:
+    """A later pass (it reads the pass above from scratch), in first passes: of a group alone
+    (its reads' latency exposed), or ``shared`` with other groups on its SM (hidden)."""
+    found = model.later_shared if shared else model.later
+    return found.get(str(g), 1.0)
 
 
 def blocked(subj_n: np.ndarray, groups: int) -> np.ndarray:
@@ -241,18 +248,33 @@ def blocked(subj_n: np.ndarray, groups: int) -> np.ndarray:
     return np.repeat(most, groups)[:n.size]
 
 
-def fill(model: Model, g: int, r: int, packed: bool, blocks_per_sm: float) -> float:
-    """The share of the full rate of shape (G, R) a launch runs at with this many blocks per
-    SM: one block per SM runs its groups each at about the rate of a group alone, fewer
-    blocks in proportion, more saturate (each further block covers that share of what is
-    left)."""
-    from ..engines.cuda.search import BLOCK
+def speeds(model: Model, g: int, r: int, packed: bool) -> np.ndarray:
+    """A group's lane-cells per second of shape (G, R) with k = 1, 2, ... blocks on its SM
+    (element k - 1; as many k as are resident at once): calibrated, else one block running
+    each group at the rate of a group alone and more blocks sharing the full rate."""
+    from ..engines.cuda.search import BLOCK, BLOCKS_PER_SM
 
-    sms = model.sms or 132
-    f1 = min(1.0, sms * BLOCK // g * _single(model, g, r) / _rate(model, g, r, packed))
-    if blocks_per_sm <= 1:
-        return max(blocks_per_sm, 1e-9) * f1
-    return 1.0 - (1.0 - f1) ** blocks_per_sm
+    found = model.packing.get(f"{g},{r},{'packed' if packed else 'wide'}")
+    if found:
+        return np.asarray(found, np.float64)
+    per_sm = _rate(model, g, r, packed) / ((model.sms or 132) * (BLOCK // g))
+    k = np.arange(1, BLOCKS_PER_SM + 1)
+    return np.minimum(_single(model, g, r), per_sm / k)
+
+
+def fill(model: Model, g: int, r: int, packed: bool, blocks: int) -> float:
+    """The share of the full rate of shape (G, R) a launch of ``blocks`` blocks runs at: the
+    blocks spread over the SMs (at most the resident ones each), each SM running its k
+    blocks' groups at their rate with k blocks, against every SM full."""
+    speed = speeds(model, g, r, packed)
+    sms, most = model.sms or 132, speed.size
+    low, extra = divmod(min(max(int(blocks), 1), most * sms), sms)
+
+    def through(k: int) -> float:  # an SM's lane-cells/s per group of a block with k blocks
+        return k * float(speed[k - 1]) if k else 0.0
+
+    upper = through(low + 1) if extra else 0.0
+    return ((sms - extra) * through(low) + extra * upper) / (sms * through(most))
 
 
 def _pass_cells(n: np.ndarray | float, g: int, t: int) -> np.ndarray | float:
@@ -315,7 +337,7 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     sms = model.sms or 132
     blocks = scan.launch_blocks(g, unit_m.size, subj_n.size, passes, longest, sms)
     per_sm = blocks / sms
-    rate = _rate(model, g, r, packed) * fill(model, g, r, packed, per_sm)
+    rate = _rate(model, g, r, packed) * fill(model, g, r, packed, blocks)
     idle = min(1.0, per_sm ** -IDLE_COVER)
     single = _single(model, g, r)
     unit_passes = np.maximum(-(-unit_m // t), 1).astype(np.float64)
@@ -332,7 +354,8 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     later = _later(model, g)
     tickets = -(-count // groups) * unit_m.size
     if tickets <= WAVE_TICKETS * blocks and every == 1:
-        kernel = _waves(cost, unit_passes, later, groups, blocks, rate, single)
+        kernel = _waves(cost, unit_passes, (later, _later(model, g, shared=True)), groups,
+                        blocks, speeds(model, g, r, packed), single, sms)
     else:
         per_profile = float(cost.sum()) * scale
         within = (np.cumsum(cost) - cost) * scale / rate  # a profile's work before each item
@@ -361,26 +384,43 @@ def host_seconds(model: Model, unit_m: np.ndarray, count: int, shape: tuple[int,
 WAVE_TICKETS = 8
 
 
-def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: float, groups: int, blocks: int,
-           rate: float, single: float) -> float:
-    """Seconds of a launch of few tickets per block, ticket by ticket: ``blocks`` blocks take
-    the tickets in order (a profile's subjects, ``groups`` at a time, ``cost``: one pass of
-    each in lane-cells), each the next once its groups are all done. A ticket lasts its
-    longest item's passes at a group's share of the launch's ``rate``, the share growing to
-    a group alone (``single``) as the tickets left run out."""
+def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, float], groups: int,
+           blocks: int, speed: np.ndarray, single: float, sms: int) -> float:
+    """Seconds of a launch of few tickets per block, ticket by ticket. The resident blocks
+    (block b on SM b mod sms) take the tickets in order (a profile's subjects, ``groups`` at
+    a time, ``cost``: one pass of each in lane-cells), each the next once its groups are all
+    done, so a ticket lasts its longest item's passes (``later``: a later pass alone, and
+    shared, in first passes) at ``speed[k - 1]``, a group's rate with the k blocks of its SM,
+    while tickets last. Once the last is taken, each SM's blocks finish sharing it: as they
+    end, the rest run faster. No ticket ends before its sweep alone (at ``single``)."""
     pad = -cost.size % groups
     longest = np.concatenate([cost, np.zeros(pad)]).reshape(-1, groups).max(axis=1)
-    work = (1 + (unit_passes[:, None] - 1) * later) * longest[None, :]  # profile x batch
-    work = work.ravel()
-    left = np.minimum(blocks, work.size - np.arange(work.size))  # blocks still busy
-    durations = work / np.minimum(single, rate / (groups * left))
-    if durations.size <= blocks:
-        return float(durations.max())
-    ends = list(durations[:blocks])
-    heapq.heapify(ends)
-    for d in durations[blocks:]:
-        heapq.heappush(ends, heapq.heappop(ends) + d)
-    return max(ends)
+    passes = unit_passes[:, None]
+    work = ((1 + (passes - 1) * later[1]) * longest[None, :]).ravel()  # profile x batch
+    alone = ((1 + (passes - 1) * later[0]) * longest[None, :]).ravel() / single
+    most = speed.size
+    resident = min(blocks, most * sms, work.size)
+    sm = np.arange(resident) % sms
+    per_sm = np.bincount(sm, minlength=sms)
+    rate = speed[per_sm[sm] - 1]  # each block's groups while tickets last
+    start, last = np.zeros(resident), np.arange(resident)
+    if work.size > resident:
+        ends = [(float(work[b] / rate[b]), b) for b in range(resident)]
+        heapq.heapify(ends)
+        for i in range(resident, work.size):
+            t, b = heapq.heappop(ends)
+            start[b], last[b] = t, i
+            heapq.heappush(ends, (t + float(work[i] / rate[b]), b))
+    taken = float(start.max())  # the queue is empty from here
+    left = np.zeros((sms, most))  # each SM's blocks' lane-cells still to sweep, ascending
+    slot = np.zeros(resident, np.int64)
+    slot[np.argsort(sm, kind="stable")] = np.arange(resident) - np.repeat(
+        np.cumsum(per_sm) - per_sm, per_sm)
+    left[sm, most - per_sm[sm] + slot] = np.maximum(work[last] - (taken - start) * rate, 0)
+    left.sort(axis=1)
+    busy = most - np.arange(most)  # blocks still sweeping while the j-th ends
+    finish = taken + np.cumsum(np.diff(left, axis=1, prepend=0.0) / speed[busy - 1], axis=1)
+    return max(float(finish[:, -1].max()), float(np.max(start + alone[last])))
 
 
 #: what ``auto`` weighs: every scheduler, dynamic2 at several shares (a scheduler and its
@@ -488,10 +528,49 @@ def _calibrate_gpu(say: Callable[[str], None]) -> Model:
                                                    strict=False):
         first = gpu_work(np.array([g * r]), order[:1], (g, r, 1))[1] / single[f"{g},{r}"]
         later_passes[str(g)] = max(0.5, (kernel / first - 1) / (passes - 1))
+    packing, later_shared = _packing(say, sms)
     launch, unit, per_word, per_subject = _host_costs()
     return Model(kind="gpu", device=device_name("gpu"), version=_version(), rates=rates,
-                 single=single, later=later_passes, launch=float(launch), unit=float(unit),
+                 single=single, later=later_passes, packing=packing,
+                 later_shared=later_shared, launch=float(launch), unit=float(unit),
                  profile=float(per_word), subject=float(per_subject), sms=sms)
+
+
+#: the subjects' length of the runs of k blocks per SM
+PACKING_N = 1600
+
+
+def _packing(say: Callable[[str], None], sms: int
+             ) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """A group's rate of each shape with k blocks on every SM (one ticket per block, subjects
+    of PACKING_N, the first pass; k up to the resident count), and per G a later pass with a
+    block per SM (four passes against one, R = 8), in first passes."""
+    from ..engines.cuda import search as scan
+
+    runs, keys = [], []
+    for packed in (True, False):
+        for g in scan.GROUPS:
+            for r in scan.ROWS:
+                if 4 * 24 * g * r > scan.PROFILE_BYTES:
+                    continue
+                key = f"{g},{r},{'packed' if packed else 'wide'}"
+                for k in range(1, scan.occupancy(g, r, packed) + 1):
+                    runs.append((g * r, g, r, 1, packed, 0, k * sms * (scan.BLOCK // g), 1,
+                                 k * sms))
+                    keys.append(key)
+    later = [(4 * g * 8, g, 8, 4, True, 0, sms * (scan.BLOCK // g), 1, sms)
+             for g in scan.GROUPS]
+    say(f"{len(runs)} launches of k blocks per SM, one ticket each")
+    longest = max(run[6] for run in runs + later)
+    found = scan.calibration(np.full(longest, PACKING_N, np.int64), [*runs, *later])
+    packing: dict[str, list[float]] = {}
+    for key, (_, g, r, *_), (kernel, _) in zip(keys, runs, found, strict=False):
+        packing.setdefault(key, []).append(float(_pass_cells(PACKING_N, g, g * r)) / kernel)
+    later_shared = {}
+    for (_, g, r, passes, *_), (kernel, _) in zip(later, found[len(runs):], strict=True):
+        first = _pass_cells(PACKING_N, g, g * r) / packing[f"{g},{r},packed"][0]
+        later_shared[str(g)] = max(0.5, (kernel / first - 1) / (passes - 1))
+    return packing, later_shared
 
 
 def _host_costs() -> tuple[float, float, float, float]:

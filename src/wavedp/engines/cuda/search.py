@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
@@ -197,8 +197,24 @@ def saturation_limit(sub: np.ndarray) -> int:
     return 32767 - max(int(sub.max()), 0)
 
 
-def _kernel(mode: int, g: int, r: int, packed: bool):
-    return function("search.cu", f"scan<{mode}, {g}, {r}, {'true' if packed else 'false'}>")
+def _kernel(mode: int, g: int, r: int, packed: bool, alphabet: int):
+    """The scan kernel of shape (G, R) and its dynamic shared memory in bytes (one pass's
+    profile of ``alphabet`` rows, then each group's ring), configured to take it."""
+    kernel = function("search.cu", f"scan<{mode}, {g}, {r}, {'true' if packed else 'false'}>")
+    smem = 4 * alphabet * g * r + BLOCK // g * RING * 16
+    if smem > 40 << 10:  # near the default 48 KB (the kernel has static shared memory too)
+        kernel.max_dynamic_shared_size_bytes = smem
+    return kernel, smem
+
+
+def occupancy(g: int, r: int, packed: bool, alphabet: int = 24) -> int:
+    """Blocks of shape (G, R) resident at once on one multiprocessor of the current GPU (the
+    occupancy API's count), at most the BLOCKS_PER_SM the grid is sized for."""
+    from cupy.cuda import driver
+
+    kernel, smem = _kernel(LOCAL, g, r, packed, alphabet)
+    per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, smem)
+    return max(1, min(int(per_sm), BLOCKS_PER_SM))
 
 
 def word(value: int, packed: bool) -> np.uint32:
@@ -337,10 +353,7 @@ class Scanner:
         stride = (longest + 2) // 2 * 2  # even: lane 0 copies two-column chunks of 16 bytes
         scratch = self._scratch(blocks * groups * stride * 2 if own.max() > 1 else 2)
         ticket = cupy.zeros(1, cupy.int32)
-        kernel = _kernel(LOCAL if packed else self.mode, g, r, packed)
-        smem = 4 * a * g * r + groups * RING * 16  # the profile, then each group's ring
-        if smem > 40 << 10:  # near the default 48 KB (the kernel has static shared memory too)
-            kernel.max_dynamic_shared_size_bytes = smem
+        kernel, smem = _kernel(LOCAL if packed else self.mode, g, r, packed, a)
         events = cupy.cuda.Event(), cupy.cuda.Event()
         events[0].record()
         kernel((blocks,), (BLOCK,), (
@@ -450,7 +463,8 @@ class Scanner:
                                                            for u in units])
         function("search.cu", "build_profiles")  # load the kernels first: the log times
         for shape in shapes:  # launches only
-            _kernel(LOCAL if self.packed else self.mode, shape[0], shape[1], self.packed)
+            _kernel(LOCAL if self.packed else self.mode, shape[0], shape[1], self.packed,
+                    self.sub.shape[0])
         for batch, guess, shape in zip(batches, predicted, shapes, strict=True):
             start = time.perf_counter()
             chosen = [units[i] for i in batch.queries.tolist()]
@@ -695,13 +709,14 @@ def timed_launches(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray]) -> l
     return rows
 
 
-def calibration(lengths: np.ndarray, runs: list[tuple[int, int, int, int, bool, int, int, int]],
-                seed: int = 0) -> list[tuple[float, float]]:
+def calibration(lengths: np.ndarray, runs: list[tuple[int, ...]], seed: int = 0
+                ) -> list[tuple[float, float]]:
     """Measure launches for the predictor (``search.predict.calibrate``): a random protein
     database of ``lengths`` resident on the current GPU; each run (m, G, R, passes, packed,
-    first, count, units) scans ``units`` profiles of m-residue random queries (two each when
-    packed) against the subjects ``first:first + count`` of the longest-first order with
-    that shape, as a search's launch does. Returns per run (the kernel's seconds by CUDA
+    first, count, units[, blocks]) scans ``units`` profiles of m-residue random queries (two
+    each when packed) against the subjects ``first:first + count`` of the longest-first
+    order with that shape, as a search's launch does (on a grid of at most ``blocks``
+    blocks where given). Returns per run (the kernel's seconds by CUDA
     events, seconds of the whole launch with its results in place by the host clock), each
     the median of three after a warm-up."""
     import statistics
@@ -722,14 +737,14 @@ def calibration(lengths: np.ndarray, runs: list[tuple[int, int, int, int, bool, 
         scanner.packed = packed
         ch = next(scanner._chunks())
         order = np.argsort(-ch.lengths, kind="stable")
-        for k, (m, g, r, passes, _, first, count, nu) in enumerate(runs):
+        for k, (m, g, r, passes, _, first, count, nu, *cap) in enumerate(runs):
             if runs[k][4] != packed:
                 continue
             queries = [rng.integers(0, 20, m, dtype=np.uint8) for _ in range(nu * (1 + packed))]
             units = pair_up(list(range(len(queries))), packed)
             out = cupy.zeros((len(queries), ch.size), cupy.int32)
             kernel, whole = [], []
-            with collector_paused():
+            with collector_paused(), capped_grid(cap[0]) if cap else nullcontext():
                 for rep in range(4):
                     scanner.events.clear()
                     start = time.perf_counter()
