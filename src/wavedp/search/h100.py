@@ -39,3 +39,5 @@ LAUNCH, UNIT, PROFILE, SUBJECT = 0.00067, 7.86e-07, 9.43e-10, 1.11e-08
 PACKING: dict[str, list[float]] = {}
 #: a later pass with other groups on the SM, in first passes, per G
 LATER_SHARED = {"4": 1.06, "8": 1.06, "16": 1.06, "32": 1.06}
+#: seconds of a kernel's fixed start
+START = 0.0

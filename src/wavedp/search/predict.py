@@ -74,6 +74,7 @@ class Model:
     later_shared: dict[str, float] = dataclasses.field(default_factory=dict)  # GPU: G -> a
     # later pass with other groups on the SM (a block or more per SM), in first passes
     launch: float = 0.0  # s per launch (GPU) or per query call (CPU)
+    start: float = 0.0  # GPU: s of a kernel's fixed start (its blocks placed, profiles read)
     unit: float = 0.0  # GPU: s per profile of a launch (its queries gathered on the host)
     profile: float = 0.0  # GPU: s per profile word built
     subject: float = 0.0  # GPU: s per subject of a launch (its order, results scattered)
@@ -155,7 +156,7 @@ def load(kind: str, device: str | None = None) -> Model | None:
 #: the constants of an H100 (``search.h100``), used where no calibration exists
 DEFAULT_GPU = Model(kind="gpu", device="default (H100)", version="", calibrated=False,
                     rates=h100.RATES, single=h100.SINGLE, later=h100.LATER,
-                    packing=h100.PACKING, later_shared=h100.LATER_SHARED,
+                    packing=h100.PACKING, later_shared=h100.LATER_SHARED, start=h100.START,
                     launch=h100.LAUNCH, unit=h100.UNIT, profile=h100.PROFILE,
                     subject=h100.SUBJECT,
                     sms=132)
@@ -367,7 +368,7 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
                                         + p * within - lead) + (1 + (p - 1) * later) * alone))
                 for p in np.unique(unit_passes)]
         kernel = max(total, max(ends))
-    return host_seconds(model, unit_m, count, shape, alphabet) + kernel
+    return host_seconds(model, unit_m, count, shape, alphabet) + model.start + kernel
 
 
 def host_seconds(model: Model, unit_m: np.ndarray, count: int, shape: tuple[int, int, int],
@@ -388,35 +389,44 @@ def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, float]
            blocks: int, speed: np.ndarray, single: float, sms: int) -> float:
     """Seconds of a launch of few tickets per block, ticket by ticket. The resident blocks
     (block b on SM b mod sms) take the tickets in order (a profile's subjects, ``groups`` at
-    a time, ``cost``: one pass of each in lane-cells), each the next once its groups are all
-    done, so a ticket lasts its longest item's passes (``later``: a later pass alone, and
-    shared, in first passes) at ``speed[k - 1]``, a group's rate with the k blocks of its SM,
-    while tickets last. Once the last is taken, each SM's blocks finish sharing it: as they
-    end, the rest run faster. No ticket ends before its sweep alone (at ``single``)."""
+    a time, ``cost``: one pass of each in lane-cells; ``later``: a later pass alone, and
+    shared, in first passes), each the next once its groups are all done. A group runs at
+    ``speed[k - 1]`` with the k blocks of its SM all busy, and faster as fewer groups are
+    left: at the rate alone (``single``) for one, in between in proportion. So a ticket's
+    groups speed up as its short ones end, and once the last ticket is taken, each SM's
+    blocks finish sharing it. No ticket ends before its sweep alone."""
     pad = -cost.size % groups
-    longest = np.concatenate([cost, np.zeros(pad)]).reshape(-1, groups).max(axis=1)
-    passes = unit_passes[:, None]
-    work = ((1 + (passes - 1) * later[1]) * longest[None, :]).ravel()  # profile x batch
-    alone = ((1 + (passes - 1) * later[0]) * longest[None, :]).ravel() / single
+    batch = np.sort(np.concatenate([cost, np.zeros(pad)]).reshape(-1, groups), axis=1)
     most = speed.size
-    resident = min(blocks, most * sms, work.size)
+    active = groups - np.arange(groups)  # a ticket's groups still sweeping, in turn
+    full = groups * np.arange(1, most + 1)  # groups on an SM of k busy blocks
+    rates = np.interp(active[:, None] + groups * np.arange(most)[None, :],
+                      np.concatenate([[1], full]) if groups > 1 else full,
+                      np.concatenate([[single], speed]) if groups > 1 else speed)  # (groups, k)
+    # a batch's seconds with k blocks on its SM, as lane-cells at the rate of a full block
+    spent = (np.diff(batch, axis=1, prepend=0.0) @ (1.0 / rates)) * speed[None, :]
+    passes = unit_passes[:, None, None]
+    work = ((1 + (passes - 1) * later[1]) * spent[None, :, :]).reshape(-1, most)
+    alone = ((1 + (passes[:, :, 0] - 1) * later[0]) * batch[None, :, -1]).ravel() / single
+    resident = min(blocks, most * sms, work.shape[0])
     sm = np.arange(resident) % sms
     per_sm = np.bincount(sm, minlength=sms)
-    rate = speed[per_sm[sm] - 1]  # each block's groups while tickets last
+    k = per_sm[sm] - 1  # each block's SM's blocks (less one) while tickets last
+    rate = speed[k]
     start, last = np.zeros(resident), np.arange(resident)
-    if work.size > resident:
-        ends = [(float(work[b] / rate[b]), b) for b in range(resident)]
+    if work.shape[0] > resident:
+        ends = [(float(work[b, k[b]] / rate[b]), b) for b in range(resident)]
         heapq.heapify(ends)
-        for i in range(resident, work.size):
+        for i in range(resident, work.shape[0]):
             t, b = heapq.heappop(ends)
             start[b], last[b] = t, i
-            heapq.heappush(ends, (t + float(work[i] / rate[b]), b))
+            heapq.heappush(ends, (t + float(work[i, k[b]] / rate[b]), b))
     taken = float(start.max())  # the queue is empty from here
     left = np.zeros((sms, most))  # each SM's blocks' lane-cells still to sweep, ascending
     slot = np.zeros(resident, np.int64)
     slot[np.argsort(sm, kind="stable")] = np.arange(resident) - np.repeat(
         np.cumsum(per_sm) - per_sm, per_sm)
-    left[sm, most - per_sm[sm] + slot] = np.maximum(work[last] - (taken - start) * rate, 0)
+    left[sm, most - per_sm[sm] + slot] = np.maximum(work[last, k] - (taken - start) * rate, 0)
     left.sort(axis=1)
     busy = most - np.arange(most)  # blocks still sweeping while the j-th ends
     finish = taken + np.cumsum(np.diff(left, axis=1, prepend=0.0) / speed[busy - 1], axis=1)
@@ -490,7 +500,11 @@ def cpu_seconds(model: Model, query_m: np.ndarray, total: int) -> float:
 def calibrate(kind: str, progress: Callable[[str], None] | None = None) -> Model:
     """Measure ``kind``'s constants (well under a minute, kernel compiles included)."""
     start = time.perf_counter()
-    say = progress or (lambda _: None)
+
+    def say(text: str) -> None:
+        if progress:
+            progress(f"{time.perf_counter() - start:.1f} s: {text}")
+
     model = _calibrate_gpu(say) if kind == "gpu" else _calibrate_cpu(say)
     model.seconds = time.perf_counter() - start
     return model
@@ -514,7 +528,7 @@ def _calibrate_gpu(say: Callable[[str], None]) -> Model:
                 shapes += [(g, r)] if packed else []
     alone = [(g * r, g, r, 1, True, 0, 1, 1) for g, r in shapes]  # the long subject
     later = [(4 * g * 8, g, 8, 4, True, 0, 1, 1) for g in scan.GROUPS]  # the same, 4 passes
-    say(f"{len(runs)} kernel shapes, each one group alone; the host's work per launch")
+    say(f"{len(runs)} kernel shapes at the full device, each one group alone")
     found = scan.calibration(lengths, [*runs, *alone, *later])
     order = np.sort(lengths)[::-1]
     rates = {}
@@ -528,49 +542,65 @@ def _calibrate_gpu(say: Callable[[str], None]) -> Model:
                                                    strict=False):
         first = gpu_work(np.array([g * r]), order[:1], (g, r, 1))[1] / single[f"{g},{r}"]
         later_passes[str(g)] = max(0.5, (kernel / first - 1) / (passes - 1))
-    packing, later_shared = _packing(say, sms)
+    packing, later_shared, start = _packing(say, sms)
+    for key in [k for k in rates if k.endswith("wide")]:  # in proportion to the packed
+        packed = packing[key.replace("wide", "packed")]
+        packing[key] = [v * rates[key] / rates[key.replace("wide", "packed")] for v in packed]
+    say("the host's work per launch")
     launch, unit, per_word, per_subject = _host_costs()
     return Model(kind="gpu", device=device_name("gpu"), version=_version(), rates=rates,
                  single=single, later=later_passes, packing=packing,
-                 later_shared=later_shared, launch=float(launch), unit=float(unit),
-                 profile=float(per_word), subject=float(per_subject), sms=sms)
+                 later_shared=later_shared, start=start, launch=float(launch),
+                 unit=float(unit), profile=float(per_word), subject=float(per_subject),
+                 sms=sms)
 
 
-#: the subjects' length of the runs of k blocks per SM
-PACKING_N = 1600
+#: the subjects' lengths of the runs of k blocks per SM (the shorter one for the kernel's
+#: fixed start)
+PACKING_N = (6400, 1600)
 
 
 def _packing(say: Callable[[str], None], sms: int
-             ) -> tuple[dict[str, list[float]], dict[str, float]]:
-    """A group's rate of each shape with k blocks on every SM (one ticket per block, subjects
-    of PACKING_N, the first pass; k up to the resident count), and per G a later pass with a
-    block per SM (four passes against one, R = 8), in first passes."""
+             ) -> tuple[dict[str, list[float]], dict[str, float], float]:
+    """A group's rate of each packed shape with k blocks on every SM (one ticket per block,
+    subjects of PACKING_N[0], the first pass; k up to the resident count), per G a later pass
+    with a block per SM (four passes against one, the largest R), in first passes, and the
+    kernel's fixed start (seconds per launch, the median over the shapes: each shape's one
+    block per SM at both lengths, a line through the two). The wide shapes' rates are the
+    packed ones' in proportion to their full rates."""
     from ..engines.cuda import search as scan
 
-    runs, keys = [], []
-    for packed in (True, False):
-        for g in scan.GROUPS:
-            for r in scan.ROWS:
-                if 4 * 24 * g * r > scan.PROFILE_BYTES:
-                    continue
-                key = f"{g},{r},{'packed' if packed else 'wide'}"
-                for k in range(1, scan.occupancy(g, r, packed) + 1):
-                    runs.append((g * r, g, r, 1, packed, 0, k * sms * (scan.BLOCK // g), 1,
-                                 k * sms))
-                    keys.append(key)
-    later = [(4 * g * 8, g, 8, 4, True, 0, sms * (scan.BLOCK // g), 1, sms)
-             for g in scan.GROUPS]
+    long, short = PACKING_N
+    most = {(g, r): scan.occupancy(g, r, True) for g in scan.GROUPS for r in scan.ROWS
+            if 4 * 24 * g * r <= scan.PROFILE_BYTES}
+    first_short = max(k * sms * (scan.BLOCK // g) for (g, _), k in most.items())
+    lengths = np.concatenate([np.full(first_short, long), np.full(sms * scan.BLOCK // 4,
+                                                                  short)]).astype(np.int64)
+    runs = [(g * r, g, r, 1, True, 0, k * sms * (scan.BLOCK // g), 1, k * sms)
+            for (g, r), top in most.items() for k in range(1, top + 1)]
+    runs += [(g * r, g, r, 1, True, first_short, sms * (scan.BLOCK // g), 1, sms)
+             for g, r in most]
+    widest = {g: max(r for gg, r in most if gg == g) for g in scan.GROUPS}
+    runs += [(4 * g * r, g, r, 4, True, 0, sms * (scan.BLOCK // g), 1, sms)
+             for g, r in widest.items()]
     say(f"{len(runs)} launches of k blocks per SM, one ticket each")
-    longest = max(run[6] for run in runs + later)
-    found = scan.calibration(np.full(longest, PACKING_N, np.int64), [*runs, *later])
-    packing: dict[str, list[float]] = {}
-    for key, (_, g, r, *_), (kernel, _) in zip(keys, runs, found, strict=False):
-        packing.setdefault(key, []).append(float(_pass_cells(PACKING_N, g, g * r)) / kernel)
-    later_shared = {}
-    for (_, g, r, passes, *_), (kernel, _) in zip(later, found[len(runs):], strict=True):
-        first = _pass_cells(PACKING_N, g, g * r) / packing[f"{g},{r},packed"][0]
-        later_shared[str(g)] = max(0.5, (kernel / first - 1) / (passes - 1))
-    return packing, later_shared
+    found = iter(scan.calibration(lengths, runs))
+    times = {shape: [next(found)[0] for _ in range(top)] for shape, top in most.items()}
+    starts, rates = {}, {}
+    for (g, r), ks in times.items():
+        t_short = next(found)[0]
+        cells = [float(_pass_cells(n, g, g * r)) for n in (long, short)]
+        rate = (cells[0] - cells[1]) / max(ks[0] - t_short, 1e-9)  # one block per SM
+        starts[g, r] = min(max(t_short - cells[1] / rate, 0.0), 0.5 * t_short)
+        rates[g, r] = [float(cells[0] / (t - starts[g, r])) for t in ks]
+    later = {}
+    for g, r in widest.items():
+        first = float(_pass_cells(long, g, g * r)) / rates[g, r][0]
+        later[str(g)] = float(max(0.5, ((next(found)[0] - starts[g, r]) / first - 1) / 3))
+    packing = {}
+    for (g, r), v in rates.items():
+        packing[f"{g},{r},packed"] = v
+    return packing, later, float(np.median(list(starts.values())))
 
 
 def _host_costs() -> tuple[float, float, float, float]:
