@@ -50,8 +50,8 @@ def calibrate(device: str | None) -> None:
                    f"best {alone[0][0]} {alone[0][1]:.3g}, worst {alone[-1][0]} "
                    f"{alone[-1][1]:.3g}, a later pass alone "
                    + ", ".join(f"G={g} {v:.2f}" for g, v in model.later.items())
-                   + ", shared " + ", ".join(f"G={g} {v:.2f}"
-                                             for g, v in model.later_shared.items())
+                   + ", with 1 .. k blocks per SM " + ", ".join(
+                       f"G={g} {v[0]:.2f} .. {v[-1]:.2f}" for g, v in model.later_shared.items())
                    + f" first passes; k blocks per SM, a group's rate at the most: {packing}"
                    + f"; launch {model.launch * 1e3:.2f} ms; profiles "
                    f"{model.unit * 1e6:.0f} us + {model.profile * 1e9:.1f} ns per word; "

@@ -71,8 +71,8 @@ class Model:
     packing: dict[str, list[float]] = dataclasses.field(default_factory=dict)  # GPU:
     # "G,R,packing" -> a group's lane-cells/s (first pass) with k = 1, 2, ... blocks on its
     # SM, as many k as are resident at once
-    later_shared: dict[str, float] = dataclasses.field(default_factory=dict)  # GPU: G -> a
-    # later pass with other groups on the SM (a block or more per SM), in first passes
+    later_shared: dict[str, list[float]] = dataclasses.field(default_factory=dict)  # GPU:
+    # G -> a later pass with k = 1, 2, ... blocks on the SM, in first passes
     launch: float = 0.0  # s per launch (GPU) or per query call (CPU)
     start: float = 0.0  # GPU: s of a kernel's fixed start (its blocks placed, profiles read)
     unit: float = 0.0  # GPU: s per profile of a launch (its queries gathered on the host)
@@ -233,11 +233,18 @@ def _single(model: Model, g: int, r: int) -> float:
     return model.single[near] * g * r / (g0 * r0)
 
 
-def _later(model: Model, g: int, shared: bool = False) -> float:
-    """A later pass (it reads the pass above from scratch), in first passes: of a group alone
-    (its reads' latency exposed), or ``shared`` with other groups on its SM (hidden)."""
-    found = model.later_shared if shared else model.later
-    return found.get(str(g), 1.0)
+def _later(model: Model, g: int) -> float:
+    """A later pass of a group alone (it reads the pass above from scratch, its latency
+    exposed), in first passes."""
+    return model.later.get(str(g), 1.0)
+
+
+def later_shared(model: Model, g: int, most: int) -> np.ndarray:
+    """A later pass with k = 1 .. ``most`` blocks on the SM, in first passes (more blocks hide
+    more of the scratch rows' latency): calibrated, the last one for more blocks."""
+    found = np.atleast_1d(np.asarray(model.later_shared.get(str(g)) or _later(model, g),
+                                     np.float64))
+    return found[np.minimum(np.arange(most), found.size - 1)]
 
 
 def blocked(subj_n: np.ndarray, groups: int) -> np.ndarray:
@@ -355,8 +362,9 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     later = _later(model, g)
     tickets = -(-count // groups) * unit_m.size
     if tickets <= WAVE_TICKETS * blocks and every == 1:
-        kernel = _waves(cost, unit_passes, (later, _later(model, g, shared=True)), groups,
-                        blocks, speeds(model, g, r, packed), single, sms)
+        speed = speeds(model, g, r, packed)
+        kernel = _waves(cost, unit_passes, (later, later_shared(model, g, speed.size)), groups,
+                        blocks, speed, single, sms)
     else:
         per_profile = float(cost.sum()) * scale
         within = (np.cumsum(cost) - cost) * scale / rate  # a profile's work before each item
@@ -385,16 +393,16 @@ def host_seconds(model: Model, unit_m: np.ndarray, count: int, shape: tuple[int,
 WAVE_TICKETS = 8
 
 
-def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, float], groups: int,
-           blocks: int, speed: np.ndarray, single: float, sms: int) -> float:
+def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, np.ndarray],
+           groups: int, blocks: int, speed: np.ndarray, single: float, sms: int) -> float:
     """Seconds of a launch of few tickets per block, ticket by ticket. The resident blocks
     (block b on SM b mod sms) take the tickets in order (a profile's subjects, ``groups`` at
-    a time, ``cost``: one pass of each in lane-cells; ``later``: a later pass alone, and
-    shared, in first passes), each the next once its groups are all done. A group runs at
-    ``speed[k - 1]`` with the k blocks of its SM all busy, and faster as fewer groups are
-    left: at the rate alone (``single``) for one, in between in proportion. So a ticket's
-    groups speed up as its short ones end, and once the last ticket is taken, each SM's
-    blocks finish sharing it. No ticket ends before its sweep alone."""
+    a time, ``cost``: one pass of each in lane-cells; ``later``: a later pass alone, and with
+    k blocks on the SM, in first passes), each the next once its groups are all done. A
+    group runs at ``speed[k - 1]`` with the k blocks of its SM all busy, and faster as fewer
+    groups are left: at the rate alone (``single``) for one, in between in proportion. So a
+    ticket's groups speed up as its short ones end, and once the last ticket is taken, each
+    SM's blocks finish sharing it. No ticket ends before its sweep alone."""
     pad = -cost.size % groups
     batch = np.sort(np.concatenate([cost, np.zeros(pad)]).reshape(-1, groups), axis=1)
     most = speed.size
@@ -406,7 +414,8 @@ def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, float]
     # a batch's seconds with k blocks on its SM, as lane-cells at the rate of a full block
     spent = (np.diff(batch, axis=1, prepend=0.0) @ (1.0 / rates)) * speed[None, :]
     passes = unit_passes[:, None, None]
-    work = ((1 + (passes - 1) * later[1]) * spent[None, :, :]).reshape(-1, most)
+    shared = np.broadcast_to(np.asarray(later[1], np.float64), (most,))
+    work = ((1 + (passes - 1) * shared[None, None, :]) * spent[None, :, :]).reshape(-1, most)
     alone = ((1 + (passes[:, :, 0] - 1) * later[0]) * batch[None, :, -1]).ravel() / single
     resident = min(blocks, most * sms, work.shape[0])
     sm = np.arange(resident) % sms
@@ -414,8 +423,10 @@ def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, float]
     k = per_sm[sm] - 1  # each block's SM's blocks (less one) while tickets last
     rate = speed[k]
     start, last = np.zeros(resident), np.arange(resident)
+    if resident >= 2 * sms:  # the SMs fill in turn: an SM's blocks take consecutive tickets
+        last[np.argsort(sm, kind="stable")] = np.arange(resident)
     if work.shape[0] > resident:
-        ends = [(float(work[b, k[b]] / rate[b]), b) for b in range(resident)]
+        ends = [(float(work[last[b], k[b]] / rate[b]), b) for b in range(resident)]
         heapq.heapify(ends)
         for i in range(resident, work.shape[0]):
             t, b = heapq.heappop(ends)
@@ -542,7 +553,7 @@ def _calibrate_gpu(say: Callable[[str], None]) -> Model:
                                                    strict=False):
         first = gpu_work(np.array([g * r]), order[:1], (g, r, 1))[1] / single[f"{g},{r}"]
         later_passes[str(g)] = max(0.5, (kernel / first - 1) / (passes - 1))
-    packing, later_shared, start = _packing(say, sms)
+    packing, shared_later, start = _packing(say, sms)
     for key in [k for k in rates if k.endswith("wide")]:  # in proportion to the packed
         packed = packing[key.replace("wide", "packed")]
         packing[key] = [v * rates[key] / rates[key.replace("wide", "packed")] for v in packed]
@@ -550,7 +561,7 @@ def _calibrate_gpu(say: Callable[[str], None]) -> Model:
     launch, unit, per_word, per_subject = _host_costs()
     return Model(kind="gpu", device=device_name("gpu"), version=_version(), rates=rates,
                  single=single, later=later_passes, packing=packing,
-                 later_shared=later_shared, start=start, launch=float(launch),
+                 later_shared=shared_later, start=start, launch=float(launch),
                  unit=float(unit), profile=float(per_word), subject=float(per_subject),
                  sms=sms)
 
@@ -561,28 +572,30 @@ PACKING_N = (6400, 1600)
 
 
 def _packing(say: Callable[[str], None], sms: int
-             ) -> tuple[dict[str, list[float]], dict[str, float], float]:
+             ) -> tuple[dict[str, list[float]], dict[str, list[float]], float]:
     """A group's rate of each packed shape with k blocks on every SM (one ticket per block,
-    subjects of PACKING_N[0], the first pass; k up to the resident count), per G a later pass
-    with a block per SM (four passes against one, the largest R), in first passes, and the
-    kernel's fixed start (seconds per launch, the median over the shapes: each shape's one
-    block per SM at both lengths, a line through the two). The wide shapes' rates are the
-    packed ones' in proportion to their full rates."""
+    subjects of PACKING_N[0], the first pass; k up to the resident count); per G a later
+    pass with k blocks per SM (four passes against one, the largest R, PACKING_N[1]), in
+    first passes; and the kernel's fixed start (seconds per launch, the median over the
+    shapes: each shape's one block per SM at both lengths, a line through the two)."""
     from ..engines.cuda import search as scan
 
     long, short = PACKING_N
     most = {(g, r): scan.occupancy(g, r, True) for g in scan.GROUPS for r in scan.ROWS
             if 4 * 24 * g * r <= scan.PROFILE_BYTES}
-    first_short = max(k * sms * (scan.BLOCK // g) for (g, _), k in most.items())
-    lengths = np.concatenate([np.full(first_short, long), np.full(sms * scan.BLOCK // 4,
-                                                                  short)]).astype(np.int64)
-    runs = [(g * r, g, r, 1, True, 0, k * sms * (scan.BLOCK // g), 1, k * sms)
-            for (g, r), top in most.items() for k in range(1, top + 1)]
-    runs += [(g * r, g, r, 1, True, first_short, sms * (scan.BLOCK // g), 1, sms)
-             for g, r in most]
     widest = {g: max(r for gg, r in most if gg == g) for g in scan.GROUPS}
-    runs += [(4 * g * r, g, r, 4, True, 0, sms * (scan.BLOCK // g), 1, sms)
-             for g, r in widest.items()]
+
+    def count(g: int, k: int) -> int:  # one ticket for each of k blocks per SM
+        return k * sms * (scan.BLOCK // g)
+
+    first_short = max(count(g, k) for (g, _), k in most.items())
+    lengths = np.concatenate([np.full(first_short, long), np.full(max(
+        count(g, most[g, r]) for g, r in widest.items()), short)]).astype(np.int64)
+    runs = [(g * r, g, r, 1, True, 0, count(g, k), 1, k * sms)
+            for (g, r), top in most.items() for k in range(1, top + 1)]
+    runs += [(g * r, g, r, 1, True, first_short, count(g, 1), 1, sms) for g, r in most]
+    runs += [(4 * g * r, g, r, 4, True, first_short, count(g, k), 1, k * sms)
+             for g, r in widest.items() for k in range(1, most[g, r] + 1)]
     say(f"{len(runs)} launches of k blocks per SM, one ticket each")
     found = iter(scan.calibration(lengths, runs))
     times = {shape: [next(found)[0] for _ in range(top)] for shape, top in most.items()}
@@ -595,11 +608,10 @@ def _packing(say: Callable[[str], None], sms: int
         rates[g, r] = [float(cells[0] / (t - starts[g, r])) for t in ks]
     later = {}
     for g, r in widest.items():
-        first = float(_pass_cells(long, g, g * r)) / rates[g, r][0]
-        later[str(g)] = float(max(0.5, ((next(found)[0] - starts[g, r]) / first - 1) / 3))
-    packing = {}
-    for (g, r), v in rates.items():
-        packing[f"{g},{r},packed"] = v
+        first = float(_pass_cells(short, g, g * r)) / np.array(rates[g, r])
+        later[str(g)] = [float(max(0.5, ((next(found)[0] - starts[g, r]) / f - 1) / 3))
+                         for f in first]
+    packing = {f"{g},{r},packed": v for (g, r), v in rates.items()}
     return packing, later, float(np.median(list(starts.values())))
 
 
