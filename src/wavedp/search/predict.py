@@ -270,11 +270,16 @@ def speeds(model: Model, g: int, r: int, packed: bool) -> np.ndarray:
     return np.minimum(_single(model, g, r), per_sm / k)
 
 
-def fill(model: Model, g: int, r: int, packed: bool, blocks: int) -> float:
+def fill(model: Model, g: int, r: int, packed: bool, blocks: int,
+         ticket: float | None = None) -> float:
     """The share of the full rate of shape (G, R) a launch of ``blocks`` blocks runs at: the
     blocks spread over the SMs (at most the resident ones each), each SM running its k
-    blocks' groups at their rate with k blocks, against every SM full."""
+    blocks' groups at their rate with k blocks, against every SM full. With ``ticket`` (a
+    ticket's lane-cells per group) each ticket also pays the kernel's start, which the other
+    blocks of a fuller SM hide."""
     speed = speeds(model, g, r, packed)
+    if ticket:
+        speed = ticket / (ticket / speed + model.start)
     sms, most = model.sms or 132, speed.size
     low, extra = divmod(min(max(int(blocks), 1), most * sms), sms)
 
@@ -345,7 +350,6 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
     sms = model.sms or 132
     blocks = scan.launch_blocks(g, unit_m.size, subj_n.size, passes, longest, sms)
     per_sm = blocks / sms
-    rate = _rate(model, g, r, packed) * fill(model, g, r, packed, blocks)
     idle = min(1.0, per_sm ** -IDLE_COVER)
     single = _single(model, g, r)
     unit_passes = np.maximum(-(-unit_m // t), 1).astype(np.float64)
@@ -366,6 +370,8 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
         kernel = _waves(cost, unit_passes, (later, later_shared(model, g, speed.size)), groups,
                         blocks, speed, single, sms)
     else:
+        ticket = float(cost.mean()) * float(unit_passes.mean())
+        rate = _rate(model, g, r, packed) * fill(model, g, r, packed, blocks, ticket)
         per_profile = float(cost.sum()) * scale
         within = (np.cumsum(cost) - cost) * scale / rate  # a profile's work before each item
         alone = _pass_cells(warp, g, t) / single  # an item's first pass alone
@@ -434,7 +440,7 @@ def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, np.nda
             heapq.heappush(ends, (t + float(work[i, k[b]] / rate[b]), b))
     taken = float(start.max())  # the queue is empty from here
     left = np.zeros((sms, most))  # each SM's blocks' lane-cells still to sweep, ascending
-    slot = np.zeros(resident, np.int64)
+    slot = np.zeros(resident, np.int64)  # each block's place among its SM's
     slot[np.argsort(sm, kind="stable")] = np.arange(resident) - np.repeat(
         np.cumsum(per_sm) - per_sm, per_sm)
     left[sm, most - per_sm[sm] + slot] = np.maximum(work[last, k] - (taken - start) * rate, 0)
