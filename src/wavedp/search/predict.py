@@ -8,7 +8,8 @@ against a subject, taken by ticket in launch order), each a group of G lanes swe
 subject's columns pass by pass. So one launch costs
 
     T = h_launch + h_unit * units + h_profile * profile words + h_subject * subjects
-        + max(W / (rate(G, R) * fill(b)), max_i W_before_i / (rate * fill(b)) + c_i / single)
+        + h_start + max(W / (rate(G, R) * fill(b)), max_i W_before_i / (rate * fill(b))
+                         + c_i / single)
 
 with W the lane-cells of all items (each pass: G*R rows over n + G - 1 columns, plus
 PASS_CELLS per column; a query padded to whole passes; a subject to the longest of its warp,
@@ -17,16 +18,19 @@ warps that the other blocks of an SM with b blocks do not cover), c_i one item's
 (its first pass at the rate ``single`` of its shape, each later pass ``later`` times that)
 and W_before_i the work the tickets hand out before it, less the first wave's (a long item
 taken last runs alone after the rest: the thesis's falling phase), fill(b) the share of the
-full rate with b blocks per SM (one block per SM runs its groups each at about ``single``;
-fewer in proportion, more saturating). A launch of at most WAVE_TICKETS tickets per block is
-timed ticket by ticket instead: blocks take tickets in order, each lasting its longest
-item's passes at a group's share of the launch's rate. The constants are measured by
-:func:`calibrate` with CUDA events around the kernel alone: rate per kernel shape (G, R)
-and packing (lane-cells per second with the device full), single per shape, later per G;
-and, from launches timed on the host, h_launch, h_unit, h_profile and h_subject (least
-squares with every cost >= 0, :func:`nonnegative_fit`). The scan's
-planner (``engines.cuda.search.plan``) picks each launch's shape by these rates too. The CPU
-engine's model is ``T = h_call * queries + cells / rate`` (its kernel pads nothing).
+full rate the launch's b blocks get: placed round-robin on the SMs, each SM with k of them
+running at k times a group's calibrated rate with k blocks (``packing``), each ticket paying
+the kernel's start h_start. A launch of at most WAVE_TICKETS tickets per block is timed
+ticket by ticket instead (``_waves``): each ticket at its SM's k, its groups speeding up as
+its short ones end, each SM's last blocks as the others end, a later pass priced per k
+(``later_shared``). The constants are measured by :func:`calibrate` with CUDA events around
+the kernel alone: rate per kernel shape (G, R) and packing (lane-cells per second with the
+device full), single per shape, later per G, a group's rate with k = 1 .. resident blocks
+per SM per shape, a later pass per G and k, and h_start; and, from launches timed on the
+host, h_launch, h_unit, h_profile and h_subject (least squares with every cost >= 0,
+:func:`nonnegative_fit`). The scan's planner (``engines.cuda.search.plan``) picks each
+launch's shape by these rates too. The CPU engine's model is
+``T = h_call * queries + cells / rate`` (its kernel pads nothing).
 
 ``wavedp calibrate`` stores the constants per device in the user's cache directory; a
 calibration of another device or another wavedp version is an error naming the file.
