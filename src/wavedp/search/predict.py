@@ -635,7 +635,7 @@ def _host_costs() -> tuple[float, float, float, float]:
     from ..scoring import Scoring
 
     rng = np.random.default_rng(2)
-    lengths = np.clip(rng.lognormal(np.log(300), 1.0, 100_000), 20, 8000).astype(np.int64)
+    lengths = np.clip(rng.lognormal(np.log(300), 1.0, 30_000), 20, 8000).astype(np.int64)
     offsets = np.zeros(lengths.size + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
     scanner = scan.Scanner(rng.integers(0, 20, int(offsets[-1]), dtype=np.uint8), offsets,
