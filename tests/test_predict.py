@@ -102,6 +102,42 @@ def test_the_last_tickets_speed_up_as_their_multiprocessor_empties():
                           1) == pytest.approx(2.0 + 2.0 + 2.0)
 
 
+def test_packing_calibration_recovers_rates_start_and_later_passes(monkeypatch):
+    """The k-blocks-per-SM calibration, on launch times made from known constants: each
+    shape's rate per k, the kernel's fixed start (a line through two lengths) and the later
+    pass per G and k come back as they went in."""
+    start, single = 3e-5, 1e9
+
+    def truth(g: int, r: int, k: int) -> float:  # a group's lane-cells/s with k blocks
+        return single * (1 + r / 64) / (1 + 0.6 * (k - 1))
+
+    def later(g: int, k: int) -> float:
+        return 1.12 - 0.01 * k + 0.001 * g
+
+    def fake(lengths, runs, seed=0):
+        found = []
+        for m, g, r, passes, packed, first, count, units, cap in runs:
+            k = cap // 132
+            assert packed and units == 1 and count == k * 132 * (gpu_search.BLOCK // g)
+            assert m == passes * g * r  # a query of whole passes
+            cells = predict._pass_cells(float(lengths[first]), g, g * r)
+            found.append((start + cells / truth(g, r, k) * (1 + later(g, k) * (passes - 1)),
+                          1.0))
+        return found
+
+    monkeypatch.setattr(gpu_search, "occupancy", lambda g, r, packed, alphabet=24: 2 + r // 16)
+    monkeypatch.setattr(gpu_search, "calibration", fake)
+    packing, shared, fitted = predict._packing(lambda _: None, 132)
+    assert fitted == pytest.approx(start, rel=1e-6)
+    assert set(packing) == {f"{g},{r},packed" for g in gpu_search.GROUPS
+                            for r in gpu_search.ROWS if 4 * 24 * g * r <= gpu_search.PROFILE_BYTES}
+    for key, rates in packing.items():
+        g, r = (int(x) for x in key.split(",")[:2])
+        assert rates == pytest.approx([truth(g, r, k) for k in range(1, 3 + r // 16)])
+    for g, values in shared.items():
+        assert values == pytest.approx([later(int(g), k) for k in range(1, len(values) + 1)])
+
+
 def test_host_costs_are_fitted_non_negative():
     """The host-cost fit keeps every cost >= 0 and is the constrained optimum: no
     non-negative vector does better (checked against a dense grid), and clipping the free
