@@ -194,18 +194,19 @@ def passes_and_grids(model: predict.Model) -> list[dict]:
     runs += [(f"n 1600, {cap / sms:.2f} blocks per SM, 1 ticket each, {p} pass(es)", 1600,
               32 * cap, p, cap) for cap in (sms, sms * 5 // 4, sms * 3 // 2, 2 * sms, 3 * sms,
                                             4 * sms, 5 * sms) for p in (1, 8)]
-    rows = []
-    for n, cap in dict.fromkeys((n, cap) for _, n, _, _, cap in runs):
-        group = [run for run in runs if run[1] == n and run[4] == cap]
+    rows = {}  # by case, printed in the order of runs
+    for n in dict.fromkeys(n for _, n, _, _, _ in runs):  # one database per length
+        group = [run for run in runs if run[1] == n]
         size = max(count for _, _, count, _, _ in group)
-        with gs.capped_grid(cap) if cap else contextlib.nullcontext():
-            found = gs.calibration(np.full(size, n, np.int64), [
-                (128 * p, 4, 32, p, True, 0, count, 1) for _, _, count, p, _ in group])
-            for (case, _, count, p, _), (seen, _) in zip(group, found, strict=True):
-                rows.append(dict(case=case, seen=seen, guess=predict.gpu_seconds(
-                    kmodel, np.array([128 * p]), np.full(count, float(n)), 24, True,
-                    (4, 32, p))))
-    return rows
+        found = gs.calibration(np.full(size, n, np.int64), [
+            (128 * p, 4, 32, p, True, 0, count, 1, *([cap] if cap else []))
+            for _, _, count, p, cap in group])
+        for (case, _, count, p, cap), (seen, _) in zip(group, found, strict=True):
+            with gs.capped_grid(cap) if cap else contextlib.nullcontext():
+                guess = predict.gpu_seconds(kmodel, np.array([128 * p]),
+                                            np.full(count, float(n)), 24, True, (4, 32, p))
+            rows[case] = dict(case=case, seen=seen, guess=guess)
+    return [rows[case] for case, *_ in runs]
 
 
 def main() -> None:

@@ -417,10 +417,11 @@ def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, np.nda
     batch = np.sort(np.concatenate([cost, np.zeros(pad)]).reshape(-1, groups), axis=1)
     most = speed.size
     active = groups - np.arange(groups)  # a ticket's groups still sweeping, in turn
-    full = groups * np.arange(1, most + 1)  # groups on an SM of k busy blocks
-    rates = np.interp(active[:, None] + groups * np.arange(most)[None, :],
-                      np.concatenate([[1], full]) if groups > 1 else full,
-                      np.concatenate([[single], speed]) if groups > 1 else speed)  # (groups, k)
+    on_sm, rate_at = groups * np.arange(1, most + 1), speed  # groups on an SM of k blocks
+    if groups > 1:  # one group on its SM runs at its rate alone
+        on_sm, rate_at = np.concatenate([[1], on_sm]), np.concatenate([[single], speed])
+    rates = np.interp(active[:, None] + groups * np.arange(most)[None, :], on_sm,
+                      rate_at)  # (groups, k)
     # a batch's seconds with k blocks on its SM, as lane-cells at the rate of a full block
     spent = (np.diff(batch, axis=1, prepend=0.0) @ (1.0 / rates)) * speed[None, :]
     passes = unit_passes[:, None, None]
@@ -432,9 +433,12 @@ def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, np.nda
     per_sm = np.bincount(sm, minlength=sms)
     k = per_sm[sm] - 1  # each block's SM's blocks (less one) while tickets last
     rate = speed[k]
+    by_sm = np.argsort(sm, kind="stable")
+    slot = np.zeros(resident, np.int64)  # each block's place among its SM's
+    slot[by_sm] = np.arange(resident) - np.repeat(np.cumsum(per_sm) - per_sm, per_sm)
     start, last = np.zeros(resident), np.arange(resident)
     if resident >= 2 * sms:  # the SMs fill in turn: an SM's blocks take consecutive tickets
-        last[np.argsort(sm, kind="stable")] = np.arange(resident)
+        last[by_sm] = np.arange(resident)
     if work.shape[0] > resident:
         ends = [(float(work[last[b], k[b]] / rate[b]), b) for b in range(resident)]
         heapq.heapify(ends)
@@ -444,9 +448,6 @@ def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, np.nda
             heapq.heappush(ends, (t + float(work[i, k[b]] / rate[b]), b))
     taken = float(start.max())  # the queue is empty from here
     left = np.zeros((sms, most))  # each SM's blocks' lane-cells still to sweep, ascending
-    slot = np.zeros(resident, np.int64)  # each block's place among its SM's
-    slot[np.argsort(sm, kind="stable")] = np.arange(resident) - np.repeat(
-        np.cumsum(per_sm) - per_sm, per_sm)
     left[sm, most - per_sm[sm] + slot] = np.maximum(work[last, k] - (taken - start) * rate, 0)
     left.sort(axis=1)
     busy = most - np.arange(most)  # blocks still sweeping while the j-th ends
