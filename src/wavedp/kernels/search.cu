@@ -294,3 +294,39 @@ __global__ void build_profiles(const u8* __restrict__ codes, const int4* __restr
         }
     }
 }
+
+// A launch's words into the score matrix: the word of unit u against the launch's j-th
+// subject (words[u * count + j]) goes to out[rows[u].x * width + subjects[j]]; packed, that
+// is its low int16 half, and its high half goes to row rows[u].y where that is >= 0; else the
+// whole word, an int32. over[0] gains the number of packed halves at or above limit (they may
+// have saturated: the caller rescores them at 32 bits).
+__global__ void scatter_scores(const unsigned* __restrict__ words, int units, int count,
+                               const int2* __restrict__ rows, const int* __restrict__ subjects,
+                               int* __restrict__ out, i64 width, int packed, int limit,
+                               int* __restrict__ over) {
+    int found = 0;
+    for (int u = blockIdx.y; u < units; u += gridDim.y) {
+        const int2 row = rows[u];
+        const unsigned* src = words + (i64)u * count;
+        int* low = out + (i64)row.x * width;
+        int* high = out + (i64)max(row.y, 0) * width;
+        for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < count;
+             j += gridDim.x * blockDim.x) {
+            const unsigned w = src[j];
+            const int col = subjects[j];
+            if (packed) {
+                const int lo = (short)(w & 0xffffu);
+                low[col] = lo;
+                found += lo >= limit;
+                if (row.y >= 0) {
+                    const int hi = (short)(w >> 16);
+                    high[col] = hi;
+                    found += hi >= limit;
+                }
+            } else {
+                low[col] = (int)w;
+            }
+        }
+    }
+    if (found) atomicAdd(over, found);
+}

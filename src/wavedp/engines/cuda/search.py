@@ -24,6 +24,7 @@ from ..common import GLOBAL, LOCAL
 from .hostmem import settle
 from .module import function
 from .multipass import multiprocessors
+from .staging import Staging
 
 #: rows per lane of the kernel instances (multiples of 4: the profile is read 16 bytes at once)
 ROWS = (4, 8, 12, 16, 20, 24, 28, 32)
@@ -217,6 +218,24 @@ def occupancy(g: int, r: int, packed: bool, alphabet: int = 24) -> int:
     return max(1, min(int(per_sm), BLOCKS_PER_SM))
 
 
+def _profile_inputs(units: list[list[np.ndarray]], own: np.ndarray, a: int, g: int, r: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """build_profiles' host inputs for ``units`` of ``own`` passes each: the queries' codes
+    one after another (uint8), per unit (start, length) of its first query and of its
+    second (the first again where it has one; int32, units x 4), each unit's first word
+    (int64), and the words of all profiles."""
+    queries = [q for u in units for q in u]
+    starts = np.cumsum([0] + [q.size for q in queries])
+    meta, k = np.empty((len(units), 4), np.int32), 0
+    for i, u in enumerate(units):
+        meta[i, :2] = starts[k], u[0].size
+        meta[i, 2:] = (starts[k + 1], u[1].size) if len(u) == 2 else meta[i, :2]
+        k += len(u)
+    first = (np.cumsum(own) - own) * a * g * r
+    codes = np.concatenate(queries).astype(np.uint8, copy=False)
+    return codes, meta, first.astype(np.int64), int(own.sum()) * a * g * r
+
+
 def word(value: int, packed: bool) -> np.uint32:
     """``value`` as the kernel's word: in both int16 halves when ``packed``, else an int32."""
     return np.uint32((value & 0xFFFF) * 0x10001 if packed else value & 0xFFFFFFFF)
@@ -256,6 +275,7 @@ class Scanner:
         self.events: list = []  # CUDA events around each kernel since the last kernel_seconds
         self._rows = None  # the passes' scratch rows (see _scratch)
         self._sub = None  # the substitution matrix on the GPU (see _profiles)
+        self._staging = Staging()  # each launch's inputs in one copy (see _launch)
         self._plans: dict[tuple, tuple] = {}  # the last scans' plans (see _plan), oldest first
         self.packed = mode == LOCAL and packable(self.sub, self.go, self.ge)
         free, _ = cupy.cuda.runtime.memGetInfo()
@@ -334,63 +354,82 @@ class Scanner:
 
     # ---- scanning ----------------------------------------------------------------------------
 
-    def _launch(self, ch: _Chunk, units: list[list[np.ndarray]], order, count: int,
-                packed: bool, out, shape: tuple[int, int, int], longest: int) -> None:
-        """Scan ``count`` subjects of ``order`` (at most ``longest`` residues) against each
-        unit (one query, or two packed) with kernel shape (G, R; each unit runs its own
-        passes) in one launch; the kernel's words (uint32, units x count) go to the device
-        array ``out``."""
+    def _launch(self, ch: _Chunk, units: list[list[np.ndarray]], subjects: np.ndarray,
+                packed: bool, out, shape: tuple[int, int, int], longest: int,
+                scatter: tuple[np.ndarray, object] | None = None):
+        """Scan the chunk indices ``subjects`` (host, in the order the tickets hand them out;
+        at most ``longest`` residues) against each unit (one query, or two packed) with
+        kernel shape (G, R; each unit runs its own passes) in one launch; the kernel's words
+        (uint32, units x subjects) go to the device array ``out``. With ``scatter`` (rows,
+        scores: each unit's rows of the device int32 matrix ``scores``, units x 2, -1 for
+        none), a second kernel writes them there at the subjects' columns and its count of
+        possibly saturated halves is returned (device int32). The launch's inputs go up in
+        one copy."""
         import cupy
 
         a = self.sub.shape[0]
         g, r, _ = shape
         lengths = np.array([max(q.size for q in u) for u in units], np.int64)
         own = np.maximum(-(-lengths // (g * r)), 1)  # each profile's own passes
-        prof, poffs = self._profiles(units, own, g, r, packed)
-        ms = cupy.asarray(lengths.astype(np.int32))
+        codes, meta, first, words = _profile_inputs(units, own, a, g, r)
+        counters = np.zeros(2, np.int32)  # the kernel's ticket, the scatter's saturated count
+        staged = self._staging.put(counters, subjects.astype(np.int32),
+                                   lengths.astype(np.int32), codes, meta, first,
+                                   np.zeros((0, 2), np.int32) if scatter is None
+                                   else scatter[0].astype(np.int32))
+        d_count, d_subj, ms, d_codes, d_meta, poffs, d_rows = staged
+        prof = self._build_profiles(d_codes, d_meta, poffs, len(units), int(own.max()), words,
+                                    g, r, packed)
         groups = BLOCK // g
+        count = int(subjects.size)
         blocks = launch_blocks(g, len(units), count, int(own.max()), longest, multiprocessors())
         stride = (longest + 2) // 2 * 2  # even: lane 0 copies two-column chunks of 16 bytes
         scratch = self._scratch(blocks * groups * stride * 2 if own.max() > 1 else 2)
-        ticket = cupy.zeros(1, cupy.int32)
         kernel, smem = _kernel(LOCAL if packed else self.mode, g, r, packed, a)
         events = cupy.cuda.Event(), cupy.cuda.Event()
         events[0].record()
         kernel((blocks,), (BLOCK,), (
-            ch.res, ch.off, order, np.int32(count), prof, np.int32(a), poffs, ms,
+            ch.res, ch.off, d_subj, np.int32(count), prof, np.int32(a), poffs, ms,
             np.int32(len(units)), np.int32(self.go), np.int32(self.ge), word(-self.go, packed),
-            word(-self.ge, packed), scratch, np.int32(stride), out, ticket), shared_mem=smem)
+            word(-self.ge, packed), scratch, np.int32(stride), out, d_count[:1]),
+            shared_mem=smem)
         events[1].record()
         self.events.append(events)
+        if scatter is None:
+            return None
+        scores = scatter[1]
+        grid = (min(-(-count // 256), 4 * multiprocessors()), min(len(units), 65535))
+        function("search.cu", "scatter_scores")(grid, (256,), (
+            out, np.int32(len(units)), np.int32(count), d_rows, d_subj, scores,
+            np.int64(scores.shape[1]), np.int32(packed), np.int32(saturation_limit(self.sub)),
+            d_count[1:]))
+        return d_count[1:]
 
     def _profiles(self, units: list[list[np.ndarray]], own: np.ndarray, g: int, r: int,
                   packed: bool):
         """The launch's profiles (device uint32, each unit's ``own`` passes in turn, as
         :func:`profile` lays them out) built on the GPU from the units' codes, and each
         unit's first word (device int64)."""
+        codes, meta, first, words = _profile_inputs(units, own, self.sub.shape[0], g, r)
+        d_codes, d_meta, poffs = self._staging.put(codes, meta, first)
+        return self._build_profiles(d_codes, d_meta, poffs, len(units), int(own.max()), words,
+                                    g, r, packed), poffs
+
+    def _build_profiles(self, codes, meta, poffs, units: int, most: int, words: int, g: int,
+                        r: int, packed: bool):
+        """Launch build_profiles on staged inputs (see :func:`_profile_inputs`)."""
         import cupy
 
         if self._sub is None:
             self._sub = cupy.asarray(self.sub)
         a = self.sub.shape[0]
-        queries = [q for u in units for q in u]
-        starts = np.cumsum([0] + [q.size for q in queries])
-        meta, k = np.empty((len(units), 4), np.int32), 0
-        for i, u in enumerate(units):
-            meta[i, :2] = starts[k], u[0].size
-            meta[i, 2:] = (starts[k + 1], u[1].size) if len(u) == 2 else meta[i, :2]
-            k += len(u)
-        first = (np.cumsum(own) - own) * a * g * r
-        words = int(own.sum()) * a * g * r
         prof = cupy.empty(words, cupy.uint32)
-        poffs = cupy.asarray(first)
-        most = int(own.max()) * a * g * r
-        grid = (min(-(-most // 256), 1024), min(len(units), 65535))
+        grid = (min(-(-most * a * g * r // 256), 1024), min(units, 65535))
         function("search.cu", "build_profiles")(grid, (256,), (
-            cupy.asarray(np.concatenate(queries).astype(np.uint8)), cupy.asarray(meta), poffs,
-            np.int32(len(units)), self._sub, np.int32(a), np.int32(g), np.int32(r),
-            np.int32(self.go), np.int32(PAD16 if packed else PAD32), np.int32(packed), prof))
-        return prof, poffs
+            codes, meta, poffs, np.int32(units), self._sub, np.int32(a), np.int32(g),
+            np.int32(r), np.int32(self.go), np.int32(PAD16 if packed else PAD32),
+            np.int32(packed), prof))
+        return prof
 
     def _scratch(self, words: int):
         """A device buffer of at least ``words`` uint32 for the passes' scratch rows (kept
@@ -404,18 +443,20 @@ class Scanner:
         return self._rows
 
     def _scan(self, ch: _Chunk, units: list[list[np.ndarray]], packed: bool,
-              subjects: np.ndarray, shape: tuple[int, int, int] | None = None):
+              subjects: np.ndarray, shape: tuple[int, int, int] | None = None,
+              scatter: tuple[np.ndarray, object] | None = None):
         """The kernel's words (device uint32, units x subjects) of one launch over the chunk
         indices ``subjects`` (host int array, in the order the tickets hand them out), with
-        kernel ``shape`` (G, R, passes; default planned for them)."""
+        kernel ``shape`` (G, R, passes; default planned for them); with ``scatter``, also
+        the scatter's count of saturated halves (see :meth:`_launch`)."""
         import cupy
 
         lengths = ch.lengths[subjects]
         words = cupy.empty((len(units), subjects.size), cupy.uint32)
         shape = shape or self._shape(units, lengths, packed)
-        self._launch(ch, units, cupy.asarray(subjects.astype(np.int32)), int(subjects.size),
-                     packed, words, shape, int(lengths.max()))
-        return words
+        over = self._launch(ch, units, subjects, packed, words, shape, int(lengths.max()),
+                            scatter)
+        return words if scatter is None else (words, over)
 
     def _shape(self, units: list[list[np.ndarray]], lengths: np.ndarray,
                packed: bool | None = None) -> tuple[int, int, int]:
@@ -508,43 +549,38 @@ class Scanner:
     def _batch(self, ch: _Chunk, queries: list[np.ndarray], units: list[list[int]],
                subjects: np.ndarray, out, shape: tuple[int, int, int] | None = None) -> None:
         """One launch: ``units`` (query indices) x the chunk indices ``subjects``, each
-        query's scores into its row of ``out`` (one scatter for the whole launch); returns
-        once they are there."""
+        query's scores into its row of ``out``; returns once they are there. The launch's
+        inputs go up in one copy; its profiles, scan and scatter run back to back on the GPU
+        and one word (the halves that may have saturated) comes back; only where it is not
+        zero are those found and rescored at 32 bits."""
+        rows = np.array([[u[0], u[1] if len(u) == 2 and self.packed else -1] for u in units],
+                        np.int64)
+        words, over = self._scan(ch, [[queries[k] for k in u] for u in units], self.packed,
+                                 subjects, shape, (rows, out))
+        if self._staging.read(over)[0]:
+            self._rescore(ch, queries, rows, words, subjects, out)
+
+    def _rescore(self, ch: _Chunk, queries: list[np.ndarray], rows: np.ndarray, words,
+                 subjects: np.ndarray, out) -> None:
+        """Rescore at 32 bits the packed halves of ``words`` (units x subjects, unit u's
+        queries at ``rows[u]``) whose 16-bit best could have saturated, into ``out``."""
         import cupy
 
-        words = self._scan(ch, [[queries[k] for k in u] for u in units], self.packed,
-                           subjects, shape)
-        if self.packed:
-            rows, best = self._unpack(ch, queries, units, words, subjects)
-        else:
-            rows, best = [u[0] for u in units], words.view(cupy.int32)
-        idx = cupy.asarray(subjects)
-        out[cupy.asarray(np.array(rows, np.int64))[:, None], idx[None, :]] = best
-        settle()
-
-    def _unpack(self, ch: _Chunk, queries: list[np.ndarray], units: list[list[int]], words,
-                subjects: np.ndarray) -> tuple[list[int], object]:
-        """The queries of packed ``units`` and their scores (device int32, a row each): the
-        int16 halves of the words, the subjects that may have saturated rescored at 32 bits
-        (``subjects``: the words' chunk indices)."""
-        import cupy
-
-        pairs = [u for u, unit in enumerate(units) if len(unit) == 2]
-        rows = [u[0] for u in units] + [units[u][1] for u in pairs]
-        low = (words & 0xFFFF).astype(cupy.int16)
-        high = (words[cupy.asarray(np.array(pairs, np.int64))] >> 16).astype(cupy.int16)
-        best = cupy.concatenate([low, high]).astype(cupy.int32)
-        over = best >= saturation_limit(self.sub)
-        settle()
-        hot_rows, hot_cols = (a.get() for a in cupy.nonzero(over))
-        if hot_rows.size:
-            STATS["rescored"] = STATS.get("rescored", 0) + int(hot_rows.size)
+        limit = saturation_limit(self.sub)
+        for half, shift in ((0, 0), (1, 16)):
+            units = np.flatnonzero(rows[:, half] >= 0)
+            best = ((words[cupy.asarray(units)] >> shift) & 0xFFFF).astype(cupy.int16)
+            settle()
+            hot_units, hot_cols = (a.get() for a in cupy.nonzero(best >= limit))
+            if not hot_units.size:
+                continue
+            STATS["rescored"] = STATS.get("rescored", 0) + int(hot_units.size)
             with _Timer("rescore"):  # a part of the scan's time
-                for row in np.unique(hot_rows):
-                    cols = hot_cols[hot_rows == row]
-                    exact = self._scan(ch, [[queries[rows[row]]]], False, subjects[cols])[0]
-                    best[int(row), cupy.asarray(cols)] = exact.view(cupy.int32)
-        return rows, best
+                for u in np.unique(hot_units):
+                    cols = subjects[hot_cols[hot_units == u]]
+                    row = int(rows[units[u], half])
+                    exact = self._scan(ch, [[queries[row]]], False, cols)[0]
+                    out[row, cupy.asarray(cols)] = exact.view(cupy.int32)
 
     def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
@@ -707,6 +743,39 @@ def timed_launches(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray]) -> l
         rows.append(dict(m=[max(q.size for q in u) for u in chosen], n=subj_n.tolist(),
                          shape=list(shape), whole=entry[4], kernel=entry[5]))
     return rows
+
+
+def host_launches(scanner: Scanner, grid: list[tuple[int, int, int]], rng,
+                  repeats: int = 7) -> list[tuple[tuple[int, int, int], float]]:
+    """The host's share of launches over the scanner's resident chunk: per (units, subjects,
+    query length) of ``grid``, random queries (two per unit when packed) against that many
+    subjects in random order, with the planned shape; (shape, the median over ``repeats``
+    of the launch by the host clock less its kernel by CUDA events), after two warm-ups."""
+    import statistics
+    import time
+
+    import cupy
+
+    ch = next(scanner._chunks())
+    found = []
+    for units, count, m in grid:
+        queries = [rng.integers(0, 20, m, dtype=np.uint8)
+                   for _ in range(units * (1 + scanner.packed))]
+        pairs = pair_up(list(range(len(queries))), scanner.packed)
+        subjects = rng.permutation(ch.nonempty)[:count]
+        shape = scanner._shape([[queries[k] for k in u] for u in pairs], ch.lengths[subjects])
+        out = cupy.zeros((len(queries), ch.size), cupy.int32)
+        host = []
+        with collector_paused():
+            for rep in range(repeats + 2):
+                scanner.events.clear()
+                start = time.perf_counter()
+                scanner._batch(ch, queries, pairs, subjects, out, shape)
+                whole = time.perf_counter() - start
+                if rep >= 2:
+                    host.append(whole - scanner.kernel_seconds())
+        found.append((shape, statistics.median(host)))
+    return found
 
 
 def calibration(lengths: np.ndarray, runs: list[tuple[int, ...]], seed: int = 0

@@ -1,0 +1,72 @@
+"""A launch's small inputs in one copy, and its small outputs back in one.
+
+A scan launch needs a handful of small arrays on the GPU (its subjects' indices, the units'
+rows, the queries' codes, the profiles' offsets, a zeroed ticket counter). One
+``cupy.asarray`` each costs a pageable copy and tens of microseconds of host time, and how
+many tens moves from run to run. A :class:`Staging` packs them into one page-locked host
+buffer, copies it with one asynchronous copy on the current stream, and hands out device
+views; its :meth:`Staging.read` copies a few device words back into page-locked memory and
+waits for the stream once. Both buffers are kept and grown, never allocated per launch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: every array starts at a multiple of this many bytes (16: int4 and 16-byte loads)
+ALIGN = 16
+
+
+def _pinned(size: int) -> np.ndarray:
+    import cupy
+
+    return np.frombuffer(cupy.cuda.alloc_pinned_memory(size), np.uint8, size)
+
+
+class Staging:
+    """Page-locked host and device buffers for one stream's launches, grown on demand."""
+
+    def __init__(self) -> None:
+        self._host: np.ndarray | None = None
+        self._dev = None
+        self._back: np.ndarray | None = None
+        self._copied = None  # the event after the last copy (the host buffer is free after it)
+
+    def put(self, *arrays: np.ndarray) -> list:
+        """Device copies of ``arrays`` (C-contiguous views of one buffer, same shapes and
+        dtypes), copied in one asynchronous copy on the current stream: kernels launched
+        after it on the stream see them. Valid until the next ``put``."""
+        import cupy
+
+        arrays = tuple(np.ascontiguousarray(a) for a in arrays)
+        starts, size = [], 0
+        for a in arrays:
+            starts.append(size)
+            size += -(-max(a.nbytes, 1) // ALIGN) * ALIGN
+        if self._copied is not None:
+            self._copied.synchronize()  # the previous copy has left the host buffer
+        if self._host is None or self._host.size < size:
+            grown = max(size, 2 * (0 if self._host is None else self._host.size), 1 << 16)
+            self._host, self._dev = _pinned(grown), None
+            self._dev = cupy.empty(grown, cupy.uint8)
+        for a, s in zip(arrays, starts, strict=True):
+            self._host[s:s + a.nbytes] = a.view(np.uint8).reshape(-1)
+        stream = cupy.cuda.get_current_stream()
+        self._dev.data.copy_from_host_async(self._host.ctypes.data, size, stream)
+        self._copied = cupy.cuda.Event(block=False, disable_timing=True)
+        self._copied.record(stream)
+        return [cupy.ndarray(a.shape, a.dtype, memptr=self._dev.data + s)
+                for a, s in zip(arrays, starts, strict=True)]
+
+    def read(self, device_array) -> np.ndarray:
+        """A host copy of a small device array, once the current stream's work before this
+        call is done (one asynchronous copy into page-locked memory, then one wait)."""
+        import cupy
+
+        nbytes = int(device_array.nbytes)
+        if self._back is None or self._back.size < nbytes:
+            self._back = _pinned(max(nbytes, 4096))
+        stream = cupy.cuda.get_current_stream()
+        device_array.data.copy_to_host_async(self._back.ctypes.data, nbytes, stream)
+        stream.synchronize()
+        return self._back[:nbytes].view(device_array.dtype).reshape(device_array.shape).copy()
