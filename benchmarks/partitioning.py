@@ -31,6 +31,7 @@ by ``--calibrate``) or the built-in ones.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 
@@ -134,6 +135,10 @@ def main() -> None:
     parser.add_argument("--sets", default="long-subject,long-query,mixture")
     parser.add_argument("--launches", action="store_true",
                         help="also list every launch: shape, work, predicted, measured")
+    parser.add_argument("--json", metavar="FILE",
+                        help="write every launch of every run (for replaying the model "
+                             "offline: the launches follow from the sets' seeds and the "
+                             "calibration)")
     parser.add_argument("--calibrate", action="store_true",
                         help="run wavedp calibrate's measurement first (and store it)")
     args = parser.parse_args()
@@ -145,7 +150,7 @@ def main() -> None:
     model = predict.model_for("gpu")
     print(f"predictor: {model.device}" + ("" if model.calibrated else " (built-in constants)"))
     scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
-    summary = []
+    summary, raw = [], {}
     for name in args.sets.split(","):
         rng = np.random.default_rng(7)
         qlens, slens = lengths_of(name, rng)
@@ -172,6 +177,7 @@ def main() -> None:
                     wavedp.search(queries, db, scoring, top=10, traceback=False,
                                   device="gpu", partition=p)
                     runs.append(list(gpu_search.LOG))
+            raw.setdefault(name, {})[p] = runs
             log = sorted(runs, key=lambda r: sum(x[4] for x in r))[len(runs) // 2]
             seen, guess = sum(x[4] for x in log), sum(x[3] for x in log)
             spreads = [float("nan")]
@@ -205,6 +211,9 @@ def main() -> None:
     print("|---|---|---|---|")
     for name, best, ratio, beats in summary:
         print(f"| {name} | {best} | {ratio:.3f} | {'yes' if beats else 'no'} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"model": model.device, "sets": raw}, f)
     print(f"\n(done {time.strftime('%Y-%m-%d %H:%M')})")
 
 

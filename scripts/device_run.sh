@@ -46,7 +46,7 @@ if want partition || want all; then
     wavedp calibrate 2>&1 | tee "$out/partition_bench.log"
     cp "$(python3 -c 'from wavedp.search.predict import cache_path; print(cache_path("gpu"))')" \
         "$out/"
-    python3 benchmarks/partitioning.py --launches 2>&1 | tee -a "$out/partition_bench.log"
+    python3 benchmarks/partitioning.py --launches --json "$out/partition.json" 2>&1 | tee -a "$out/partition_bench.log"
 fi
 if want terms; then
     # the predictor's terms one by one: launches split into host and kernel, and the
