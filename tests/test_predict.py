@@ -53,7 +53,7 @@ def test_few_tickets_per_block_are_timed_in_waves():
     119 blocks of (16, 20), so 119 profiles take as long as one, and the 9 tickets past them
     start only as the first ones finish (a second wave)."""
     kernel = dataclasses.replace(predict.DEFAULT_GPU, launch=0.0, unit=0.0, profile=0.0,
-                                 subject=0.0)
+                                 subject=0.0, word=0.0)
     assert gpu_search.launch_blocks(16, 128, 1, 2, 35_000, 132) == 119
 
     def seconds(units: int) -> float:
@@ -64,10 +64,11 @@ def test_few_tickets_per_block_are_timed_in_waves():
     assert seconds(128) == pytest.approx(2 * seconds(1), rel=0.05)
 
 
-def test_blocks_share_their_multiprocessor():
+def test_blocks_share_their_multiprocessor(monkeypatch):
     """A group's rate depends on the blocks of its SM: blocks spread one per SM first, so
     1.25 blocks per SM with one ticket each take as long as 2 (the SMs holding two set the
-    time), and the fill of a grid counts each SM at its own k."""
+    time), and the fill of a grid counts each SM at its own k (blocks sharing evenly)."""
+    monkeypatch.setattr(predict, "OLDER_SHARE", 1.0)
     speed = [4.0, 2.4, 1.8, 1.4]  # a group's rate with k = 1..4 blocks on its SM
     model = dataclasses.replace(predict.DEFAULT_GPU, sms=132,
                                 packing={"4,32,packed": speed})
@@ -85,6 +86,24 @@ def test_blocks_share_their_multiprocessor():
     assert waves(165, 165) == pytest.approx(1 / 2.4) == waves(264, 264)
     assert waves(132, 132) == pytest.approx(1 / 4.0)
     assert waves(2 * 528, 528) == pytest.approx(2 / 1.4)  # two rounds, every SM full
+
+
+def test_older_blocks_take_more_of_their_multiprocessor(monkeypatch):
+    """Two SMs of three blocks (consecutive tickets per SM): the three longer tickets on SM
+    0, the shorter ones on SM 1, two more shorter ones queued. Shared evenly, SM 1's blocks
+    end together (t = 2.25) and take both queued tickets, which then run on SM 1 at k = 2
+    and 1 (t = 3.75). Shared by age (0.8 per place: rates 0.492, 0.393, 0.315), the oldest
+    blocks of SM 1 (t = 1.83) and SM 0 (t = 2.03) take one each, and SM 0 ends last, its
+    blocks' 0.2, 0.36 and 0.9 left at t = 2.03 sharing it: 2.03 + 0.2 / 0.4 + 0.16 / 0.6 +
+    0.54 / 1.0 = 3.34."""
+    one = np.ones(1)
+    speed = np.array([1.0, 0.6, 0.4])
+    costs = np.array([1.0, 1.0, 1.0, 0.9, 0.9, 0.9, 0.9, 0.9])
+    monkeypatch.setattr(predict, "OLDER_SHARE", 1.0)
+    assert predict._waves(costs, one, (1.0, 1.0), 1, 6, speed, 1e9, 2) == pytest.approx(3.75)
+    monkeypatch.setattr(predict, "OLDER_SHARE", 0.8)
+    assert predict._waves(costs, one, (1.0, 1.0), 1, 6, speed, 1e9, 2) == pytest.approx(
+        3.34, abs=2e-3)
 
 
 def test_the_last_tickets_speed_up_as_their_multiprocessor_empties():

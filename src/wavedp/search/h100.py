@@ -106,5 +106,5 @@ LATER_SHARED = {
 #: seconds of a kernel's fixed start
 START = 1.99e-05
 
-#: seconds per launch, per profile, per profile word, per subject
-LAUNCH, UNIT, PROFILE, SUBJECT = 0.000585, 0, 4.99e-10, 1.04e-08
+#: seconds per launch, per profile, per profile word, per subject, per result word
+LAUNCH, UNIT, PROFILE, SUBJECT, WORD = 0.000585, 0, 4.99e-10, 1.04e-08, 0

@@ -8,8 +8,8 @@ against a subject, taken by ticket in launch order), each a group of G lanes swe
 subject's columns pass by pass. So one launch costs
 
     T = h_launch + h_unit * units + h_profile * profile words + h_subject * subjects
-        + h_start + max(W / (rate(G, R) * fill(b)), max_i W_before_i / (rate * fill(b))
-                         + c_i / single)
+        + h_word * units * subjects + h_start
+        + max(W / (rate(G, R) * fill(b)), max_i W_before_i / (rate * fill(b)) + c_i / single)
 
 with W the lane-cells of all items (each pass: G*R rows over n + G - 1 columns, plus
 PASS_CELLS per column; a query padded to whole passes; a subject to the longest of its warp,
@@ -21,14 +21,15 @@ taken last runs alone after the rest: the thesis's falling phase), fill(b) the s
 full rate the launch's b blocks get: placed round-robin on the SMs, each SM with k of them
 running at k times a group's calibrated rate with k blocks (``packing``), each ticket paying
 the kernel's start h_start. A launch of at most WAVE_TICKETS tickets per block is timed
-ticket by ticket instead (``_waves``): each ticket at its SM's k, its groups speeding up as
-its short ones end, each SM's last blocks as the others end, a later pass priced per k
-(``later_shared``). The constants are measured by :func:`calibrate` with CUDA events around
-the kernel alone: rate per kernel shape (G, R) and packing (lane-cells per second with the
-device full), single per shape, later per G, a group's rate with k = 1 .. resident blocks
-per SM per shape, a later pass per G and k, and h_start; and, from launches timed on the
-host, h_launch, h_unit, h_profile and h_subject (least squares with every cost >= 0,
-:func:`nonnegative_fit`). The scan's planner (``engines.cuda.search.plan``) picks each
+ticket by ticket instead (``_waves``): each ticket at its SM's k, shared by age while
+tickets are queued (OLDER_SHARE), its groups speeding up as its short ones end, each SM's
+last blocks as the others end, a later pass priced per k (``later_shared``). The constants
+are measured by :func:`calibrate` with CUDA events around the kernel alone: rate per kernel
+shape (G, R) and packing (lane-cells per second with the device full), single per shape,
+later per G, a group's rate with k = 1 .. resident blocks per SM per shape, a later pass per
+G and k, and h_start; and, from launches timed on the host, h_launch, h_unit, h_profile,
+h_subject and h_word (least squares with every cost >= 0, :func:`nonnegative_fit`, over a
+grid of small launches). The scan's planner (``engines.cuda.search.plan``) picks each
 launch's shape by these rates too. The CPU engine's model is
 ``T = h_call * queries + cells / rate`` (its kernel pads nothing).
 
@@ -53,7 +54,7 @@ from . import h100
 from . import partition as part
 
 #: the calibration file's format (a change makes older files an error)
-FORMAT = 6
+FORMAT = 7
 #: a block's warps wait for its longest at every ticket and pass; with b blocks per SM the
 #: others cover about 1 - b**-IDLE_COVER of that idle time (fitted on the H100: random-order
 #: lognormal subjects against sorted ones at 1, 2, 4 and 8 blocks per SM, 1 and 4 passes)
@@ -81,7 +82,8 @@ class Model:
     start: float = 0.0  # GPU: s of a kernel's fixed start (its blocks placed, profiles read)
     unit: float = 0.0  # GPU: s per profile of a launch (its queries gathered on the host)
     profile: float = 0.0  # GPU: s per profile word built
-    subject: float = 0.0  # GPU: s per subject of a launch (its order, results scattered)
+    subject: float = 0.0  # GPU: s per subject of a launch (its order gathered and sent)
+    word: float = 0.0  # GPU: s per result word (profile x subject) scattered into the scores
     sms: int = 0
     calibrated: bool = True
     seconds: float = 0.0  # how long the calibration took
@@ -162,7 +164,7 @@ DEFAULT_GPU = Model(kind="gpu", device="default (H100)", version="", calibrated=
                     rates=h100.RATES, single=h100.SINGLE, later=h100.LATER,
                     packing=h100.PACKING, later_shared=h100.LATER_SHARED, start=h100.START,
                     launch=h100.LAUNCH, unit=h100.UNIT, profile=h100.PROFILE,
-                    subject=h100.SUBJECT,
+                    subject=h100.SUBJECT, word=h100.WORD,
                     sms=132)
 DEFAULT_CPU = Model(kind="cpu", device="default", version="", calibrated=False,
                     rates={"cells": 5e9}, launch=1e-4)
@@ -393,14 +395,24 @@ def host_seconds(model: Model, unit_m: np.ndarray, count: int, shape: tuple[int,
                  alphabet: int) -> float:
     """The host's predicted share of a launch of units of ``unit_m`` rows against ``count``
     subjects with kernel ``shape``: the launch, its profiles (built on the GPU from the
-    queries gathered on the host) and its subjects' indices and results."""
+    queries gathered on the host), its subjects' indices, and its results scattered."""
     unit_m = np.asarray(unit_m, np.int64)
     return (model.launch + model.unit * unit_m.size
-            + model.profile * profile_words(unit_m, shape, alphabet) + model.subject * count)
+            + model.profile * profile_words(unit_m, shape, alphabet) + model.subject * count
+            + model.word * unit_m.size * count)
 
 
 #: a launch of at most this many tickets per block is timed ticket by ticket (``_waves``)
 WAVE_TICKETS = 8
+#: with more than this many resident blocks per SM, an SM's blocks take consecutive tickets
+#: (a probe of %smid per ticket: consecutive at 3.65 per SM, about 20 apart at 1.25)
+SM_MAJOR = 2.5
+#: while tickets are queued, the blocks of an SM do not share it evenly: the j-th oldest
+#: gets a share in proportion to OLDER_SHARE ** j (warps are scheduled oldest first), so
+#: blocks that start together end apart and the last tickets spread over the SMs (chosen on
+#: the partitioning benchmark's launches: 1, sharing evenly, predicts its long-query
+#: launches 16-24% slow; 0.6 to 0.9 all hold 91-92 of its 96 kernels within 15%)
+OLDER_SHARE = 0.8
 
 
 def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, np.ndarray],
@@ -408,11 +420,13 @@ def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, np.nda
     """Seconds of a launch of few tickets per block, ticket by ticket. The resident blocks
     (block b on SM b mod sms) take the tickets in order (a profile's subjects, ``groups`` at
     a time, ``cost``: one pass of each in lane-cells; ``later``: a later pass alone, and with
-    k blocks on the SM, in first passes), each the next once its groups are all done. A
-    group runs at ``speed[k - 1]`` with the k blocks of its SM all busy, and faster as fewer
-    groups are left: at the rate alone (``single``) for one, in between in proportion. So a
-    ticket's groups speed up as its short ones end, and once the last ticket is taken, each
-    SM's blocks finish sharing it. No ticket ends before its sweep alone."""
+    k blocks on the SM, in first passes), each the next once its groups are all done. An SM
+    with k busy blocks runs k times a group's rate with k blocks (``speed[k - 1]``); while
+    tickets are queued its blocks share that by age (OLDER_SHARE, so blocks that started
+    together end apart), and once the last is taken they finish sharing it evenly, faster
+    as the others end. A ticket's groups run faster as fewer are left (at the rate alone,
+    ``single``, for one; in between in proportion), so its short ones end early and the rest
+    speed up. No ticket ends before its sweep alone."""
     pad = -cost.size % groups
     batch = np.sort(np.concatenate([cost, np.zeros(pad)]).reshape(-1, groups), axis=1)
     most = speed.size
@@ -432,12 +446,14 @@ def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, np.nda
     sm = np.arange(resident) % sms
     per_sm = np.bincount(sm, minlength=sms)
     k = per_sm[sm] - 1  # each block's SM's blocks (less one) while tickets last
-    rate = speed[k]
     by_sm = np.argsort(sm, kind="stable")
     slot = np.zeros(resident, np.int64)  # each block's place among its SM's
     slot[by_sm] = np.arange(resident) - np.repeat(np.cumsum(per_sm) - per_sm, per_sm)
+    weight = OLDER_SHARE ** np.arange(most)
+    share = weight[slot] * (per_sm[sm] / np.bincount(sm, weight[slot], sms)[sm])
+    rate = speed[k] * share  # the SM's k blocks share it unevenly
     start, last = np.zeros(resident), np.arange(resident)
-    if resident >= 2 * sms:  # the SMs fill in turn: an SM's blocks take consecutive tickets
+    if resident > SM_MAJOR * sms:  # the SMs fill in turn: an SM's blocks take consecutive tickets
         last[by_sm] = np.arange(resident)
     if work.shape[0] > resident:
         ends = [(float(work[last[b], k[b]] / rate[b]), b) for b in range(resident)]
@@ -453,6 +469,7 @@ def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, np.nda
     busy = most - np.arange(most)  # blocks still sweeping while the j-th ends
     finish = taken + np.cumsum(np.diff(left, axis=1, prepend=0.0) / speed[busy - 1], axis=1)
     return max(float(finish[:, -1].max()), float(np.max(start + alone[last])))
+
 
 
 #: what ``auto`` weighs: every scheduler, dynamic2 at several shares (a scheduler and its
@@ -569,11 +586,12 @@ def _calibrate_gpu(say: Callable[[str], None]) -> Model:
         packed = packing[key.replace("wide", "packed")]
         packing[key] = [v * rates[key] / rates[key.replace("wide", "packed")] for v in packed]
     say("the host's work per launch")
-    launch, unit, per_word, per_subject = _host_costs()
+    launch, unit, per_word, per_subject, per_result = _host_costs()
     return Model(kind="gpu", device=device_name("gpu"), version=_version(), rates=rates,
                  single=single, later=later_passes, packing=packing,
                  later_shared=shared_later, start=start, launch=float(launch),
                  unit=float(unit), profile=float(per_word), subject=float(per_subject),
+                 word=float(per_result),
                  sms=sms)
 
 
@@ -626,34 +644,34 @@ def _packing(say: Callable[[str], None], sms: int
     return packing, later, float(np.median(list(starts.values())))
 
 
-def _host_costs() -> tuple[float, float, float, float]:
-    """(s per launch, per profile, per profile word, per subject): the host's share of the
-    launches of a skewed scan (lognormal queries and subjects, dynamic2: launches of every
-    size and shape), fitted to each launch's host-clock time less its kernel's (the median
-    of five runs)."""
+#: the host-cost launches: profiles x subjects (24 residues each, in random order, as a
+#: launch's length order scatters them), and profiles of long queries for the profile words
+HOST_GRID = [(u, n, 100) for u in (1, 16, 64) for n in (500, 20_000, 60_000)] + [
+    (u, 500, 16_000) for u in (1, 4)]
+
+
+def _host_costs() -> tuple[float, float, float, float, float]:
+    """(s per launch, per profile, per profile word, per subject, per result word): the
+    host's share of the launches of HOST_GRID (units x subjects x query length; short
+    subjects, so the kernels are short; the launches taking turns, their scores scattered
+    into a matrix as large as a search's), each the whole launch by the host clock less its
+    kernel (the median of seven), fitted in relative terms."""
     from ..engines.common import LOCAL
     from ..engines.cuda import search as scan
     from ..scoring import Scoring
 
     rng = np.random.default_rng(2)
-    lengths = np.clip(rng.lognormal(np.log(300), 1.0, 30_000), 20, 8000).astype(np.int64)
-    offsets = np.zeros(lengths.size + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    subjects = 100_000
+    offsets = np.arange(subjects + 1, dtype=np.int64) * 24
     scanner = scan.Scanner(rng.integers(0, 20, int(offsets[-1]), dtype=np.uint8), offsets,
-                           None, Scoring(matrix="BLOSUM62").table, 11, 1, LOCAL, "dynamic2")
-    ch = next(scanner._chunks())
-    queries = [rng.integers(0, 20, m, dtype=np.uint8) for m in
-               np.clip(rng.lognormal(np.log(300), 1.0, 80), 20, 3000).astype(np.int64)]
-    scan.timed_launches(scanner, ch, queries)  # warm-up: kernels loaded
-    runs = [scan.timed_launches(scanner, ch, queries) for _ in range(5)]
-    rows = runs[0]
-    terms = np.array([[1.0, len(r["m"]), profile_words(np.array(r["m"]), tuple(r["shape"]),
-                                                       24), len(r["n"])] for r in rows])
-    host = np.median([[max(r["whole"] - r["kernel"], 1e-5) for r in run] for run in runs],
-                     axis=0)  # each launch's median over the runs
+                           None, Scoring(matrix="BLOSUM62").table, 11, 1, LOCAL, "none")
+    found = scan.host_launches(scanner, HOST_GRID, rng)
+    terms = np.array([[1.0, u, profile_words(np.full(u, m), shape, 24), n, u * n]
+                      for (u, n, m), (shape, _) in zip(HOST_GRID, found, strict=True)])
+    host = np.array([seconds for _, seconds in found])
     fit = nonnegative_fit(terms / host[:, None], np.ones(host.size))
-    launch, unit, per_word, per_subject = (float(x) for x in fit)
-    return launch, unit, per_word, per_subject
+    launch, unit, per_word, per_subject, per_result = (float(x) for x in fit)
+    return launch, unit, per_word, per_subject, per_result
 
 
 def nonnegative_fit(a: np.ndarray, b: np.ndarray) -> np.ndarray:

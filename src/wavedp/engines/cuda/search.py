@@ -746,36 +746,40 @@ def timed_launches(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray]) -> l
 
 
 def host_launches(scanner: Scanner, grid: list[tuple[int, int, int]], rng,
-                  repeats: int = 7) -> list[tuple[tuple[int, int, int], float]]:
+                  repeats: int = 7, rows: int = 512) -> list[tuple[tuple[int, int, int], float]]:
     """The host's share of launches over the scanner's resident chunk: per (units, subjects,
     query length) of ``grid``, random queries (two per unit when packed) against that many
-    subjects in random order, with the planned shape; (shape, the median over ``repeats``
-    of the launch by the host clock less its kernel by CUDA events), after two warm-ups."""
+    subjects in random order, with the planned shape, their scores scattered into a matrix
+    of at least ``rows`` rows (far larger than the L2 cache, as a search's). The launches
+    take turns, as a search's differ one from the next. Returns (shape, the median over
+    ``repeats`` of the launch by the host clock less its kernel by CUDA events) per entry,
+    after two warm-up turns."""
     import statistics
     import time
 
     import cupy
 
     ch = next(scanner._chunks())
-    found = []
+    runs = []
     for units, count, m in grid:
         queries = [rng.integers(0, 20, m, dtype=np.uint8)
                    for _ in range(units * (1 + scanner.packed))]
         pairs = pair_up(list(range(len(queries))), scanner.packed)
         subjects = rng.permutation(ch.nonempty)[:count]
         shape = scanner._shape([[queries[k] for k in u] for u in pairs], ch.lengths[subjects])
-        out = cupy.zeros((len(queries), ch.size), cupy.int32)
-        host = []
-        with collector_paused():
-            for rep in range(repeats + 2):
+        runs.append((queries, pairs, subjects, shape))
+    out = cupy.zeros((max(rows, max(len(q) for q, *_ in runs)), ch.size), cupy.int32)
+    host: list[list[float]] = [[] for _ in runs]
+    with collector_paused():
+        for turn in range(repeats + 2):
+            for k, (queries, pairs, subjects, shape) in enumerate(runs):
                 scanner.events.clear()
                 start = time.perf_counter()
                 scanner._batch(ch, queries, pairs, subjects, out, shape)
                 whole = time.perf_counter() - start
-                if rep >= 2:
-                    host.append(whole - scanner.kernel_seconds())
-        found.append((shape, statistics.median(host)))
-    return found
+                if turn >= 2:
+                    host[k].append(whole - scanner.kernel_seconds())
+    return [(run[3], statistics.median(h)) for run, h in zip(runs, host, strict=True)]
 
 
 def calibration(lengths: np.ndarray, runs: list[tuple[int, ...]], seed: int = 0
