@@ -10,10 +10,9 @@ are this machine's calibration, ``wavedp calibrate``, or the built-in ones).
    (``benchmarks/partitioning.py``) under the given partitionings: the whole launch by the
    host clock (profiles built, kernel, results unpacked and scattered), the kernel by CUDA
    events, and the profiles' build re-timed alone (queries gathered on the host, built on
-   the GPU); beside them
-   the model's kernel term and its host terms (launch, per profile, per profile word, per
-   subject). Per partitioning: how many launches the kernel term and the host terms
-   each get within 15%.
+   the GPU); beside them the model's kernel term and its host terms (launch, per profile,
+   per profile word, per subject, per result word). Per partitioning: how many launches
+   the kernel term and the host terms each get within 15%.
 2. **Controlled launches** (kernel alone, CUDA events): one 35,000-residue subject against
    1 to 128 profiles in one and in two passes (the thesis's falling phase: an item left for
    last runs alone), and heavy-tailed subjects in random and in sorted order at 1, 2, 4 and
