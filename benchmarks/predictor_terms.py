@@ -129,13 +129,9 @@ def _timed(sc: gs.Scanner, ch, qs, units, subjects, shape, reps: int = 3) -> flo
     import cupy
 
     out = cupy.zeros((len(qs), ch.size), cupy.int32)
-    times = []
-    for rep in range(reps + 1):
-        sc.events.clear()
-        sc._batch(ch, qs, units, subjects, out, shape)
-        if rep:
-            times.append(sc.kernel_seconds())
-    return statistics.median(times)
+    times = [gs._timed_batch(sc, ch, qs, units, subjects, out, shape)[1]
+             for _ in range(reps + 1)]
+    return statistics.median(times[1:])
 
 
 def controlled(model: predict.Model) -> list[dict]:

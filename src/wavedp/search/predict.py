@@ -668,7 +668,7 @@ def _host_costs() -> tuple[float, float, float, float, float]:
     found = scan.host_launches(scanner, HOST_GRID, rng)
     terms = np.array([[1.0, u, profile_words(np.full(u, m), shape, 24), n, u * n]
                       for (u, n, m), (shape, _) in zip(HOST_GRID, found, strict=True)])
-    host = np.array([seconds for _, seconds in found])
+    host = np.array([max(seconds, 1e-5) for _, seconds in found])  # fitted relative to it
     fit = nonnegative_fit(terms / host[:, None], np.ones(host.size))
     launch, unit, per_word, per_subject, per_result = (float(x) for x in fit)
     return launch, unit, per_word, per_subject, per_result

@@ -21,10 +21,10 @@ import numpy as np
 
 from ...errors import InputError
 from ..common import GLOBAL, LOCAL
+from . import staging
 from .hostmem import settle
 from .module import function
 from .multipass import multiprocessors
-from .staging import Staging
 
 #: rows per lane of the kernel instances (multiples of 4: the profile is read 16 bytes at once)
 ROWS = (4, 8, 12, 16, 20, 24, 28, 32)
@@ -275,7 +275,7 @@ class Scanner:
         self.events: list = []  # CUDA events around each kernel since the last kernel_seconds
         self._rows = None  # the passes' scratch rows (see _scratch)
         self._sub = None  # the substitution matrix on the GPU (see _profiles)
-        self._staging = Staging()  # each launch's inputs in one copy (see _launch)
+        self._staging = staging.Staging()  # each launch's inputs in one copy (see _launch)
         self._plans: dict[tuple, tuple] = {}  # the last scans' plans (see _plan), oldest first
         self.packed = mode == LOCAL and packable(self.sub, self.go, self.ge)
         free, _ = cupy.cuda.runtime.memGetInfo()
@@ -334,7 +334,7 @@ class Scanner:
             yield self._resident
             return
         size = max(int(self.offsets[b] - self.offsets[a]) for a, b in self.ranges)
-        pinned = [_pinned(size) for _ in range(2)]
+        pinned = [staging.pinned(size) for _ in range(2)]
         dres = [cupy.empty(max(size, 1), cupy.uint8) for _ in range(2)]
         copy = cupy.cuda.Stream(non_blocking=True)
         pending = None
@@ -361,8 +361,8 @@ class Scanner:
         at most ``longest`` residues) against each unit (one query, or two packed) with
         kernel shape (G, R; each unit runs its own passes) in one launch; the kernel's words
         (uint32, units x subjects) go to the device array ``out``. With ``scatter`` (rows,
-        scores: each unit's rows of the device int32 matrix ``scores``, units x 2, -1 for
-        none), a second kernel writes them there at the subjects' columns and its count of
+        scores: each unit's rows of the device int32 matrix ``scores``, int32 units x 2, -1
+        for none), a second kernel writes them there at the subjects' columns and its count of
         possibly saturated halves is returned (device int32). The launch's inputs go up in
         one copy."""
         import cupy
@@ -376,7 +376,7 @@ class Scanner:
         staged = self._staging.put(counters, subjects.astype(np.int32),
                                    lengths.astype(np.int32), codes, meta, first,
                                    np.zeros((0, 2), np.int32) if scatter is None
-                                   else scatter[0].astype(np.int32))
+                                   else scatter[0])
         d_count, d_subj, ms, d_codes, d_meta, poffs, d_rows = staged
         prof = self._build_profiles(d_codes, d_meta, poffs, len(units), int(own.max()), words,
                                     g, r, packed)
@@ -447,8 +447,8 @@ class Scanner:
               scatter: tuple[np.ndarray, object] | None = None):
         """The kernel's words (device uint32, units x subjects) of one launch over the chunk
         indices ``subjects`` (host int array, in the order the tickets hand them out), with
-        kernel ``shape`` (G, R, passes; default planned for them); with ``scatter``, also
-        the scatter's count of saturated halves (see :meth:`_launch`)."""
+        kernel ``shape`` (G, R, passes; default planned for them), and with ``scatter`` the
+        scatter's count of saturated halves (see :meth:`_launch`; else None)."""
         import cupy
 
         lengths = ch.lengths[subjects]
@@ -456,7 +456,7 @@ class Scanner:
         shape = shape or self._shape(units, lengths, packed)
         over = self._launch(ch, units, subjects, packed, words, shape, int(lengths.max()),
                             scatter)
-        return words if scatter is None else (words, over)
+        return words, over
 
     def _shape(self, units: list[list[np.ndarray]], lengths: np.ndarray,
                packed: bool | None = None) -> tuple[int, int, int]:
@@ -554,7 +554,7 @@ class Scanner:
         and one word (the halves that may have saturated) comes back; only where it is not
         zero are those found and rescored at 32 bits."""
         rows = np.array([[u[0], u[1] if len(u) == 2 and self.packed else -1] for u in units],
-                        np.int64)
+                        np.int32)
         words, over = self._scan(ch, [[queries[k] for k in u] for u in units], self.packed,
                                  subjects, shape, (rows, out))
         if self._staging.read(over)[0]:
@@ -579,8 +579,8 @@ class Scanner:
                 for u in np.unique(hot_units):
                     cols = subjects[hot_cols[hot_units == u]]
                     row = int(rows[units[u], half])
-                    exact = self._scan(ch, [[queries[row]]], False, cols)[0]
-                    out[row, cupy.asarray(cols)] = exact.view(cupy.int32)
+                    exact, _ = self._scan(ch, [[queries[row]]], False, cols)
+                    out[row, cupy.asarray(cols)] = exact[0].view(cupy.int32)
 
     def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
@@ -712,19 +712,11 @@ def _ranges(offsets: np.ndarray, cap: int):
         start = stop
 
 
-def _pinned(size: int) -> np.ndarray:
-    import cupy
-
-    mem = cupy.cuda.alloc_pinned_memory(max(size, 1))
-    return np.frombuffer(mem, np.uint8, max(size, 1))
-
-
 def timed_launches(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray]) -> list[dict]:
     """Every launch of one scan of ``queries`` over the chunk, timed: the units' rows
     (``m``), the subjects' lengths in launch order (``n``), the kernel ``shape``, the whole
     launch by the host clock (``whole``: profiles, kernel, results in place) and the kernel
-    by CUDA events (``kernel``), in seconds. For the predictor's calibration and
-    ``benchmarks/predictor_terms.py``."""
+    by CUDA events (``kernel``), in seconds. For ``benchmarks/predictor_terms.py``."""
     import cupy
 
     LOG.clear()
@@ -745,6 +737,28 @@ def timed_launches(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray]) -> l
     return rows
 
 
+def _random_units(rng, m: int, units: int, packed: bool
+                  ) -> tuple[list[np.ndarray], list[list[int]]]:
+    """``units`` launch units of random m-residue queries (two each when ``packed``): the
+    queries and their pairing."""
+    queries = [rng.integers(0, 20, m, dtype=np.uint8) for _ in range(units * (1 + packed))]
+    return queries, pair_up(list(range(len(queries))), packed)
+
+
+def _timed_batch(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray],
+                 units: list[list[int]], subjects: np.ndarray, out,
+                 shape: tuple[int, int, int]) -> tuple[float, float]:
+    """One launch (:meth:`Scanner._batch`) timed: (seconds by the host clock, its kernel's
+    seconds by CUDA events)."""
+    import time
+
+    scanner.events.clear()
+    start = time.perf_counter()
+    scanner._batch(ch, queries, units, subjects, out, shape)
+    whole = time.perf_counter() - start
+    return whole, scanner.kernel_seconds()
+
+
 def host_launches(scanner: Scanner, grid: list[tuple[int, int, int]], rng,
                   repeats: int = 7, rows: int = 512) -> list[tuple[tuple[int, int, int], float]]:
     """The host's share of launches over the scanner's resident chunk: per (units, subjects,
@@ -755,16 +769,13 @@ def host_launches(scanner: Scanner, grid: list[tuple[int, int, int]], rng,
     ``repeats`` of the launch by the host clock less its kernel by CUDA events) per entry,
     after two warm-up turns."""
     import statistics
-    import time
 
     import cupy
 
     ch = next(scanner._chunks())
     runs = []
     for units, count, m in grid:
-        queries = [rng.integers(0, 20, m, dtype=np.uint8)
-                   for _ in range(units * (1 + scanner.packed))]
-        pairs = pair_up(list(range(len(queries))), scanner.packed)
+        queries, pairs = _random_units(rng, m, units, scanner.packed)
         subjects = rng.permutation(ch.nonempty)[:count]
         shape = scanner._shape([[queries[k] for k in u] for u in pairs], ch.lengths[subjects])
         runs.append((queries, pairs, subjects, shape))
@@ -773,12 +784,9 @@ def host_launches(scanner: Scanner, grid: list[tuple[int, int, int]], rng,
     with collector_paused():
         for turn in range(repeats + 2):
             for k, (queries, pairs, subjects, shape) in enumerate(runs):
-                scanner.events.clear()
-                start = time.perf_counter()
-                scanner._batch(ch, queries, pairs, subjects, out, shape)
-                whole = time.perf_counter() - start
+                whole, kernel = _timed_batch(scanner, ch, queries, pairs, subjects, out, shape)
                 if turn >= 2:
-                    host[k].append(whole - scanner.kernel_seconds())
+                    host[k].append(whole - kernel)
     return [(run[3], statistics.median(h)) for run, h in zip(runs, host, strict=True)]
 
 
@@ -793,7 +801,6 @@ def calibration(lengths: np.ndarray, runs: list[tuple[int, ...]], seed: int = 0
     events, seconds of the whole launch with its results in place by the host clock), each
     the median of three after a warm-up."""
     import statistics
-    import time
 
     import cupy
 
@@ -813,18 +820,11 @@ def calibration(lengths: np.ndarray, runs: list[tuple[int, ...]], seed: int = 0
         for k, (m, g, r, passes, _, first, count, nu, *cap) in enumerate(runs):
             if runs[k][4] != packed:
                 continue
-            queries = [rng.integers(0, 20, m, dtype=np.uint8) for _ in range(nu * (1 + packed))]
-            units = pair_up(list(range(len(queries))), packed)
+            queries, units = _random_units(rng, m, nu, packed)
             out = cupy.zeros((len(queries), ch.size), cupy.int32)
-            kernel, whole = [], []
             with collector_paused(), capped_grid(cap[0]) if cap else nullcontext():
-                for rep in range(4):
-                    scanner.events.clear()
-                    start = time.perf_counter()
-                    scanner._batch(ch, queries, units, order[first:first + count], out,
-                                   (g, r, passes))
-                    if rep:
-                        whole.append(time.perf_counter() - start)
-                        kernel.append(scanner.kernel_seconds())
-            found.append((k, statistics.median(kernel), statistics.median(whole)))
+                timed = [_timed_batch(scanner, ch, queries, units, order[first:first + count],
+                                      out, (g, r, passes)) for _ in range(4)][1:]
+            found.append((k, statistics.median(t[1] for t in timed),
+                          statistics.median(t[0] for t in timed)))
     return [(kernel, whole) for _, kernel, whole in sorted(found)]

@@ -17,9 +17,11 @@ import numpy as np
 ALIGN = 16
 
 
-def _pinned(size: int) -> np.ndarray:
+def pinned(size: int) -> np.ndarray:
+    """A page-locked host buffer of ``size`` bytes (at least one), as uint8."""
     import cupy
 
+    size = max(size, 1)
     return np.frombuffer(cupy.cuda.alloc_pinned_memory(size), np.uint8, size)
 
 
@@ -30,7 +32,7 @@ class Staging:
         self._host: np.ndarray | None = None
         self._dev = None
         self._back: np.ndarray | None = None
-        self._copied = None  # the event after the last copy (the host buffer is free after it)
+        self._copied = None  # an event after the last copy (the host buffer is free after it)
 
     def put(self, *arrays: np.ndarray) -> list:
         """Device copies of ``arrays`` (C-contiguous views of one buffer, same shapes and
@@ -43,17 +45,17 @@ class Staging:
         for a in arrays:
             starts.append(size)
             size += -(-max(a.nbytes, 1) // ALIGN) * ALIGN
-        if self._copied is not None:
-            self._copied.synchronize()  # the previous copy has left the host buffer
+        if self._copied is None:
+            self._copied = cupy.cuda.Event(block=False, disable_timing=True)
+        self._copied.synchronize()  # the previous copy has left the host buffer
         if self._host is None or self._host.size < size:
             grown = max(size, 2 * (0 if self._host is None else self._host.size), 1 << 16)
-            self._host, self._dev = _pinned(grown), None
+            self._host, self._dev = pinned(grown), None
             self._dev = cupy.empty(grown, cupy.uint8)
         for a, s in zip(arrays, starts, strict=True):
             self._host[s:s + a.nbytes] = a.view(np.uint8).reshape(-1)
         stream = cupy.cuda.get_current_stream()
         self._dev.data.copy_from_host_async(self._host.ctypes.data, size, stream)
-        self._copied = cupy.cuda.Event(block=False, disable_timing=True)
         self._copied.record(stream)
         return [cupy.ndarray(a.shape, a.dtype, memptr=self._dev.data + s)
                 for a, s in zip(arrays, starts, strict=True)]
@@ -65,7 +67,7 @@ class Staging:
 
         nbytes = int(device_array.nbytes)
         if self._back is None or self._back.size < nbytes:
-            self._back = _pinned(max(nbytes, 4096))
+            self._back = pinned(max(nbytes, 4096))
         stream = cupy.cuda.get_current_stream()
         device_array.data.copy_to_host_async(self._back.ctypes.data, nbytes, stream)
         stream.synchronize()
