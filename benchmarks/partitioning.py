@@ -14,8 +14,9 @@ The sets (the PaSWAS thesis's skewed cases and DS-like mixtures):
   20 to 35,000 residues), both sides skewed.
 
 Per set and partitioning: launches, the scan's measured seconds (sum of its launches, each
-timed on the host around its kernel, unpacking and scattering: what ``--explain`` shows;
-the median run; Python's garbage collector paused while timing), the predicted seconds, the
+timed by CUDA events from the end of the launch before to its own end: the time it adds to
+the scan, the host preparing it while the one before runs; what ``--explain`` shows; the
+median run; Python's garbage collector paused while timing), the predicted seconds, the
 worst and the median error of one launch (each launch's median over the runs), how many
 launches are within 15% (all, and those of 10 ms or more), the total's error, the median
 spread of one launch over the runs ((slowest - fastest) / median: how far a launch's own
@@ -31,6 +32,7 @@ by ``--calibrate``) or the built-in ones.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import time
@@ -91,23 +93,26 @@ def padding(qlens: np.ndarray, slens: np.ndarray, name: str) -> float:
 
 def details(model, qlens: np.ndarray, slens: np.ndarray, name: str, log: list) -> None:
     """Each launch of ``name``: its kernel shape and work beside predicted and measured, and
-    both split into the host's share and the kernel's (CUDA events)."""
+    both split into the kernel and the rest (the host's work or the launch's other GPU work,
+    whichever is longer: the host prepares a launch while the one before runs)."""
     units = np.sort(qlens)[::-1][::2]
     need = gpu_search.scan_need(24, multiprocessors())
     _, batches, seconds = predict.schedule(model, name, units, slens, 24, True, need,
                                            gpu_search.OUT_BYTES + gpu_search.SCRATCH_BYTES)
+    bare = dataclasses.replace(model, launch=0.0, unit=0.0, profile=0.0, subject=0.0,
+                               word=0.0, side=0.0, start=0.0)
     print("|   launch | units x subjects | shape | work, critical path | predicted s | "
-          "measured s | error | host predicted / measured ms | kernel predicted / measured "
-          "ms |")
+          "measured s | error | besides the kernel predicted / measured ms | kernel "
+          "predicted / measured ms |")
     for b, guess, row in zip(batches, seconds, log, strict=False):
         shape = predict.launch_shape(model, units[b.queries], slens[b.subjects], 24, True)
         work, critical = predict.gpu_work(units[b.queries], slens[b.subjects], shape)
-        host = predict.host_seconds(model, units[b.queries], b.subjects.size, shape, 24)
+        kernel = predict.gpu_seconds(bare, units[b.queries], slens[b.subjects], 24, True,
+                                     shape)
         print(f"|   launch | {b.queries.size} units x {b.subjects.size:,} | shape {shape} | "
               f"W {work:.3g} C {critical:.3g} | {guess:.4f} | {row[4]:.4f} | "
-              f"{(guess - row[4]) / row[4]:+.1%} | {host * 1e3:.2f} / "
-              f"{(row[4] - row[5]) * 1e3:.2f} | {(guess - host) * 1e3:.2f} / "
-              f"{row[5] * 1e3:.2f} |")
+              f"{(guess - row[4]) / row[4]:+.1%} | {(guess - kernel) * 1e3:.2f} / "
+              f"{(row[4] - row[5]) * 1e3:.2f} | {kernel * 1e3:.2f} / {row[5] * 1e3:.2f} |")
 
 
 def repeatability(launches: dict[str, list]) -> str | None:

@@ -53,7 +53,7 @@ SCORING = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 
 def _kernel_only(model: predict.Model) -> predict.Model:
     return dataclasses.replace(model, launch=0.0, unit=0.0, profile=0.0,
-                               subject=0.0, word=0.0)
+                               subject=0.0, word=0.0, side=0.0)
 
 
 def _scanner(lengths: np.ndarray, rng, partition: str = "none") -> tuple[gs.Scanner, object]:

@@ -40,11 +40,12 @@ def main() -> None:
                      "first passes, per G", calibration["later_shared"], 4))
     out.append("#: seconds of a kernel's fixed start\n"
                f"START = {calibration['start']:.3g}\n")
-    out.append("#: seconds per launch, per profile, per profile word, per subject, per result "
-               "word\n"
-               f"LAUNCH, UNIT, PROFILE, SUBJECT, WORD = {calibration['launch']:.3g}, "
+    out.append("#: the host's seconds per launch, per profile, per profile word, per subject\n"
+               f"LAUNCH, UNIT, PROFILE, SUBJECT = {calibration['launch']:.3g}, "
                f"{calibration['unit']:.3g}, {calibration['profile']:.3g}, "
-               f"{calibration['subject']:.3g}, {calibration['word']:.3g}\n")
+               f"{calibration['subject']:.3g}\n"
+               "#: the GPU's seconds per launch besides the kernel, per result word\n"
+               f"SIDE, WORD = {calibration['side']:.3g}, {calibration['word']:.3g}\n")
     path = pathlib.Path(__file__).resolve().parents[1] / "src/wavedp/search/h100.py"
     path.write_text("\n".join(out))
 

@@ -53,7 +53,7 @@ def test_few_tickets_per_block_are_timed_in_waves():
     119 blocks of (16, 20), so 119 profiles take as long as one, and the 9 tickets past them
     start only as the first ones finish (a second wave)."""
     kernel = dataclasses.replace(predict.DEFAULT_GPU, launch=0.0, unit=0.0, profile=0.0,
-                                 subject=0.0, word=0.0)
+                                 subject=0.0, word=0.0, side=0.0)
     assert gpu_search.launch_blocks(16, 128, 1, 2, 35_000, 132) == 119
 
     def seconds(units: int) -> float:
@@ -62,6 +62,45 @@ def test_few_tickets_per_block_are_timed_in_waves():
 
     assert seconds(119) == pytest.approx(seconds(1), rel=0.02)
     assert seconds(128) == pytest.approx(2 * seconds(1), rel=0.05)
+
+
+def test_a_launch_adds_the_longer_of_the_host_and_the_gpu_but_the_first_adds_both():
+    """The host prepares a launch while the one before runs: among others a launch adds the
+    longer of the host's work and its GPU work (kernel, its start, the work besides it);
+    the first of a scan adds both."""
+    bare = dataclasses.replace(predict.DEFAULT_GPU, launch=0.0, unit=0.0, profile=0.0,
+                               subject=0.0, word=0.0, side=0.0, start=0.0)
+    m, n = np.full(4, 300), np.full(2_000, 300.0)
+    kernel = predict.gpu_seconds(bare, m, n, 24, True)
+    slow_host = dataclasses.replace(bare, launch=1.0, side=1e-4, word=1e-9)
+    assert predict.launch_parts(slow_host, m, n, 24, True) == pytest.approx(
+        (1.0, 1e-4 + 8e-6 + kernel))
+    assert predict.gpu_seconds(slow_host, m, n, 24, True) == pytest.approx(1.0)
+    assert predict.gpu_seconds(slow_host, m, n, 24, True, overlapped=False) == pytest.approx(
+        1.0 + 1e-4 + 8e-6 + kernel)
+    fast_host = dataclasses.replace(slow_host, launch=1e-9)
+    assert predict.gpu_seconds(fast_host, m, n, 24, True) == pytest.approx(
+        1e-4 + 8e-6 + kernel)
+
+
+def test_the_pipeline_of_host_and_gpu_by_hand():
+    """Host-bound: every launch after the first adds the host's 1 s, the last its 5 s on the
+    GPU once enqueued. GPU-bound: short launches after a long one were enqueued during it;
+    the second adds its GPU time alone, the third waited for the second's copy first."""
+    assert predict.pipelined([1, 1, 1], [0.1, 0.1, 5], 0.5) == pytest.approx([1.1, 1.0, 5.9])
+    assert predict.pipelined([0.1] * 3, [5, 0.01, 0.01], 0.5) == pytest.approx(
+        [5.1, 0.01, 0.05])
+    need = gpu_search.scan_need(24, 132)
+    model = dataclasses.replace(predict.DEFAULT_GPU, launch=1.0)
+    _, batches, seconds = predict.schedule(model, "static", np.full(40, 300),
+                                           np.r_[np.full(2_000, 300), 9_000], 24, True,
+                                           need, 1 << 30)
+    parts = [predict.launch_parts(model, np.full(40, 300)[b.queries],
+                                  np.r_[np.full(2_000, 300), 9_000][b.subjects], 24, True)
+             for b in batches]
+    assert len(batches) == 2 and seconds[0] == pytest.approx(sum(parts[0]))
+    assert seconds == pytest.approx(predict.pipelined([h for h, _ in parts],
+                                                      [g for _, g in parts]))
 
 
 def test_blocks_share_their_multiprocessor(monkeypatch):

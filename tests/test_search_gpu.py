@@ -106,6 +106,22 @@ def test_saturated_pairs_are_rescored_at_32_bits():
         assert got.max() > 32767
 
 
+def test_saturated_pairs_of_both_halves_are_rescored_after_the_scan():
+    """Queries packed two to a word, both saturating against some subjects, among others
+    that do not, over several launches (static partitioning: the long subjects apart): the
+    scan's launches run ahead and the saturated pairs are rescored once all are done."""
+    w = "W" * 3000
+    rng = np.random.default_rng(21)
+    texts = [w, w[:2900] + "A" * 50, w[:1000]] + [random_seq(rng, PROTEIN, 80)
+                                                  for _ in range(300)]
+    queries = [w, w[:2990], random_seq(rng, PROTEIN, 200), "ACDE" * 30]
+    found = wavedp.search(queries, texts, PROT, top=5, device="gpu", partition="static",
+                          traceback=False)
+    assert found == wavedp.search(queries, texts, PROT, top=5, device="cpu",
+                                  traceback=False)
+    assert max(h.score for h in found[0]) > 32767 and max(h.score for h in found[1]) > 32767
+
+
 def test_streamed_chunks_equal_resident(monkeypatch):
     from wavedp.engines.cuda import search as gpu_search
 

@@ -330,3 +330,11 @@ __global__ void scatter_scores(const unsigned* __restrict__ words, int units, in
     }
     if (found) atomicAdd(over, found);
 }
+
+// Keep the GPU busy for ns nanoseconds (one thread; the calibration runs it before a launch
+// it times, so that launch is queued behind work, as a search's launches are).
+__global__ void hold(unsigned long long ns) {
+    const unsigned long long start = now_ns();
+    while (now_ns() - start < ns) {
+    }
+}

@@ -53,10 +53,11 @@ def calibrate(device: str | None) -> None:
                    + ", with 1 .. k blocks per SM " + ", ".join(
                        f"G={g} {v[0]:.2f} .. {v[-1]:.2f}" for g, v in model.later_shared.items())
                    + f" first passes; k blocks per SM, a group's rate at the most: {packing}"
-                   + f"; launch {model.launch * 1e3:.2f} ms; profiles "
-                   f"{model.unit * 1e6:.0f} us + {model.profile * 1e9:.1f} ns per word; "
-                   f"{model.subject * 1e9:.1f} ns per subject; "
-                   f"{model.word * 1e12:.0f} ps per result word")
+                   + f"; the host per launch {model.launch * 1e3:.2f} ms, per profile "
+                   f"{model.unit * 1e6:.0f} us + {model.profile * 1e9:.1f} ns per word, "
+                   f"{model.subject * 1e9:.1f} ns per subject; the GPU besides the kernel "
+                   f"{model.side * 1e6:.0f} us per launch + {model.word * 1e12:.0f} ps per "
+                   "result word")
     else:
         click.echo(f"{model.rates['cells'] / 1e9:.2f} GCUPS on every core; "
                    f"{model.launch * 1e3:.3f} ms per query call")

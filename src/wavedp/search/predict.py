@@ -5,10 +5,14 @@ The thesis times a batch by its steps: work rises, holds and falls across the wa
 each step costs what the device runs at once (constants h_c per unit of work, h_wg per
 work-group). wavedp's scan launch (``kernels/search.cu``) is a pool of work items (a profile
 against a subject, taken by ticket in launch order), each a group of G lanes sweeping the
-subject's columns pass by pass. So one launch costs
+subject's columns pass by pass. The host prepares each launch while the one before runs
+(``pipelined``), so a launch adds about the longer of the host's work
 
-    T = h_launch + h_unit * units + h_profile * profile words + h_subject * subjects
-        + h_word * units * subjects + h_start
+    H = h_launch + h_unit * units + h_profile * profile words + h_subject * subjects
+
+and the GPU's
+
+    G = h_side + h_word * units * subjects
         + max(W / (rate(G, R) * fill(b)), max_i W_before_i / (rate * fill(b)) + c_i / single)
 
 with W the lane-cells of all items (each pass: G*R rows over n + G - 1 columns, plus
@@ -27,11 +31,12 @@ last blocks as the others end, a later pass priced per k (``later_shared``). The
 are measured by :func:`calibrate` with CUDA events around the kernel alone: rate per kernel
 shape (G, R) and packing (lane-cells per second with the device full), single per shape,
 later per G, a group's rate with k = 1 .. resident blocks per SM per shape, a later pass per
-G and k, and h_start; and, from launches timed on the host, h_launch, h_unit, h_profile,
-h_subject and h_word (least squares with every cost >= 0, :func:`nonnegative_fit`, over a
-grid of small launches). The scan's planner (``engines.cuda.search.plan``) picks each
-launch's shape by these rates too. The CPU engine's model is
-``T = h_call * queries + cells / rate`` (its kernel pads nothing).
+G and k, and h_start; and, from a grid of small launches each enqueued while the GPU is
+busy, as a search's are, h_launch, h_unit, h_profile and h_subject (the host's time to
+enqueue it) and h_side and h_word (its GPU time besides the kernel), each by least squares
+with every cost >= 0 (:func:`nonnegative_fit`). The scan's planner
+(``engines.cuda.search.plan``) picks each launch's shape by these rates too. The CPU
+engine's model is ``T = h_call * queries + cells / rate`` (its kernel pads nothing).
 
 ``wavedp calibrate`` stores the constants per device in the user's cache directory; a
 calibration of another device or another wavedp version is an error naming the file.
@@ -54,7 +59,7 @@ from . import h100
 from . import partition as part
 
 #: the calibration file's format (a change makes older files an error)
-FORMAT = 7
+FORMAT = 8
 #: a block's warps wait for its longest at every ticket and pass; with b blocks per SM the
 #: others cover about 1 - b**-IDLE_COVER of that idle time (fitted on the H100: random-order
 #: lognormal subjects against sorted ones at 1, 2, 4 and 8 blocks per SM, 1 and 4 passes)
@@ -84,6 +89,8 @@ class Model:
     profile: float = 0.0  # GPU: s per profile word built
     subject: float = 0.0  # GPU: s per subject of a launch (its order gathered and sent)
     word: float = 0.0  # GPU: s per result word (profile x subject) scattered into the scores
+    side: float = 0.0  # GPU: s of a launch's GPU work besides its kernel (copy, profiles,
+    # scatter), besides the per-word scatter
     sms: int = 0
     calibrated: bool = True
     seconds: float = 0.0  # how long the calibration took
@@ -164,7 +171,7 @@ DEFAULT_GPU = Model(kind="gpu", device="default (H100)", version="", calibrated=
                     rates=h100.RATES, single=h100.SINGLE, later=h100.LATER,
                     packing=h100.PACKING, later_shared=h100.LATER_SHARED, start=h100.START,
                     launch=h100.LAUNCH, unit=h100.UNIT, profile=h100.PROFILE,
-                    subject=h100.SUBJECT, word=h100.WORD,
+                    subject=h100.SUBJECT, word=h100.WORD, side=h100.SIDE,
                     sms=132)
 DEFAULT_CPU = Model(kind="cpu", device="default", version="", calibrated=False,
                     rates={"cells": 5e9}, launch=1e-4)
@@ -331,10 +338,47 @@ SAMPLE_BLOCKS = 4096
 
 
 def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-                packed: bool, shape: tuple[int, int, int] | None = None) -> float:
-    """Predicted seconds of one scan launch: units of ``unit_m`` rows against subjects of
-    ``subj_n`` residues in the order the launch takes them, with kernel ``shape`` (G, R,
-    passes; default the one the engine plans).
+                packed: bool, shape: tuple[int, int, int] | None = None,
+                overlapped: bool = True) -> float:
+    """Predicted seconds of one scan launch (see :func:`launch_parts`) among others of its
+    kind: the longer of the host's work and the GPU's (the host prepares a launch while the
+    one before runs); with ``overlapped`` False, as the first of a scan, both."""
+    host, gpu = launch_parts(model, unit_m, subj_n, alphabet, packed, shape)
+    return max(host, gpu) if overlapped else host + gpu
+
+
+#: the share of the host's work on a launch done before it waits for the input copy of the
+#: launch before (Staging.put): the queries gathered; after it, the copy and the kernels
+#: launched (0.22 of 0.50 ms on the H100 machine, timed step by step)
+BEFORE_WAIT = 0.45
+
+
+def pipelined(host: list[float], gpu: list[float], before: float = BEFORE_WAIT
+              ) -> list[float]:
+    """The seconds each launch adds to a scan, from each one's host and GPU seconds: the
+    host prepares launch k while k - 1 runs, waiting (after its share ``before`` of the
+    work) until the input copy of k - 1, the first step of k - 1 on the GPU, is done; a
+    launch starts on the GPU once the one before has ended and the host has enqueued it.
+    The first launch adds both; a short one after a long one adds little more than its GPU
+    time; a run of short ones adds the host's time each."""
+    added, ready, start, end = [], 0.0, 0.0, 0.0
+    for k, (h, g) in enumerate(zip(host, gpu, strict=True)):
+        waited = ready + before * h if k == 0 else max(ready + before * h, start)
+        ready = waited + (1 - before) * h
+        start = max(end, ready)
+        added.append(start + g - end)
+        end = start + g
+    return added
+
+
+def launch_parts(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
+                 packed: bool, shape: tuple[int, int, int] | None = None
+                 ) -> tuple[float, float]:
+    """Predicted (host, GPU) seconds of one scan launch: units of ``unit_m`` rows against
+    subjects of ``subj_n`` residues in the order the launch takes them, with kernel
+    ``shape`` (G, R, passes; default the one the engine plans). The host's work is
+    :func:`host_seconds`; the GPU's is :func:`side_seconds` and the kernel (whose tickets
+    each pay the kernel's start, see :func:`fill`).
 
     Items go out by ticket, profile-major, each profile's subjects in launch order; an item
     started once the work before it is done (at the full rate; the first wave of tickets, one
@@ -388,18 +432,24 @@ def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: 
                                         + p * within - lead) + (1 + (p - 1) * later) * alone))
                 for p in np.unique(unit_passes)]
         kernel = max(total, max(ends))
-    return host_seconds(model, unit_m, count, shape, alphabet) + model.start + kernel
+    return (host_seconds(model, unit_m, count, shape, alphabet),
+            side_seconds(model, unit_m.size, count) + kernel)
 
 
 def host_seconds(model: Model, unit_m: np.ndarray, count: int, shape: tuple[int, int, int],
                  alphabet: int) -> float:
-    """The host's predicted share of a launch of units of ``unit_m`` rows against ``count``
-    subjects with kernel ``shape``: the launch, its profiles (built on the GPU from the
-    queries gathered on the host), its subjects' indices, and its results scattered."""
+    """The host's predicted work for a launch of units of ``unit_m`` rows against ``count``
+    subjects with kernel ``shape``: its inputs gathered and sent, its kernels launched (its
+    profiles are built on the GPU from the queries gathered here)."""
     unit_m = np.asarray(unit_m, np.int64)
     return (model.launch + model.unit * unit_m.size
-            + model.profile * profile_words(unit_m, shape, alphabet) + model.subject * count
-            + model.word * unit_m.size * count)
+            + model.profile * profile_words(unit_m, shape, alphabet) + model.subject * count)
+
+
+def side_seconds(model: Model, units: int, count: int) -> float:
+    """GPU seconds of a launch of ``units`` profiles x ``count`` subjects besides its scan
+    kernel: the input copy, the profiles built, the results scattered."""
+    return model.side + model.word * units * count
 
 
 #: a launch of at most this many tickets per block is timed ticket by ticket (``_waves``)
@@ -503,8 +553,9 @@ def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, al
     batches = part.partition(scheduler, unit_m, subj_n, budget, need, **params)
     if scheduler == "none":
         batches = [part.Batch(b.queries, np.sort(b.subjects)) for b in batches]
-    return name, batches, [gpu_seconds(model, unit_m[b.queries], subj_n[b.subjects], alphabet,
-                                       packed) for b in batches]
+    parts = [launch_parts(model, unit_m[b.queries], subj_n[b.subjects], alphabet, packed)
+             for b in batches]
+    return name, batches, pipelined([h for h, _ in parts], [g for _, g in parts])
 
 
 def _sample(subj_n: np.ndarray) -> tuple[np.ndarray, float]:
@@ -585,14 +636,13 @@ def _calibrate_gpu(say: Callable[[str], None]) -> Model:
     for key in [k for k in rates if k.endswith("wide")]:  # in proportion to the packed
         packed = packing[key.replace("wide", "packed")]
         packing[key] = [v * rates[key] / rates[key.replace("wide", "packed")] for v in packed]
-    say("the host's work per launch")
-    launch, unit, per_word, per_subject, per_result = _host_costs()
+    say("the host's work per launch, and the GPU's besides the kernel")
+    launch, unit, per_word, per_subject, side, per_result = _host_costs()
     return Model(kind="gpu", device=device_name("gpu"), version=_version(), rates=rates,
                  single=single, later=later_passes, packing=packing,
                  later_shared=shared_later, start=start, launch=float(launch),
                  unit=float(unit), profile=float(per_word), subject=float(per_subject),
-                 word=float(per_result),
-                 sms=sms)
+                 word=float(per_result), side=float(side), sms=sms)
 
 
 #: the subjects' lengths of the runs of k blocks per SM (the shorter one for the kernel's
@@ -650,12 +700,13 @@ HOST_GRID = [(u, n, 100) for u in (1, 16, 64) for n in (500, 20_000, 60_000)] + 
     (u, 500, 16_000) for u in (1, 4)]
 
 
-def _host_costs() -> tuple[float, float, float, float, float]:
-    """(s per launch, per profile, per profile word, per subject, per result word): the
-    host's share of the launches of HOST_GRID (units x subjects x query length; short
-    subjects, so the kernels are short; the launches taking turns, their scores scattered
-    into a matrix as large as a search's), each the whole launch by the host clock less its
-    kernel (the median of seven), fitted in relative terms."""
+def _host_costs() -> tuple[float, float, float, float, float, float]:
+    """(host: s per launch, per profile, per profile word, per subject; GPU besides the
+    kernel: s per launch, per result word), from the launches of HOST_GRID (units x
+    subjects x query length; short subjects, so the kernels are short; the launches taking
+    turns, their scores scattered into a matrix as large as a search's, each enqueued while
+    a longer launch runs, as in a search): the host's time to enqueue one, and its GPU time
+    less its kernel's (the medians of seven), each fitted in relative terms."""
     from ..engines.common import LOCAL
     from ..engines.cuda import search as scan
     from ..scoring import Scoring
@@ -666,12 +717,16 @@ def _host_costs() -> tuple[float, float, float, float, float]:
     scanner = scan.Scanner(rng.integers(0, 20, int(offsets[-1]), dtype=np.uint8), offsets,
                            None, Scoring(matrix="BLOSUM62").table, 11, 1, LOCAL, "none")
     found = scan.host_launches(scanner, HOST_GRID, rng)
-    terms = np.array([[1.0, u, profile_words(np.full(u, m), shape, 24), n, u * n]
-                      for (u, n, m), (shape, _) in zip(HOST_GRID, found, strict=True)])
-    host = np.array([max(seconds, 1e-5) for _, seconds in found])  # fitted relative to it
-    fit = nonnegative_fit(terms / host[:, None], np.ones(host.size))
-    launch, unit, per_word, per_subject, per_result = (float(x) for x in fit)
-    return launch, unit, per_word, per_subject, per_result
+    host_terms = np.array([[1.0, u, profile_words(np.full(u, m), shape, 24), n]
+                           for (u, n, m), (shape, _, _) in zip(HOST_GRID, found, strict=True)])
+    host = np.array([max(seconds, 1e-5) for _, seconds, _ in found])  # fitted relative to it
+    launch, unit, per_word, per_subject = (
+        float(x) for x in nonnegative_fit(host_terms / host[:, None], np.ones(host.size)))
+    side_terms = np.array([[1.0, u * n] for u, n, _ in HOST_GRID])
+    side = np.array([max(seconds, 1e-6) for _, _, seconds in found])
+    fixed, per_result = (
+        float(x) for x in nonnegative_fit(side_terms / side[:, None], np.ones(side.size)))
+    return launch, unit, per_word, per_subject, fixed, per_result
 
 
 def nonnegative_fit(a: np.ndarray, b: np.ndarray) -> np.ndarray:

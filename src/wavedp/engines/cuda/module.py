@@ -34,7 +34,7 @@ KERNELS: dict[str, list[str]] = {
         f"scan<{mode}, {lanes}, {rows}, {packed}>"
         for mode, packed in ((0, "true"), (0, "false"), (1, "false"), (2, "false"))
         for lanes in (4, 8, 16, 32) for rows in (4, 8, 12, 16, 20, 24, 28, 32)
-    ] + ["build_profiles", "scatter_scores"],
+    ] + ["build_profiles", "scatter_scores", "hold"],
     "batch.cu": [
         f"align_batch<{mode}, {rows}, {dirs}, false>"
         for mode in (0, 1, 2) for rows in (4, 8) for dirs in ("true", "false")

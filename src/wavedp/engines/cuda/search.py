@@ -5,7 +5,8 @@ streams through in chunks: two page-locked host buffers and two device buffers, 
 chunk i+1 on its own stream overlapping the scan of chunk i. The launches over a chunk are
 the batches of ``search.partition`` (``partition``: none, static, dynamic1, dynamic2, or
 auto, the predictor's fastest: ``search.predict``), each scanning its subjects longest first
-(groups of a warp get similar lengths) with the kernel shape planned for them. Local
+(groups of a warp get similar lengths) with the kernel shape planned for them. The host
+prepares each launch while the one before runs and waits once, at the chunk's end. Local
 searches pack two queries per 32-bit word (16-bit lanes) and rescore at 32 bits the
 subjects whose 16-bit best could have saturated; global and semiglobal searches run 32-bit
 words. Each query's best candidates are selected on the GPU; only they are copied back.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,12 +59,24 @@ OUT_BYTES = 1 << 30
 GRID_CAP: int | None = None
 
 Candidates = tuple[np.ndarray, np.ndarray]
+
+
+class Launch(NamedTuple):
+    """One planned launch over a chunk: its kernel shape (G, R, passes), its subjects (chunk
+    indices, int32, in the order the tickets hand them out) and the longest of them."""
+
+    shape: tuple[int, int, int]
+    subjects: np.ndarray
+    longest: int
+
 #: seconds spent in each phase since the last reset (benchmarks read and clear it): upload
 #: (database to the GPU), scan, rescore (32-bit rescoring of saturated pairs), topk
 STATS: dict[str, float] = {}
 #: every scan launch since the last reset (``search --explain`` reads and clears it):
-#: (partition, units, subjects, predicted seconds, measured seconds by the host clock, its
-#: kernels' seconds by CUDA events)
+#: (partition, units, subjects, predicted seconds, measured seconds, its kernel's seconds),
+#: both by CUDA events: a launch's seconds are from the end of the one before (or the start
+#: of the chunk's scan) to its own end, the time it adds to the scan (the host prepares each
+#: launch while the one before runs)
 LOG: list[tuple[str, int, int, float, float, float]] = []
 
 
@@ -218,6 +232,11 @@ def occupancy(g: int, r: int, packed: bool, alphabet: int = 24) -> int:
     return max(1, min(int(per_sm), BLOCKS_PER_SM))
 
 
+def unit_rows(units: list[list[np.ndarray]]) -> np.ndarray:
+    """Each unit's rows: its longest query's length (int64)."""
+    return np.array([max([q.size for q in u]) for u in units], np.int64)
+
+
 def _profile_inputs(units: list[list[np.ndarray]], own: np.ndarray, a: int, g: int, r: int
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """build_profiles' host inputs for ``units`` of ``own`` passes each: the queries' codes
@@ -225,12 +244,11 @@ def _profile_inputs(units: list[list[np.ndarray]], own: np.ndarray, a: int, g: i
     second (the first again where it has one; int32, units x 4), each unit's first word
     (int64), and the words of all profiles."""
     queries = [q for u in units for q in u]
-    starts = np.cumsum([0] + [q.size for q in queries])
-    meta, k = np.empty((len(units), 4), np.int32), 0
-    for i, u in enumerate(units):
-        meta[i, :2] = starts[k], u[0].size
-        meta[i, 2:] = (starts[k + 1], u[1].size) if len(u) == 2 else meta[i, :2]
-        k += len(u)
+    sizes = np.array([q.size for q in queries], np.int64)
+    starts = np.cumsum(sizes) - sizes
+    one = np.cumsum([0] + [len(u) for u in units[:-1]])  # each unit's first query
+    two = one + (np.array([len(u) for u in units]) == 2)  # its second (or the first again)
+    meta = np.stack([starts[one], sizes[one], starts[two], sizes[two]], 1).astype(np.int32)
     first = (np.cumsum(own) - own) * a * g * r
     codes = np.concatenate(queries).astype(np.uint8, copy=False)
     return codes, meta, first.astype(np.int64), int(own.sum()) * a * g * r
@@ -273,9 +291,7 @@ class Scanner:
         self.go, self.ge, self.mode = int(gap_open), int(gap_extend), int(mode)
         self.partition = partition
         self.events: list = []  # CUDA events around each kernel since the last kernel_seconds
-        self._rows = None  # the passes' scratch rows (see _scratch)
-        self._sub = None  # the substitution matrix on the GPU (see _profiles)
-        self._staging = staging.Staging()  # each launch's inputs in one copy (see _launch)
+        self._sub = cupy.asarray(self.sub)  # the substitution matrix on the GPU
         self._plans: dict[tuple, tuple] = {}  # the last scans' plans (see _plan), oldest first
         self.packed = mode == LOCAL and packable(self.sub, self.go, self.ge)
         free, _ = cupy.cuda.runtime.memGetInfo()
@@ -361,19 +377,19 @@ class Scanner:
         at most ``longest`` residues) against each unit (one query, or two packed) with
         kernel shape (G, R; each unit runs its own passes) in one launch; the kernel's words
         (uint32, units x subjects) go to the device array ``out``. With ``scatter`` (rows,
-        scores: each unit's rows of the device int32 matrix ``scores``, int32 units x 2, -1
-        for none), a second kernel writes them there at the subjects' columns and its count of
-        possibly saturated halves is returned (device int32). The launch's inputs go up in
-        one copy."""
+        scores, over: each unit's rows of the device int32 matrix ``scores``, int32 units x 2,
+        -1 for none), a second kernel writes them there at the subjects' columns and adds its
+        count of possibly saturated halves to the device int32 ``over``. The launch's inputs
+        go up in one copy; nothing here waits for the GPU (but see :meth:`Staging.put`)."""
         import cupy
 
         a = self.sub.shape[0]
         g, r, _ = shape
-        lengths = np.array([max(q.size for q in u) for u in units], np.int64)
+        lengths = unit_rows(units)
         own = np.maximum(-(-lengths // (g * r)), 1)  # each profile's own passes
         codes, meta, first, words = _profile_inputs(units, own, a, g, r)
-        counters = np.zeros(2, np.int32)  # the kernel's ticket, the scatter's saturated count
-        staged = self._staging.put(counters, subjects.astype(np.int32),
+        ticket = np.zeros(1, np.int32)  # the kernel's ticket counter
+        staged = self._staging.put(ticket, subjects.astype(np.int32, copy=False),
                                    lengths.astype(np.int32), codes, meta, first,
                                    np.zeros((0, 2), np.int32) if scatter is None
                                    else scatter[0])
@@ -384,26 +400,26 @@ class Scanner:
         count = int(subjects.size)
         blocks = launch_blocks(g, len(units), count, int(own.max()), longest, multiprocessors())
         stride = (longest + 2) // 2 * 2  # even: lane 0 copies two-column chunks of 16 bytes
-        scratch = self._scratch(blocks * groups * stride * 2 if own.max() > 1 else 2)
+        scratch = staging.workspace().scratch(blocks * groups * stride * 2 if own.max() > 1
+                                              else 2)
         kernel, smem = _kernel(LOCAL if packed else self.mode, g, r, packed, a)
         events = cupy.cuda.Event(), cupy.cuda.Event()
         events[0].record()
         kernel((blocks,), (BLOCK,), (
             ch.res, ch.off, d_subj, np.int32(count), prof, np.int32(a), poffs, ms,
             np.int32(len(units)), np.int32(self.go), np.int32(self.ge), word(-self.go, packed),
-            word(-self.ge, packed), scratch, np.int32(stride), out, d_count[:1]),
+            word(-self.ge, packed), scratch, np.int32(stride), out, d_count),
             shared_mem=smem)
         events[1].record()
         self.events.append(events)
         if scatter is None:
-            return None
-        scores = scatter[1]
+            return
+        _, scores, over = scatter
         grid = (min(-(-count // 256), 4 * multiprocessors()), min(len(units), 65535))
         function("search.cu", "scatter_scores")(grid, (256,), (
             out, np.int32(len(units)), np.int32(count), d_rows, d_subj, scores,
             np.int64(scores.shape[1]), np.int32(packed), np.int32(saturation_limit(self.sub)),
-            d_count[1:]))
-        return d_count[1:]
+            over))
 
     def _profiles(self, units: list[list[np.ndarray]], own: np.ndarray, g: int, r: int,
                   packed: bool):
@@ -420,8 +436,6 @@ class Scanner:
         """Launch build_profiles on staged inputs (see :func:`_profile_inputs`)."""
         import cupy
 
-        if self._sub is None:
-            self._sub = cupy.asarray(self.sub)
         a = self.sub.shape[0]
         prof = cupy.empty(words, cupy.uint32)
         grid = (min(-(-most * a * g * r // 256), 1024), min(units, 65535))
@@ -431,32 +445,30 @@ class Scanner:
             np.int32(packed), prof))
         return prof
 
-    def _scratch(self, words: int):
-        """A device buffer of at least ``words`` uint32 for the passes' scratch rows (kept
-        and grown, not allocated per launch: every pass writes its rows before the next
-        reads them)."""
-        import cupy
-
-        if self._rows is None or self._rows.size < words:
-            self._rows = None
-            self._rows = cupy.empty(words, cupy.uint32)
-        return self._rows
+    @property
+    def _staging(self) -> staging.Staging:
+        """Each launch's inputs in one copy (see :meth:`_launch`): this thread's on this
+        GPU."""
+        return staging.workspace().staging
 
     def _scan(self, ch: _Chunk, units: list[list[np.ndarray]], packed: bool,
               subjects: np.ndarray, shape: tuple[int, int, int] | None = None,
-              scatter: tuple[np.ndarray, object] | None = None):
+              scatter: tuple[np.ndarray, object, object] | None = None,
+              longest: int | None = None):
         """The kernel's words (device uint32, units x subjects) of one launch over the chunk
-        indices ``subjects`` (host int array, in the order the tickets hand them out), with
-        kernel ``shape`` (G, R, passes; default planned for them), and with ``scatter`` the
-        scatter's count of saturated halves (see :meth:`_launch`; else None)."""
+        indices ``subjects`` (host int array, in the order the tickets hand them out; the
+        longest ``longest`` residues, default looked up), with kernel ``shape`` (G, R,
+        passes; default planned for them), scattered where ``scatter`` says (see
+        :meth:`_launch`)."""
         import cupy
 
-        lengths = ch.lengths[subjects]
+        if shape is None or longest is None:
+            lengths = ch.lengths[subjects]
+            shape = shape or self._shape(units, lengths, packed)
+            longest = int(lengths.max())
         words = cupy.empty((len(units), subjects.size), cupy.uint32)
-        shape = shape or self._shape(units, lengths, packed)
-        over = self._launch(ch, units, subjects, packed, words, shape, int(lengths.max()),
-                            scatter)
-        return words, over
+        self._launch(ch, units, subjects, packed, words, shape, longest, scatter)
+        return words
 
     def _shape(self, units: list[list[np.ndarray]], lengths: np.ndarray,
                packed: bool | None = None) -> tuple[int, int, int]:
@@ -465,7 +477,7 @@ class Scanner:
         from ...search import predict
 
         packed = self.packed if packed is None else packed
-        unit_m = [max(q.size for q in u) for u in units]
+        unit_m = unit_rows(units)
         return predict.launch_shape(predict.model_for("gpu"), unit_m, lengths,
                                     self.sub.shape[0], packed)
 
@@ -475,7 +487,7 @@ class Scanner:
         each one's predicted seconds."""
         from ...search import predict
 
-        unit_m = np.array([max(q.size for q in u) for u in units], np.int64)
+        unit_m = unit_rows(units)
         subj_n = ch.lengths[ch.nonempty]
         a = self.sub.shape[0]
         return predict.schedule(predict.model_for("gpu"), self.partition, unit_m, subj_n, a,
@@ -485,7 +497,6 @@ class Scanner:
     def _scores(self, ch: _Chunk, queries: list[np.ndarray]) -> list:
         """Exact scores (device int32, queries x chunk index) of each query against the
         chunk."""
-        import time
 
         import cupy
 
@@ -500,20 +511,30 @@ class Scanner:
         if ch.count == 0 or not live:
             return out
         units = pair_up(live, self.packed)
-        name, batches, predicted, shapes = self._plan(ch, [[queries[k] for k in u]
-                                                           for u in units])
+        name, batches, predicted, launches = self._plan(ch, [[queries[k] for k in u]
+                                                             for u in units])
         function("search.cu", "build_profiles")  # load the kernels first: the log times
-        for shape in shapes:  # launches only
-            _kernel(LOCAL if self.packed else self.mode, shape[0], shape[1], self.packed,
-                    self.sub.shape[0])
-        for batch, guess, shape in zip(batches, predicted, shapes, strict=True):
-            start = time.perf_counter()
+        for launch in launches:  # launches only
+            _kernel(LOCAL if self.packed else self.mode, launch.shape[0], launch.shape[1],
+                    self.packed, self.sub.shape[0])
+        over = staging.workspace().counter()
+        self.events.clear()
+        begin = _mark()
+        ends = []
+        for batch, launch in zip(batches, launches, strict=True):
             chosen = [units[i] for i in batch.queries.tolist()]
-            subjects = ch.nonempty[batch.subjects]
-            self.events.clear()
-            self._batch(ch, queries, chosen, subjects, out, shape)
-            LOG.append((name, len(chosen), int(subjects.size), guess,
-                        time.perf_counter() - start, self.kernel_seconds()))
+            self._enqueue(ch, queries, chosen, launch.subjects, out, launch.shape,
+                          launch.longest, over)
+            ends.append(_mark())
+        saturated = int(self._staging.read(over)[0])  # the one wait of the chunk's scan
+        for k, (batch, guess, end) in enumerate(zip(batches, predicted, ends, strict=True)):
+            LOG.append((name, batch.queries.size, batch.subjects.size, guess,
+                        cupy.cuda.get_elapsed_time(ends[k - 1] if k else begin, end) / 1e3,
+                        cupy.cuda.get_elapsed_time(*self.events[k]) / 1e3))
+        self.events.clear()
+        if saturated:
+            rows = np.array([k for u in units for k in u[:2 if self.packed else 1]])
+            self._rescore(ch, queries, rows, None, out)
         return out
 
     def kernel_seconds(self) -> float:
@@ -526,11 +547,11 @@ class Scanner:
         return seconds
 
     def _plan(self, ch: _Chunk, units: list[list[np.ndarray]]):
-        """(partitioning, launches, their predicted seconds, their kernel shapes) over the
+        """(partitioning, batches, their predicted seconds, their :class:`Launch`) over the
         chunk for units of these lengths. The plan depends on the lengths alone and costs
         about 0.2 s of host time on 2M subjects, so the last PLANS are kept: a scan of the
         same query lengths again (a query set searched once more, a benchmark's repeats)
-        reuses its plan."""
+        reuses its plan. A launch's subjects are looked up here once, not per launch."""
         from ...search import predict
 
         key = (ch.start, ch.stop, id(predict.model_for("gpu")),
@@ -538,49 +559,63 @@ class Scanner:
         plan_ = self._plans.pop(key, None)
         if plan_ is None:
             name, batches, predicted = self.batches(ch, units)
-            shapes = [self._shape([units[i] for i in batch.queries],
-                                  ch.lengths[ch.nonempty[batch.subjects]]) for batch in batches]
-            plan_ = name, batches, predicted, shapes
+            launches = []
+            for batch in batches:
+                subjects = ch.nonempty[batch.subjects].astype(np.int32)
+                lengths = ch.lengths[subjects]
+                launches.append(Launch(self._shape([units[i] for i in batch.queries], lengths),
+                                       subjects, int(lengths.max())))
+            plan_ = name, batches, predicted, launches
         self._plans[key] = plan_
         while len(self._plans) > PLANS:
             self._plans.pop(next(iter(self._plans)))
         return plan_
 
-    def _batch(self, ch: _Chunk, queries: list[np.ndarray], units: list[list[int]],
-               subjects: np.ndarray, out, shape: tuple[int, int, int] | None = None) -> None:
-        """One launch: ``units`` (query indices) x the chunk indices ``subjects``, each
-        query's scores into its row of ``out``; returns once they are there. The launch's
-        inputs go up in one copy; its profiles, scan and scatter run back to back on the GPU
-        and one word (the halves that may have saturated) comes back; only where it is not
-        zero are those found and rescored at 32 bits."""
+    def _enqueue(self, ch: _Chunk, queries: list[np.ndarray], units: list[list[int]],
+                 subjects: np.ndarray, out, shape: tuple[int, int, int] | None,
+                 longest: int | None, over) -> None:
+        """Enqueue one launch: ``units`` (query indices) x the chunk indices ``subjects``
+        (the longest ``longest`` residues, default looked up), each query's scores into its
+        row of ``out``, the count of 16-bit scores that may have saturated added to the
+        device int32 ``over``. The launch's inputs go up in one copy; its profiles, scan and
+        scatter run back to back on the GPU. The host goes on at once: it prepares the next
+        launch while this one runs (see :meth:`Staging.put` for how far ahead)."""
         rows = np.array([[u[0], u[1] if len(u) == 2 and self.packed else -1] for u in units],
                         np.int32)
-        words, over = self._scan(ch, [[queries[k] for k in u] for u in units], self.packed,
-                                 subjects, shape, (rows, out))
-        if self._staging.read(over)[0]:
-            self._rescore(ch, queries, rows, words, subjects, out)
+        self._scan(ch, [[queries[k] for k in u] for u in units], self.packed, subjects, shape,
+                   (rows, out, over), longest)
 
-    def _rescore(self, ch: _Chunk, queries: list[np.ndarray], rows: np.ndarray, words,
-                 subjects: np.ndarray, out) -> None:
-        """Rescore at 32 bits the packed halves of ``words`` (units x subjects, unit u's
-        queries at ``rows[u]``) whose 16-bit best could have saturated, into ``out``."""
+    def _batch(self, ch: _Chunk, queries: list[np.ndarray], units: list[list[int]],
+               subjects: np.ndarray, out, shape: tuple[int, int, int] | None = None,
+               longest: int | None = None) -> None:
+        """One launch alone (:meth:`_enqueue`), returning once its scores are in ``out``:
+        one word comes back (the scores that may have saturated); only where it is not zero
+        are those found and rescored at 32 bits."""
+        over = staging.workspace().counter()
+        self._enqueue(ch, queries, units, subjects, out, shape, longest, over)
+        if self._staging.read(over)[0]:
+            rows = np.array([k for u in units for k in u[:2 if self.packed else 1]])
+            self._rescore(ch, queries, rows, subjects, out)
+
+    def _rescore(self, ch: _Chunk, queries: list[np.ndarray], rows: np.ndarray,
+                 subjects: np.ndarray | None, out) -> None:
+        """Rescore at 32 bits the scores of ``out`` (rows: queries, columns: chunk indices)
+        among the query rows ``rows`` x the chunk indices ``subjects`` (None: all) that are
+        at or above the saturation limit: their 16-bit scan may have saturated."""
         import cupy
 
         limit = saturation_limit(self.sub)
-        for half, shift in ((0, 0), (1, 16)):
-            units = np.flatnonzero(rows[:, half] >= 0)
-            best = ((words[cupy.asarray(units)] >> shift) & 0xFFFF).astype(cupy.int16)
-            settle()
-            hot_units, hot_cols = (a.get() for a in cupy.nonzero(best >= limit))
-            if not hot_units.size:
-                continue
-            STATS["rescored"] = STATS.get("rescored", 0) + int(hot_units.size)
-            with _Timer("rescore"):  # a part of the scan's time
-                for u in np.unique(hot_units):
-                    cols = subjects[hot_cols[hot_units == u]]
-                    row = int(rows[units[u], half])
-                    exact, _ = self._scan(ch, [[queries[row]]], False, cols)
-                    out[row, cupy.asarray(cols)] = exact[0].view(cupy.int32)
+        settle()
+        with _Timer("rescore"):  # a part of the scan's time
+            for row in rows.tolist():
+                line = out[row] if subjects is None else out[row, cupy.asarray(subjects)]
+                hot = cupy.flatnonzero(line >= limit).get()
+                if not hot.size:
+                    continue
+                STATS["rescored"] = STATS.get("rescored", 0) + int(hot.size)
+                cols = hot if subjects is None else np.asarray(subjects)[hot]
+                exact = self._scan(ch, [[queries[row]]], False, cols)
+                out[row, cupy.asarray(cols)] = exact[0].view(cupy.int32)
 
     def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
@@ -666,6 +701,21 @@ def select(scores, k: int, thresholds: list[int | None]) -> list[Candidates]:
     return out
 
 
+#: seconds the calibration keeps the GPU busy before each launch it times (:func:`hold`):
+#: longer than the host's work to enqueue any launch it times, so each one is queued
+#: behind work as a search's launches are (its kernel timed alone, not the host's launch)
+HOLD_SECONDS = 2e-3
+
+
+def _mark():
+    """A CUDA event recorded now on the current stream."""
+    import cupy
+
+    event = cupy.cuda.Event()
+    event.record()
+    return event
+
+
 def _module(a):
     """numpy for a host array, else cupy."""
     if isinstance(a, np.ndarray):
@@ -727,13 +777,13 @@ def timed_launches(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray]) -> l
     live = sorted((k for k, q in enumerate(queries) if q.size > 0),
                   key=lambda k: -queries[k].size)
     units = [[queries[k] for k in u] for u in pair_up(live, scanner.packed)]
-    _, batches, _, shapes = scanner._plan(ch, units)
+    _, batches, _, launches = scanner._plan(ch, units)
     rows = []
-    for batch, shape, entry in zip(batches, shapes, log, strict=True):
+    for batch, launch, entry in zip(batches, launches, log, strict=True):
         chosen = [units[i] for i in batch.queries.tolist()]
-        subj_n = ch.lengths[ch.nonempty[batch.subjects]].astype(np.int64)
-        rows.append(dict(m=[max(q.size for q in u) for u in chosen], n=subj_n.tolist(),
-                         shape=list(shape), whole=entry[4], kernel=entry[5]))
+        subj_n = ch.lengths[launch.subjects].astype(np.int64)
+        rows.append(dict(m=unit_rows(chosen).tolist(), n=subj_n.tolist(),
+                         shape=list(launch.shape), whole=entry[4], kernel=entry[5]))
     return rows
 
 
@@ -745,29 +795,53 @@ def _random_units(rng, m: int, units: int, packed: bool
     return queries, pair_up(list(range(len(queries))), packed)
 
 
+def hold(seconds: float = HOLD_SECONDS) -> None:
+    """Keep the current stream's GPU busy for ``seconds`` (one thread of kernels/search.cu's
+    ``hold``)."""
+    function("search.cu", "hold")((1,), (1,), (np.uint64(seconds * 1e9),))
+
+
 def _timed_batch(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray],
                  units: list[list[int]], subjects: np.ndarray, out,
-                 shape: tuple[int, int, int]) -> tuple[float, float]:
-    """One launch (:meth:`Scanner._batch`) timed: (seconds by the host clock, its kernel's
-    seconds by CUDA events)."""
+                 shape: tuple[int, int, int], longest: int | None = None, held: bool = True
+                 ) -> tuple[float, float, float]:
+    """One launch (:meth:`Scanner._batch`'s), with ``held`` enqueued while the GPU is busy
+    (:func:`hold`), as a search's launches are: (its GPU seconds from the hold's end (or
+    from the call) to its own, its kernel's by CUDA events, the host's to enqueue it less
+    its waits for the GPU). Not held, the GPU waits for the host's launch of the kernel
+    and its CUDA events count that too."""
     import time
 
+    import cupy
+
+    over = staging.workspace().counter()
+    if held:
+        hold()
+    mark = _mark()
     scanner.events.clear()
-    start = time.perf_counter()
-    scanner._batch(ch, queries, units, subjects, out, shape)
-    whole = time.perf_counter() - start
-    return whole, scanner.kernel_seconds()
+    waited, start = scanner._staging.waited, time.perf_counter()
+    scanner._enqueue(ch, queries, units, subjects, out, shape, longest, over)
+    host = time.perf_counter() - start - (scanner._staging.waited - waited)
+    end = _mark()
+    saturated = scanner._staging.read(over)[0]
+    gpu, kernel = cupy.cuda.get_elapsed_time(mark, end) / 1e3, scanner.kernel_seconds()
+    if saturated:
+        rows = np.array([k for u in units for k in u[:2 if scanner.packed else 1]])
+        scanner._rescore(ch, queries, rows, subjects, out)
+    return gpu, kernel, host
 
 
 def host_launches(scanner: Scanner, grid: list[tuple[int, int, int]], rng,
-                  repeats: int = 7, rows: int = 512) -> list[tuple[tuple[int, int, int], float]]:
-    """The host's share of launches over the scanner's resident chunk: per (units, subjects,
-    query length) of ``grid``, random queries (two per unit when packed) against that many
-    subjects in random order, with the planned shape, their scores scattered into a matrix
-    of at least ``rows`` rows (far larger than the L2 cache, as a search's). The launches
-    take turns, as a search's differ one from the next. Returns (shape, the median over
-    ``repeats`` of the launch by the host clock less its kernel by CUDA events) per entry,
-    after two warm-up turns."""
+                  repeats: int = 7, rows: int = 512
+                  ) -> list[tuple[tuple[int, int, int], float, float]]:
+    """The costs of launches over the scanner's resident chunk besides their kernels: per
+    (units, subjects, query length) of ``grid``, random queries (two per unit when packed)
+    against that many subjects in random order, with the planned shape, their scores
+    scattered into a matrix of at least ``rows`` rows (far larger than the L2 cache, as a
+    search's). The launches take turns, as a search's differ one from the next, each timed
+    by :func:`_timed_batch`. Returns per entry (shape, the host's seconds to enqueue it,
+    its GPU seconds less its kernel's), each the median over ``repeats`` after two warm-up
+    turns."""
     import statistics
 
     import cupy
@@ -776,18 +850,20 @@ def host_launches(scanner: Scanner, grid: list[tuple[int, int, int]], rng,
     runs = []
     for units, count, m in grid:
         queries, pairs = _random_units(rng, m, units, scanner.packed)
-        subjects = rng.permutation(ch.nonempty)[:count]
+        subjects = rng.permutation(ch.nonempty)[:count].astype(np.int32)  # as a plan's
         shape = scanner._shape([[queries[k] for k in u] for u in pairs], ch.lengths[subjects])
-        runs.append((queries, pairs, subjects, shape))
+        runs.append((queries, pairs, subjects, shape, int(ch.lengths[subjects].max())))
     out = cupy.zeros((max(rows, max(len(q) for q, *_ in runs)), ch.size), cupy.int32)
-    host: list[list[float]] = [[] for _ in runs]
+    found: list[list[tuple[float, float]]] = [[] for _ in runs]
     with collector_paused():
         for turn in range(repeats + 2):
-            for k, (queries, pairs, subjects, shape) in enumerate(runs):
-                whole, kernel = _timed_batch(scanner, ch, queries, pairs, subjects, out, shape)
+            for k, (queries, pairs, subjects, shape, longest) in enumerate(runs):
+                gpu, kernel, host = _timed_batch(scanner, ch, queries, pairs, subjects, out,
+                                                 shape, longest)
                 if turn >= 2:
-                    host[k].append(whole - kernel)
-    return [(run[3], statistics.median(h)) for run, h in zip(runs, host, strict=True)]
+                    found[k].append((host, gpu - kernel))
+    return [(run[3], statistics.median(h for h, _ in f), statistics.median(g for _, g in f))
+            for run, f in zip(runs, found, strict=True)]
 
 
 def calibration(lengths: np.ndarray, runs: list[tuple[int, ...]], seed: int = 0
@@ -797,9 +873,10 @@ def calibration(lengths: np.ndarray, runs: list[tuple[int, ...]], seed: int = 0
     first, count, units[, blocks]) scans ``units`` profiles of m-residue random queries (two
     each when packed) against the subjects ``first:first + count`` of the longest-first
     order with that shape, as a search's launch does (on a grid of at most ``blocks``
-    blocks where given). Returns per run (the kernel's seconds by CUDA
-    events, seconds of the whole launch with its results in place by the host clock), each
-    the median of three after a warm-up."""
+    blocks where given), each launch alone (:func:`_timed_batch` not held: the kernel's
+    start then includes the host's launch of it, as the predictor's fitted ``start``
+    always has). Returns per run (the kernel's seconds by CUDA events, the launch's GPU
+    seconds with its results in place), each the median of three after a warm-up."""
     import statistics
 
     import cupy
@@ -822,9 +899,12 @@ def calibration(lengths: np.ndarray, runs: list[tuple[int, ...]], seed: int = 0
                 continue
             queries, units = _random_units(rng, m, nu, packed)
             out = cupy.zeros((len(queries), ch.size), cupy.int32)
+            subjects = order[first:first + count].astype(np.int32)  # as a plan's
             with collector_paused(), capped_grid(cap[0]) if cap else nullcontext():
-                timed = [_timed_batch(scanner, ch, queries, units, order[first:first + count],
-                                      out, (g, r, passes)) for _ in range(4)][1:]
+                timed = [_timed_batch(scanner, ch, queries, units, subjects, out,
+                                      (g, r, passes), int(ch.lengths[subjects].max()),
+                                      held=False)
+                         for _ in range(4)][1:]
             found.append((k, statistics.median(t[1] for t in timed),
                           statistics.median(t[0] for t in timed)))
     return [(kernel, whole) for _, kernel, whole in sorted(found)]
