@@ -258,6 +258,11 @@ def test_skewed_sets_in_the_model():
                                         True, need, 1 << 30)
     found = predict.schedules(predict.DEFAULT_GPU, unit_m, subjects, 24, True, need, 1 << 30)
     assert sum(found[best][1]) == sum(seconds) == min(sum(s) for _, s in found.values())
+    pruned = predict.schedules(predict.DEFAULT_GPU, unit_m, subjects, 24, True, need,
+                               1 << 30, prune=True)  # a candidate stops once it cannot win
+    assert min(pruned, key=lambda n: sum(pruned[n][1])) == best
+    for name, (_, s) in pruned.items():
+        assert s == found[name][1] or (s == [np.inf] and sum(found[name][1]) > sum(seconds))
 
 
 def test_calibration_file_of_another_device_or_version_is_an_input_error(cache):

@@ -189,9 +189,22 @@ def model_for(kind: str) -> Model:
 
 # ---- the GPU scan's model ----------------------------------------------------------------------
 
+def _memo(model: Model, key: tuple, compute: Callable[[], object]):
+    """``compute()`` once per model and ``key`` (a model's constants do not change once it
+    is made; the planner asks for the same shapes' rates thousands of times)."""
+    cache = model.__dict__.setdefault("_memo", {})
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
 def _rate(model: Model, g: int, r: int, packed: bool) -> float:
     """Full-device lane-cells/s of shape (G, R): measured, else the nearest measured R at
     that G, else the model's flat rate of the packing."""
+    return _memo(model, ("rate", g, r, packed), lambda: _measured_rate(model, g, r, packed))
+
+
+def _measured_rate(model: Model, g: int, r: int, packed: bool) -> float:
     kind = "packed" if packed else "wide"
     exact = model.rates.get(f"{g},{r},{kind}")
     if exact is not None:
@@ -273,6 +286,10 @@ def speeds(model: Model, g: int, r: int, packed: bool) -> np.ndarray:
     """A group's lane-cells per second of shape (G, R) with k = 1, 2, ... blocks on its SM
     (element k - 1; as many k as are resident at once): calibrated, else one block running
     each group at the rate of a group alone and more blocks sharing the full rate."""
+    return _memo(model, ("speeds", g, r, packed), lambda: _speeds(model, g, r, packed))
+
+
+def _speeds(model: Model, g: int, r: int, packed: bool) -> np.ndarray:
     from ..engines.cuda.search import BLOCK, BLOCKS_PER_SM
 
     found = model.packing.get(f"{g},{r},{'packed' if packed else 'wide'}")
@@ -290,6 +307,14 @@ def fill(model: Model, g: int, r: int, packed: bool, blocks: int,
     blocks' groups at their rate with k blocks, against every SM full. With ``ticket`` (a
     ticket's lane-cells per group) each ticket also pays the kernel's start, which the other
     blocks of a fuller SM hide."""
+    if not ticket:
+        return _memo(model, ("fill", g, r, packed, int(blocks)),
+                     lambda: _fill(model, g, r, packed, blocks, None))
+    return _fill(model, g, r, packed, blocks, ticket)
+
+
+def _fill(model: Model, g: int, r: int, packed: bool, blocks: int,
+          ticket: float | None) -> float:
     speed = speeds(model, g, r, packed)
     if ticket:
         speed = ticket / (ticket / speed + model.start)
@@ -535,17 +560,20 @@ CHOICE_SUBJECTS = 100_000
 
 
 def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-             packed: bool, need: part.Need, budget: int
+             packed: bool, need: part.Need, budget: int, bound: float = np.inf
              ) -> tuple[str, list[part.Batch], list[float]]:
     """(partitioning, its launches, each one's predicted seconds) for units of ``unit_m``
     rows x subjects of ``subj_n`` (file order); ``name`` a partitioning or a key of
     CANDIDATES; ``auto``: the candidate of the least predicted total. The launches of
-    ``none`` take their subjects in file order."""
+    ``none`` take their subjects in file order. Once the launches' GPU seconds alone (each
+    launch adds at least those) pass ``bound``, the rest are not priced: the seconds are
+    then [inf]."""
     if name == "auto":
         sample, scale = _sample(subj_n)
         scaled = need if scale == 1 else (lambda lq, nq, ls, ns: need(lq, nq, ls,
                                                                       int(ns * scale)))
-        found = schedules(model, unit_m, subj_n[sample], alphabet, packed, scaled, budget)
+        found = schedules(model, unit_m, subj_n[sample], alphabet, packed, scaled, budget,
+                          prune=True)
         name = min(found, key=lambda n: sum(found[n][1]))
         if scale == 1:
             return name, *found[name]
@@ -553,8 +581,13 @@ def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, al
     batches = part.partition(scheduler, unit_m, subj_n, budget, need, **params)
     if scheduler == "none":
         batches = [part.Batch(b.queries, np.sort(b.subjects)) for b in batches]
-    parts = [launch_parts(model, unit_m[b.queries], subj_n[b.subjects], alphabet, packed)
-             for b in batches]
+    parts, least = [], 0.0
+    for b in batches:
+        parts.append(launch_parts(model, unit_m[b.queries], subj_n[b.subjects], alphabet,
+                                  packed))
+        least += parts[-1][1]
+        if least > bound:
+            return name, batches, [np.inf]
     return name, batches, pipelined([h for h, _ in parts], [g for _, g in parts])
 
 
@@ -570,11 +603,17 @@ def _sample(subj_n: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def schedules(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-              packed: bool, need: part.Need, budget: int
+              packed: bool, need: part.Need, budget: int, prune: bool = False
               ) -> dict[str, tuple[list[part.Batch], list[float]]]:
-    """Each candidate's launches and their predicted seconds."""
-    return {name: schedule(model, name, unit_m, subj_n, alphabet, packed, need, budget)[1:]
-            for name in CANDIDATES}
+    """Each candidate's launches and their predicted seconds (``prune``: a candidate that
+    cannot beat the best before it is not priced in full; its seconds are [inf])."""
+    found: dict[str, tuple[list[part.Batch], list[float]]] = {}
+    best = np.inf
+    for name in CANDIDATES:
+        found[name] = schedule(model, name, unit_m, subj_n, alphabet, packed, need, budget,
+                               best if prune else np.inf)[1:]
+        best = min(best, sum(found[name][1]))
+    return found
 
 
 # ---- the CPU engine's model --------------------------------------------------------------------
