@@ -533,8 +533,7 @@ class Scanner:
                         cupy.cuda.get_elapsed_time(*self.events[k]) / 1e3))
         self.events.clear()
         if saturated:
-            rows = np.array([k for u in units for k in u[:2 if self.packed else 1]])
-            self._rescore(ch, queries, rows, None, out)
+            self._rescore(ch, queries, _query_rows(units), None, out)
         return out
 
     def kernel_seconds(self) -> float:
@@ -594,8 +593,7 @@ class Scanner:
         over = staging.workspace().counter()
         self._enqueue(ch, queries, units, subjects, out, shape, longest, over)
         if self._staging.read(over)[0]:
-            rows = np.array([k for u in units for k in u[:2 if self.packed else 1]])
-            self._rescore(ch, queries, rows, subjects, out)
+            self._rescore(ch, queries, _query_rows(units), subjects, out)
 
     def _rescore(self, ch: _Chunk, queries: list[np.ndarray], rows: np.ndarray,
                  subjects: np.ndarray | None, out) -> None:
@@ -705,6 +703,11 @@ def select(scores, k: int, thresholds: list[int | None]) -> list[Candidates]:
 #: longer than the host's work to enqueue any launch it times, so each one is queued
 #: behind work as a search's launches are (its kernel timed alone, not the host's launch)
 HOLD_SECONDS = 2e-3
+
+
+def _query_rows(units: list[list[int]]) -> np.ndarray:
+    """The query rows (indices) of launch units."""
+    return np.array([k for u in units for k in u], np.int64)
 
 
 def _mark():
@@ -826,8 +829,7 @@ def _timed_batch(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray],
     saturated = scanner._staging.read(over)[0]
     gpu, kernel = cupy.cuda.get_elapsed_time(mark, end) / 1e3, scanner.kernel_seconds()
     if saturated:
-        rows = np.array([k for u in units for k in u[:2 if scanner.packed else 1]])
-        scanner._rescore(ch, queries, rows, subjects, out)
+        scanner._rescore(ch, queries, _query_rows(units), subjects, out)
     return gpu, kernel, host
 
 
