@@ -83,14 +83,14 @@ class Model:
     # SM, as many k as are resident at once
     later_shared: dict[str, list[float]] = dataclasses.field(default_factory=dict)  # GPU:
     # G -> a later pass with k = 1, 2, ... blocks on the SM, in first passes
-    launch: float = 0.0  # s per launch (GPU) or per query call (CPU)
+    launch: float = 0.0  # s per launch (GPU, host) or per query call (CPU)
     start: float = 0.0  # GPU: s of a kernel's fixed start (its blocks placed, profiles read)
-    unit: float = 0.0  # GPU: s per profile of a launch (its queries gathered on the host)
-    profile: float = 0.0  # GPU: s per profile word built
-    subject: float = 0.0  # GPU: s per subject of a launch (its order gathered and sent)
-    word: float = 0.0  # GPU: s per result word (profile x subject) scattered into the scores
-    side: float = 0.0  # GPU: s of a launch's GPU work besides its kernel (copy, profiles,
-    # scatter), besides the per-word scatter
+    unit: float = 0.0  # GPU, host: s per profile of a launch (its queries gathered)
+    profile: float = 0.0  # GPU, host: s per profile word
+    subject: float = 0.0  # GPU, host: s per subject of a launch (its indices sent)
+    word: float = 0.0  # GPU, on the GPU: s per result word (profile x subject) scattered
+    side: float = 0.0  # GPU, on the GPU: s per launch besides its kernel and the per-word
+    # scatter (the input copy, the profiles built, the scatter's launch)
     sms: int = 0
     calibrated: bool = True
     seconds: float = 0.0  # how long the calibration took

@@ -372,7 +372,7 @@ class Scanner:
 
     def _launch(self, ch: _Chunk, units: list[list[np.ndarray]], subjects: np.ndarray,
                 packed: bool, out, shape: tuple[int, int, int], longest: int,
-                scatter: tuple[np.ndarray, object] | None = None):
+                scatter: tuple[np.ndarray, object, object] | None = None):
         """Scan the chunk indices ``subjects`` (host, in the order the tickets hand them out;
         at most ``longest`` residues) against each unit (one query, or two packed) with
         kernel shape (G, R; each unit runs its own passes) in one launch; the kernel's words
@@ -584,17 +584,6 @@ class Scanner:
         self._scan(ch, [[queries[k] for k in u] for u in units], self.packed, subjects, shape,
                    (rows, out, over), longest)
 
-    def _batch(self, ch: _Chunk, queries: list[np.ndarray], units: list[list[int]],
-               subjects: np.ndarray, out, shape: tuple[int, int, int] | None = None,
-               longest: int | None = None) -> None:
-        """One launch alone (:meth:`_enqueue`), returning once its scores are in ``out``:
-        one word comes back (the scores that may have saturated); only where it is not zero
-        are those found and rescored at 32 bits."""
-        over = staging.workspace().counter()
-        self._enqueue(ch, queries, units, subjects, out, shape, longest, over)
-        if self._staging.read(over)[0]:
-            self._rescore(ch, queries, _query_rows(units), subjects, out)
-
     def _rescore(self, ch: _Chunk, queries: list[np.ndarray], rows: np.ndarray,
                  subjects: np.ndarray | None, out) -> None:
         """Rescore at 32 bits the scores of ``out`` (rows: queries, columns: chunk indices)
@@ -767,9 +756,10 @@ def _ranges(offsets: np.ndarray, cap: int):
 
 def timed_launches(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray]) -> list[dict]:
     """Every launch of one scan of ``queries`` over the chunk, timed: the units' rows
-    (``m``), the subjects' lengths in launch order (``n``), the kernel ``shape``, the whole
-    launch by the host clock (``whole``: profiles, kernel, results in place) and the kernel
-    by CUDA events (``kernel``), in seconds. For ``benchmarks/predictor_terms.py``."""
+    (``m``), the subjects' lengths in launch order (``n``), the kernel ``shape``, the time
+    the launch adds to the scan (``whole``: profiles, kernel, results in place; see LOG) and
+    its kernel (``kernel``), both by CUDA events, in seconds. For
+    ``benchmarks/predictor_terms.py``."""
     import cupy
 
     LOG.clear()
@@ -808,11 +798,12 @@ def _timed_batch(scanner: Scanner, ch: _Chunk, queries: list[np.ndarray],
                  units: list[list[int]], subjects: np.ndarray, out,
                  shape: tuple[int, int, int], longest: int | None = None, held: bool = True
                  ) -> tuple[float, float, float]:
-    """One launch (:meth:`Scanner._batch`'s), with ``held`` enqueued while the GPU is busy
-    (:func:`hold`), as a search's launches are: (its GPU seconds from the hold's end (or
-    from the call) to its own, its kernel's by CUDA events, the host's to enqueue it less
-    its waits for the GPU). Not held, the GPU waits for the host's launch of the kernel
-    and its CUDA events count that too."""
+    """One launch alone (:meth:`Scanner._enqueue`, then its one wait, and the 32-bit
+    rescoring of scores that may have saturated), with ``held`` enqueued while the GPU is
+    busy (:func:`hold`), as a search's launches are: (its GPU seconds from the hold's end
+    (or from the call) to its own, its kernel's by CUDA events, the host's to enqueue it
+    less its waits for the GPU). Not held, the GPU waits for the host's launch of the
+    kernel and its CUDA events count that too."""
     import time
 
     import cupy
