@@ -25,7 +25,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --for
 status=0
 want() { [[ ,$what, == *,$1,* ]]; }  # the part $1 was asked for
 if want tests || want all; then
-    python3 -m pytest -m gpu -q --maxfail=8 -p no:cacheprovider ${TESTS:-tests} ${1:+-k "$1"} 2>&1 \
+    python3 -m pytest -m gpu -q --maxfail=8 --durations=12 -p no:cacheprovider ${TESTS:-tests} ${1:+-k "$1"} 2>&1 \
         | tee "$out/gpu_tests.log" | tail -40
     status=${PIPESTATUS[0]}
 fi

@@ -242,3 +242,26 @@ def test_parameter_errors():
         part.dynamic2([1], [1], GIB, PASWAS, share=1.5)
     with pytest.raises(InputError, match="threshold must be >= 0, got -1"):
         part.static([1], [1], GIB, PASWAS, threshold=-1)
+
+
+@pytest.mark.parametrize("name", ["static", "dynamic1", "dynamic2"])
+def test_runs_sized_in_closed_form_equal_runs_searched(name):
+    """The engine's need is affine in the counts, so runs are sized directly; the same need
+    without that mark is searched, and cuts alike."""
+    from wavedp.engines.cuda.search import scan_need as engine_need
+
+    rng = np.random.default_rng(12)
+    affine = engine_need(24, 132)
+
+    def searched(*args):
+        return affine(*args)
+
+    assert getattr(affine, "affine", False) and not hasattr(searched, "affine")
+    for budget in (64 << 20, 16 << 20):
+        q = np.maximum(rng.lognormal(np.log(350), 0.8, 60), 1).astype(np.int64)
+        s = np.maximum(rng.lognormal(np.log(350), 1.1, 2000), 1).astype(np.int64)
+        q[0] = 20_000
+        a = part.partition(name, q, s, budget, affine)
+        b = part.partition(name, q, s, budget, searched)
+        assert [(x.queries.tolist(), x.subjects.tolist()) for x in a] == \
+            [(y.queries.tolist(), y.subjects.tolist()) for y in b]

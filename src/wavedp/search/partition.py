@@ -54,6 +54,7 @@ from ..errors import InputError
 Need = Callable[[int, int, int, int], int]
 Lengths = Sequence[int] | np.ndarray
 Fits = Callable[[int, int], bool]  # (longest, count) of a run -> within the budget
+Most = Callable[[int], int]  # longest of a run -> the most items within the budget
 
 PARTITIONS: tuple[str, ...] = ("none", "static", "dynamic1", "dynamic2", "auto")
 
@@ -285,8 +286,9 @@ def _grid(qi: np.ndarray, ql: np.ndarray, subjects: _Subjects,
         return []
     need, budget = subjects.need, subjects.budget
     queries = _line(ql[qi], share or 0.0)
-    fits = _query_fits(need, budget, subjects.line.longest(0, subjects.line.n))
-    caps = _Caps(fits, queries.n)
+    longest_subject = subjects.line.longest(0, subjects.line.n)
+    fits = _query_fits(need, budget, longest_subject)
+    caps = _Caps(fits, queries.n, most=_query_most(need, budget, longest_subject))
     stops = [0]
     while stops[-1] < queries.n:
         stops.append(stops[-1] + _group(queries, stops[-1], caps, subjects))
@@ -311,6 +313,37 @@ def _query_fits(need: Need, budget: int, longest_subject: int) -> Fits:
 def _subject_fits(need: Need, budget: int, longest_query: int, n_queries: int) -> Fits:
     """Whether a subject batch of (longest, count) fits beside a query group."""
     return lambda longest, n: need(longest_query, n_queries, longest, n) <= budget
+
+
+def _query_most(need: Need, budget: int, longest_subject: int) -> Most | None:
+    """The largest query group of a longest beside one subject of the longest, where ``need``
+    is affine in the counts (else None: searched)."""
+    if not getattr(need, "affine", False):
+        return None
+    return lambda longest: _most(lambda n: need(longest, n, longest_subject, 1), budget)
+
+
+def _subject_most(need: Need, budget: int, longest_query: int, n_queries: int
+                  ) -> Most | None:
+    """The largest subject batch of a longest beside a query group, where ``need`` is affine
+    in the counts (else None: searched)."""
+    if not getattr(need, "affine", False):
+        return None
+    return lambda longest: _most(lambda n: need(longest_query, n_queries, longest, n), budget)
+
+
+def _most(size: Callable[[int], int], budget: int):
+    """The most items n with ``size(n)`` (affine in n) within ``budget``: 0 if not one; a
+    size that does not grow with n holds any number (2**62). Sizes of an array of runs give
+    an array."""
+    base = size(0)
+    step = size(1) - base
+    if np.ndim(base) == 0 and np.ndim(step) == 0:
+        if base + step > budget:
+            return 0
+        return int((budget - base) // step) if step > 0 else 1 << 62
+    return np.where(base + step > budget, 0,
+                    np.where(step > 0, (budget - base) // np.maximum(step, 1), 1 << 62))
 
 
 def _group(queries: _Line, start: int, caps: _Caps, subjects: _Subjects) -> int:
@@ -340,14 +373,18 @@ class _Caps:
     beside a similar query group) knows the cap there and at the nearest length known, it is
     that cap, scaled as at the nearest."""
 
-    def __init__(self, fits: Fits, limit: int, like: _Caps | None = None) -> None:
-        self.fits, self.limit, self.like = fits, limit, like
+    def __init__(self, fits: Fits, limit: int, like: _Caps | None = None,
+                 most: Most | None = None) -> None:
+        self.fits, self.limit, self.like, self.most = fits, limit, like, most
         self.known: dict[int, int] = {}
-        self.lengths: list[int] = []  # those known, ascending
+        self.lengths: list[int] = []  # those known, ascending (searched caps only)
 
     def __call__(self, longest: int) -> int:
         cap = self.known.get(longest)
         if cap is not None:
+            return cap
+        if self.most is not None:  # the cap in closed form: no search
+            cap = self.known[longest] = min(self.most(longest), self.limit)
             return cap
         lengths, known, fits = self.lengths, self.known, self.fits
         k = bisect_left(lengths, longest)
@@ -392,6 +429,8 @@ class _Caps:
     def holds(self, longest: int, count: int) -> bool:
         """Whether the cap at ``longest`` is at least ``count``: told by the caps known where
         they can, else by one need() call."""
+        if self.most is not None:
+            return count <= self(longest)
         lengths, known = self.lengths, self.known
         k = bisect_left(lengths, longest)
         if k < len(lengths) and known[lengths[k]] >= count:
@@ -636,7 +675,11 @@ class _Subjects:
         """The caps beside ``count`` queries up to ``longest``, which guess from those beside
         as many queries up to the nearest longest."""
         key = longest, count
-        if key not in self.caps:
+        if key not in self.caps and getattr(self.need, "affine", False):
+            self.caps[key] = _Caps(_subject_fits(self.need, self.budget, longest, count),
+                                   self.line.n, None,
+                                   _subject_most(self.need, self.budget, longest, count))
+        elif key not in self.caps:
             fits = _subject_fits(self.need, self.budget, longest, count)
             longests = self.longests.setdefault(count, [])
             k = bisect_left(longests, longest)
@@ -652,6 +695,10 @@ class _Subjects:
         beside one, where the budget confirms it (each costs one need() call, and holds when
         need grows at least in proportion to the queries), else the cap itself."""
         one, caps, limit = self._caps(longest, 1), self._caps(longest, count), self.line.n
+        if caps.most is not None:  # the caps themselves, in closed form, all at once
+            runs = np.asarray(lengths)
+            return np.broadcast_to(np.minimum(_most(
+                lambda n: self.need(longest, count, runs, n), self.budget), limit), runs.shape)
         bounds = []
         for length in lengths:
             guess = one(length) // count

@@ -46,13 +46,13 @@ Without one, the constants measured on the H100 of the development machines are 
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import json
 import os
 import time
 from collections.abc import Callable
 
 import numpy as np
+from numba import njit
 
 from ..errors import InputError
 from . import h100
@@ -217,22 +217,38 @@ def _measured_rate(model: Model, g: int, r: int, packed: bool) -> float:
 
 
 def shape_rate(model: Model, packed: bool, units: int, count: int, longest: int
-               ) -> Callable[[int, int, int], float]:
-    """What the scan's planner weighs each kernel shape by: the lane-cells per second of a
+               ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """What the scan's planner weighs the kernel shapes by: the lane-cells per second of a
     launch of ``units`` profiles against ``count`` subjects (the longest ``longest``
-    residues) with shape (G, R) in ``passes`` passes: the shape's full rate times the fill
-    of the grid it gets, at most every item (a profile against a subject) running at the
-    rate of a group alone."""
+    residues) with shapes (G, R) in ``passes`` passes (arrays, one element per shape): the
+    shape's full rate times the fill of the grid it gets, at most every item (a profile
+    against a subject) running at the rate of a group alone."""
     from ..engines.cuda import search as scan
 
     sms = model.sms or 132
+    full, single, fills = _shape_table(model, packed)
 
-    def rate(g: int, r: int, passes: int) -> float:
+    def rate(g: np.ndarray, r: np.ndarray, passes: np.ndarray) -> np.ndarray:
+        shape = np.searchsorted(scan.GROUPS, g) * len(scan.ROWS) + np.searchsorted(scan.ROWS, r)
         blocks = scan.launch_blocks(g, units, count, passes, longest, sms)
-        return min(_rate(model, g, r, packed) * fill(model, g, r, packed, blocks),
-                   units * count * _single(model, g, r))
+        return np.minimum(full[shape] * fills[shape, blocks], units * count * single[shape])
 
     return rate
+
+
+def _shape_table(model: Model, packed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per kernel shape (G, R) of GROUPS x ROWS, in that order: the full rate, the rate of a
+    group alone, and the fill of each grid of 0 .. BLOCKS_PER_SM x SMs blocks."""
+    from ..engines.cuda import search as scan
+
+    def table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        shapes = [(g, r) for g in scan.GROUPS for r in scan.ROWS]
+        grids = np.arange(scan.BLOCKS_PER_SM * (model.sms or 132) + 1)
+        return (np.array([_rate(model, g, r, packed) for g, r in shapes]),
+                np.array([_single(model, g, r) for g, r in shapes]),
+                np.array([_fill(model, g, r, packed, grids, None) for g, r in shapes]))
+
+    return _memo(model, ("shapes", packed), table)
 
 
 def launch_shape(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
@@ -313,19 +329,18 @@ def fill(model: Model, g: int, r: int, packed: bool, blocks: int,
     return _fill(model, g, r, packed, blocks, ticket)
 
 
-def _fill(model: Model, g: int, r: int, packed: bool, blocks: int,
-          ticket: float | None) -> float:
+def _fill(model: Model, g: int, r: int, packed: bool, blocks,
+          ticket: float | None):
     speed = speeds(model, g, r, packed)
     if ticket:
         speed = ticket / (ticket / speed + model.start)
     sms, most = model.sms or 132, speed.size
-    low, extra = divmod(min(max(int(blocks), 1), most * sms), sms)
-
-    def through(k: int) -> float:  # an SM's lane-cells/s per group of a block with k blocks
-        return k * float(speed[k - 1]) if k else 0.0
-
-    upper = through(low + 1) if extra else 0.0
-    return ((sms - extra) * through(low) + extra * upper) / (sms * through(most))
+    # an SM's lane-cells/s per group of a block with k = 0 .. most blocks
+    through = np.concatenate(([0.0], np.arange(1, most + 1) * speed))
+    low, extra = np.divmod(np.clip(blocks, 1, most * sms).astype(np.int64), sms)
+    upper = np.where(extra > 0, through[np.minimum(low + 1, most)], 0.0)
+    share = ((sms - extra) * through[low] + extra * upper) / (sms * through[most])
+    return float(share) if share.ndim == 0 else share
 
 
 def _pass_cells(n: np.ndarray | float, g: int, t: int) -> np.ndarray | float:
@@ -517,34 +532,88 @@ def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, np.nda
     shared = np.broadcast_to(np.asarray(later[1], np.float64), (most,))
     work = ((1 + (passes - 1) * shared[None, None, :]) * spent[None, :, :]).reshape(-1, most)
     alone = ((1 + (passes[:, :, 0] - 1) * later[0]) * batch[None, :, -1]).ravel() / single
-    resident = min(blocks, most * sms, work.shape[0])
-    sm = np.arange(resident) % sms
-    per_sm = np.bincount(sm, minlength=sms)
-    k = per_sm[sm] - 1  # each block's SM's blocks (less one) while tickets last
-    by_sm = np.argsort(sm, kind="stable")
-    slot = np.zeros(resident, np.int64)  # each block's place among its SM's
-    slot[by_sm] = np.arange(resident) - np.repeat(np.cumsum(per_sm) - per_sm, per_sm)
-    weight = OLDER_SHARE ** np.arange(most)
-    share = weight[slot] * (per_sm[sm] / np.bincount(sm, weight[slot], sms)[sm])
-    rate = speed[k] * share  # the SM's k blocks share it unevenly
-    start, last = np.zeros(resident), np.arange(resident)
-    if resident > SM_MAJOR * sms:  # the SMs fill in turn: an SM's blocks take consecutive tickets
-        last[by_sm] = np.arange(resident)
-    if work.shape[0] > resident:
-        ends = [(float(work[last[b], k[b]] / rate[b]), b) for b in range(resident)]
-        heapq.heapify(ends)
-        for i in range(resident, work.shape[0]):
-            t, b = heapq.heappop(ends)
-            start[b], last[b] = t, i
-            heapq.heappush(ends, (t + float(work[i, k[b]] / rate[b]), b))
-    taken = float(start.max())  # the queue is empty from here
-    left = np.zeros((sms, most))  # each SM's blocks' lane-cells still to sweep, ascending
-    left[sm, most - per_sm[sm] + slot] = np.maximum(work[last, k] - (taken - start) * rate, 0)
-    left.sort(axis=1)
-    busy = most - np.arange(most)  # blocks still sweeping while the j-th ends
-    finish = taken + np.cumsum(np.diff(left, axis=1, prepend=0.0) / speed[busy - 1], axis=1)
-    return max(float(finish[:, -1].max()), float(np.max(start + alone[last])))
+    return _queue(np.ascontiguousarray(work), np.ascontiguousarray(alone), int(blocks), int(sms),
+                  np.ascontiguousarray(speed, np.float64), OLDER_SHARE, SM_MAJOR)
 
+
+
+@njit(cache=True, nogil=True)
+def _queue(work: np.ndarray, alone: np.ndarray, blocks: int, sms: int, speed: np.ndarray,
+           older: float, sm_major: float) -> float:  # pragma: no cover (compiled)
+    """:func:`_waves` from the tickets' lane-cells at each k (``work``, tickets x k) and
+    their sweeps alone (``alone``) on: the resident blocks take tickets (a heap of their
+    ends, ties to the lower block), then finish sharing their SMs."""
+    n, most = work.shape
+    resident = min(blocks, most * sms, n)
+    per_sm = np.zeros(sms, np.int64)
+    slot = np.empty(resident, np.int64)  # each block's place among its SM's
+    for b in range(resident):
+        slot[b] = per_sm[b % sms]
+        per_sm[b % sms] += 1
+    weights = np.zeros(sms)
+    for b in range(resident):
+        weights[b % sms] += older ** slot[b]
+    k = np.empty(resident, np.int64)
+    rate = np.empty(resident)
+    for b in range(resident):  # the SM's k blocks share it unevenly, by age
+        s = b % sms
+        k[b] = per_sm[s] - 1
+        rate[b] = speed[k[b]] * older ** slot[b] * per_sm[s] / weights[s]
+    start = np.zeros(resident)
+    last = np.arange(resident)
+    if resident > sm_major * sms:  # the SMs fill in turn: an SM's blocks take consecutive tickets
+        i = 0
+        for s in range(sms):
+            for b in range(s, resident, sms):
+                last[b] = i
+                i += 1
+    if n > resident:  # a binary heap of (end, block)
+        end = np.empty(resident)
+        heap = np.arange(resident)
+        for b in range(resident):
+            end[b] = work[last[b], k[b]] / rate[b]
+        for j in range(resident // 2 - 1, -1, -1):
+            _sift(heap, end, j, resident)
+        for i in range(resident, n):
+            b = heap[0]
+            start[b], last[b] = end[b], i
+            end[b] += work[i, k[b]] / rate[b]
+            _sift(heap, end, 0, resident)
+    taken = start.max()  # the queue is empty from here
+    left = np.zeros((sms, most))  # each SM's blocks' lane-cells still to sweep
+    for b in range(resident):
+        s = b % sms
+        left[s, most - per_sm[s] + slot[b]] = max(
+            work[last[b], k[b]] - (taken - start[b]) * rate[b], 0.0)
+    result = 0.0
+    for s in range(sms):
+        row = np.sort(left[s])
+        t, before = taken, 0.0
+        for j in range(most):  # most - j blocks still sweeping while the j-th ends
+            t += (row[j] - before) / speed[most - j - 1]
+            before = row[j]
+        result = max(result, t)
+    for b in range(resident):
+        result = max(result, start[b] + alone[last[b]])
+    return result
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sift(heap: np.ndarray, end: np.ndarray, j: int, n: int) -> None:  # pragma: no cover
+    """Restore the heap below position j (the least end first, ties to the lower block)."""
+    while True:
+        child = 2 * j + 1
+        if child >= n:
+            return
+        if child + 1 < n and (end[heap[child + 1]] < end[heap[child]] or (
+                end[heap[child + 1]] == end[heap[child]] and heap[child + 1] < heap[child])):
+            child += 1
+        a, c = heap[j], heap[child]
+        if end[c] < end[a] or (end[c] == end[a] and c < a):
+            heap[j], heap[child] = c, a
+            j = child
+        else:
+            return
 
 
 #: what ``auto`` weighs: every scheduler, dynamic2 at several shares (a scheduler and its
@@ -581,11 +650,14 @@ def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, al
     batches = part.partition(scheduler, unit_m, subj_n, budget, need, **params)
     if scheduler == "none":
         batches = [part.Batch(b.queries, np.sort(b.subjects)) for b in batches]
-    parts, least = [], 0.0
-    for b in batches:
-        parts.append(launch_parts(model, unit_m[b.queries], subj_n[b.subjects], alphabet,
-                                  packed))
-        least += parts[-1][1]
+    parts: list[tuple[float, float]] = [(0.0, 0.0)] * len(batches)
+    least = 0.0
+    # the largest first: a candidate that cannot win shows it after the fewest launches
+    cells = [float(unit_m[b.queries].sum()) * float(subj_n[b.subjects].sum()) for b in batches]
+    for k in np.argsort(cells, kind="stable")[::-1].tolist():
+        b = batches[k]
+        parts[k] = launch_parts(model, unit_m[b.queries], subj_n[b.subjects], alphabet, packed)
+        least += parts[k][1]
         if least > bound:
             return name, batches, [np.inf]
     return name, batches, pipelined([h for h, _ in parts], [g for _, g in parts])

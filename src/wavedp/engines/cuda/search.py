@@ -14,6 +14,7 @@ words. Each query's best candidates are selected on the GPU; only they are copie
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -101,37 +102,46 @@ class _Timer:
 
 
 def plan(m: int, columns: float, alphabet: int,
-         rate: Callable[[int, int, int], float] | None = None) -> tuple[int, int, int]:
+         rate: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
+         ) -> tuple[int, int, int]:
     """(lanes G, rows per lane R, passes) for a query of m rows against subjects of about
     ``columns`` residues: the least time, padded lane-cells (pipeline fill and passes
     counted) over ``rate(G, R, passes)``, the lane-cells per second the launch runs at with
-    that shape (the predictor's: calibrated per shape, and the grid's fill); without rates,
-    the fewest padded lane-cells."""
-    best = None
-    for g in GROUPS:
-        for r in ROWS:
-            t = g * r
-            if 4 * alphabet * t > PROFILE_BYTES:
-                continue
-            passes = -(-max(m, 1) // t)
-            cost = passes * (t * (columns + g - 1) + PASS_CELLS * columns)
-            key = (cost / rate(g, r, passes) if rate else cost, -r)
-            if best is None or key < best[0]:
-                best = (key, g, r, passes)
-    assert best is not None
-    return best[1], best[2], best[3]
+    each shape (arrays over the shapes; the predictor's: calibrated per shape, and the
+    grid's fill); without rates, the fewest padded lane-cells. Ties go to the larger R, then
+    the shape first in GROUPS x ROWS order."""
+    g, r = _admissible(alphabet)
+    t = g * r
+    passes = -(-max(m, 1) // t)
+    cost = passes * (t * (columns + g - 1) + PASS_CELLS * columns)
+    time = cost / rate(g, r, passes) if rate else cost
+    best = int(np.lexsort((-r, time))[0])
+    return int(g[best]), int(r[best]), int(passes[best])
 
 
-def launch_blocks(g: int, units: int, count: int, passes: int, longest: int, sms: int) -> int:
+@functools.cache
+def _admissible(alphabet: int) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel shapes (G, R) whose profile of ``alphabet`` letters fits PROFILE_BYTES, in
+    GROUPS x ROWS order (arrays, read only)."""
+    pairs = np.array([(g, r) for g in GROUPS for r in ROWS
+                      if 4 * alphabet * g * r <= PROFILE_BYTES], np.int64).reshape(-1, 2)
+    pairs.setflags(write=False)
+    return pairs[:, 0], pairs[:, 1]
+
+
+def launch_blocks(g, units: int, count: int, passes, longest: int, sms: int):
     """The grid of a launch of ``units`` profiles (at most ``passes`` each) against ``count``
     subjects (the longest ``longest`` residues) with G = ``g``: a ticket per batch of
     subjects, at most BLOCKS_PER_SM blocks per SM and, with several passes, as many as the
-    scratch rows of the longest subject leave room for."""
-    groups = BLOCK // g
-    blocks = max(1, min(-(-count // groups) * units, BLOCKS_PER_SM * sms))
-    if passes > 1:
-        blocks = max(1, min(blocks, SCRATCH_BYTES // (groups * (longest + 2) * 8)))
-    return blocks if GRID_CAP is None else min(blocks, GRID_CAP)
+    scratch rows of the longest subject leave room for. ``g`` and ``passes`` may be arrays
+    (one grid per shape)."""
+    groups = BLOCK // np.asarray(g)
+    blocks = np.maximum(1, np.minimum(-(-count // groups) * units, BLOCKS_PER_SM * sms))
+    blocks = np.where(np.asarray(passes) > 1, np.maximum(1, np.minimum(
+        blocks, SCRATCH_BYTES // (groups * (longest + 2) * 8))), blocks)
+    if GRID_CAP is not None:
+        blocks = np.minimum(blocks, GRID_CAP)
+    return int(blocks) if blocks.ndim == 0 else blocks
 
 
 @contextmanager
@@ -167,10 +177,13 @@ def scan_need(alphabet: int, sms: int):
 
     def need(longest_query: int, units: int, longest_subject: int, subjects: int) -> int:
         passes = -(-max(int(longest_query), 1) // 128)
-        scratch = 0 if passes == 1 else min(
-            SCRATCH_BYTES, BLOCKS_PER_SM * sms * (BLOCK // 4) * (int(longest_subject) + 2) * 8)
+        rows = BLOCKS_PER_SM * sms * (BLOCK // 4) * (longest_subject + 2) * 8
+        scratch = 0 if passes == 1 else (np.minimum(SCRATCH_BYTES, rows) if isinstance(
+            rows, np.ndarray) else min(SCRATCH_BYTES, int(rows)))
         return 4 * units * subjects + 4 * alphabet * passes * 128 * units + scratch
 
+    need.affine = True  # in the units and in the subjects (and takes an array of longest
+    # subjects): the partitions size their runs directly
     return need
 
 
