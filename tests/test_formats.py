@@ -6,6 +6,8 @@ import dataclasses
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wavedp import Alignment, InputError
 from wavedp.formats import FORMATS, WRAP, format_alignment, sam_header
@@ -299,3 +301,18 @@ def test_pairwise_shows_hit_fields():
     text = MINUS.format("pairwise")
     assert "# E-value:   2.85e-04\n# Bit score: 46.6\n# Strand: - (" in text
     assert "E-value" not in GAPPED.format("pairwise")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet="=XID", max_size=40).map(lambda t: t * 3), max_size=12))
+def test_cigars_written_at_once_equal_each_run_counted(many):
+    from itertools import groupby
+
+    from wavedp.alignment import cigar_from_ops, cigars_from_ops
+
+    want = ["".join(f"{len(list(run))}{op}" for op, run in groupby(ops)) for ops in many]
+    assert cigars_from_ops(many) == want
+    assert cigars_from_ops([ops.encode() for ops in many]) == want
+    assert [cigar_from_ops(ops) for ops in many] == want
+    assert cigars_from_ops([b"=" * 9 + b"X" * 10 + b"I" * 100 + b"D" * 12345]) == [
+        "9=10X100I12345D"]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 _CIGAR_RE = re.compile(r"(\d+)([=XIDMS])")
+_POWERS = 10 ** np.arange(1, 19, dtype=np.int64)  # a run of at least 10**k has k + 1 digits
 
 
 def cigar_ops(cigar: str) -> list[tuple[int, str]]:
@@ -17,15 +19,35 @@ def cigar_ops(cigar: str) -> list[tuple[int, str]]:
 
 def cigar_from_ops(ops: bytes | str | np.ndarray) -> str:
     """Run-length encode single-letter ops (``b"==XID"`` -> ``"2=1X1I1D"``)."""
-    if isinstance(ops, str):
-        ops = ops.encode("ascii")
-    arr = np.frombuffer(ops, dtype=np.uint8) if isinstance(ops, bytes) else ops
-    if arr.size == 0:
-        return ""
-    starts = np.flatnonzero(np.concatenate(([True], arr[1:] != arr[:-1])))
-    lengths = np.diff(np.append(starts, arr.size))
-    letters = arr[starts].tobytes().decode("ascii")
-    return "".join(f"{n}{op}" for n, op in zip(lengths.tolist(), letters, strict=True))
+    return cigars_from_ops([ops])[0]
+
+
+def cigars_from_ops(many: Sequence[bytes | str | np.ndarray]) -> list[str]:
+    """:func:`cigar_from_ops` of each, all runs counted and written at once."""
+    arrays = [np.frombuffer(o.encode("ascii") if isinstance(o, str) else o, np.uint8)
+              if isinstance(o, (str, bytes)) else np.asarray(o, np.uint8) for o in many]
+    sizes = np.array([a.size for a in arrays], np.int64)
+    if not sizes.sum():
+        return [""] * len(arrays)
+    ops = np.concatenate(arrays)
+    first = np.zeros(ops.size, bool)  # a run starts: a new op, or a new alignment's first
+    first[0] = True
+    first[1:] = ops[1:] != ops[:-1]
+    first[np.cumsum(sizes)[:-1][sizes[1:] > 0]] = True
+    starts = np.flatnonzero(first)
+    lengths = np.diff(np.append(starts, ops.size))
+    digits = np.searchsorted(_POWERS, lengths, side="right") + 1
+    width = digits + 1  # the count, then the op
+    ends = np.cumsum(width)
+    out = np.empty(int(ends[-1]), np.uint8)
+    out[ends - 1] = ops[starts]
+    run = np.repeat(np.arange(lengths.size), digits)  # each digit's run
+    j = np.arange(run.size) - np.repeat(np.cumsum(digits) - digits, digits)  # its place
+    out[(ends - width)[run] + j] = 48 + lengths[run] // 10 ** (digits[run] - 1 - j) % 10
+    text = out.tobytes().decode("ascii")
+    runs = np.searchsorted(starts, np.cumsum(sizes) - sizes)  # each alignment's first run
+    bounds = np.append(ends - width, out.size)[np.append(runs, lengths.size)]
+    return [text[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
 
 
 @dataclass(frozen=True)

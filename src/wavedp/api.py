@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import device as _device
-from .alignment import Alignment, cigar_from_ops
+from .alignment import Alignment, cigars_from_ops
 from .engines.common import GLOBAL, MODES
 from .errors import InputError
 from .scoring import Scoring
@@ -113,12 +113,9 @@ def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: 
         raw = pairs_on_gpus(_device.gpus(devices), align, cells(queries, targets, pairs))
     else:
         raw = align(None)
-    out = []
-    for (qi, ti), found in zip(pairs.tolist(), raw, strict=True):
-        if not traceback and code == GLOBAL:
-            found = (found[0], 0, found[2], 0, *found[4:])
-        out.append(alignment(found, queries, targets, qi, ti, mode))
-    return out
+    if not traceback and code == GLOBAL:
+        raw = [(found[0], 0, found[2], 0, *found[4:]) for found in raw]
+    return alignments(raw, queries, targets, pairs.tolist(), mode)
 
 
 def cells(queries: Prepared, targets: Prepared, pairs: np.ndarray) -> np.ndarray:
@@ -139,20 +136,23 @@ def check_pairs_range(queries: Prepared, targets: Prepared, pairs: np.ndarray,
         scoring.check_range(int(qlen[k]), int(tlen[k]))
 
 
-def alignment(raw: tuple, queries: Prepared, targets: Prepared, qi: int, ti: int,
-              mode: str) -> Alignment:
-    """An engine's (score, query start, query end, target start, target end, ops) as the
-    Alignment of query qi and target ti (a start of -1: not computed; ops None: score-only)."""
-    score, qs, qe, ts, te, ops = raw
-    return Alignment(
+def alignments(raws: Sequence[tuple], queries: Prepared, targets: Prepared,
+               pairs: Sequence[tuple[int, int]], mode: str) -> list[Alignment]:
+    """Engines' (score, query start, query end, target start, target end, ops) results as
+    the Alignments of their (query index, target index) ``pairs`` (a start of -1: not
+    computed; ops None: score-only); the CIGARs are written all at once."""
+    traced = [k for k, raw in enumerate(raws) if raw[5] is not None]
+    cigars: list[str | None] = [None] * len(raws)
+    for k, cigar in zip(traced, cigars_from_ops([raws[k][5] for k in traced]), strict=True):
+        cigars[k] = cigar
+    return [Alignment(
         score=int(score),
         query_start=None if qs < 0 else int(qs), query_end=int(qe),
         target_start=None if ts < 0 else int(ts), target_end=int(te),
-        cigar=None if ops is None else cigar_from_ops(ops),
-        query_id=queries.ids[qi], target_id=targets.ids[ti], mode=mode,
+        cigar=cigar, query_id=queries.ids[qi], target_id=targets.ids[ti], mode=mode,
         query_length=len(queries.codes[qi]), target_length=len(targets.codes[ti]),
         query=queries.texts[qi], target=targets.texts[ti],
-    )
+    ) for (score, qs, qe, ts, te, _), cigar, (qi, ti) in zip(raws, cigars, pairs, strict=True)]
 
 
 def align(query: SeqLike, target: SeqLike, scoring: Scoring, mode: str = "local",

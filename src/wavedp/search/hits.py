@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import device as _device
 from ..alignment import Alignment
-from ..api import Prepared, SeqLike, _check_scoring, alignment, cells, check_pairs_range
+from ..api import Prepared, SeqLike, _check_scoring, alignments, cells, check_pairs_range
 from ..errors import InputError
 from ..scoring import Scoring
 
@@ -53,8 +53,10 @@ def run_hits(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: S
         raw = pairs_on_gpus(_device.gpus(devices), run, cells(queries, targets, pairs))
     else:
         raw = run(None)
-    return [[alignment(hit, queries, targets, qi, ti, "local") for hit in found]
-            for (qi, ti), found in zip(pairs.tolist(), raw, strict=True)]
+    flat = [hit for found in raw for hit in found]
+    owners = [pair for pair, found in zip(pairs.tolist(), raw, strict=True) for _ in found]
+    made = iter(alignments(flat, queries, targets, owners, "local"))
+    return [[next(made) for _ in found] for found in raw]
 
 
 def local_hits(query: SeqLike, target: SeqLike, scoring: Scoring, fraction: float = 0.5,
