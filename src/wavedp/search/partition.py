@@ -325,8 +325,9 @@ def _query_most(need: Need, budget: int, longest_subject: int) -> Most | None:
 
 def _subject_most(need: Need, budget: int, longest_query: int, n_queries: int
                   ) -> Most | None:
-    """The largest subject batch of a longest beside a query group, where ``need`` is affine
-    in the counts (else None: searched)."""
+    """The largest subject batch of a longest (or of each of an array of them, where ``need``
+    takes one) beside a query group, where ``need`` is affine in the counts (else None:
+    searched)."""
     if not getattr(need, "affine", False):
         return None
     return lambda longest: _most(lambda n: need(longest_query, n_queries, longest, n), budget)
@@ -675,30 +676,29 @@ class _Subjects:
         """The caps beside ``count`` queries up to ``longest``, which guess from those beside
         as many queries up to the nearest longest."""
         key = longest, count
-        if key not in self.caps and getattr(self.need, "affine", False):
-            self.caps[key] = _Caps(_subject_fits(self.need, self.budget, longest, count),
-                                   self.line.n, None,
-                                   _subject_most(self.need, self.budget, longest, count))
-        elif key not in self.caps:
+        if key not in self.caps:
             fits = _subject_fits(self.need, self.budget, longest, count)
-            longests = self.longests.setdefault(count, [])
-            k = bisect_left(longests, longest)
-            near = min(longests[max(0, k - 1):k + 1], key=lambda x: abs(x - longest),
-                       default=None)
-            like = None if near is None else self.caps[near, count]
-            self.caps[key] = _Caps(fits, self.line.n, like)
-            longests.insert(k, longest)
+            most = _subject_most(self.need, self.budget, longest, count)
+            like = None
+            if most is None:  # searched: guessed from the nearest longest
+                longests = self.longests.setdefault(count, [])
+                k = bisect_left(longests, longest)
+                near = min(longests[max(0, k - 1):k + 1], key=lambda x: abs(x - longest),
+                           default=None)
+                like = None if near is None else self.caps[near, count]
+                longests.insert(k, longest)
+            self.caps[key] = _Caps(fits, self.line.n, like, most)
         return self.caps[key]
 
     def _cell_caps(self, lengths: list[int], longest: int, count: int) -> list[int]:
         """Upper bounds on the caps at ``lengths`` beside ``count`` queries: 1 / count of those
         beside one, where the budget confirms it (each costs one need() call, and holds when
         need grows at least in proportion to the queries), else the cap itself."""
-        one, caps, limit = self._caps(longest, 1), self._caps(longest, count), self.line.n
+        caps, limit = self._caps(longest, count), self.line.n
         if caps.most is not None:  # the caps themselves, in closed form, all at once
             runs = np.asarray(lengths)
-            return np.broadcast_to(np.minimum(_most(
-                lambda n: self.need(longest, count, runs, n), self.budget), limit), runs.shape)
+            return np.broadcast_to(np.minimum(caps.most(runs), limit), runs.shape)
+        one = self._caps(longest, 1)
         bounds = []
         for length in lengths:
             guess = one(length) // count

@@ -229,7 +229,7 @@ def shape_rate(model: Model, packed: bool, units: int, count: int, longest: int
     full, single, fills = _shape_table(model, packed)
 
     def rate(g: np.ndarray, r: np.ndarray, passes: np.ndarray) -> np.ndarray:
-        shape = np.searchsorted(scan.GROUPS, g) * len(scan.ROWS) + np.searchsorted(scan.ROWS, r)
+        shape = _shape_index(g, r)
         blocks = scan.launch_blocks(g, units, count, passes, longest, sms)
         return np.minimum(full[shape] * fills[shape, blocks], units * count * single[shape])
 
@@ -249,6 +249,13 @@ def _shape_table(model: Model, packed: bool) -> tuple[np.ndarray, np.ndarray, np
                 np.array([_fill(model, g, r, packed, grids, None) for g, r in shapes]))
 
     return _memo(model, ("shapes", packed), table)
+
+
+def _shape_index(g, r):
+    """The place of shapes (G, R) (numbers or arrays) in :func:`_shape_table`'s order."""
+    from ..engines.cuda import search as scan
+
+    return np.searchsorted(scan.GROUPS, g) * len(scan.ROWS) + np.searchsorted(scan.ROWS, r)
 
 
 def launch_shape(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
@@ -324,8 +331,8 @@ def fill(model: Model, g: int, r: int, packed: bool, blocks: int,
     ticket's lane-cells per group) each ticket also pays the kernel's start, which the other
     blocks of a fuller SM hide."""
     if not ticket:
-        return _memo(model, ("fill", g, r, packed, int(blocks)),
-                     lambda: _fill(model, g, r, packed, blocks, None))
+        fills = _shape_table(model, packed)[2]
+        return float(fills[_shape_index(g, r), min(max(int(blocks), 0), fills.shape[1] - 1)])
     return _fill(model, g, r, packed, blocks, ticket)
 
 
