@@ -64,6 +64,31 @@ def test_few_tickets_per_block_are_timed_in_waves():
     assert seconds(128) == pytest.approx(2 * seconds(1), rel=0.05)
 
 
+def test_waves_run_a_full_grid_at_the_full_rate_while_tickets_are_queued(monkeypatch):
+    """The packing is calibrated with one ticket per block, whose blocks end apart; with
+    tickets queued an SM stays full, at the full rate's speed. So a full grid of equal
+    tickets, six per block, timed in waves comes out as its work at the full rate (plus its
+    last round's tail), where the packing's last k alone says several percent slower."""
+    bare = dataclasses.replace(predict.DEFAULT_GPU, launch=0.0, unit=0.0, profile=0.0,
+                               subject=0.0, word=0.0, side=0.0, start=0.0)
+    g, r = 4, 24
+    blocks = gpu_search.launch_blocks(g, 12, 10**6, 1, 1_000, 132)
+    count = 6 * blocks * (gpu_search.BLOCK // g) // 12  # six tickets per block
+    m, n = np.full(12, 90), np.full(count, 1_000.0)
+    speed = predict.speeds(bare, g, r, True)
+    full = predict._rate(bare, g, r, True)
+    slow = full / (132 * (gpu_search.BLOCK // g) * speed.size * speed[-1])
+    assert slow > 1.03  # the packing's last k is slower than the full rate
+    steady = predict._steady(bare, g, r, True, speed, predict.later_shared(bare, g, 8)[-1])
+    assert steady == pytest.approx(slow * (1 + predict.later_shared(bare, g, 8)[-1]) / 2)
+    waves = predict.gpu_seconds(bare, m, n, 24, True, (g, r, 1))
+    work = predict.gpu_work(m, n, (g, r, 1))[0]
+    assert work / (full * steady) < waves < 1.12 * work / (full * steady)
+    monkeypatch.setattr(predict, "WAVE_TICKETS", 0)  # the same launch by the full rate
+    assert predict.gpu_seconds(bare, m, n, 24, True, (g, r, 1)) == pytest.approx(
+        work / full, rel=1e-6)
+
+
 def test_a_launch_adds_the_longer_of_the_host_and_the_gpu_but_the_first_adds_both():
     """The host prepares a launch while the one before runs: among others a launch adds the
     longer of the host's work and its GPU work (kernel, its start, the work besides it);
