@@ -204,6 +204,23 @@ def test_linear_memory_path_equals_full_matrix():
     assert engine.band_rows(len(query), len(target), 0)[1] is False
 
 
+def test_many_pairs_come_back_in_their_order():
+    """The engine takes a call's pairs largest first over the cores; each pair's hits come
+    back at its own place, as one pair at a time finds them."""
+    rng = np.random.default_rng(3)
+    seqs = [random_seq(rng, PROTEIN, int(n)) for n in rng.integers(5, 120, 12)]
+    codes = [PROT.encode(s) for s in seqs]
+    pairs = rng.integers(0, len(seqs), (40, 2))
+    found = engine.hits(codes, codes, pairs, PROT.table, PROT.gap_open, PROT.gap_extend, 0.3,
+                        4)
+    assert len(found) == len(pairs)
+    for (i, j), got in zip(pairs.tolist(), found, strict=True):
+        want = engine.pair_hits(codes[i], codes[j], PROT.table, PROT.gap_open,
+                                PROT.gap_extend, 0.3, 4)
+        assert [h[:5] for h in got] == [h[:5] for h in want]
+        assert all(np.array_equal(a[5], b[5]) for a, b in zip(got, want, strict=True))
+
+
 def test_fraction_and_limit():
     rng = np.random.default_rng(5)
     query, target = _repeats(rng, PROTEIN, 200)

@@ -301,7 +301,8 @@ def pair_hits(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_
 def hits(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
          sub: np.ndarray, gap_open: int, gap_extend: int, fraction: float,
          limit: int | None) -> list[list[RawHit]]:
-    """:func:`pair_hits` of each (query, target) index pair, pairs spread over the cores."""
+    """:func:`pair_hits` of each (query, target) index pair, pairs spread over the cores
+    (the largest first, so no large one is left to run alone at the end)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from numba import get_num_threads
@@ -313,5 +314,10 @@ def hits(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
     rows = [tuple(p) for p in np.asarray(pairs, dtype=np.int64).reshape(-1, 2).tolist()]
     if len(rows) <= 1:
         return [one(p) for p in rows]
+    order = sorted(range(len(rows)), key=lambda k: -qcodes[rows[k][0]].size
+                   * tcodes[rows[k][1]].size)
+    found: list[list[RawHit]] = [[] for _ in rows]
     with ThreadPoolExecutor(get_num_threads()) as pool:
-        return list(pool.map(one, rows))
+        for k, hits_of in zip(order, pool.map(one, [rows[k] for k in order]), strict=True):
+            found[k] = hits_of
+    return found
