@@ -12,7 +12,7 @@ from . import device as _device
 from .alignment import Alignment, cigars_from_ops
 from .engines.common import GLOBAL, MODES
 from .errors import InputError
-from .scoring import Scoring
+from .scoring import INVALID, Scoring
 
 SeqLike = Any  # str | bytes | Bio.Seq.Seq | Bio.SeqRecord.SeqRecord
 
@@ -31,19 +31,27 @@ def _text(seq: SeqLike) -> tuple[str, str | None]:
 
 
 class Prepared:
-    """Sequences validated and encoded once: texts, ids and uint8 code arrays."""
+    """Sequences validated and encoded once: texts, ids and uint8 code arrays (views of one
+    array: all sequences go through the scoring's table at once)."""
 
     def __init__(self, seqs: Iterable[SeqLike], scoring: Scoring, what: str,
                  ids: Sequence[str] | None = None, path: str | None = None) -> None:
         self.texts: list[str] = []
         self.ids: list[str] = []
-        self.codes: list[np.ndarray] = []
         for k, seq in enumerate(seqs):
             text, rid = _text(seq)
             rid = ids[k] if ids is not None else (rid if rid is not None else f"{what}{k + 1}")
             self.texts.append(text)
             self.ids.append(rid)
-            self.codes.append(scoring.encode(text, what=what, record=rid, path=path))
+        # one byte per character ("?" for any other than ASCII), so offsets are lengths
+        raw = "".join(self.texts).encode("ascii", "replace")
+        codes = scoring.lut[np.frombuffer(raw, dtype=np.uint8)]
+        ends = np.cumsum([len(t) for t in self.texts], dtype=np.int64)
+        bad = np.flatnonzero(codes == INVALID)
+        if bad.size:  # the first record holding one says what and where
+            k = int(np.searchsorted(ends, bad[0], side="right"))
+            scoring.encode(self.texts[k], what=what, record=self.ids[k], path=path)
+        self.codes: list[np.ndarray] = np.split(codes, ends[:-1]) if self.texts else []
 
     @classmethod
     def from_codes(cls, texts: list[str], ids: list[str], codes: list[np.ndarray]) -> Prepared:
