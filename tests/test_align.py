@@ -99,6 +99,26 @@ def test_sequence_types_and_ids():
     assert b.score == 6 and b.cigar == "6="
 
 
+def test_many_sequences_encoded_at_once_name_the_first_bad_record():
+    """Prepared encodes every sequence in one pass: each one's codes equal its own encoding
+    (empty ones included, non-ASCII letters refused), and a bad letter names its record and
+    position within it."""
+    from wavedp.api import Prepared
+    from wavedp.errors import InputError
+
+    scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    seqs = ["ACDEF", "", "W", b"mkv", "ACDEFGHIKLMNPQRSTVWY"]
+    prepared = Prepared(seqs, scoring, "query")
+    assert prepared.ids == ["query1", "query2", "query3", "query4", "query5"]
+    for codes, seq in zip(prepared.codes, seqs, strict=True):
+        assert np.array_equal(codes, scoring.encode(seq))
+    with pytest.raises(InputError, match=r"^record 'query3', position 2: invalid character '1'"):
+        Prepared(["ACD", "", "A1Z", "B2"], scoring, "query")
+    with pytest.raises(InputError, match=r"^record 'query2', position 3: invalid character 'é'"):
+        Prepared(["AC", "ACé"], scoring, "query")
+    assert Prepared([], scoring, "target").codes == []
+
+
 def test_textbook_cases():
     dna = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
     a = wavedp.align("ACGTACGTAC", "ACGTACGTAC", dna)
