@@ -79,8 +79,9 @@ def test_waves_run_a_full_grid_at_the_full_rate_while_tickets_are_queued(monkeyp
     full = predict._rate(bare, g, r, True)
     slow = full / (132 * (gpu_search.BLOCK // g) * speed.size * speed[-1])
     assert slow > 1.03  # the packing's last k is slower than the full rate
-    steady = predict._steady(bare, g, r, True, speed, predict.later_shared(bare, g, 8)[-1])
-    assert steady == pytest.approx(slow * (1 + predict.later_shared(bare, g, 8)[-1]) / 2)
+    later = predict.later_shared(bare, g, speed.size)[-1]
+    steady = predict._steady(bare, g, r, True, speed, later)
+    assert steady == pytest.approx(slow * (1 + later) / 2)
     waves = predict.gpu_seconds(bare, m, n, 24, True, (g, r, 1))
     work = predict.gpu_work(m, n, (g, r, 1))[0]
     assert work / (full * steady) < waves < 1.12 * work / (full * steady)

@@ -28,10 +28,10 @@ the kernel's start h_start. A launch of at most WAVE_TICKETS tickets per block i
 ticket by ticket instead (``_waves``): each ticket at its SM's k, shared by age while
 tickets are queued (OLDER_SHARE; a full SM then at the full rate's steady speed, which the
 packing's one ticket per block falls short of), its groups speeding up as its short ones
-end, each SM's
-last blocks as the others end, a later pass priced per k (``later_shared``). The constants
-are measured by :func:`calibrate` with CUDA events around the kernel alone: rate per kernel
-shape (G, R) and packing (lane-cells per second with the device full), single per shape,
+end, each SM's last blocks as the others end, a later pass priced per k (``later_shared``).
+The constants are measured by :func:`calibrate` with CUDA events around the kernel alone:
+rate per kernel shape (G, R) and packing (lane-cells per second with the device full),
+single per shape,
 later per G, a group's rate with k = 1 .. resident blocks per SM per shape, a later pass per
 G and k, and h_start; and, from a grid of small launches each enqueued while the GPU is
 busy, as a search's are, h_launch, h_unit, h_profile and h_subject (the host's time to
@@ -492,7 +492,8 @@ def _steady(model: Model, g: int, r: int, packed: bool, speed: np.ndarray, later
     calibration's one ticket per block says (its blocks end apart, and each one's end idles
     part of the SM): the full rate, a steady two-pass launch, as a first pass (a later pass
     costing ``later`` first passes), over the packing's last k. On the H100 1.00-1.10; it
-    brings the waves of full grids from 8-11% slow to within 3% of the measured launches."""
+    brings the waves of full grids with several tickets per block from 8-11% slow to within
+    3% of the measured launches."""
     from ..engines.cuda.search import BLOCK
 
     first = _rate(model, g, r, packed) * (1 + later) / 2
