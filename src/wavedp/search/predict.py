@@ -29,16 +29,15 @@ ticket by ticket instead (``_waves``): each ticket at its SM's k, shared by age 
 tickets are queued (OLDER_SHARE; a full SM then at the full rate's steady speed, which the
 packing's one ticket per block falls short of), its groups speeding up as its short ones
 end, each SM's last blocks as the others end, a later pass priced per k (``later_shared``).
-The constants are measured by :func:`calibrate` with CUDA events around the kernel alone:
-rate per kernel shape (G, R) and packing (lane-cells per second with the device full),
-single per shape,
-later per G, a group's rate with k = 1 .. resident blocks per SM per shape, a later pass per
-G and k, and h_start; and, from a grid of small launches each enqueued while the GPU is
-busy, as a search's are, h_launch, h_unit, h_profile and h_subject (the host's time to
+The constants are measured by :func:`calibrate` with CUDA events around the kernel alone: rate
+per kernel shape (G, R) and packing (lane-cells per second with the device full), single per
+shape, later per G, a group's rate with k = 1 .. resident blocks per SM per shape, a later
+pass per G and k, and h_start; and, from a grid of small launches each enqueued while the GPU
+is busy, as a search's are, h_launch, h_unit, h_profile and h_subject (the host's time to
 enqueue it) and h_side and h_word (its GPU time besides the kernel), each by least squares
 with every cost >= 0 (:func:`nonnegative_fit`). The scan's planner
-(``engines.cuda.search.plan``) picks each launch's shape by these rates too. The CPU
-engine's model is ``T = h_call * queries + cells / rate`` (its kernel pads nothing).
+(``engines.cuda.search.plan``) picks each launch's shape by these rates too. The CPU engine's
+model is ``T = h_call * queries + cells / rate`` (its kernel pads nothing).
 
 ``wavedp calibrate`` stores the constants per device in the user's cache directory; a
 calibration of another device or another wavedp version is an error naming the file.
