@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
 from importlib import resources
 
 import numpy as np
@@ -443,11 +444,22 @@ def test_api_and_cli_strategy_and_sync(tmp_path):
 
 @gpu
 def test_lab_run_writes_a_report(tmp_path):
+    """Every experiment at its smallest (traffic at one small size, energy with 0.2 s runs and
+    no warm-up: the full ones take minutes) into one report."""
+    from dataclasses import replace
+
+    from wavedp.lab import energy
+
+    tiny = replace(energy.QUICK, seconds=0.2, warmup=0.0, idle=0.2, multipass=3000,
+                   diagonal=1000, tiled=1000, sequences=2000, stream_bytes=64 << 20)
     settings = suite.Settings(repeats=1, rounds=50, barrier_blocks=(1, 2), blocks=(1, 2),
                               fft_sizes=(1 << 10,), fft_sweep=1 << 10, sort_sizes=(1 << 10,),
                               sort_sweep=1 << 10, dtypes=("int32",), swat_sizes=(300,),
-                              swat_sweep=300)
+                              swat_sweep=300, traffic_sizes=(3_000,), energy=tiny)
     path = suite.run(suite.EXPERIMENTS, settings, str(tmp_path), "test", lambda text: None)
     text = open(path, encoding="utf-8").read()
     assert "## The papers' claims on this GPU" in text
+    assert "## Energy (Ranasinghe 2014" in text
+    if shutil.which("ncu"):
+        assert "## Off-chip traffic (Ranasinghe 2014" in text
     assert "did not match" not in text
