@@ -32,7 +32,6 @@ by ``--calibrate``) or the built-in ones.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import statistics
 import time
@@ -99,8 +98,7 @@ def details(model, qlens: np.ndarray, slens: np.ndarray, name: str, log: list) -
     need = gpu_search.scan_need(24, multiprocessors())
     _, batches, seconds = predict.schedule(model, name, units, slens, 24, True, need,
                                            gpu_search.OUT_BYTES + gpu_search.SCRATCH_BYTES)
-    bare = dataclasses.replace(model, launch=0.0, unit=0.0, profile=0.0, subject=0.0,
-                               word=0.0, side=0.0, start=0.0)
+    bare = predict.kernel_only(model, start=False)
     print("|   launch | units x subjects | shape | work, critical path | predicted s | "
           "measured s | error | besides the kernel predicted / measured ms | kernel "
           "predicted / measured ms |")

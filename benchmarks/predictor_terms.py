@@ -51,11 +51,6 @@ import partitioning as bench  # noqa: E402
 SCORING = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 
 
-def _kernel_only(model: predict.Model) -> predict.Model:
-    return dataclasses.replace(model, launch=0.0, unit=0.0, profile=0.0,
-                               subject=0.0, word=0.0, side=0.0)
-
-
 def _scanner(lengths: np.ndarray, rng, partition: str = "none") -> tuple[gs.Scanner, object]:
     """A scanner over random residues of ``lengths`` and its resident chunk."""
     offsets = np.zeros(lengths.size + 1, np.int64)
@@ -90,7 +85,7 @@ def split_launches(model: predict.Model, name: str, partition: str, repeats: int
     gs.timed_launches(sc, ch, queries)  # warm-up: kernels loaded
     runs = [gs.timed_launches(sc, ch, queries) for _ in range(repeats)]
     rows = sorted(runs, key=lambda r: sum(x["whole"] for x in r))[len(runs) // 2]
-    kmodel = _kernel_only(model)
+    kmodel = predict.kernel_only(model)
     for r in rows:
         unit_m, subj_n, shape = np.array(r["m"]), np.array(r["n"]), tuple(r["shape"])
         chosen = [[np.zeros(m, np.uint8)] * (1 + sc.packed) for m in r["m"]]
@@ -136,7 +131,7 @@ def _timed(sc: gs.Scanner, ch, qs, units, subjects, shape, reps: int = 3) -> flo
 
 def controlled(model: predict.Model) -> list[dict]:
     """The lone long subject and the order/occupancy launches, predicted against measured."""
-    kmodel = _kernel_only(model)
+    kmodel = predict.kernel_only(model)
     rng = np.random.default_rng(3)
     rows = []
     lengths = rng.integers(200, 601, 200_000)
@@ -179,7 +174,7 @@ def passes_and_grids(model: predict.Model) -> list[dict]:
     """Shape (4, 32) packed: passes against subject length at the engine's grid, and one
     ticket per block at capped grids; measured (median of three, CUDA events) beside the
     model's kernel term."""
-    kmodel = _kernel_only(model)
+    kmodel = predict.kernel_only(model)
     sms = model.sms or 132
     runs = []  # (case, n, count, passes, cap)
     for n in (400, 1600, 6400):

@@ -52,8 +52,7 @@ def test_few_tickets_per_block_are_timed_in_waves():
     """Profiles x one 35,000-residue subject in two passes: its scratch rows leave room for
     119 blocks of (16, 20), so 119 profiles take as long as one, and the 9 tickets past them
     start only as the first ones finish (a second wave)."""
-    kernel = dataclasses.replace(predict.DEFAULT_GPU, launch=0.0, unit=0.0, profile=0.0,
-                                 subject=0.0, word=0.0, side=0.0)
+    kernel = predict.kernel_only(predict.DEFAULT_GPU)
     assert gpu_search.launch_blocks(16, 128, 1, 2, 35_000, 132) == 119
 
     def seconds(units: int) -> float:
@@ -69,8 +68,7 @@ def test_waves_run_a_full_grid_at_the_full_rate_while_tickets_are_queued(monkeyp
     tickets queued an SM stays full, at the full rate's speed. So a full grid of equal
     tickets, six per block, timed in waves comes out as its work at the full rate (plus its
     last round's tail), where the packing's last k alone says several percent slower."""
-    bare = dataclasses.replace(predict.DEFAULT_GPU, launch=0.0, unit=0.0, profile=0.0,
-                               subject=0.0, word=0.0, side=0.0, start=0.0)
+    bare = predict.kernel_only(predict.DEFAULT_GPU, start=False)
     g, r = 4, 24
     blocks = gpu_search.launch_blocks(g, 12, 10**6, 1, 1_000, 132)
     count = 6 * blocks * (gpu_search.BLOCK // g) // 12  # six tickets per block
@@ -94,8 +92,7 @@ def test_a_launch_adds_the_longer_of_the_host_and_the_gpu_but_the_first_adds_bot
     """The host prepares a launch while the one before runs: among others a launch adds the
     longer of the host's work and its GPU work (kernel, its start, the work besides it);
     the first of a scan adds both."""
-    bare = dataclasses.replace(predict.DEFAULT_GPU, launch=0.0, unit=0.0, profile=0.0,
-                               subject=0.0, word=0.0, side=0.0, start=0.0)
+    bare = predict.kernel_only(predict.DEFAULT_GPU, start=False)
     m, n = np.full(4, 300), np.full(2_000, 300.0)
     kernel = predict.gpu_seconds(bare, m, n, 24, True)
     slow_host = dataclasses.replace(bare, launch=1.0, side=1e-4, word=1e-9)

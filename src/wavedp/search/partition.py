@@ -318,9 +318,7 @@ def _subject_fits(need: Need, budget: int, longest_query: int, n_queries: int) -
 def _query_most(need: Need, budget: int, longest_subject: int) -> Most | None:
     """The largest query group of a longest beside one subject of the longest, where ``need``
     is affine in the counts (else None: searched)."""
-    if not getattr(need, "affine", False):
-        return None
-    return lambda longest: _most(lambda n: need(longest, n, longest_subject, 1), budget)
+    return _closed_form(need, budget, lambda longest, n: need(longest, n, longest_subject, 1))
 
 
 def _subject_most(need: Need, budget: int, longest_query: int, n_queries: int
@@ -328,9 +326,16 @@ def _subject_most(need: Need, budget: int, longest_query: int, n_queries: int
     """The largest subject batch of a longest (or of each of an array of them, where ``need``
     takes one) beside a query group, where ``need`` is affine in the counts (else None:
     searched)."""
+    return _closed_form(need, budget,
+                        lambda longest, n: need(longest_query, n_queries, longest, n))
+
+
+def _closed_form(need: Need, budget: int, size: Callable[[int, int], int]) -> Most | None:
+    """The most items of a run of a longest, ``size(longest, n)`` within ``budget``, where
+    ``need`` (which ``size`` calls) is affine in the counts; else None."""
     if not getattr(need, "affine", False):
         return None
-    return lambda longest: _most(lambda n: need(longest_query, n_queries, longest, n), budget)
+    return lambda longest: _most(lambda n: size(longest, n), budget)
 
 
 def _most(size: Callable[[int], int], budget: int):

@@ -180,6 +180,13 @@ DEFAULT_CPU = Model(kind="cpu", device="default", version="", calibrated=False,
 _MODELS: dict[str, Model] = {}
 
 
+def kernel_only(model: Model, start: bool = True) -> Model:
+    """``model`` with the host's costs and the GPU's besides the kernel at zero (with
+    ``start`` False, the kernel's fixed start too): what predicts a kernel alone."""
+    return dataclasses.replace(model, launch=0.0, unit=0.0, profile=0.0, subject=0.0,
+                               word=0.0, side=0.0, **({} if start else {"start": 0.0}))
+
+
 def model_for(kind: str) -> Model:
     """The model of this process's ``kind`` device: its calibration, else the defaults
     (loaded once per process)."""
@@ -561,7 +568,6 @@ def _waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, np.nda
     return _queue(np.ascontiguousarray(work), np.ascontiguousarray(alone), int(blocks), int(sms),
                   np.ascontiguousarray(speed, np.float64), OLDER_SHARE, SM_MAJOR,
                   1 + (steady - 1) * np.arange(most) / max(most - 1, 1))
-
 
 
 @njit(cache=True, nogil=True)
