@@ -126,6 +126,38 @@ def test_the_pipeline_of_host_and_gpu_by_hand():
                                                       [g for _, g in parts]))
 
 
+def test_launches_too_short_for_the_host_join_the_one_before():
+    """dynamic2 cuts a skewed set's subjects into length classes, each its own launch of the
+    same units; the short classes' launches take less GPU time than the host needs to
+    enqueue one, so each joins the launch before it: every pair still once, every launch
+    within the budget, none left shorter on the GPU than on the host where it could join,
+    and the schedule predicted no slower."""
+    rng = np.random.default_rng(5)
+    unit_m = np.sort(rng.integers(60, 90, 12))[::-1]
+    subj_n = np.clip(rng.lognormal(np.log(150), 1.0, 8_000), 20, 5_000).astype(np.int64)
+    need, budget = gpu_search.scan_need(24, 132), 1 << 30
+    model = dataclasses.replace(predict.DEFAULT_GPU, launch=5e-4)
+    raw = part.partition("dynamic2", unit_m, subj_n, budget, need)
+    _, batches, seconds = predict.schedule(model, "dynamic2", unit_m, subj_n, 24, True, need,
+                                           budget)
+    part.check(batches, unit_m.size, subj_n.size)
+    assert len(batches) < len(raw)
+    parts = [predict.launch_parts(model, unit_m[b.queries], subj_n[b.subjects], 24, True)
+             for b in batches]
+    for before, b, (host, gpu) in zip(batches[:-1], batches[1:], parts[1:], strict=True):
+        q, s = unit_m[b.queries], subj_n[b.subjects]
+        assert need(int(q.max()), q.size, int(s.max()), s.size) <= budget
+        assert gpu >= host or not np.array_equal(b.queries, before.queries)
+    unjoined = [predict.launch_parts(model, unit_m[b.queries], subj_n[b.subjects], 24, True)
+                for b in raw]
+    assert sum(seconds) <= sum(predict.pipelined([h for h, _ in unjoined],
+                                                 [g for _, g in unjoined]))
+    pairs = lambda lq, nq, ls, ns: nq * ns  # noqa: E731  (a budget of pairs per launch)
+    _, batches, _ = predict.schedule(model, "dynamic2", unit_m, subj_n, 24, True, pairs, 6_000)
+    part.check(batches, unit_m.size, subj_n.size)
+    assert max(b.queries.size * b.subjects.size for b in batches) <= 6_000
+
+
 def test_blocks_share_their_multiprocessor(monkeypatch):
     """A group's rate depends on the blocks of its SM: blocks spread one per SM first, so
     1.25 blocks per SM with one ticket each take as long as 2 (the SMs holding two set the

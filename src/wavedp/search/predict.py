@@ -39,6 +39,12 @@ with every cost >= 0 (:func:`nonnegative_fit`). The scan's planner
 (``engines.cuda.search.plan``) picks each launch's shape by these rates too. The CPU engine's
 model is ``T = h_call * queries + cells / rate`` (its kernel pads nothing).
 
+A partitioning's launches are its batches, except that a launch shorter on the GPU than the
+host's work to enqueue one (a run of them goes at the host's pace) joins the launch before it
+where both have the same units and the joined one fits the memory budget (``coalesce``).
+``auto`` prices the candidates in turn and stops pricing one once its launches' GPU seconds,
+or its host's, pass the best total so far.
+
 ``wavedp calibrate`` stores the constants per device in the user's cache directory; a
 calibration of another device or another wavedp version is an error naming the file.
 Without one, the constants measured on the H100 of the development machines are used.
@@ -683,6 +689,8 @@ def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, al
     batches = part.partition(scheduler, unit_m, subj_n, budget, need, **params)
     if scheduler == "none":
         batches = [part.Batch(b.queries, np.sort(b.subjects)) for b in batches]
+    if bound < np.inf and _host_least(model, batches) > bound:
+        return name, batches, [np.inf]
     parts: list[tuple[float, float]] = [(0.0, 0.0)] * len(batches)
     least = 0.0
     # the largest first: a candidate that cannot win shows it after the fewest launches
@@ -693,7 +701,44 @@ def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, al
         least += parts[k][1]
         if least > bound:
             return name, batches, [np.inf]
+    batches, parts = coalesce(model, batches, parts, unit_m, subj_n, alphabet, packed, need,
+                              budget)
     return name, batches, pipelined([h for h, _ in parts], [g for _, g in parts])
+
+
+def _host_least(model: Model, batches: list[part.Batch]) -> float:
+    """A lower bound of a scan's seconds from its launches' host work alone (the host
+    enqueues them one after another; the profile words left out): a candidate of many small
+    launches is pruned by it before any is priced."""
+    units = np.array([b.queries.size for b in batches], np.float64)
+    counts = np.array([b.subjects.size for b in batches], np.float64)
+    return float(np.sum(model.launch + model.unit * units + model.subject * counts))
+
+
+def coalesce(model: Model, batches: list[part.Batch], parts: list[tuple[float, float]],
+             unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int, packed: bool,
+             need: part.Need, budget: int
+             ) -> tuple[list[part.Batch], list[tuple[float, float]]]:
+    """The launches with each one too short to cover the host's preparation of a launch
+    (GPU seconds below its host seconds: a run of them goes at the host's pace) joined to the
+    launch before it, where both have the same units, the joined one fits ``budget`` and its
+    GPU seconds are no more than the two's: one host's work saved, none added on the GPU.
+    ``parts`` are each launch's predicted (host, GPU) seconds; returned for the launches
+    returned."""
+    out, priced = [batches[0]], [parts[0]]
+    for b, (host, gpu) in zip(batches[1:], parts[1:], strict=True):
+        last = out[-1]
+        if gpu < host and np.array_equal(b.queries, last.queries):
+            subjects = np.concatenate([last.subjects, b.subjects])
+            q, s = unit_m[b.queries], subj_n[subjects]
+            if need(int(q.max()), q.size, int(s.max()), s.size) <= budget:
+                joined = launch_parts(model, q, s, alphabet, packed)
+                if joined[1] <= priced[-1][1] + gpu:
+                    out[-1], priced[-1] = part.Batch(b.queries, subjects), joined
+                    continue
+        out.append(b)
+        priced.append((host, gpu))
+    return out, priced
 
 
 def _sample(subj_n: np.ndarray) -> tuple[np.ndarray, float]:
