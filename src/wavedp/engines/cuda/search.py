@@ -872,8 +872,8 @@ def host_launches(scanner: Scanner, grid: list[tuple[int, int, int]], rng,
             for run, f in zip(runs, found, strict=True)]
 
 
-def calibration(lengths: np.ndarray, runs: list[tuple[int, ...]], seed: int = 0
-                ) -> list[tuple[float, float]]:
+def calibration(lengths: np.ndarray, runs: list[tuple[int, ...]], seed: int = 0,
+                repeats: int = 3) -> list[tuple[float, float]]:
     """Measure launches for the predictor (``search.predict.calibrate``): a random protein
     database of ``lengths`` resident on the current GPU; each run (m, G, R, passes, packed,
     first, count, units[, blocks]) scans ``units`` profiles of m-residue random queries (two
@@ -882,7 +882,7 @@ def calibration(lengths: np.ndarray, runs: list[tuple[int, ...]], seed: int = 0
     blocks where given), each launch alone (:func:`_timed_batch` not held: the kernel's
     start then includes the host's launch of it, as the predictor's fitted ``start``
     always has). Returns per run (the kernel's seconds by CUDA events, the launch's GPU
-    seconds with its results in place), each the median of three after a warm-up."""
+    seconds with its results in place), each the median of ``repeats`` after a warm-up."""
     import statistics
 
     import cupy
@@ -910,7 +910,7 @@ def calibration(lengths: np.ndarray, runs: list[tuple[int, ...]], seed: int = 0
                 timed = [_timed_batch(scanner, ch, queries, units, subjects, out,
                                       (g, r, passes), int(ch.lengths[subjects].max()),
                                       held=False)
-                         for _ in range(4)][1:]
+                         for _ in range(repeats + 1)][1:]
             found.append((k, statistics.median(t[1] for t in timed),
                           statistics.median(t[0] for t in timed)))
     return [(kernel, whole) for _, kernel, whole in sorted(found)]
