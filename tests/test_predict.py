@@ -227,7 +227,7 @@ def test_packing_calibration_recovers_rates_start_and_later_passes(monkeypatch):
     def later(g: int, k: int) -> float:
         return 1.12 - 0.01 * k + 0.001 * g
 
-    def fake(lengths, runs, seed=0):
+    def fake(lengths, runs, seed=0, repeats=3):
         found = []
         for m, g, r, passes, packed, first, count, units, cap in runs:
             k = cap // 132
