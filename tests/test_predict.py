@@ -158,6 +158,29 @@ def test_launches_too_short_for_the_host_join_the_one_before():
     assert max(b.queries.size * b.subjects.size for b in batches) <= 6_000
 
 
+def test_a_launch_of_one_to_two_blocks_per_sm_takes_the_grid_predicted_faster():
+    """Between one and two blocks per SM on its own grid, a launch runs on one block per SM
+    where that is predicted faster (six passes of 160 long tickets), and is priced on the
+    grid it gets; elsewhere, or with a grid forced, on its own."""
+    rng = np.random.default_rng(1)
+    model = predict.DEFAULT_GPU
+    unit_m = np.array([2831, 2700, 2650, 2600])
+    subj_n = np.sort(rng.integers(8_700, 17_420, 317))[::-1]
+    shape = (16, 32, 6)
+    own = gpu_search.launch_blocks(16, 4, 317, 6, int(subj_n.max()), 132)
+    assert 132 < own < 264
+    assert predict.launch_grid(model, unit_m, subj_n, True, shape) == 132
+    seconds = {b: predict._kernel(model, unit_m, subj_n, True, shape, b) for b in (own, 132)}
+    assert seconds[132] < seconds[own]
+    host, gpu = predict.launch_parts(model, unit_m, subj_n, 24, True, shape)
+    assert gpu == pytest.approx(predict.side_seconds(model, 4, 317) + seconds[132])
+    with gpu_search.capped_grid(150):
+        assert predict.launch_grid(model, unit_m, subj_n, True, shape) == 150
+    short = np.full(2_000, 300)  # single-pass, many blocks per SM: its own grid
+    assert predict.launch_grid(model, np.full(8, 300), short, True, (4, 24, 1)) == \
+        gpu_search.launch_blocks(4, 8, 2_000, 1, 300, 132)
+
+
 def test_blocks_share_their_multiprocessor(monkeypatch):
     """A group's rate depends on the blocks of its SM: blocks spread one per SM first, so
     1.25 blocks per SM with one ticket each take as long as 2 (the SMs holding two set the

@@ -228,3 +228,34 @@ def test_fraction_hits_equal_cpu():
                             device="cpu")
         assert gpu == cpu
         assert sum(len(h) for h in gpu) > 20
+
+
+def test_a_launch_on_fewer_blocks_than_its_own_grid_gives_the_same_words():
+    """A launch's grid (``predict.launch_grid``: one block per SM where that is predicted
+    faster than its own grid) changes no score: a multi-pass launch on its own grid, on
+    fewer blocks than tickets, and on one block, gives the same words; a plan's launches
+    carry the grid the predictor chose."""
+    import cupy
+
+    from wavedp.engines.cuda import search as gpu_search
+    from wavedp.search import predict
+    from wavedp.search.database import Database
+
+    rng = np.random.default_rng(17)
+    texts = [random_seq(rng, PROTEIN, int(n)) for n in rng.integers(200, 1500, 700)]
+    db = Database.from_sequences(texts, alphabet="protein")
+    scanner = gpu_search.Scanner(db.residues, db.offsets, db.codes_for(PROT), PROT.table,
+                                 PROT.gap_open, PROT.gap_extend, MODES["local"])
+    ch = next(scanner._chunks())
+    units = [[PROT.encode(random_seq(rng, PROTEIN, 600)), PROT.encode(random_seq(rng, PROTEIN,
+                                                                               590))]]
+    subjects = np.argsort(-ch.lengths).astype(np.int32)
+    longest = int(ch.lengths.max())
+    words = [cupy.asnumpy(scanner._scan(ch, units, True, subjects, (4, 32, 5), None, longest,
+                                        blocks)) for blocks in (None, 7, 1)]
+    assert (words[0] == words[1]).all() and (words[0] == words[2]).all()
+    _, _, _, launches = scanner._plan(ch, units)
+    for launch in launches:
+        assert launch.blocks == predict.launch_grid(
+            predict.model_for("gpu"), gpu_search.unit_rows(units), ch.lengths[launch.subjects],
+            True, launch.shape)

@@ -41,7 +41,9 @@ model is ``T = h_call * queries + cells / rate`` (its kernel pads nothing).
 
 A partitioning's launches are its batches, except that a launch shorter on the GPU than the
 host's work to enqueue one (a run of them goes at the host's pace) joins the launch before it
-where both have the same units and the joined one fits the memory budget (``coalesce``).
+where both have the same units and the joined one fits the memory budget (``coalesce``). A
+launch whose own grid puts between one and two blocks on each SM runs on one block per SM
+where that is predicted faster (``launch_grid``).
 ``auto`` prices the candidates in turn and stops pricing one once its launches' GPU seconds,
 or its host's, pass the best total so far.
 
@@ -448,18 +450,55 @@ def launch_parts(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet:
     thesis's falling phase, where a long item left for last runs alone. A launch of few
     tickets per block is timed ticket by ticket (``_waves``). A subject counts as its warp's
     longest, plus the share of its block's longest that the other blocks of its SM do not
-    cover. A long launch is measured on every k-th block of subjects (and the longest's)."""
+    cover. A long launch is measured on every k-th block of subjects (and the longest's).
+    The grid is :func:`launch_grid`'s."""
+    unit_m = np.asarray(unit_m, np.int64)
+    shape = shape or launch_shape(model, unit_m, subj_n, alphabet, packed)
+    _, kernel = _grid(model, unit_m, subj_n, packed, shape, True)
+    count = len(subj_n)
+    return (host_seconds(model, unit_m, count, shape, alphabet),
+            side_seconds(model, unit_m.size, count) + kernel)
+
+
+def launch_grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
+                shape: tuple[int, int, int]) -> int:
+    """The blocks of a scan launch with kernel ``shape``: its own grid
+    (``engines.cuda.search.launch_blocks``), or one block per SM where its own puts between
+    one and two on each SM and one per SM is predicted faster. Then the tickets left after
+    the first wave go to the blocks that end first, where the own grid leaves it to block
+    placement which long tickets share an SM: a 6-pass launch of 160 tickets measured
+    13.8 ms on 132 blocks, and 14-21.6 ms from repeat to repeat on 160 (single-pass
+    launches, whose SMs hold more blocks' latency, are faster on their own grid, as
+    predicted). Inside ``engines.cuda.search.capped_grid`` its own grid, capped."""
+    return _grid(model, np.asarray(unit_m, np.int64), subj_n, packed, shape, False)[0]
+
+
+def _grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
+          shape: tuple[int, int, int], priced: bool) -> tuple[int, float]:
+    """(:func:`launch_grid`, the kernel's predicted seconds on it: nan unless ``priced``
+    or the grid was chosen by them)."""
+    from ..engines.cuda import search as scan
+
+    g, _, passes = shape
+    sms = model.sms or 132
+    own = scan.launch_blocks(g, unit_m.size, len(subj_n), passes, int(np.max(subj_n)), sms)
+    if scan.GRID_CAP is not None or not sms < own < 2 * sms:  # a grid forced, or its own
+        return own, (_kernel(model, unit_m, subj_n, packed, shape, own) if priced
+                     else float("nan"))
+    return min(((b, _kernel(model, unit_m, subj_n, packed, shape, b)) for b in (own, sms)),
+               key=lambda found: found[1])
+
+
+def _kernel(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
+            shape: tuple[int, int, int], blocks: int) -> float:
+    """The kernel's predicted seconds for :func:`launch_parts` on a grid of ``blocks``."""
     from ..engines.cuda import search as scan
 
     subj_n = np.asarray(subj_n, np.float64)
-    unit_m = np.asarray(unit_m, np.int64)
-    longest = int(subj_n.max())
-    shape = shape or launch_shape(model, unit_m, subj_n, alphabet, packed)
-    g, r, passes = shape
+    g, r, _ = shape
     t = g * r
     groups = scan.BLOCK // g
     sms = model.sms or 132
-    blocks = scan.launch_blocks(g, unit_m.size, subj_n.size, passes, longest, sms)
     per_sm = blocks / sms
     idle = min(1.0, per_sm ** -IDLE_COVER)
     single = _single(model, g, r)
@@ -479,23 +518,20 @@ def launch_parts(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet:
     if tickets <= WAVE_TICKETS * blocks and every == 1:
         speed = speeds(model, g, r, packed)
         shared = later_shared(model, g, speed.size)
-        kernel = _waves(cost, unit_passes, (later, shared), groups, blocks, speed, single, sms,
-                        _steady(model, g, r, packed, speed, shared[-1]))
-    else:
-        ticket = float(cost.mean()) * float(unit_passes.mean())
-        rate = _rate(model, g, r, packed) * fill(model, g, r, packed, blocks, ticket)
-        per_profile = float(cost.sum()) * scale
-        within = (np.cumsum(cost) - cost) * scale / rate  # a profile's work before each item
-        alone = _pass_cells(warp, g, t) / single  # an item's first pass alone
-        before = (np.cumsum(unit_passes) - unit_passes) * per_profile / rate
-        total = float(unit_passes.sum()) * per_profile / rate
-        lead = total * min(1.0, blocks / tickets)  # the first wave of tickets starts at once
-        ends = [float(np.max(np.maximum(0.0, float(np.max(before[unit_passes == p]))
-                                        + p * within - lead) + (1 + (p - 1) * later) * alone))
-                for p in np.unique(unit_passes)]
-        kernel = max(total, max(ends))
-    return (host_seconds(model, unit_m, count, shape, alphabet),
-            side_seconds(model, unit_m.size, count) + kernel)
+        return _waves(cost, unit_passes, (later, shared), groups, blocks, speed, single, sms,
+                      _steady(model, g, r, packed, speed, shared[-1]))
+    ticket = float(cost.mean()) * float(unit_passes.mean())
+    rate = _rate(model, g, r, packed) * fill(model, g, r, packed, blocks, ticket)
+    per_profile = float(cost.sum()) * scale
+    within = (np.cumsum(cost) - cost) * scale / rate  # a profile's work before each item
+    alone = _pass_cells(warp, g, t) / single  # an item's first pass alone
+    before = (np.cumsum(unit_passes) - unit_passes) * per_profile / rate
+    total = float(unit_passes.sum()) * per_profile / rate
+    lead = total * min(1.0, blocks / tickets)  # the first wave of tickets starts at once
+    ends = [float(np.max(np.maximum(0.0, float(np.max(before[unit_passes == p]))
+                                    + p * within - lead) + (1 + (p - 1) * later) * alone))
+            for p in np.unique(unit_passes)]
+    return max(total, max(ends))
 
 
 def _steady(model: Model, g: int, r: int, packed: bool, speed: np.ndarray, later: float

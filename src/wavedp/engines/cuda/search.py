@@ -64,11 +64,13 @@ Candidates = tuple[np.ndarray, np.ndarray]
 
 class Launch(NamedTuple):
     """One planned launch over a chunk: its kernel shape (G, R, passes), its subjects (chunk
-    indices, int32, in the order the tickets hand them out) and the longest of them."""
+    indices, int32, in the order the tickets hand them out), the longest of them and its
+    grid (``search.predict.launch_grid``)."""
 
     shape: tuple[int, int, int]
     subjects: np.ndarray
     longest: int
+    blocks: int | None = None
 
 #: seconds spent in each phase since the last reset (benchmarks read and clear it): upload
 #: (database to the GPU), scan, rescore (32-bit rescoring of saturated pairs), topk
@@ -385,10 +387,12 @@ class Scanner:
 
     def _launch(self, ch: _Chunk, units: list[list[np.ndarray]], subjects: np.ndarray,
                 packed: bool, out, shape: tuple[int, int, int], longest: int,
-                scatter: tuple[np.ndarray, object, object] | None = None):
+                scatter: tuple[np.ndarray, object, object] | None = None,
+                blocks: int | None = None):
         """Scan the chunk indices ``subjects`` (host, in the order the tickets hand them out;
         at most ``longest`` residues) against each unit (one query, or two packed) with
-        kernel shape (G, R; each unit runs its own passes) in one launch; the kernel's words
+        kernel shape (G, R; each unit runs its own passes) in one launch on a grid of
+        ``blocks`` (default, and at most, :func:`launch_blocks`'s); the kernel's words
         (uint32, units x subjects) go to the device array ``out``. With ``scatter`` (rows,
         scores, over: each unit's rows of the device int32 matrix ``scores``, int32 units x 2,
         -1 for none), a second kernel writes them there at the subjects' columns and adds its
@@ -411,7 +415,8 @@ class Scanner:
                                     g, r, packed)
         groups = BLOCK // g
         count = int(subjects.size)
-        blocks = launch_blocks(g, len(units), count, int(own.max()), longest, multiprocessors())
+        most = launch_blocks(g, len(units), count, int(own.max()), longest, multiprocessors())
+        blocks = most if blocks is None else min(blocks, most)
         stride = (longest + 2) // 2 * 2  # even: lane 0 copies two-column chunks of 16 bytes
         scratch = staging.workspace().scratch(blocks * groups * stride * 2 if own.max() > 1
                                               else 2)
@@ -467,21 +472,32 @@ class Scanner:
     def _scan(self, ch: _Chunk, units: list[list[np.ndarray]], packed: bool,
               subjects: np.ndarray, shape: tuple[int, int, int] | None = None,
               scatter: tuple[np.ndarray, object, object] | None = None,
-              longest: int | None = None):
+              longest: int | None = None, blocks: int | None = None):
         """The kernel's words (device uint32, units x subjects) of one launch over the chunk
         indices ``subjects`` (host int array, in the order the tickets hand them out; the
         longest ``longest`` residues, default looked up), with kernel ``shape`` (G, R,
-        passes; default planned for them), scattered where ``scatter`` says (see
-        :meth:`_launch`)."""
+        passes; default planned for them, and then its grid too) on ``blocks`` (default its
+        own grid), scattered where ``scatter`` says (see :meth:`_launch`)."""
         import cupy
 
         if shape is None or longest is None:
             lengths = ch.lengths[subjects]
-            shape = shape or self._shape(units, lengths, packed)
+            if shape is None:
+                shape = self._shape(units, lengths, packed)
+                blocks = self._grid(units, lengths, packed, shape)
             longest = int(lengths.max())
         words = cupy.empty((len(units), subjects.size), cupy.uint32)
-        self._launch(ch, units, subjects, packed, words, shape, longest, scatter)
+        self._launch(ch, units, subjects, packed, words, shape, longest, scatter, blocks)
         return words
+
+    def _grid(self, units: list[list[np.ndarray]], lengths: np.ndarray, packed: bool,
+              shape: tuple[int, int, int]) -> int:
+        """The grid planned for a launch of ``units`` over subjects of ``lengths`` with
+        kernel ``shape``."""
+        from ...search import predict
+
+        return predict.launch_grid(predict.model_for("gpu"), unit_rows(units), lengths, packed,
+                                   shape)
 
     def _shape(self, units: list[list[np.ndarray]], lengths: np.ndarray,
                packed: bool | None = None) -> tuple[int, int, int]:
@@ -537,7 +553,7 @@ class Scanner:
         for batch, launch in zip(batches, launches, strict=True):
             chosen = [units[i] for i in batch.queries.tolist()]
             self._enqueue(ch, queries, chosen, launch.subjects, out, launch.shape,
-                          launch.longest, over)
+                          launch.longest, over, launch.blocks)
             ends.append(_mark())
         saturated = int(self._staging.read(over)[0])  # the one wait of the chunk's scan
         for k, (batch, guess, end) in enumerate(zip(batches, predicted, ends, strict=True)):
@@ -575,8 +591,10 @@ class Scanner:
             for batch in batches:
                 subjects = ch.nonempty[batch.subjects].astype(np.int32)
                 lengths = ch.lengths[subjects]
-                launches.append(Launch(self._shape([units[i] for i in batch.queries], lengths),
-                                       subjects, int(lengths.max())))
+                chosen = [units[i] for i in batch.queries]
+                shape = self._shape(chosen, lengths)
+                launches.append(Launch(shape, subjects, int(lengths.max()),
+                                       self._grid(chosen, lengths, self.packed, shape)))
             plan_ = name, batches, predicted, launches
         self._plans[key] = plan_
         while len(self._plans) > PLANS:
@@ -585,9 +603,10 @@ class Scanner:
 
     def _enqueue(self, ch: _Chunk, queries: list[np.ndarray], units: list[list[int]],
                  subjects: np.ndarray, out, shape: tuple[int, int, int] | None,
-                 longest: int | None, over) -> None:
+                 longest: int | None, over, blocks: int | None = None) -> None:
         """Enqueue one launch: ``units`` (query indices) x the chunk indices ``subjects``
-        (the longest ``longest`` residues, default looked up), each query's scores into its
+        (the longest ``longest`` residues, default looked up; on ``blocks``, see
+        :meth:`_scan`), each query's scores into its
         row of ``out``, the count of 16-bit scores that may have saturated added to the
         device int32 ``over``. The launch's inputs go up in one copy; its profiles, scan and
         scatter run back to back on the GPU. The host goes on at once: it prepares the next
@@ -595,7 +614,7 @@ class Scanner:
         rows = np.array([[u[0], u[1] if len(u) == 2 and self.packed else -1] for u in units],
                         np.int32)
         self._scan(ch, [[queries[k] for k in u] for u in units], self.packed, subjects, shape,
-                   (rows, out, over), longest)
+                   (rows, out, over), longest, blocks)
 
     def _rescore(self, ch: _Chunk, queries: list[np.ndarray], rows: np.ndarray,
                  subjects: np.ndarray | None, out) -> None:
