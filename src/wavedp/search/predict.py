@@ -467,7 +467,7 @@ def launch_grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bo
     one and two on each SM and one per SM is predicted faster. Then the tickets left after
     the first wave go to the blocks that end first, where the own grid leaves it to block
     placement which long tickets share an SM: a 6-pass launch of 160 tickets measured
-    13.8 ms on 132 blocks, and 14-21.6 ms from repeat to repeat on 160 (single-pass
+    13.8 ms on 132 blocks, and 14-23.5 ms from repeat to repeat on 160 (single-pass
     launches, whose SMs hold more blocks' latency, are faster on their own grid, as
     predicted). Inside ``engines.cuda.search.capped_grid`` its own grid, capped."""
     return _grid(model, np.asarray(unit_m, np.int64), subj_n, packed, shape, False)[0]
