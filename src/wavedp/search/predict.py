@@ -555,8 +555,14 @@ def host_seconds(model: Model, unit_m: np.ndarray, count: int, shape: tuple[int,
     subjects with kernel ``shape``: its inputs gathered and sent, its kernels launched (its
     profiles are built on the GPU from the queries gathered here)."""
     unit_m = np.asarray(unit_m, np.int64)
-    return (model.launch + model.unit * unit_m.size
-            + model.profile * profile_words(unit_m, shape, alphabet) + model.subject * count)
+    return (_host_fixed(model, unit_m.size, count)
+            + model.profile * profile_words(unit_m, shape, alphabet))
+
+
+def _host_fixed(model: Model, units, count):
+    """The host's work for launches of ``units`` profiles x ``count`` subjects (numbers or
+    arrays) besides their profile words."""
+    return model.launch + model.unit * units + model.subject * count
 
 
 def side_seconds(model: Model, units: int, count: int) -> float:
@@ -748,7 +754,7 @@ def _host_least(model: Model, batches: list[part.Batch]) -> float:
     launches is pruned by it before any is priced."""
     units = np.array([b.queries.size for b in batches], np.float64)
     counts = np.array([b.subjects.size for b in batches], np.float64)
-    return float(np.sum(model.launch + model.unit * units + model.subject * counts))
+    return float(np.sum(_host_fixed(model, units, counts)))
 
 
 def coalesce(model: Model, batches: list[part.Batch], parts: list[tuple[float, float]],
