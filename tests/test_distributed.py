@@ -126,6 +126,55 @@ def test_scanner_many_shards_and_progress(client, data):
     assert sum(cells) == 3 * sum(q.size for q in queries) * db.total_residues
 
 
+def _nowhere(client, monkeypatch, times: int) -> list[str]:
+    """The next ``times`` shard tasks ``client`` submits go to a worker that does not
+    exist (the scheduler holds them, nobody runs them: a stall); the keys submitted."""
+    real, keys = client.submit, []
+
+    def submit(*args, **kwargs):
+        keys.append(kwargs["key"])
+        if len(keys) <= times:
+            kwargs.update(workers=["tcp://127.0.0.1:9"], allow_other_workers=False)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(client, "submit", submit)
+    monkeypatch.setattr(wavedp.distributed, "STALL_CHECK", 0.3)
+    return keys
+
+
+def test_a_stalled_round_is_submitted_again(client, data, monkeypatch):
+    """A shard task the cluster holds but never runs (every worker idle) is submitted again
+    under a new key, and the search equals the local one."""
+    prot_q, prot_db, _, _ = data
+    db = Database.open(prot_db)
+    queries = [PROT.encode(q) for q in prot_q]
+    scanner = ClusterScanner(client, db, PROT, LOCAL, "cpu", shards=3)
+    keys = _nowhere(client, monkeypatch, 1)
+    got = scanner.top(queries, 0, [None] * len(queries))
+    want = CpuScanner(db, db.codes_for(PROT), PROT, LOCAL).top(queries, 0, [None] * 3)
+    for (gi, gs), (wi, ws) in zip(got, want, strict=True):
+        np.testing.assert_array_equal(gi, wi)
+        np.testing.assert_array_equal(gs, ws)
+    assert len(keys) == 4 and keys[3].endswith("-1-0") and keys[0].endswith("-0-0")
+    assert not [k for ks in client.processing().values() for k in ks if k in keys]
+
+
+def test_a_round_that_stays_stalled_fails_in_one_line(client, data, monkeypatch):
+    prot_q, prot_db, _, _ = data
+    db = Database.open(prot_db)
+    queries = [PROT.encode(q) for q in prot_q]
+    scanner = ClusterScanner(client, db, PROT, LOCAL, "cpu", shards=2)
+    keys = _nowhere(client, monkeypatch, 99)
+    with pytest.raises(wavedp.DeviceError, match=r"ran none of 2 shard task\(s\) for 0.6 s, "
+                       r"3 times \(the first: sequences 0 to \d+\)$") as info:
+        scanner.top(queries, 5, [None] * len(queries))
+    assert "\n" not in str(info.value) and len(keys) == 6
+    deadline = time.monotonic() + 10  # the failed round's tasks are cancelled
+    while any(k in keys for ks in client.processing().values() for k in ks):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 def test_in_memory_database_is_an_input_error(client):

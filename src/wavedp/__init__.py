@@ -5,7 +5,7 @@ from importlib.metadata import PackageNotFoundError, version
 from . import polyadic
 from .alignment import Alignment
 from .api import align, align_all
-from .errors import InputError
+from .errors import DeviceError, InputError
 from .polyadic import matrix_chain, nussinov
 from .scoring import Scoring
 from .search import Database, local_hits, search
@@ -15,5 +15,5 @@ try:
 except PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0+src"
 
-__all__ = ["Alignment", "Database", "InputError", "Scoring", "align", "align_all", "local_hits",
-           "matrix_chain", "nussinov", "polyadic", "search", "__version__"]
+__all__ = ["Alignment", "Database", "DeviceError", "InputError", "Scoring", "align", "align_all",
+           "local_hits", "matrix_chain", "nussinov", "polyadic", "search", "__version__"]

@@ -76,7 +76,7 @@ class _Cli(click.Group):
         except InputError as exc:
             _error(str(exc))
             sys.exit(USAGE_EXIT)
-        except DeviceError as exc:  # the GPU failed mid-run: one line, no traceback
+        except DeviceError as exc:  # the GPU or cluster failed mid-run: one line, no traceback
             _error(str(exc))
             sys.exit(1)
         except click.ClickException as exc:

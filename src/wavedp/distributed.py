@@ -14,7 +14,8 @@ indices; the client merges them in DESIGN.md's order.
 Only the path, the shard's range, the encoded queries (a batch of them per round of tasks:
 ``search.api.BATCH_CELLS``) and the scoring travel to the workers. Tasks are deterministic:
 Dask reruns those of a worker that dies. ``connect`` gives a client (of a running scheduler
-or of a local cluster it starts), ``close`` closes it.
+or of a local cluster it starts), ``close`` closes it. A round of tasks that the cluster
+holds but nobody runs is submitted again (``STALL_CHECK``), then fails with a DeviceError.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from . import device as _device
-from .errors import InputError
+from .errors import DeviceError, InputError
 from .scoring import Scoring
 from .search.database import Database
 from .search.ranking import PLUS, merge
@@ -49,6 +50,14 @@ _QUIET = {"silence_logs": logging.ERROR, "dashboard_address": ":0"}
 # Dask's loop runner gives its IO-loop thread a fixed 10 s to start and then fails an assert; a
 # loaded machine can miss that (seen once on a 2-core CI machine), so a local start is retried.
 LOCAL_START_ATTEMPTS = 3
+#: seconds without a shard finishing after which the client checks that the cluster is still at
+#: work: a round whose tasks nobody runs (seen once: the client waiting, every worker idle) is
+#: submitted again rather than waited on for ever
+STALL_CHECK = 30.0
+#: checks in a row that find the cluster idle before a round counts as stalled
+STALL_CHECKS = 2
+#: times a stalled round is submitted again before the search fails
+STALL_RETRIES = 2
 
 
 def _distributed():
@@ -227,6 +236,11 @@ def _scan(spec: _Spec, start: int, stop: int, queries: list[np.ndarray], k: int,
     return [(index + start, score) for index, score in found]
 
 
+def _scanning() -> bool:
+    """Whether this worker process is running a shard's scan (run on each by the client)."""
+    return _SCAN.locked()
+
+
 def _check(spec: _Spec) -> str | None:
     """None when this worker can search ``spec``'s database, else why not (run on each)."""
     try:
@@ -272,27 +286,66 @@ class ClusterScanner:
     def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
         """Each query's best ``k`` (0: all) database indices and scores at or above its
-        threshold; ``progress(cells)`` as shards finish."""
-        as_completed = _distributed().as_completed
+        threshold; ``progress(cells)`` as shards finish. A round the cluster stops running
+        is submitted again (:data:`STALL_RETRIES` times), then a DeviceError."""
+        wait = _distributed().wait
         call = uuid.uuid4().hex
-        futures = {
-            self.client.submit(_scan, self.spec, start, stop, queries, k, thresholds,
-                               key=f"wavedp-scan-{call}-{n}"): n
-            for n, (start, stop) in enumerate(self.ranges)
-        }
         cells = sum(q.size for q in queries)
         parts: list[list[Candidates]] = [[] for _ in self.ranges]
+        pending: dict[Any, int] = {}
+        attempt, idle = 0, 0
+
+        def submit(shards: list[int]) -> None:
+            for n in shards:
+                start, stop = self.ranges[n]
+                future = self.client.submit(_scan, self.spec, start, stop, queries, k,
+                                            thresholds, key=f"wavedp-scan-{call}-{attempt}-{n}")
+                pending[future] = n
+
         try:
-            for future in as_completed(futures):
-                n = futures[future]
-                parts[n] = future.result()
-                if progress is not None:
-                    progress(cells * self.residues[n])
+            submit(list(range(len(self.ranges))))
+            while pending:
+                try:
+                    done = wait(list(pending), timeout=STALL_CHECK,
+                                return_when="FIRST_COMPLETED").done
+                except TimeoutError:
+                    done = ()
+                for future in done:
+                    n = pending.pop(future)
+                    parts[n] = future.result()
+                    if progress is not None:
+                        progress(cells * self.residues[n])
+                idle = 0 if done or not self._idle(pending) else idle + 1
+                if idle < STALL_CHECKS:
+                    continue
+                shards = sorted(pending.values())
+                if attempt == STALL_RETRIES:
+                    raise DeviceError(
+                        f"the Dask cluster at {self.client.scheduler.address} ran none of "
+                        f"{len(shards)} shard task(s) for {STALL_CHECKS * STALL_CHECK:g} s, "
+                        f"{attempt + 1} times (the first: sequences {self.ranges[shards[0]][0]} to "
+                        f"{self.ranges[shards[0]][1] - 1})")
+                self.client.cancel(list(pending))
+                pending.clear()
+                attempt, idle = attempt + 1, 0
+                submit(shards)
         except BaseException:
-            self.client.cancel(list(futures))
+            self.client.cancel(list(pending))
             raise
         return [merge([(*part[j], PLUS) for part in parts], k)[:2]
                 for j in range(len(queries))]
+
+    def _idle(self, pending: dict) -> bool:
+        """True when no worker runs a scan and the scheduler has given the workers no task
+        other than this round's ``pending`` ones (a busy shared cluster is not stalled)."""
+        try:
+            if any(self.client.run(_scanning).values()):
+                return False
+            ours = {future.key for future in pending}
+            return all(key in ours for keys in self.client.processing().values()
+                       for key in keys)
+        except (OSError, TimeoutError, KeyError):  # a worker came or went: not a stall
+            return False
 
 
 def connect(scheduler: str | None = None, cluster: str | None = None,

@@ -10,4 +10,5 @@ class InputError(ValueError):
 
 
 class DeviceError(RuntimeError):
-    """The GPU failed mid-run (a bounded spin-wait timed out, a launch failed)."""
+    """The GPU or the cluster failed mid-run (a bounded spin-wait timed out, a launch failed,
+    a Dask cluster stopped running a search's tasks)."""
