@@ -181,6 +181,47 @@ def test_a_launch_of_one_to_two_blocks_per_sm_takes_the_grid_predicted_faster():
         gpu_search.launch_blocks(4, 8, 2_000, 1, 300, 132)
 
 
+def test_the_wide_grid_choice_weighs_two_whole_numbers_of_blocks_per_sm_below():
+    """The engine's wide choice: a multi-pass launch of two or more blocks per SM and at most
+    WIDE_TICKETS tickets per block also weighs the two whole numbers of blocks per SM below
+    its own grid, takes the one predicted fastest and is priced on it; ``schedule(wide=True)``
+    prices the launches so, and ``auto`` ranks its candidates so."""
+    model = predict.DEFAULT_GPU
+    rng = np.random.default_rng(3)
+    unit_m = np.array([5200, 4100, 3300, 2500])
+    subj_n = np.sort(rng.integers(100, 6000, 693))[::-1]
+    shape = predict.launch_shape(model, unit_m, subj_n, 24, True)
+    own = gpu_search.launch_blocks(shape[0], 4, 693, shape[2], int(subj_n.max()), 132)
+    assert shape[2] > 1 and 2 * 132 < own < 3 * 132
+    seconds = {b: predict._kernel(model, unit_m, subj_n, True, shape, b) for b in (own, 264, 132)}
+    fastest = min(seconds, key=seconds.get)
+    assert fastest != own
+    assert predict.launch_grid(model, unit_m, subj_n, True, shape) == own
+    assert predict.launch_grid(model, unit_m, subj_n, True, shape, wide=True) == fastest
+    assert predict._grids(model, unit_m, subj_n, shape, True) == [own, 264, 132]
+    _, gpu = predict.launch_parts(model, unit_m, subj_n, 24, True, shape, wide=True)
+    assert gpu == pytest.approx(predict.side_seconds(model, 4, 693) + seconds[fastest])
+    many = np.full(20, 5200)  # many tickets per block: the ticket queue spreads them
+    wide_many = predict._grids(model, many, subj_n,
+                               predict.launch_shape(model, many, subj_n, 24, True), True)
+    assert len(wide_many) == 1
+    need = gpu_search.scan_need(24, 132)
+    budget = gpu_search.OUT_BYTES + gpu_search.SCRATCH_BYTES
+    totals = {}
+    for name in ("none", "auto"):
+        picked, batches, narrow = predict.schedule(model, name, unit_m, subj_n, 24, True, need,
+                                                   budget)
+        picked, batches, wide = predict.schedule(model, name, unit_m, subj_n, 24, True, need,
+                                                 budget, wide=True)
+        parts = [predict.launch_parts(model, unit_m[b.queries], subj_n[b.subjects], 24, True,
+                                      wide=True) for b in batches]
+        assert wide == pytest.approx(predict.pipelined([h for h, _ in parts],
+                                                       [g for _, g in parts]))
+        totals[name] = sum(wide), sum(narrow)
+    assert totals["none"][0] < totals["none"][1]
+    assert totals["auto"][0] <= totals["none"][0] < totals["auto"][1]  # auto ranks wide
+
+
 def test_blocks_share_their_multiprocessor(monkeypatch):
     """A group's rate depends on the blocks of its SM: blocks spread one per SM first, so
     1.25 blocks per SM with one ticket each take as long as 2 (the SMs holding two set the

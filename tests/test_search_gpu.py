@@ -258,4 +258,4 @@ def test_a_launch_on_fewer_blocks_than_its_own_grid_gives_the_same_words():
     for launch in launches:
         assert launch.blocks == predict.launch_grid(
             predict.model_for("gpu"), gpu_search.unit_rows(units), ch.lengths[launch.subjects],
-            True, launch.shape)
+            True, launch.shape, wide=True)

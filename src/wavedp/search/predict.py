@@ -435,7 +435,7 @@ def pipelined(host: list[float], gpu: list[float], before: float = BEFORE_WAIT
 
 
 def launch_parts(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-                 packed: bool, shape: tuple[int, int, int] | None = None
+                 packed: bool, shape: tuple[int, int, int] | None = None, wide: bool = False
                  ) -> tuple[float, float]:
     """Predicted (host, GPU) seconds of one scan launch: units of ``unit_m`` rows against
     subjects of ``subj_n`` residues in the order the launch takes them, with kernel
@@ -451,17 +451,26 @@ def launch_parts(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet:
     tickets per block is timed ticket by ticket (``_waves``). A subject counts as its warp's
     longest, plus the share of its block's longest that the other blocks of its SM do not
     cover. A long launch is measured on every k-th block of subjects (and the longest's).
-    The grid is :func:`launch_grid`'s."""
+    The grid is :func:`launch_grid`'s (``wide``: of the wide choice)."""
     unit_m = np.asarray(unit_m, np.int64)
     shape = shape or launch_shape(model, unit_m, subj_n, alphabet, packed)
-    _, kernel = _grid(model, unit_m, subj_n, packed, shape, True)
+    _, kernel = _grid(model, unit_m, subj_n, packed, shape, True, wide)
     count = len(subj_n)
     return (host_seconds(model, unit_m, count, shape, alphabet),
             side_seconds(model, unit_m.size, count) + kernel)
 
 
+#: the wide grid choice weighs launches of at most this many tickets per block of their own
+#: grid (where block placement, not the ticket queue, spreads the long tickets; measured up
+#: to two)
+WIDE_TICKETS = 2
+#: nor launches predicted shorter than this on their own grid (seconds): the choice costs two
+#: more kernel predictions a launch, and most of the many-pass launches of few tickets are short
+WIDE_LEAST = 5e-3
+
+
 def launch_grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
-                shape: tuple[int, int, int]) -> int:
+                shape: tuple[int, int, int], wide: bool = False) -> int:
     """The blocks of a scan launch with kernel ``shape``: its own grid
     (``engines.cuda.search.launch_blocks``), or one block per SM where its own puts between
     one and two on each SM and one per SM is predicted faster. Then the tickets left after
@@ -469,24 +478,44 @@ def launch_grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bo
     placement which long tickets share an SM: a 6-pass launch of 160 tickets measured
     13.8 ms on 132 blocks, and 14-23.5 ms from repeat to repeat on 160 (single-pass
     launches, whose SMs hold more blocks' latency, are faster on their own grid, as
-    predicted). Inside ``engines.cuda.search.capped_grid`` its own grid, capped."""
-    return _grid(model, np.asarray(unit_m, np.int64), subj_n, packed, shape, False)[0]
+    predicted). ``wide`` (the engine's plan): a multi-pass launch of two or more blocks per
+    SM, at most WIDE_TICKETS tickets per block and WIDE_LEAST seconds or more also weighs
+    the two whole numbers of blocks per SM below its own grid (a 13-pass launch of 508
+    tickets measured 23.5 ms on 264 blocks against 38.7 ms on its own 482). Inside
+    ``engines.cuda.search.capped_grid`` its own grid, capped."""
+    return _grid(model, np.asarray(unit_m, np.int64), subj_n, packed, shape, False, wide)[0]
 
 
-def _grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
-          shape: tuple[int, int, int], priced: bool) -> tuple[int, float]:
-    """(:func:`launch_grid`, the kernel's predicted seconds on it: nan unless ``priced``
-    or the grid was chosen by them)."""
+def _grids(model: Model, unit_m: np.ndarray, subj_n: np.ndarray,
+           shape: tuple[int, int, int], wide: bool) -> list[int]:
+    """The grids :func:`launch_grid` weighs, its own first."""
     from ..engines.cuda import search as scan
 
     g, _, passes = shape
     sms = model.sms or 132
     own = scan.launch_blocks(g, unit_m.size, len(subj_n), passes, int(np.max(subj_n)), sms)
-    if scan.GRID_CAP is not None or not sms < own < 2 * sms:  # a grid forced, or its own
-        return own, (_kernel(model, unit_m, subj_n, packed, shape, own) if priced
-                     else float("nan"))
-    return min(((b, _kernel(model, unit_m, subj_n, packed, shape, b)) for b in (own, sms)),
-               key=lambda found: found[1])
+    if scan.GRID_CAP is not None or own <= sms:  # a grid forced, or at most one per SM
+        return [own]
+    tickets = -(-len(subj_n) // (scan.BLOCK // g)) * unit_m.size
+    if wide and passes > 1 and tickets <= WIDE_TICKETS * own:
+        below = -(-own // sms) - 1  # the whole numbers of blocks per SM below its own
+        return [own] + [k * sms for k in (below, below - 1) if k >= 1]
+    return [own, sms] if own < 2 * sms else [own]
+
+
+def _grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
+          shape: tuple[int, int, int], priced: bool, wide: bool = False) -> tuple[int, float]:
+    """(:func:`launch_grid`, the kernel's predicted seconds on it: nan unless ``priced``
+    or the grid was chosen by them)."""
+    grids = _grids(model, unit_m, subj_n, shape, wide)
+    if len(grids) == 1:
+        return grids[0], (_kernel(model, unit_m, subj_n, packed, shape, grids[0]) if priced
+                          else float("nan"))
+    own = grids[0], _kernel(model, unit_m, subj_n, packed, shape, grids[0])
+    if len(grids) > 2 and own[1] < WIDE_LEAST:  # the wide choice's: too short to pay
+        return own
+    return min([own] + [(b, _kernel(model, unit_m, subj_n, packed, shape, b))
+                        for b in grids[1:]], key=lambda found: found[1])
 
 
 def _kernel(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
@@ -710,42 +739,65 @@ CHOICE_SUBJECTS = 100_000
 
 
 def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-             packed: bool, need: part.Need, budget: int, bound: float = np.inf
-             ) -> tuple[str, list[part.Batch], list[float]]:
+             packed: bool, need: part.Need, budget: int, bound: float = np.inf,
+             wide: bool = False) -> tuple[str, list[part.Batch], list[float]]:
     """(partitioning, its launches, each one's predicted seconds) for units of ``unit_m``
     rows x subjects of ``subj_n`` (file order); ``name`` a partitioning or a key of
     CANDIDATES; ``auto``: the candidate of the least predicted total. The launches of
     ``none`` take their subjects in file order. Once the launches' GPU seconds alone (each
     launch adds at least those) pass ``bound``, the rest are not priced: the seconds are
-    then [inf]."""
+    then [inf]. ``wide``: launches priced on :func:`launch_grid`'s wide choice, as the
+    engine runs them."""
     if name == "auto":
         sample, scale = _sample(subj_n)
         scaled = need if scale == 1 else (lambda lq, nq, ls, ns: need(lq, nq, ls,
                                                                       int(ns * scale)))
-        found = schedules(model, unit_m, subj_n[sample], alphabet, packed, scaled, budget,
-                          prune=True)
-        name = min(found, key=lambda n: sum(found[n][1]))
+        found = _candidates(model, unit_m, subj_n[sample], alphabet, packed, scaled, budget,
+                            True, wide)
+        name = min(found, key=lambda n: _total(found[n][1]))
         if scale == 1:
-            return name, *found[name]
+            return name, found[name][0], _seconds(found[name][1])
+    name, batches, parts = _priced(model, name, unit_m, subj_n, alphabet, packed, need, budget,
+                                   bound, wide)
+    return name, batches, _seconds(parts)
+
+
+def _priced(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
+            packed: bool, need: part.Need, budget: int, bound: float, wide: bool
+            ) -> tuple[str, list[part.Batch], list[tuple[float, float]] | None]:
+    """(name, the launches of partitioning ``name``, their predicted (host, GPU) seconds,
+    joined by :func:`coalesce`; None once they cannot beat ``bound``), see :func:`schedule`."""
     scheduler, params = CANDIDATES.get(name, (name, {}))
     batches = part.partition(scheduler, unit_m, subj_n, budget, need, **params)
     if scheduler == "none":
         batches = [part.Batch(b.queries, np.sort(b.subjects)) for b in batches]
     if bound < np.inf and _host_least(model, batches) > bound:
-        return name, batches, [np.inf]
+        return name, batches, None
     parts: list[tuple[float, float]] = [(0.0, 0.0)] * len(batches)
     least = 0.0
     # the largest first: a candidate that cannot win shows it after the fewest launches
     cells = [float(unit_m[b.queries].sum()) * float(subj_n[b.subjects].sum()) for b in batches]
     for k in np.argsort(cells, kind="stable")[::-1].tolist():
         b = batches[k]
-        parts[k] = launch_parts(model, unit_m[b.queries], subj_n[b.subjects], alphabet, packed)
+        parts[k] = launch_parts(model, unit_m[b.queries], subj_n[b.subjects], alphabet, packed,
+                                wide=wide)
         least += parts[k][1]
         if least > bound:
-            return name, batches, [np.inf]
-    batches, parts = coalesce(model, batches, parts, unit_m, subj_n, alphabet, packed, need,
-                              budget)
-    return name, batches, pipelined([h for h, _ in parts], [g for _, g in parts])
+            return name, batches, None
+    return name, *coalesce(model, batches, parts, unit_m, subj_n, alphabet, packed, need,
+                           budget, wide)
+
+
+def _seconds(parts: list[tuple[float, float]] | None) -> list[float]:
+    """Each launch's predicted seconds in the pipeline, from their (host, GPU) seconds
+    ([inf] for None: not priced in full)."""
+    return [np.inf] if parts is None else pipelined([h for h, _ in parts],
+                                                    [g for _, g in parts])
+
+
+def _total(parts: list[tuple[float, float]] | None) -> float:
+    """A schedule's predicted seconds, see :func:`_seconds`."""
+    return sum(_seconds(parts))
 
 
 def _host_least(model: Model, batches: list[part.Batch]) -> float:
@@ -759,14 +811,14 @@ def _host_least(model: Model, batches: list[part.Batch]) -> float:
 
 def coalesce(model: Model, batches: list[part.Batch], parts: list[tuple[float, float]],
              unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int, packed: bool,
-             need: part.Need, budget: int
+             need: part.Need, budget: int, wide: bool = False
              ) -> tuple[list[part.Batch], list[tuple[float, float]]]:
     """The launches with each one too short to cover the host's preparation of a launch
     (GPU seconds below its host seconds: a run of them goes at the host's pace) joined to the
     launch before it, where both have the same units, the joined one fits ``budget`` and its
     GPU seconds are no more than the two's: one host's work saved, none added on the GPU.
-    ``parts`` are each launch's predicted (host, GPU) seconds; returned for the launches
-    returned."""
+    ``parts`` are each launch's predicted (host, GPU) seconds (``wide``: see
+    :func:`schedule`); returned for the launches returned."""
     out, priced = [batches[0]], [parts[0]]
     for b, (host, gpu) in zip(batches[1:], parts[1:], strict=True):
         last = out[-1]
@@ -774,7 +826,7 @@ def coalesce(model: Model, batches: list[part.Batch], parts: list[tuple[float, f
             subjects = np.concatenate([last.subjects, b.subjects])
             q, s = unit_m[b.queries], subj_n[subjects]
             if need(int(q.max()), q.size, int(s.max()), s.size) <= budget:
-                joined = launch_parts(model, q, s, alphabet, packed)
+                joined = launch_parts(model, q, s, alphabet, packed, wide=wide)
                 if joined[1] <= priced[-1][1] + gpu:
                     out[-1], priced[-1] = part.Batch(b.queries, subjects), joined
                     continue
@@ -795,16 +847,26 @@ def _sample(subj_n: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def schedules(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-              packed: bool, need: part.Need, budget: int, prune: bool = False
-              ) -> dict[str, tuple[list[part.Batch], list[float]]]:
+              packed: bool, need: part.Need, budget: int, prune: bool = False,
+              wide: bool = False) -> dict[str, tuple[list[part.Batch], list[float]]]:
     """Each candidate's launches and their predicted seconds (``prune``: a candidate that
-    cannot beat the best before it is not priced in full; its seconds are [inf])."""
-    found: dict[str, tuple[list[part.Batch], list[float]]] = {}
+    cannot beat the best before it is not priced in full; its seconds are [inf];
+    ``wide``: see :func:`schedule`)."""
+    return {name: (batches, _seconds(parts)) for name, (batches, parts)
+            in _candidates(model, unit_m, subj_n, alphabet, packed, need, budget, prune,
+                           wide).items()}
+
+
+def _candidates(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
+                packed: bool, need: part.Need, budget: int, prune: bool, wide: bool
+                ) -> dict[str, tuple[list[part.Batch], list[tuple[float, float]] | None]]:
+    """Each candidate's launches and their (host, GPU) seconds, see :func:`schedules`."""
+    found: dict[str, tuple[list[part.Batch], list[tuple[float, float]] | None]] = {}
     best = np.inf
     for name in CANDIDATES:
-        found[name] = schedule(model, name, unit_m, subj_n, alphabet, packed, need, budget,
-                               best if prune else np.inf)[1:]
-        best = min(best, sum(found[name][1]))
+        found[name] = _priced(model, name, unit_m, subj_n, alphabet, packed, need, budget,
+                              best if prune else np.inf, wide)[1:]
+        best = min(best, _total(found[name][1]))
     return found
 
 
@@ -1034,7 +1096,7 @@ def search_plan(model: Model, query_m: list[int], subj_n: np.ndarray, alphabet: 
         if not subj_n.size:
             continue
         found = schedules(model, unit_m, subj_n, alphabet, packed, need,
-                          OUT_BYTES + SCRATCH_BYTES)
+                          OUT_BYTES + SCRATCH_BYTES, wide=True)
         for name, (batches, seconds) in found.items():
             plans[name] += [(b, x.queries.size, x.subjects.size, s)
                             for x, s in zip(batches, seconds, strict=True)]

@@ -493,11 +493,11 @@ class Scanner:
     def _grid(self, units: list[list[np.ndarray]], lengths: np.ndarray, packed: bool,
               shape: tuple[int, int, int]) -> int:
         """The grid planned for a launch of ``units`` over subjects of ``lengths`` with
-        kernel ``shape``."""
+        kernel ``shape`` (the predictor's wide choice)."""
         from ...search import predict
 
         return predict.launch_grid(predict.model_for("gpu"), unit_rows(units), lengths, packed,
-                                   shape)
+                                   shape, wide=True)
 
     def _shape(self, units: list[list[np.ndarray]], lengths: np.ndarray,
                packed: bool | None = None) -> tuple[int, int, int]:
@@ -521,7 +521,7 @@ class Scanner:
         a = self.sub.shape[0]
         return predict.schedule(predict.model_for("gpu"), self.partition, unit_m, subj_n, a,
                                 self.packed, scan_need(a, multiprocessors()),
-                                OUT_BYTES + SCRATCH_BYTES)
+                                OUT_BYTES + SCRATCH_BYTES, wide=True)
 
     def _scores(self, ch: _Chunk, queries: list[np.ndarray]) -> list:
         """Exact scores (device int32, queries x chunk index) of each query against the
