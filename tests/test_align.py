@@ -166,3 +166,19 @@ def test_long_pair_linear_memory_traceback():
     scoring = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
     assert len(a) * len(b) > rows.FULL_MATRIX_CELLS
     check_traceback_against_score_only(a, b, scoring, "cpu")
+
+
+def test_replaced_equals_dataclasses_replace():
+    """alignment.replaced: the same Alignment as dataclasses.replace (fields, equality, hash,
+    repr), the original unchanged; an unknown field is a TypeError, as replace's is."""
+    from wavedp.alignment import replaced
+
+    aln = wavedp.align("HEAGAWGHEE", "PAWHEAE", wavedp.Scoring(matrix="BLOSUM62", gap_open=11,
+                                                               gap_extend=1))
+    changes = {"evalue": 1.5e-3, "bitscore": 21.4, "strand": "-"}
+    got, want = replaced(aln, **changes), replace(aln, **changes)
+    assert type(got) is type(want) and got == want and hash(got) == hash(want)
+    assert repr(got) == repr(want) and got.query == want.query and got.rows() == want.rows()
+    assert aln.evalue is None and aln.strand is None
+    with pytest.raises(TypeError, match="no field 'evalues'"):
+        replaced(aln, evalues=1.0)

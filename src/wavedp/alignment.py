@@ -122,3 +122,18 @@ class Alignment:
         from .formats import format_alignment
 
         return format_alignment(self, kind)
+
+
+def replaced(aln: Alignment, **changes: object) -> Alignment:
+    """``dataclasses.replace(aln, **changes)`` for a known field set, without re-running the
+    frozen ``__init__`` (Alignment checks nothing there): about 5x faster, for the
+    thousands of search hits that gain an E-value, bit score and strand."""
+    unknown = changes.keys() - aln.__dict__.keys()
+    if unknown:
+        raise TypeError(f"Alignment has no field {sorted(unknown)[0]!r}")
+    new = object.__new__(Alignment)
+    new.__dict__.update(aln.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+

@@ -8,7 +8,6 @@ then aligned with the pairwise engines (``api.run_pairs``), so each is the ``Ali
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import time
@@ -18,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import device as _device
-from ..alignment import Alignment
+from ..alignment import Alignment, replaced
 from ..api import Prepared, SeqLike, _check_scoring, _mode_code, check_gpus, run_pairs
 from ..errors import InputError
 from ..scoring import Scoring
@@ -316,7 +315,7 @@ def _alignments(q: Prepared, ranked: list, db: Database, lut, scoring: Scoring, 
                     extra["evalue"] = stats.evalue(aln.score, q.codes[k].size,
                                                    db.total_residues)
                     extra["bitscore"] = stats.bitscore(aln.score)
-                hits.append(dataclasses.replace(aln, **extra))
+                hits.append(replaced(aln, **extra))
         if fraction is not None:  # stable: database index, strand, discovery order kept
             hits.sort(key=lambda h: -h.score)
         out.append(hits)
