@@ -135,5 +135,3 @@ def replaced(aln: Alignment, **changes: object) -> Alignment:
     new.__dict__.update(aln.__dict__)
     new.__dict__.update(changes)
     return new
-
-
