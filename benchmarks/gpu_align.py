@@ -148,9 +148,9 @@ def tune(rng: np.random.Generator, n: int, ceil: float) -> int:
             traceback.OVERLAP_PINNING = "during" in call
             hostmem.LAST_CHUNK = int(call.split()[-2]) << 20
         traceback.LOOKAHEAD = la
-        sec = timed(lambda: wavedp.align(a, b, DNA, device="gpu"))
-        st = traceback.STATS
-        print(f"traceback, lookahead {la} ({call}): {sec:.2f} s = {sec / so:.2f} x "
+        st: dict[str, float] = {}
+        sec = timed(lambda: traceback.align_traceback(p, q, t, phases=st))  # noqa: B023
+        print(f"traceback (engine), lookahead {la} ({call}): {sec:.2f} s = {sec / so:.2f} x "
               f"score-only; pinned after {st['pin_s']:.2f} s, forward {st['forward_s']:.2f} s,"
               f" {st['tiles']} tiles {st['tile_s']:.2f} s, walk {st['walk_s']:.2f} s, "
               f"closing {st['close_s']:.2f} s, engine {st['total_s']:.2f} s")

@@ -27,7 +27,7 @@ import numpy as np
 from search import BACKGROUND, GAP_EXTEND, GAP_OPEN, LETTERS, random_database
 
 import wavedp
-from wavedp.search import api as search_api
+from wavedp.trace import Trace
 
 #: CUDASW++4.0's published H100 figure for its BLOSUM62 protein search (as benchmarks/search.py)
 CUDASW_GCUPS = 4977.0
@@ -55,19 +55,15 @@ def data(seed: int, queries: int, targets: int, length: int, related: float
 
 def run(a: list[str], b: list[str], device: str, fraction: float) -> dict:
     scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=GAP_OPEN, gap_extend=GAP_EXTEND)
-    search_api.STATS.clear()
-    engine = {}
-    if device == "gpu":
-        from wavedp.engines.cuda import search as gpu_search
-
-        engine = gpu_search.STATS
-        engine.clear()
+    trace = Trace()
     t0 = time.perf_counter()
-    hits = wavedp.search(a, b, scoring, top=0, fraction=fraction, device=device)
+    hits = wavedp.search(a, b, scoring, top=0, fraction=fraction, device=device, trace=trace)
     seconds = time.perf_counter() - t0
-    if engine:
-        print(f"{device} scan phases: " + ", ".join(f"{k} {v:.3f}" for k, v in engine.items()))
-    hit_s = search_api.STATS.get("align", 0.0)
+    scan = {k: v for k, v in trace.seconds.items() if k != "align"}
+    if scan:
+        print(f"{device} scan phases: " + ", ".join(
+            f"{k} {v:.3f}" for k, v in {**scan, **trace.counts}.items()))
+    hit_s = trace.seconds.get("align", 0.0)
     cells = sum(map(len, a)) * sum(map(len, b))
     alignments = sum(map(len, hits))
     pairs = sum(len({h.target_id for h in q}) for q in hits)

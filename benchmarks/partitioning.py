@@ -39,11 +39,13 @@ import time
 import numpy as np
 
 import wavedp
-from wavedp.engines.cuda import search as gpu_search
 from wavedp.engines.cuda.multipass import multiprocessors
+from wavedp.engines.cuda.scan import calibrate, cost, shapes
+from wavedp.engines.cuda.scan.model import gpu_model
 from wavedp.search import partition as part
 from wavedp.search import predict
 from wavedp.search.database import PROTEIN_LETTERS, Database
+from wavedp.trace import Trace
 
 PARTITIONS = ("none", "static", "dynamic1", "dynamic2", "auto")
 #: launches at least this long (seconds) are counted apart: below it a launch's fixed host
@@ -83,9 +85,9 @@ def padding(qlens: np.ndarray, slens: np.ndarray, name: str) -> float:
     if name == "auto":
         return float("nan")
     units = np.sort(qlens)[::-1][::2]  # packed: two queries per unit, longest first
-    need = gpu_search.scan_need(24, multiprocessors())
-    batches = part.partition(name, units, slens, gpu_search.OUT_BYTES
-                             + gpu_search.SCRATCH_BYTES, need)
+    need = shapes.scan_need(24, multiprocessors())
+    batches = part.partition(name, units, slens, shapes.OUT_BYTES
+                             + shapes.SCRATCH_BYTES, need)
     real, padded = part.padding(batches, units, slens)
     return padded / real
 
@@ -95,16 +97,16 @@ def details(model, qlens: np.ndarray, slens: np.ndarray, name: str, log: list) -
     both split into the kernel and the rest (the host's work or the launch's other GPU work,
     whichever is longer: the host prepares a launch while the one before runs)."""
     units = np.sort(qlens)[::-1][::2]
-    need = gpu_search.scan_need(24, multiprocessors())
+    need = shapes.scan_need(24, multiprocessors())
     _, batches, seconds = predict.schedule(model, name, units, slens, 24, True, need,
-                                           gpu_search.OUT_BYTES + gpu_search.SCRATCH_BYTES)
+                                           shapes.OUT_BYTES + shapes.SCRATCH_BYTES)
     bare = predict.kernel_only(model, start=False)
     print("|   launch | units x subjects | shape | work, critical path | predicted s | "
           "measured s | error | besides the kernel predicted / measured ms | kernel "
           "predicted / measured ms |")
     for b, guess, row in zip(batches, seconds, log, strict=False):
         shape = predict.launch_shape(model, units[b.queries], slens[b.subjects], 24, True)
-        work, critical = predict.gpu_work(units[b.queries], slens[b.subjects], shape)
+        work, critical = cost.gpu_work(units[b.queries], slens[b.subjects], shape)
         kernel = predict.gpu_seconds(bare, units[b.queries], slens[b.subjects], 24, True,
                                      shape)
         print(f"|   launch | {b.queries.size} units x {b.subjects.size:,} | shape {shape} | "
@@ -148,7 +150,7 @@ def main() -> None:
     if args.calibrate:
         model = predict.calibrate("gpu")
         predict.save(model)
-        predict._MODELS.clear()
+        gpu_model.cache_clear()
         print(f"calibrated {model.device} in {model.seconds:.1f} s")
     model = predict.model_for("gpu")
     print(f"predictor: {model.device}" + ("" if model.calibrated else " (built-in constants)"))
@@ -174,12 +176,12 @@ def main() -> None:
             results = results or found
             assert found == results, f"{name}: partition {p} changed the results"
             runs = []
-            with gpu_search.collector_paused():
+            with calibrate.collector_paused():
                 for _ in range(args.repeats):
-                    gpu_search.LOG.clear()
+                    trace = Trace()
                     wavedp.search(queries, db, scoring, top=10, traceback=False,
-                                  device="gpu", partition=p)
-                    runs.append(list(gpu_search.LOG))
+                                  device="gpu", partition=p, trace=trace)
+                    runs.append(list(trace.launches))
             raw.setdefault(name, {})[p] = runs
             log = sorted(runs, key=lambda r: sum(x[4] for x in r))[len(runs) // 2]
             seen, guess = sum(x[4] for x in log), sum(x[3] for x in log)

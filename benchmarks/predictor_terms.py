@@ -30,7 +30,6 @@ order, shape, seconds of each part) for fitting the model offline.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import json
 import os
@@ -40,8 +39,9 @@ import time
 
 import numpy as np
 
+from wavedp.engines import calibration
 from wavedp.engines.common import LOCAL
-from wavedp.engines.cuda import search as gs
+from wavedp.engines.cuda.scan import calibrate, scanner, shapes
 from wavedp.scoring import Scoring
 from wavedp.search import predict
 
@@ -51,16 +51,16 @@ import partitioning as bench  # noqa: E402
 SCORING = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 
 
-def _scanner(lengths: np.ndarray, rng, partition: str = "none") -> tuple[gs.Scanner, object]:
+def _scanner(lengths: np.ndarray, rng, partition: str = "none") -> tuple[scanner.Scanner, object]:
     """A scanner over random residues of ``lengths`` and its resident chunk."""
     offsets = np.zeros(lengths.size + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
     residues = rng.integers(0, 20, int(offsets[-1]), dtype=np.uint8)
-    sc = gs.Scanner(residues, offsets, None, SCORING.table, 11, 1, LOCAL, partition)
-    return sc, next(sc._chunks())
+    sc = scanner.Scanner(residues, offsets, None, SCORING.table, 11, 1, LOCAL, partition)
+    return sc, next(sc.chunks())
 
 
-def _profile_seconds(sc: gs.Scanner, units: list[list[np.ndarray]], shape) -> float:
+def _profile_seconds(sc: scanner.Scanner, units: list[list[np.ndarray]], shape) -> float:
     """The time a launch spends on its profiles (units of the same lengths; gathered on the
     host, built on the GPU; best of three)."""
     import cupy
@@ -82,8 +82,8 @@ def split_launches(model: predict.Model, name: str, partition: str, repeats: int
     qlens, slens = bench.lengths_of(name, rng)
     sc, ch = _scanner(slens.astype(np.int64), rng, partition)
     queries = [rng.integers(0, 20, m, dtype=np.uint8) for m in qlens]
-    gs.timed_launches(sc, ch, queries)  # warm-up: kernels loaded
-    runs = [gs.timed_launches(sc, ch, queries) for _ in range(repeats)]
+    calibrate.timed_launches(sc, ch, queries)  # warm-up: kernels loaded
+    runs = [calibrate.timed_launches(sc, ch, queries) for _ in range(repeats)]
     rows = sorted(runs, key=lambda r: sum(x["whole"] for x in r))[len(runs) // 2]
     kmodel = predict.kernel_only(model)
     for r in rows:
@@ -119,12 +119,12 @@ def print_split(rows: list[dict]) -> None:
         f"{k} {sum(abs(f(r)) <= 0.15 for r in rows)}/{len(rows)}" for k, f in parts.items()))
 
 
-def _timed(sc: gs.Scanner, ch, qs, units, subjects, shape, reps: int = 3) -> float:
+def _timed(sc: scanner.Scanner, ch, qs, units, subjects, shape, reps: int = 3) -> float:
     """Median kernel seconds (CUDA events) of one launch after a warm-up."""
     import cupy
 
     out = cupy.zeros((len(qs), ch.size), cupy.int32)
-    times = [gs._timed_batch(sc, ch, qs, units, subjects, out, shape)[1]
+    times = [calibrate._timed_batch(sc, ch, qs, units, subjects, out, shape)[1]
              for _ in range(reps + 1)]
     return statistics.median(times[1:])
 
@@ -140,7 +140,7 @@ def controlled(model: predict.Model) -> list[dict]:
     qs = [rng.integers(0, 20, m, dtype=np.uint8) for m in rng.integers(200, 601, 512)]
     qs.sort(key=lambda q: -q.size)
     qs += [rng.integers(0, 20, 300, dtype=np.uint8) for _ in range(256)]
-    units = gs.pair_up(list(range(len(qs))), True)
+    units = shapes.pair_up(list(range(len(qs))), True)
     for label, chosen, shape in (("35k x units, 2 passes", units, (16, 20, 2)),
                                  ("35k x units, 1 pass", units[256:], (16, 20, 1))):
         for nu in (1, 8, 32, 128):
@@ -151,22 +151,22 @@ def controlled(model: predict.Model) -> list[dict]:
     lens = np.clip(rng.lognormal(np.log(300), 1.0, 60_000), 20, 8000).astype(np.int64)
     sc, ch = _scanner(lens, rng)
     qs = [rng.integers(0, 20, m, dtype=np.uint8) for m in [1280] * 32 + [320] * 32]
-    units = gs.pair_up(list(range(len(qs))), True)
+    units = shapes.pair_up(list(range(len(qs))), True)
     orders = {"random": rng.permutation(lens.size), "sorted": np.argsort(-lens, kind="stable")}
-    keep = gs.BLOCKS_PER_SM
+    sms, own = model.sms or 132, sc.model
     try:
-        for bps in (1, 2, 4, 8):
-            gs.BLOCKS_PER_SM = bps
+        for bps in (1, 2, 4, 8):  # the grid capped at bps blocks per SM
+            sc.model = calibration.capped(own, bps * sms)
             for order, subjects in orders.items():
                 for chosen, shape in ((units[:16], (16, 20, 4)), (units[16:], (16, 20, 1))):
                     seen = _timed(sc, ch, qs, chosen, subjects, shape, reps=2)
                     m = np.array([max(qs[k].size for k in u) for u in chosen])
                     rows.append(dict(case=f"{order}, {shape[2]} pass(es), {bps} blocks/SM",
                                      seen=seen, guess=predict.gpu_seconds(
-                                         kmodel, m, lens[subjects].astype(np.float64), 24,
-                                         True, shape)))
+                                         calibration.capped(kmodel, bps * sms), m,
+                                         lens[subjects].astype(np.float64), 24, True, shape)))
     finally:
-        gs.BLOCKS_PER_SM = keep
+        sc.model = own
     return rows
 
 
@@ -178,7 +178,7 @@ def passes_and_grids(model: predict.Model) -> list[dict]:
     sms = model.sms or 132
     runs = []  # (case, n, count, passes, cap)
     for n in (400, 1600, 6400):
-        blocks = gs.launch_blocks(4, 1, 1 << 30, 2, n, sms)
+        blocks = shapes.launch_blocks(4, 1, 1 << 30, 2, n, sms)
         runs += [(f"n {n}, {t} ticket(s) per block, {p} pass(es)", n, t * 32 * blocks, p, None)
                  for t in (1, 4) for p in (1, 8, 32)]
     runs += [(f"n 1600, {cap / sms:.2f} blocks per SM, 1 ticket each, {p} pass(es)", 1600,
@@ -188,13 +188,12 @@ def passes_and_grids(model: predict.Model) -> list[dict]:
     for n in dict.fromkeys(n for _, n, _, _, _ in runs):  # one database per length
         group = [run for run in runs if run[1] == n]
         size = max(count for _, _, count, _, _ in group)
-        found = gs.calibration(np.full(size, n, np.int64), [
+        found = calibrate.calibration(np.full(size, n, np.int64), [
             (128 * p, 4, 32, p, True, 0, count, 1, *([cap] if cap else []))
             for _, _, count, p, cap in group])
         for (case, _, count, p, cap), (seen, _) in zip(group, found, strict=True):
-            with gs.capped_grid(cap) if cap else contextlib.nullcontext():
-                guess = predict.gpu_seconds(kmodel, np.array([128 * p]),
-                                            np.full(count, float(n)), 24, True, (4, 32, p))
+            guess = predict.gpu_seconds(calibration.capped(kmodel, cap), np.array([128 * p]),
+                                        np.full(count, float(n)), 24, True, (4, 32, p))
             rows[case] = dict(case=case, seen=seen, guess=guess)
     return [rows[case] for case, *_ in runs]
 

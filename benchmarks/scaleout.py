@@ -32,7 +32,8 @@ from search_gpu import CUDASW_GCUPS, array_database  # noqa: E402
 
 import wavedp  # noqa: E402
 from wavedp import device as _device  # noqa: E402
-from wavedp.engines.cuda import search as gpu_search  # noqa: E402
+from wavedp.search import predict  # noqa: E402
+from wavedp.search.api import BATCH_CELLS  # noqa: E402
 
 UNIREF50_SEQUENCES = 60e6
 UNIREF50_RESIDUES = 17e9
@@ -88,7 +89,6 @@ def main() -> None:
     for traceback in (False, True):
         results = []
         for devices in sets:
-            gpu_search.STATS.clear()
             seconds, hits = timed(queries, db, scoring, devices, traceback, args.repeats)
             results.append(hits)
             measured[(traceback, len(devices))] = seconds
@@ -130,9 +130,6 @@ def predicted_plan(queries: list[str], gpus: list[int], seed: int) -> None:
     built-in H100 constants): a proxy shard of 1,000,000 subjects with UniRef50-like
     lognormal lengths (median 230, sigma 0.65: mean about 280), scaled to the shard's
     residues; the 20 queries as the search cuts them (``auto``), 10,000 by query residues."""
-    from wavedp.search import predict
-    from wavedp.search.api import BATCH_CELLS
-
     rng = np.random.default_rng(seed)
     proxy = np.clip(rng.lognormal(np.log(230), 0.65, 1_000_000), 10, 35_000).astype(np.int64)
     model = predict.model_for("gpu")

@@ -16,9 +16,8 @@ import time
 import numpy as np
 
 import wavedp
-from wavedp.engines.cuda import search as gpu_search
-from wavedp.search import api as search_api
 from wavedp.search.database import PROTEIN_LETTERS, Database
+from wavedp.trace import Trace
 
 #: CUDASW++4.0 (DPX, 16-bit) on this workplace's H100, 1,000,000 x 512, the 20 queries
 CUDASW_GCUPS = 4977.0
@@ -60,13 +59,12 @@ def gpu_part(queries: list[str], db: Database, repeats: int,
     for traceback in (False, True):
         times, splits = [], []
         for _ in range(repeats):
-            gpu_search.STATS.clear()
-            search_api.STATS.clear()
+            trace = Trace()
             t0 = time.perf_counter()
             hits = wavedp.search(queries, db, scoring, top=10, traceback=traceback,
-                                 device="gpu", partition=partition)
+                                 device="gpu", partition=partition, trace=trace)
             times.append(time.perf_counter() - t0)
-            splits.append({**gpu_search.STATS, **search_api.STATS})
+            splits.append({**trace.seconds, **trace.counts})
         k = int(np.argsort(times)[len(times) // 2])
         seconds = times[k]
         rows.append({"run": "traceback top 10" if traceback else "score-only",

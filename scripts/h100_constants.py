@@ -1,4 +1,4 @@
-"""Write ``src/wavedp/search/h100.py`` (the predictor's built-in constants) from a
+"""Write ``src/wavedp/engines/cuda/scan/h100.py`` (the predictor's built-in constants) from a
 calibration file of ``wavedp calibrate`` on an H100. Usage:
     python3 scripts/h100_constants.py CALIBRATION.json "DATE, what changed"
 """
@@ -46,7 +46,7 @@ def main() -> None:
                f"{calibration['subject']:.3g}\n"
                "#: the GPU's seconds per launch besides the kernel, per result word\n"
                f"SIDE, WORD = {calibration['side']:.3g}, {calibration['word']:.3g}\n")
-    path = pathlib.Path(__file__).resolve().parents[1] / "src/wavedp/search/h100.py"
+    path = pathlib.Path(__file__).resolve().parents[1] / "src/wavedp/engines/cuda/scan/h100.py"
     path.write_text("\n".join(out))
 
 

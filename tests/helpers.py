@@ -114,3 +114,11 @@ def problems(draw, max_len: int = 30, penalties_any: bool = True):
         scoring = wavedp.Scoring(matrix=matrix, gap_open=gap_open, gap_extend=gap_extend)
     mode = draw(st.sampled_from(MODE_NAMES))
     return query, target, scoring, mode
+
+
+def cpu_scanner(db, lut, scoring, mode):
+    """The CPU engine's scanner over a ``Database`` (what a CPU search scans with)."""
+    from wavedp.engines.cpu.scan import CpuScanner
+
+    return CpuScanner(db.residues, db.offsets, lut, scoring.table, scoring.gap_open,
+                      scoring.gap_extend, mode)

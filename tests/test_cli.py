@@ -170,28 +170,28 @@ def test_device_gpu_without_gpu_is_user_error(fasta):
 
 
 def test_failure_mid_run_removes_the_partial_output(tmp_path: Path, fasta, monkeypatch):
-    import wavedp.cli as cli_module
+    from wavedp.cli import align as align_command
 
     def explode(*args, **kwargs):
         raise InputError("engine refused the work")
 
     out = tmp_path / "out.sam"
     before = sorted(os.listdir(tmp_path))
-    monkeypatch.setattr(cli_module, "run_pairs", explode)
+    monkeypatch.setattr(align_command, "run_pairs", explode)
     assert_user_error(invoke("align", *fasta, "--format", "sam", "-o", out, "--device", "cpu"),
                       "refused")
     assert sorted(os.listdir(tmp_path)) == before
 
 
 def test_write_failure_is_user_error_and_leaves_nothing(tmp_path: Path, fasta, monkeypatch):
-    import wavedp.cli as cli_module
+    from wavedp.cli import common
 
     def refuse(src, dst):
         raise OSError(28, "No space left on device")
 
     out = tmp_path / "out.json"
     before = sorted(os.listdir(tmp_path))
-    monkeypatch.setattr(cli_module.os, "replace", refuse)
+    monkeypatch.setattr(common.os, "replace", refuse)
     result = invoke("align", *fasta, "--format", "json", "-o", out, "--device", "cpu")
     monkeypatch.undo()
     assert_user_error(result, "out.json", "No space left")

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from helpers import DNA, PROTEIN, random_seq, related
+from helpers import DNA, PROTEIN, cpu_scanner, random_seq, related
 
 pytest.importorskip("distributed")
 
@@ -24,20 +24,19 @@ from test_search_cli import interrupt_after  # noqa: E402
 
 import wavedp  # noqa: E402
 import wavedp.cli as cli_module  # noqa: E402
-from wavedp.distributed import (  # noqa: E402
+from wavedp.engines.common import LOCAL, shard_ranges  # noqa: E402
+from wavedp.search import api as search_api  # noqa: E402
+from wavedp.search import cluster as cluster_module  # noqa: E402
+from wavedp.search.cluster import (  # noqa: E402
     LOCAL_START_ATTEMPTS,
     ClusterScanner,
     _client_of,
     _start_local,
     close,
     connect,
-    shard_ranges,
 )
-from wavedp.engines.common import LOCAL  # noqa: E402
-from wavedp.search import api as search_api  # noqa: E402
 from wavedp.search.database import Database  # noqa: E402
 from wavedp.search.journal import journal_path  # noqa: E402
-from wavedp.search.scan import CpuScanner  # noqa: E402
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 DNA_SCORING = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
@@ -118,7 +117,7 @@ def test_scanner_many_shards_and_progress(client, data):
     assert len(scanner.ranges) == 9
     for k in (0, 1, 4):
         got = scanner.top(queries, k, thresholds, cells.append)
-        want = CpuScanner(db, db.codes_for(PROT), PROT, LOCAL).top(queries, k, thresholds)
+        want = cpu_scanner(db, db.codes_for(PROT), PROT, LOCAL).top(queries, k, thresholds)
         for (gi, gs), (wi, ws) in zip(got, want, strict=True):
             assert gi.dtype == np.int64 and gs.dtype == np.int32
             np.testing.assert_array_equal(gi, wi)
@@ -138,7 +137,7 @@ def _nowhere(client, monkeypatch, times: int) -> list[str]:
         return real(*args, **kwargs)
 
     monkeypatch.setattr(client, "submit", submit)
-    monkeypatch.setattr(wavedp.distributed, "STALL_CHECK", 0.3)
+    monkeypatch.setattr(cluster_module, "STALL_CHECK", 0.3)
     return keys
 
 
@@ -151,7 +150,7 @@ def test_a_stalled_round_is_submitted_again(client, data, monkeypatch):
     scanner = ClusterScanner(client, db, PROT, LOCAL, "cpu", shards=3)
     keys = _nowhere(client, monkeypatch, 1)
     got = scanner.top(queries, 0, [None] * len(queries))
-    want = CpuScanner(db, db.codes_for(PROT), PROT, LOCAL).top(queries, 0, [None] * 3)
+    want = cpu_scanner(db, db.codes_for(PROT), PROT, LOCAL).top(queries, 0, [None] * 3)
     for (gi, gs), (wi, ws) in zip(got, want, strict=True):
         np.testing.assert_array_equal(gi, wi)
         np.testing.assert_array_equal(gs, ws)
@@ -245,7 +244,7 @@ def test_connect_retries_a_slow_event_loop(monkeypatch):
             raise AssertionError
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(wavedp.device, "gpu_status", lambda: (False, "no GPU here (test)"))
+    monkeypatch.setattr(cluster_module, "gpu_status", lambda: (False, "no GPU here (test)"))
     monkeypatch.setattr(distributed, "LocalCluster", slow_once)
     before = _children()
     client = connect(cluster="local", workers=1)
@@ -375,12 +374,12 @@ def test_gpu_workers_for_a_client_without_gpu(client, data, monkeypatch):
     scanned, aligned = [], []
     real_init, real_pairs = ClusterScanner.__init__, search_api.run_pairs
 
-    def init(self, client, db, scoring, mode, device, shards=None):
+    def init(self, client, db, scoring, mode, device, partition="auto", shards=None):
         scanned.append(device)
-        real_init(self, client, db, scoring, mode, "cpu", shards)
+        real_init(self, client, db, scoring, mode, "cpu", partition, shards)
 
     def run_pairs(*args, **kwargs):
-        aligned.append(args[6])
+        aligned.append(args[6].kind)
         return real_pairs(*args, **kwargs)
 
     monkeypatch.setattr(ClusterScanner, "__init__", init)
@@ -508,7 +507,7 @@ def test_worker_killed_mid_run(client, tmp_path):
                         progress=False)
     codes = [PROT.encode(q) for q in queries]
     thresholds = [None] * len(codes)
-    want = CpuScanner(db, db.codes_for(PROT), PROT, LOCAL).top(codes, 5, thresholds)
+    want = cpu_scanner(db, db.codes_for(PROT), PROT, LOCAL).top(codes, 5, thresholds)
     pids = client.run(os.getpid)
     scanner = ClusterScanner(client, db, PROT, LOCAL, "cpu", shards=6)
     killed = {}

@@ -210,7 +210,7 @@ def test_energy_without_nvml_is_one_line_and_status_2(pair, command, monkeypatch
     from wavedp import device
 
     monkeypatch.setitem(sys.modules, "pynvml", None)
-    monkeypatch.setattr(device, "resolve", lambda name: "gpu")
+    monkeypatch.setattr(device, "_kind", lambda name: "gpu")  # as if a GPU were present
     out = tmp_path / "out.txt"
     result = CliRunner().invoke(cli, [command, *pair, "--energy", "-o", str(out)])
     user_error(result, "nvidia-ml-py")
@@ -363,15 +363,20 @@ def test_the_capped_searches_give_slope_and_intercept():
     assert lab.search_power(all_rows()[:-2]) is None  # one capped row: no line
 
 
-def test_capped_grid_caps_every_launch_and_restores():
-    from wavedp.engines.cuda import search as gpu_search
+def test_a_grid_cap_caps_every_launch_of_its_model_only():
+    from wavedp.engines.calibration import capped
+    from wavedp.engines.cuda.scan import cost, model, shapes
 
-    full = gpu_search.launch_blocks(16, 100, 10**6, 1, 500, 132)
-    with gpu_search.capped_grid(33):
-        assert gpu_search.launch_blocks(16, 100, 10**6, 1, 500, 132) == 33
-        assert gpu_search.launch_blocks(16, 1, 16, 1, 500, 132) == 2
-    assert gpu_search.GRID_CAP is None
-    assert gpu_search.launch_blocks(16, 100, 10**6, 1, 500, 132) == full > 33
+    full = shapes.launch_blocks(16, 100, 10**6, 1, 500, 132)
+    assert shapes.launch_blocks(16, 100, 10**6, 1, 500, 132, cap=33) == 33
+    assert shapes.launch_blocks(16, 1, 16, 1, 500, 132, cap=33) == 2
+    assert full > 33
+    base = model.DEFAULT_GPU
+    unit_m, subj_n = np.array([500] * 100), np.full(10**6 // 100, 500.0)
+    shape = (16, 20, 1)
+    assert cost.launch_grid(capped(base, 33), unit_m, subj_n, True, shape) == 33
+    assert cost.launch_grid(base, unit_m, subj_n, True, shape) > 33  # the model unchanged
+    assert capped(base, None) is base and base.grid_cap is None
 
 
 def test_the_search_traffic_comes_from_ncu_where_it_is(monkeypatch):

@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from helpers import PROTEIN, random_seq, related
+from helpers import PROTEIN, cpu_scanner, random_seq, related
 
 import wavedp
 import wavedp.cli as cli_module
 from wavedp import device as _device
-from wavedp import distributed
 from wavedp.engines.common import LOCAL
+from wavedp.engines.cuda import gpus
 from wavedp.errors import InputError
 from wavedp.search.database import Database
 
@@ -32,14 +32,14 @@ def _two_gpus() -> bool:
 def test_spread_covers_every_index_once_and_balances(parts):
     rng = np.random.default_rng(parts)
     costs = rng.integers(1, 10_000, 200) ** 2
-    groups = distributed.spread(costs, parts)
+    groups = gpus.spread(costs, parts)
     assert len(groups) == parts
     assert sorted(np.concatenate(groups).tolist()) == list(range(200))
     assert all(g.size and (np.diff(g) > 0).all() for g in groups)
     loads = [int(costs[g].sum()) for g in groups]
     assert max(loads) - min(loads) <= int(costs.max())  # greedy, largest first
-    assert distributed.spread(np.array([5]), 4)[0].tolist() == [0]
-    assert distributed.spread(np.zeros(0), 2) == []
+    assert gpus.spread(np.array([5]), 4)[0].tolist() == [0]
+    assert gpus.spread(np.zeros(0), 2) == []
 
 
 @pytest.mark.parametrize("devices, message", [
@@ -110,17 +110,16 @@ def _data(seed: int, count: int = 400):
 def test_shards_on_one_gpu_equal_one_scanner(shards):
     """Several shards, each in its own thread and stream (all on GPU 0 here), merge to the
     single scanner's candidates: the same indices, scores and order."""
-    from wavedp.search.scan import CpuScanner
-
     queries, texts = _data(shards)
     db = Database.from_sequences(texts, alphabet="protein")
     codes = [PROT.encode(q) for q in queries]
     lut = db.codes_for(PROT)
-    many = distributed.GpuScanner(db, lut, PROT, LOCAL, (0,) * shards)
+    many = gpus.GpuScanner(db.residues, db.offsets, lut, PROT.table, PROT.gap_open,
+                           PROT.gap_extend, LOCAL, (0,) * shards)
     assert len(many.scanners) == shards
     for k in (0, 1, 5):
         thresholds = [None, 20, None, 0, 30]
-        want = CpuScanner(db, lut, PROT, LOCAL).top(codes, k, thresholds)
+        want = cpu_scanner(db, lut, PROT, LOCAL).top(codes, k, thresholds)
         got = many.top(codes, k, thresholds)
         for (wi, ws), (gi, gs) in zip(want, got, strict=True):
             assert wi.tolist() == gi.tolist() and ws.tolist() == gs.tolist()
@@ -128,13 +127,13 @@ def test_shards_on_one_gpu_equal_one_scanner(shards):
 
 @pytest.mark.gpu
 def test_pairs_spread_over_two_threads_equal_one_call(monkeypatch):
-    monkeypatch.setattr(distributed, "SPREAD_CELLS", 0)
-    monkeypatch.setattr(_device, "gpus", lambda devices: (0, 0))
+    monkeypatch.setattr(gpus, "SPREAD_CELLS", 0)
+    twice = _device.Device("gpu", (0, 0))  # two threads, each with its own stream, on GPU 0
     queries, texts = _data(7, 60)
     one = wavedp.align_all(queries, texts, PROT, device="cpu")
-    two = wavedp.align_all(queries, texts, PROT, device="gpu")
+    two = wavedp.align_all(queries, texts, PROT, device=twice)
     assert one == two
-    hits = wavedp.search(queries, texts, PROT, top=5, fraction=0.5, device="gpu")
+    hits = wavedp.search(queries, texts, PROT, top=5, fraction=0.5, device=twice)
     assert hits == wavedp.search(queries, texts, PROT, top=5, fraction=0.5, device="cpu")
 
 
@@ -142,7 +141,7 @@ def test_pairs_spread_over_two_threads_equal_one_call(monkeypatch):
 @pytest.mark.skipif(not _two_gpus(), reason="needs two GPUs")
 @pytest.mark.parametrize("fraction", [None, 0.6])
 def test_two_gpus_equal_one(monkeypatch, fraction):
-    monkeypatch.setattr(distributed, "SPREAD_CELLS", 0)
+    monkeypatch.setattr(gpus, "SPREAD_CELLS", 0)
     queries, texts = _data(11, 3000)
     one = wavedp.search(queries, texts, PROT, top=20, fraction=fraction, device="gpu",
                         devices=[0])

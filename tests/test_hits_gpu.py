@@ -13,6 +13,7 @@ from test_hits import _repeats, check_hits
 
 import wavedp
 from wavedp.api import Prepared
+from wavedp.device import choose
 from wavedp.search.hits import run_hits
 
 pytestmark = pytest.mark.gpu
@@ -67,8 +68,8 @@ def _pairs(name: str, seed: int):
 @pytest.mark.parametrize("fraction, limit", [(1e-9, 12), (0.5, None), (1.0, None)])
 def test_gpu_hits_equal_cpu(name, fraction, limit):
     q, t, pairs, scoring = _pairs(name, len(name))
-    want = run_hits(q, t, pairs, scoring, fraction, limit, "cpu")
-    got = run_hits(q, t, pairs, scoring, fraction, limit, "gpu")
+    want = run_hits(q, t, pairs, scoring, fraction, limit, choose("cpu"))
+    got = run_hits(q, t, pairs, scoring, fraction, limit, choose("gpu"))
     assert got == want
     for (a, b), hits in zip(pairs.tolist(), got, strict=True):
         named = [dataclasses.replace(h, query_id="query1", target_id="target1") for h in hits]
@@ -82,11 +83,11 @@ def test_groups_split_by_budget_and_big_pairs_on_the_cpu_path(monkeypatch):
     from wavedp.engines.cuda import batch, hits
 
     q, t, pairs, scoring = _pairs("protein", 7)
-    want = run_hits(q, t, pairs, scoring, 1e-9, 6, "cpu")
+    want = run_hits(q, t, pairs, scoring, 1e-9, 6, choose("cpu"))
     monkeypatch.setattr(batch, "DIRS_BYTES", 1)
-    assert run_hits(q, t, pairs, scoring, 1e-9, 6, "gpu") == want
+    assert run_hits(q, t, pairs, scoring, 1e-9, 6, choose("gpu")) == want
     monkeypatch.setattr(hits, "HIT_BYTES", 100_000)
-    assert run_hits(q, t, pairs, scoring, 1e-9, 6, "gpu") == want
+    assert run_hits(q, t, pairs, scoring, 1e-9, 6, choose("gpu")) == want
 
 
 @pytest.mark.skipif(not QUERIES.exists(), reason="shared/data/allqueries.fasta absent")

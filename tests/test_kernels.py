@@ -21,7 +21,7 @@ def test_gpu_without_device_is_a_clear_error(monkeypatch):
     with pytest.raises(wavedp.InputError, match="no GPU"):
         wavedp.align("ACGT", "ACGT", wavedp.Scoring(match=1, mismatch=-1, gap_open=1,
                                                       gap_extend=1), device="gpu")
-    assert device.resolve("auto") == "cpu"
+    assert device.choose("auto") == device.Device("cpu", (), True)
 
 
 @pytest.mark.parametrize("rpl", [4, 8])

@@ -18,9 +18,9 @@ from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
 
 import wavedp
 from wavedp.cli import cli
+from wavedp.engines.cuda import sync as syncs
 from wavedp.errors import DeviceError, InputError
 from wavedp.lab import barriers, claims, commands, model, suite
-from wavedp.lab import sync as syncs
 
 IN_KERNEL = ("simple", "tree2", "tree3", "lockfree", "grid", *syncs.TUNED)
 TIMEOUT_CAPABLE = ("simple", "tree2", "tree3", "lockfree", *syncs.TUNED)

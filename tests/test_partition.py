@@ -248,7 +248,7 @@ def test_parameter_errors():
 def test_runs_sized_in_closed_form_equal_runs_searched(name):
     """The engine's need is affine in the counts, so runs are sized directly; the same need
     without that mark is searched, and cuts alike."""
-    from wavedp.engines.cuda.search import scan_need as engine_need
+    from wavedp.engines.cuda.scan.shapes import scan_need as engine_need
 
     rng = np.random.default_rng(12)
     affine = engine_need(24, 132)

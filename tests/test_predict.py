@@ -12,7 +12,11 @@ from click.testing import CliRunner
 
 import wavedp
 import wavedp.cli as cli_module
-from wavedp.engines.cuda import search as gpu_search
+from wavedp.engines import calibration
+from wavedp.engines.cpu import scan as cpu_scan
+from wavedp.engines.cuda.scan import calibrate, cost, planner, shapes
+from wavedp.engines.cuda.scan import model as gpu_model_mod
+from wavedp.engines.cuda.scan import waves as ticket_waves
 from wavedp.search import partition as part
 from wavedp.search import predict
 
@@ -22,41 +26,44 @@ PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(predict, "_MODELS", {})
-    return tmp_path / "cache" / "wavedp"
+    for cached in (gpu_model_mod.gpu_model, cpu_scan.cpu_model):  # read in this cache only
+        cached.cache_clear()
+    yield tmp_path / "cache" / "wavedp"
+    for cached in (gpu_model_mod.gpu_model, cpu_scan.cpu_model):
+        cached.cache_clear()
 
 
 def test_scan_need_grows_with_every_argument():
-    need = gpu_search.scan_need(24, 132)
+    need = shapes.scan_need(24, 132)
     base = need(300, 4, 500, 1000)
     assert need(3000, 4, 500, 1000) > base and need(300, 8, 500, 1000) > base
     assert need(300, 4, 500, 2000) > base and need(3000, 4, 5000, 1000) > need(3000, 4, 500, 1000)
-    assert need(3000, 1, 10**6, 1) <= gpu_search.SCRATCH_BYTES + 10**6  # scratch is capped
+    assert need(3000, 1, 10**6, 1) <= shapes.SCRATCH_BYTES + 10**6  # scratch is capped
 
 
 def test_planner_weighs_shapes_by_their_rate_and_fill():
     """Without rates the fewest padded lane-cells win; with them, a shape's time at its
     calibrated rate and the fill of its grid (a long subject's scratch rows cap the grid of a
     multi-pass launch, and fewer lanes per group mean more groups, so fewer blocks)."""
-    model = predict.DEFAULT_GPU
-    assert gpu_search.plan(600, 350.0, 24) == (16, 20, 2)
-    fast = gpu_search.plan(600, 350.0, 24, predict.shape_rate(model, True, 100, 10**6, 350))
+    model = gpu_model_mod.DEFAULT_GPU
+    assert shapes.plan(600, 350.0, 24) == (16, 20, 2)
+    fast = shapes.plan(600, 350.0, 24, cost.shape_rate(model, True, 100, 10**6, 350))
     assert fast[0] < 16  # narrower groups run more lane-cells per second on the H100
-    rate = predict.shape_rate(model, True, 100, 10**6, 17_000)
-    g, r, passes = gpu_search.plan(3000, 2000.0, 24, rate)
-    narrow = gpu_search.launch_blocks(4, 100, 10**6, -(-3000 // 128), 17_000, 132)
-    assert narrow < gpu_search.launch_blocks(g, 100, 10**6, passes, 17_000, 132) or g == 4
+    rate = cost.shape_rate(model, True, 100, 10**6, 17_000)
+    g, r, passes = shapes.plan(3000, 2000.0, 24, rate)
+    narrow = shapes.launch_blocks(4, 100, 10**6, -(-3000 // 128), 17_000, 132)
+    assert narrow < shapes.launch_blocks(g, 100, 10**6, passes, 17_000, 132) or g == 4
 
 
 def test_few_tickets_per_block_are_timed_in_waves():
     """Profiles x one 35,000-residue subject in two passes: its scratch rows leave room for
     119 blocks of (16, 20), so 119 profiles take as long as one, and the 9 tickets past them
     start only as the first ones finish (a second wave)."""
-    kernel = predict.kernel_only(predict.DEFAULT_GPU)
-    assert gpu_search.launch_blocks(16, 128, 1, 2, 35_000, 132) == 119
+    kernel = calibration.kernel_only(gpu_model_mod.DEFAULT_GPU)
+    assert shapes.launch_blocks(16, 128, 1, 2, 35_000, 132) == 119
 
     def seconds(units: int) -> float:
-        return predict.gpu_seconds(kernel, np.full(units, 600), np.array([35_000.0]), 24,
+        return cost.gpu_seconds(kernel, np.full(units, 600), np.array([35_000.0]), 24,
                                    True, (16, 20, 2))
 
     assert seconds(119) == pytest.approx(seconds(1), rel=0.02)
@@ -68,23 +75,23 @@ def test_waves_run_a_full_grid_at_the_full_rate_while_tickets_are_queued(monkeyp
     tickets queued an SM stays full, at the full rate's speed. So a full grid of equal
     tickets, six per block, timed in waves comes out as its work at the full rate (plus its
     last round's tail), where the packing's last k alone says several percent slower."""
-    bare = predict.kernel_only(predict.DEFAULT_GPU, start=False)
+    bare = calibration.kernel_only(gpu_model_mod.DEFAULT_GPU, start=False)
     g, r = 4, 24
-    blocks = gpu_search.launch_blocks(g, 12, 10**6, 1, 1_000, 132)
-    count = 6 * blocks * (gpu_search.BLOCK // g) // 12  # six tickets per block
+    blocks = shapes.launch_blocks(g, 12, 10**6, 1, 1_000, 132)
+    count = 6 * blocks * (shapes.BLOCK // g) // 12  # six tickets per block
     m, n = np.full(12, 90), np.full(count, 1_000.0)
-    speed = predict.speeds(bare, g, r, True)
-    full = predict._rate(bare, g, r, True)
-    slow = full / (132 * (gpu_search.BLOCK // g) * speed.size * speed[-1])
+    speed = cost.speeds(bare, g, r, True)
+    full = cost._rate(bare, g, r, True)
+    slow = full / (132 * (shapes.BLOCK // g) * speed.size * speed[-1])
     assert slow > 1.03  # the packing's last k is slower than the full rate
-    later = predict.later_shared(bare, g, speed.size)[-1]
-    steady = predict._steady(bare, g, r, True, speed, later)
+    later = cost.later_shared(bare, g, speed.size)[-1]
+    steady = cost._steady(bare, g, r, True, speed, later)
     assert steady == pytest.approx(slow * (1 + later) / 2)
-    waves = predict.gpu_seconds(bare, m, n, 24, True, (g, r, 1))
-    work = predict.gpu_work(m, n, (g, r, 1))[0]
+    waves = cost.gpu_seconds(bare, m, n, 24, True, (g, r, 1))
+    work = cost.gpu_work(m, n, (g, r, 1))[0]
     assert work / (full * steady) < waves < 1.12 * work / (full * steady)
-    monkeypatch.setattr(predict, "WAVE_TICKETS", 0)  # the same launch by the full rate
-    assert predict.gpu_seconds(bare, m, n, 24, True, (g, r, 1)) == pytest.approx(
+    monkeypatch.setattr(cost, "WAVE_TICKETS", 0)  # the same launch by the full rate
+    assert cost.gpu_seconds(bare, m, n, 24, True, (g, r, 1)) == pytest.approx(
         work / full, rel=1e-6)
 
 
@@ -92,17 +99,17 @@ def test_a_launch_adds_the_longer_of_the_host_and_the_gpu_but_the_first_adds_bot
     """The host prepares a launch while the one before runs: among others a launch adds the
     longer of the host's work and its GPU work (kernel, its start, the work besides it);
     the first of a scan adds both."""
-    bare = predict.kernel_only(predict.DEFAULT_GPU, start=False)
+    bare = calibration.kernel_only(gpu_model_mod.DEFAULT_GPU, start=False)
     m, n = np.full(4, 300), np.full(2_000, 300.0)
-    kernel = predict.gpu_seconds(bare, m, n, 24, True)
+    kernel = cost.gpu_seconds(bare, m, n, 24, True)
     slow_host = dataclasses.replace(bare, launch=1.0, side=1e-4, word=1e-9)
-    assert predict.launch_parts(slow_host, m, n, 24, True) == pytest.approx(
+    assert cost.launch_parts(slow_host, m, n, 24, True) == pytest.approx(
         (1.0, 1e-4 + 8e-6 + kernel))
-    assert predict.gpu_seconds(slow_host, m, n, 24, True) == pytest.approx(1.0)
-    assert predict.gpu_seconds(slow_host, m, n, 24, True, overlapped=False) == pytest.approx(
+    assert cost.gpu_seconds(slow_host, m, n, 24, True) == pytest.approx(1.0)
+    assert cost.gpu_seconds(slow_host, m, n, 24, True, overlapped=False) == pytest.approx(
         1.0 + 1e-4 + 8e-6 + kernel)
     fast_host = dataclasses.replace(slow_host, launch=1e-9)
-    assert predict.gpu_seconds(fast_host, m, n, 24, True) == pytest.approx(
+    assert cost.gpu_seconds(fast_host, m, n, 24, True) == pytest.approx(
         1e-4 + 8e-6 + kernel)
 
 
@@ -110,19 +117,19 @@ def test_the_pipeline_of_host_and_gpu_by_hand():
     """Host-bound: every launch after the first adds the host's 1 s, the last its 5 s on the
     GPU once enqueued. GPU-bound: short launches after a long one were enqueued during it;
     the second adds its GPU time alone, the third waited for the second's copy first."""
-    assert predict.pipelined([1, 1, 1], [0.1, 0.1, 5], 0.5) == pytest.approx([1.1, 1.0, 5.9])
-    assert predict.pipelined([0.1] * 3, [5, 0.01, 0.01], 0.5) == pytest.approx(
+    assert cost.pipelined([1, 1, 1], [0.1, 0.1, 5], 0.5) == pytest.approx([1.1, 1.0, 5.9])
+    assert cost.pipelined([0.1] * 3, [5, 0.01, 0.01], 0.5) == pytest.approx(
         [5.1, 0.01, 0.05])
-    need = gpu_search.scan_need(24, 132)
-    model = dataclasses.replace(predict.DEFAULT_GPU, launch=1.0)
-    _, batches, seconds = predict.schedule(model, "static", np.full(40, 300),
+    need = shapes.scan_need(24, 132)
+    model = dataclasses.replace(gpu_model_mod.DEFAULT_GPU, launch=1.0)
+    _, batches, seconds = planner.schedule(model, "static", np.full(40, 300),
                                            np.r_[np.full(2_000, 300), 9_000], 24, True,
                                            need, 1 << 30)
-    parts = [predict.launch_parts(model, np.full(40, 300)[b.queries],
+    parts = [cost.launch_parts(model, np.full(40, 300)[b.queries],
                                   np.r_[np.full(2_000, 300), 9_000][b.subjects], 24, True)
              for b in batches]
     assert len(batches) == 2 and seconds[0] == pytest.approx(sum(parts[0]))
-    assert seconds == pytest.approx(predict.pipelined([h for h, _ in parts],
+    assert seconds == pytest.approx(cost.pipelined([h for h, _ in parts],
                                                       [g for _, g in parts]))
 
 
@@ -135,25 +142,25 @@ def test_launches_too_short_for_the_host_join_the_one_before():
     rng = np.random.default_rng(5)
     unit_m = np.sort(rng.integers(60, 90, 12))[::-1]
     subj_n = np.clip(rng.lognormal(np.log(150), 1.0, 8_000), 20, 5_000).astype(np.int64)
-    need, budget = gpu_search.scan_need(24, 132), 1 << 30
-    model = dataclasses.replace(predict.DEFAULT_GPU, launch=5e-4)
+    need, budget = shapes.scan_need(24, 132), 1 << 30
+    model = dataclasses.replace(gpu_model_mod.DEFAULT_GPU, launch=5e-4)
     raw = part.partition("dynamic2", unit_m, subj_n, budget, need)
-    _, batches, seconds = predict.schedule(model, "dynamic2", unit_m, subj_n, 24, True, need,
+    _, batches, seconds = planner.schedule(model, "dynamic2", unit_m, subj_n, 24, True, need,
                                            budget)
     part.check(batches, unit_m.size, subj_n.size)
     assert len(batches) < len(raw)
-    parts = [predict.launch_parts(model, unit_m[b.queries], subj_n[b.subjects], 24, True)
+    parts = [cost.launch_parts(model, unit_m[b.queries], subj_n[b.subjects], 24, True)
              for b in batches]
     for before, b, (host, gpu) in zip(batches[:-1], batches[1:], parts[1:], strict=True):
         q, s = unit_m[b.queries], subj_n[b.subjects]
         assert need(int(q.max()), q.size, int(s.max()), s.size) <= budget
         assert gpu >= host or not np.array_equal(b.queries, before.queries)
-    unjoined = [predict.launch_parts(model, unit_m[b.queries], subj_n[b.subjects], 24, True)
+    unjoined = [cost.launch_parts(model, unit_m[b.queries], subj_n[b.subjects], 24, True)
                 for b in raw]
-    assert sum(seconds) <= sum(predict.pipelined([h for h, _ in unjoined],
+    assert sum(seconds) <= sum(cost.pipelined([h for h, _ in unjoined],
                                                  [g for _, g in unjoined]))
     pairs = lambda lq, nq, ls, ns: nq * ns  # noqa: E731  (a budget of pairs per launch)
-    _, batches, _ = predict.schedule(model, "dynamic2", unit_m, subj_n, 24, True, pairs, 6_000)
+    _, batches, _ = planner.schedule(model, "dynamic2", unit_m, subj_n, 24, True, pairs, 6_000)
     part.check(batches, unit_m.size, subj_n.size)
     assert max(b.queries.size * b.subjects.size for b in batches) <= 6_000
 
@@ -163,22 +170,21 @@ def test_a_launch_of_one_to_two_blocks_per_sm_takes_the_grid_predicted_faster():
     where that is predicted faster (six passes of 160 long tickets), and is priced on the
     grid it gets; elsewhere, or with a grid forced, on its own."""
     rng = np.random.default_rng(1)
-    model = predict.DEFAULT_GPU
+    model = gpu_model_mod.DEFAULT_GPU
     unit_m = np.array([2831, 2700, 2650, 2600])
     subj_n = np.sort(rng.integers(8_700, 17_420, 317))[::-1]
     shape = (16, 32, 6)
-    own = gpu_search.launch_blocks(16, 4, 317, 6, int(subj_n.max()), 132)
+    own = shapes.launch_blocks(16, 4, 317, 6, int(subj_n.max()), 132)
     assert 132 < own < 264
-    assert predict.launch_grid(model, unit_m, subj_n, True, shape) == 132
-    seconds = {b: predict._kernel(model, unit_m, subj_n, True, shape, b) for b in (own, 132)}
+    assert cost.launch_grid(model, unit_m, subj_n, True, shape) == 132
+    seconds = {b: cost._kernel(model, unit_m, subj_n, True, shape, b) for b in (own, 132)}
     assert seconds[132] < seconds[own]
-    host, gpu = predict.launch_parts(model, unit_m, subj_n, 24, True, shape)
-    assert gpu == pytest.approx(predict.side_seconds(model, 4, 317) + seconds[132])
-    with gpu_search.capped_grid(150):
-        assert predict.launch_grid(model, unit_m, subj_n, True, shape) == 150
+    host, gpu = cost.launch_parts(model, unit_m, subj_n, 24, True, shape)
+    assert gpu == pytest.approx(cost.side_seconds(model, 4, 317) + seconds[132])
+    assert cost.launch_grid(calibration.capped(model, 150), unit_m, subj_n, True, shape) == 150
     short = np.full(2_000, 300)  # single-pass, many blocks per SM: its own grid
-    assert predict.launch_grid(model, np.full(8, 300), short, True, (4, 24, 1)) == \
-        gpu_search.launch_blocks(4, 8, 2_000, 1, 300, 132)
+    assert cost.launch_grid(model, np.full(8, 300), short, True, (4, 24, 1)) == \
+        shapes.launch_blocks(4, 8, 2_000, 1, 300, 132)
 
 
 def test_the_wide_grid_choice_weighs_two_whole_numbers_of_blocks_per_sm_below():
@@ -186,36 +192,36 @@ def test_the_wide_grid_choice_weighs_two_whole_numbers_of_blocks_per_sm_below():
     WIDE_TICKETS tickets per block also weighs the two whole numbers of blocks per SM below
     its own grid, takes the one predicted fastest and is priced on it; ``schedule(wide=True)``
     prices the launches so, and ``auto`` ranks its candidates so."""
-    model = predict.DEFAULT_GPU
+    model = gpu_model_mod.DEFAULT_GPU
     rng = np.random.default_rng(3)
     unit_m = np.array([5200, 4100, 3300, 2500])
     subj_n = np.sort(rng.integers(100, 6000, 693))[::-1]
-    shape = predict.launch_shape(model, unit_m, subj_n, 24, True)
-    own = gpu_search.launch_blocks(shape[0], 4, 693, shape[2], int(subj_n.max()), 132)
+    shape = cost.launch_shape(model, unit_m, subj_n, 24, True)
+    own = shapes.launch_blocks(shape[0], 4, 693, shape[2], int(subj_n.max()), 132)
     assert shape[2] > 1 and 2 * 132 < own < 3 * 132
-    seconds = {b: predict._kernel(model, unit_m, subj_n, True, shape, b) for b in (own, 264, 132)}
+    seconds = {b: cost._kernel(model, unit_m, subj_n, True, shape, b) for b in (own, 264, 132)}
     fastest = min(seconds, key=seconds.get)
     assert fastest != own
-    assert predict.launch_grid(model, unit_m, subj_n, True, shape) == own
-    assert predict.launch_grid(model, unit_m, subj_n, True, shape, wide=True) == fastest
-    assert predict._grids(model, unit_m, subj_n, shape, True) == [own, 264, 132]
-    _, gpu = predict.launch_parts(model, unit_m, subj_n, 24, True, shape, wide=True)
-    assert gpu == pytest.approx(predict.side_seconds(model, 4, 693) + seconds[fastest])
+    assert cost.launch_grid(model, unit_m, subj_n, True, shape) == own
+    assert cost.launch_grid(model, unit_m, subj_n, True, shape, wide=True) == fastest
+    assert cost._grids(model, unit_m, subj_n, shape, True) == [own, 264, 132]
+    _, gpu = cost.launch_parts(model, unit_m, subj_n, 24, True, shape, wide=True)
+    assert gpu == pytest.approx(cost.side_seconds(model, 4, 693) + seconds[fastest])
     many = np.full(20, 5200)  # many tickets per block: the ticket queue spreads them
-    wide_many = predict._grids(model, many, subj_n,
-                               predict.launch_shape(model, many, subj_n, 24, True), True)
+    wide_many = cost._grids(model, many, subj_n,
+                               cost.launch_shape(model, many, subj_n, 24, True), True)
     assert len(wide_many) == 1
-    need = gpu_search.scan_need(24, 132)
-    budget = gpu_search.OUT_BYTES + gpu_search.SCRATCH_BYTES
+    need = shapes.scan_need(24, 132)
+    budget = shapes.OUT_BYTES + shapes.SCRATCH_BYTES
     totals = {}
     for name in ("none", "auto"):
-        picked, batches, narrow = predict.schedule(model, name, unit_m, subj_n, 24, True, need,
+        picked, batches, narrow = planner.schedule(model, name, unit_m, subj_n, 24, True, need,
                                                    budget)
-        picked, batches, wide = predict.schedule(model, name, unit_m, subj_n, 24, True, need,
+        picked, batches, wide = planner.schedule(model, name, unit_m, subj_n, 24, True, need,
                                                  budget, wide=True)
-        parts = [predict.launch_parts(model, unit_m[b.queries], subj_n[b.subjects], 24, True,
+        parts = [cost.launch_parts(model, unit_m[b.queries], subj_n[b.subjects], 24, True,
                                       wide=True) for b in batches]
-        assert wide == pytest.approx(predict.pipelined([h for h, _ in parts],
+        assert wide == pytest.approx(cost.pipelined([h for h, _ in parts],
                                                        [g for _, g in parts]))
         totals[name] = sum(wide), sum(narrow)
     assert totals["none"][0] < totals["none"][1]
@@ -226,19 +232,19 @@ def test_blocks_share_their_multiprocessor(monkeypatch):
     """A group's rate depends on the blocks of its SM: blocks spread one per SM first, so
     1.25 blocks per SM with one ticket each take as long as 2 (the SMs holding two set the
     time), and the fill of a grid counts each SM at its own k (blocks sharing evenly)."""
-    monkeypatch.setattr(predict, "OLDER_SHARE", 1.0)
+    monkeypatch.setattr(ticket_waves, "OLDER_SHARE", 1.0)
     speed = [4.0, 2.4, 1.8, 1.4]  # a group's rate with k = 1..4 blocks on its SM
-    model = dataclasses.replace(predict.DEFAULT_GPU, sms=132,
+    model = dataclasses.replace(gpu_model_mod.DEFAULT_GPU, sms=132,
                                 packing={"4,32,packed": speed})
-    assert predict.fill(model, 4, 32, True, 4 * 132) == 1.0
-    assert predict.fill(model, 4, 32, True, 10**6) == 1.0
-    assert predict.fill(model, 4, 32, True, 132) == pytest.approx(4.0 / (4 * 1.4))
-    assert predict.fill(model, 4, 32, True, 165) == pytest.approx(
+    assert cost.fill(model, 4, 32, True, 4 * 132) == 1.0
+    assert cost.fill(model, 4, 32, True, 10**6) == 1.0
+    assert cost.fill(model, 4, 32, True, 132) == pytest.approx(4.0 / (4 * 1.4))
+    assert cost.fill(model, 4, 32, True, 165) == pytest.approx(
         (99 * 4.0 + 33 * 2 * 2.4) / (132 * 4 * 1.4))
     ones = np.ones(1)
 
     def waves(tickets: int, resident: int) -> float:
-        return predict._waves(np.full(tickets, 1.0), ones, (1.0, 1.0), 1, resident,
+        return ticket_waves.waves(np.full(tickets, 1.0), ones, (1.0, 1.0), 1, resident,
                               np.array(speed), 1e9, 132)
 
     assert waves(165, 165) == pytest.approx(1 / 2.4) == waves(264, 264)
@@ -257,10 +263,10 @@ def test_older_blocks_take_more_of_their_multiprocessor(monkeypatch):
     one = np.ones(1)
     speed = np.array([1.0, 0.6, 0.4])
     costs = np.array([1.0, 1.0, 1.0, 0.9, 0.9, 0.9, 0.9, 0.9])
-    monkeypatch.setattr(predict, "OLDER_SHARE", 1.0)
-    assert predict._waves(costs, one, (1.0, 1.0), 1, 6, speed, 1e9, 2) == pytest.approx(3.75)
-    monkeypatch.setattr(predict, "OLDER_SHARE", 0.8)
-    assert predict._waves(costs, one, (1.0, 1.0), 1, 6, speed, 1e9, 2) == pytest.approx(
+    monkeypatch.setattr(ticket_waves, "OLDER_SHARE", 1.0)
+    assert ticket_waves.waves(costs, one, (1.0, 1.0), 1, 6, speed, 1e9, 2) == pytest.approx(3.75)
+    monkeypatch.setattr(ticket_waves, "OLDER_SHARE", 0.8)
+    assert ticket_waves.waves(costs, one, (1.0, 1.0), 1, 6, speed, 1e9, 2) == pytest.approx(
         3.34, abs=2e-3)
 
 
@@ -269,13 +275,13 @@ def test_the_last_tickets_speed_up_as_their_multiprocessor_empties():
     the rate of one block; a sweep alone bounds every ticket from below."""
     speed = np.array([1.0, 0.5])
     one = np.ones(1)
-    assert predict._waves(np.array([10.0, 1.0]), one, (1.0, 1.0), 1, 2, speed, 1e9,
+    assert ticket_waves.waves(np.array([10.0, 1.0]), one, (1.0, 1.0), 1, 2, speed, 1e9,
                           1) == pytest.approx(2.0 + 9.0)
-    assert predict._waves(np.array([10.0, 1.0]), one, (1.0, 1.0), 1, 2, speed, 0.5,
+    assert ticket_waves.waves(np.array([10.0, 1.0]), one, (1.0, 1.0), 1, 2, speed, 0.5,
                           1) == pytest.approx(20.0)  # alone, 10 lane-cells at 0.5
     # three tickets: the third starts as the short one ends (t = 2) and shares the SM with
     # the long one (3 left) until t = 4; the long one then ends alone at 1 per second
-    assert predict._waves(np.array([4.0, 1.0, 1.0]), one, (1.0, 1.0), 1, 2, speed, 1e9,
+    assert ticket_waves.waves(np.array([4.0, 1.0, 1.0]), one, (1.0, 1.0), 1, 2, speed, 1e9,
                           1) == pytest.approx(2.0 + 2.0 + 2.0)
 
 
@@ -295,19 +301,19 @@ def test_packing_calibration_recovers_rates_start_and_later_passes(monkeypatch):
         found = []
         for m, g, r, passes, packed, first, count, units, cap in runs:
             k = cap // 132
-            assert packed and units == 1 and count == k * 132 * (gpu_search.BLOCK // g)
+            assert packed and units == 1 and count == k * 132 * (shapes.BLOCK // g)
             assert m == passes * g * r  # a query of whole passes
-            cells = predict._pass_cells(float(lengths[first]), g, g * r)
+            cells = cost.pass_cells(float(lengths[first]), g, g * r)
             found.append((start + cells / truth(g, r, k) * (1 + later(g, k) * (passes - 1)),
                           1.0))
         return found
 
-    monkeypatch.setattr(gpu_search, "occupancy", lambda g, r, packed, alphabet=24: 2 + r // 16)
-    monkeypatch.setattr(gpu_search, "calibration", fake)
-    packing, shared, fitted = predict._packing(lambda _: None, 132)
+    monkeypatch.setattr(calibrate, "occupancy", lambda g, r, packed, alphabet=24: 2 + r // 16)
+    monkeypatch.setattr(calibrate, "calibration", fake)
+    packing, shared, fitted = calibrate._packing(lambda _: None, 132)
     assert fitted == pytest.approx(start, rel=1e-6)
-    assert set(packing) == {f"{g},{r},packed" for g in gpu_search.GROUPS
-                            for r in gpu_search.ROWS if 4 * 24 * g * r <= gpu_search.PROFILE_BYTES}
+    assert set(packing) == {f"{g},{r},packed" for g in shapes.GROUPS
+                            for r in shapes.ROWS if 4 * 24 * g * r <= shapes.PROFILE_BYTES}
     for key, rates in packing.items():
         g, r = (int(x) for x in key.split(",")[:2])
         assert rates == pytest.approx([truth(g, r, k) for k in range(1, 3 + r // 16)])
@@ -324,7 +330,7 @@ def test_host_costs_are_fitted_non_negative():
     b = a @ np.array([1.0, -0.02, 0.3]) + rng.normal(0, 0.05, 40)  # a negative true slope
     free = np.linalg.lstsq(a, b, rcond=None)[0]
     assert free[1] < 0
-    x = predict.nonnegative_fit(a, b)
+    x = calibrate.nonnegative_fit(a, b)
     assert np.all(x >= 0) and x[1] == 0
 
     def cost(v):
@@ -336,25 +342,25 @@ def test_host_costs_are_fitted_non_negative():
                for p in grid for q in grid[:5] / 10 for r in grid)
     # an unconstrained optimum that is already non-negative is returned as it is
     good = a @ np.array([1.0, 0.01, 0.3])
-    assert np.allclose(predict.nonnegative_fit(a, good), [1.0, 0.01, 0.3])
-    assert np.all(predict.nonnegative_fit(a, -good) == 0)
+    assert np.allclose(calibrate.nonnegative_fit(a, good), [1.0, 0.01, 0.3])
+    assert np.all(calibrate.nonnegative_fit(a, -good) == 0)
 
 
 def test_model_terms():
-    model = predict.DEFAULT_GPU
+    model = gpu_model_mod.DEFAULT_GPU
     short = np.full(10_000, 300)
-    t1 = predict.gpu_seconds(model, np.array([500, 400]), short, 24, True)
-    t2 = predict.gpu_seconds(model, np.array([500, 400]), np.full(20_000, 300), 24, True)
+    t1 = cost.gpu_seconds(model, np.array([500, 400]), short, 24, True)
+    t2 = cost.gpu_seconds(model, np.array([500, 400]), np.full(20_000, 300), 24, True)
     assert model.launch < t1 < t2 < 2 * t1  # linear work plus a fixed cost
-    shape = gpu_search.plan(5000, 35_000.0, 24, predict.shape_rate(model, True, 1, 1, 35_000))
-    lone = predict.gpu_seconds(model, np.array([5000]), np.array([35_000]), 24, True)
-    assert lone == predict.gpu_seconds(model, np.array([5000]), np.array([35_000]), 24, True,
+    shape = shapes.plan(5000, 35_000.0, 24, cost.shape_rate(model, True, 1, 1, 35_000))
+    lone = cost.gpu_seconds(model, np.array([5000]), np.array([35_000]), 24, True)
+    assert lone == cost.gpu_seconds(model, np.array([5000]), np.array([35_000]), 24, True,
                                        shape)  # the shape the engine plans
-    work, critical = predict.gpu_work(np.array([5000]), np.array([35_000]), shape)
+    work, critical = cost.gpu_work(np.array([5000]), np.array([35_000]), shape)
     g, r, _ = shape
-    assert work == critical and lone >= critical / predict._single(model, g, r)  # its own path
+    assert work == critical and lone >= critical / cost._single(model, g, r)  # its own path
     mixed = np.concatenate([short, [35_000]])
-    assert predict.gpu_seconds(model, np.array([5000]), mixed, 24, True) >= lone
+    assert cost.gpu_seconds(model, np.array([5000]), mixed, 24, True) >= lone
 
 
 def test_skewed_sets_in_the_model():
@@ -365,19 +371,19 @@ def test_skewed_sets_in_the_model():
     rng = np.random.default_rng(3)
     subjects = rng.integers(200, 601, 20_001)
     subjects[1234] = 35_000
-    plans = predict.search_plan(predict.DEFAULT_GPU,
+    plans = predict.search_plan(gpu_model_mod.DEFAULT_GPU,
                                 [int(x) for x in rng.integers(200, 601, 200)], subjects, 24,
                                 True, 2e13)
     totals = {name: sum(r[3] for r in rows) for name, rows in plans.items()}
-    assert set(totals) == set(predict.CANDIDATES)
+    assert set(totals) == set(planner.CANDIDATES)
     assert totals["static"] < 0.8 * totals["none"] and totals["dynamic1"] < totals["none"]
-    need = gpu_search.scan_need(24, 132)
+    need = shapes.scan_need(24, 132)
     unit_m = np.sort(rng.integers(200, 600, 20))[::-1]
-    best, _, seconds = predict.schedule(predict.DEFAULT_GPU, "auto", unit_m, subjects, 24,
+    best, _, seconds = planner.schedule(gpu_model_mod.DEFAULT_GPU, "auto", unit_m, subjects, 24,
                                         True, need, 1 << 30)
-    found = predict.schedules(predict.DEFAULT_GPU, unit_m, subjects, 24, True, need, 1 << 30)
+    found = planner.schedules(gpu_model_mod.DEFAULT_GPU, unit_m, subjects, 24, True, need, 1 << 30)
     assert sum(found[best][1]) == sum(seconds) == min(sum(s) for _, s in found.values())
-    pruned = predict.schedules(predict.DEFAULT_GPU, unit_m, subjects, 24, True, need,
+    pruned = planner.schedules(gpu_model_mod.DEFAULT_GPU, unit_m, subjects, 24, True, need,
                                1 << 30, prune=True)  # a candidate stops once it cannot win
     assert min(pruned, key=lambda n: sum(pruned[n][1])) == best
     for name, (_, s) in pruned.items():
@@ -385,20 +391,20 @@ def test_skewed_sets_in_the_model():
 
 
 def test_calibration_file_of_another_device_or_version_is_an_input_error(cache):
-    model = dataclasses.replace(predict.DEFAULT_CPU, device=predict.device_name("cpu"),
-                                version=predict._version(), calibrated=True)
-    path = predict.save(model)
-    assert predict.load("cpu") == model
+    model = dataclasses.replace(predict.DEFAULT_CPU, device=calibration.device_name("cpu"),
+                                version=calibration.model_version(), calibrated=True)
+    path = calibration.save(model)
+    assert calibration.load("cpu") == model
     for field, value, needle in (("device", "another CPU, 2 cores", "calibrated on another"),
                                  ("version", "0.0.1 (format 0)", "calibrated with wavedp")):
         with open(path, "w") as f:
             json.dump({**dataclasses.asdict(model), field: value}, f)
         with pytest.raises(wavedp.InputError, match=f"file {path}: {needle}"):
-            predict.load("cpu")
+            calibration.load("cpu")
     with open(path, "w") as f:
         f.write("{not json")
     with pytest.raises(wavedp.InputError, match="not a wavedp calibration"):
-        predict.load("cpu")
+        calibration.load("cpu")
     result = CliRunner().invoke(cli_module.cli, ["search", "--device", "cpu", "--explain",
                                                  str(path), str(path)])
     assert result.exit_code == 2
@@ -445,15 +451,15 @@ def test_collector_paused_restores_the_collector():
     import gc
 
     assert gc.isenabled()
-    with gpu_search.collector_paused():
+    with calibrate.collector_paused():
         assert not gc.isenabled()
     assert gc.isenabled()
-    with pytest.raises(RuntimeError), gpu_search.collector_paused():
+    with pytest.raises(RuntimeError), calibrate.collector_paused():
         raise RuntimeError("launch failed")
     assert gc.isenabled()
     gc.disable()
     try:
-        with gpu_search.collector_paused():
+        with calibrate.collector_paused():
             pass
         assert not gc.isenabled()  # left off, as it was
     finally:

@@ -23,8 +23,8 @@ import pytest
 from click.testing import CliRunner
 
 import wavedp
-import wavedp.cli as cli_module
 from wavedp.cli import cli
+from wavedp.cli import search as search_command
 from wavedp.formats import blast_bitscore, blast_evalue, format_alignment
 from wavedp.search import journal as journal_module
 from wavedp.search.api import search
@@ -397,7 +397,7 @@ def test_bad_input_is_one_line_and_status_2(tmp_path: Path, protein, dna, monkey
         pytest.skip("a GPU is present")
     if case.startswith("unreachable scheduler"):
         pytest.importorskip("distributed")
-        monkeypatch.setattr(cli_module, "CONNECT_TIMEOUT", 0.5)
+        monkeypatch.setattr(search_command, "CONNECT_TIMEOUT", 0.5)
     args, needles = _bad_cases(tmp_path, protein, dna)[case]
     before = sorted(os.listdir(tmp_path))
     extra = [] if "-o" in args else ["-o", tmp_path / "result.tsv"]
@@ -442,7 +442,7 @@ def committed(records: Path) -> list[int]:
 def interrupt_after(monkeypatch, count: int) -> list[set[int]]:
     """Make cli's iter_search stop (KeyboardInterrupt) after ``count`` queries; returns the
     list that records each call's ``skip`` set."""
-    real = cli_module.iter_search
+    real = search_command.iter_search
     skips: list[set[int]] = []
 
     def wrapped(*args, **kwargs):
@@ -457,7 +457,7 @@ def interrupt_after(monkeypatch, count: int) -> list[set[int]]:
 
         return gen()
 
-    monkeypatch.setattr(cli_module, "iter_search", wrapped)
+    monkeypatch.setattr(search_command, "iter_search", wrapped)
     return skips
 
 

@@ -9,6 +9,7 @@ from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
 import wavedp
 from wavedp.engines.common import MODES
 from wavedp.engines.cpu import score_only
+from wavedp.trace import Trace
 
 pytestmark = pytest.mark.gpu
 
@@ -36,6 +37,7 @@ def _exact(query, texts, scoring, mode):
 
 def _scanned(query, texts, scoring, mode):
     from wavedp.engines.cuda.search import Scanner
+
     from wavedp.search.database import Database
 
     db = Database.from_sequences(texts, alphabet="dna" if scoring.is_dna else "protein")
@@ -78,19 +80,20 @@ def test_profiles_built_on_the_gpu_equal_the_host_layout(shape, packed):
     ``profile``'s host layout word for word, pads included."""
     import cupy
 
-    from wavedp.engines.cuda import search as gpu_search
+    from wavedp.engines.cuda.scan import scanner as gpu_scan
+    from wavedp.engines.cuda.scan import shapes
     from wavedp.search.database import Database
 
     g, r = shape
     rng = np.random.default_rng(g * r + packed)
     db = Database.from_sequences(["ACDE"], alphabet="protein")
-    scanner = gpu_search.Scanner(db.residues, db.offsets, db.codes_for(PROT), PROT.table,
+    scanner = gpu_scan.Scanner(db.residues, db.offsets, db.codes_for(PROT), PROT.table,
                                  PROT.gap_open, PROT.gap_extend, MODES["local"])
     qs = [PROT.encode(random_seq(rng, PROTEIN, int(n))) for n in (1, 2 * g * r + 3, 40, 7, 300)]
     units = [[qs[1], qs[0]], [qs[2]], [qs[3], qs[4]]] if packed else [[q] for q in qs]
     own = np.array([max(1, -(-max(q.size for q in u) // (g * r))) for u in units])
     prof, poffs = scanner._profiles(units, own, g, r, packed)
-    host = np.concatenate([gpu_search.profile(u, scanner.sub, scanner.go, g, r, int(p), packed)
+    host = np.concatenate([shapes.profile(u, scanner.sub, scanner.go, g, r, int(p), packed)
                            for u, p in zip(units, own, strict=True)])
     assert (cupy.asnumpy(prof) == host).all()
     assert cupy.asnumpy(poffs).tolist() == ((np.cumsum(own) - own) * 24 * g * r).tolist()
@@ -123,31 +126,31 @@ def test_saturated_pairs_of_both_halves_are_rescored_after_the_scan():
 
 
 def test_streamed_chunks_equal_resident(monkeypatch):
-    from wavedp.engines.cuda import search as gpu_search
+    from wavedp.engines.cuda.scan import scanner as gpu_scan
 
     rng = np.random.default_rng(9)
     query = random_seq(rng, PROTEIN, 300)
     texts = _database(rng, PROTEIN, 300, 500, seed_from=query)
     resident = _scanned(query, texts, PROT, "local")
-    monkeypatch.setattr(gpu_search, "DATABASE_BYTES", 20_000)  # about 60 sequences a chunk
+    monkeypatch.setattr(gpu_scan, "DATABASE_BYTES", 20_000)  # about 60 sequences a chunk
     assert (_scanned(query, texts, PROT, "local") == resident).all()
     hits = wavedp.search([query], texts, PROT, top=5, device="gpu")
-    monkeypatch.setattr(gpu_search, "DATABASE_BYTES", None)
+    monkeypatch.setattr(gpu_scan, "DATABASE_BYTES", None)
     assert hits == wavedp.search([query], texts, PROT, top=5, device="cpu")
 
 
 def test_a_scan_of_the_same_lengths_reuses_its_plan(monkeypatch):
-    from wavedp.engines.cuda import search as gpu_search
+    from wavedp.engines.cuda.scan import scanner as gpu_scan
     from wavedp.search.database import Database
 
     rng = np.random.default_rng(13)
     texts = _database(rng, PROTEIN, 400, 300)
     db = Database.from_sequences(texts, alphabet="protein")
-    scanner = gpu_search.Scanner(db.residues, db.offsets, db.codes_for(PROT), PROT.table,
+    scanner = gpu_scan.Scanner(db.residues, db.offsets, db.codes_for(PROT), PROT.table,
                                  PROT.gap_open, PROT.gap_extend, MODES["local"])
     planned = []
-    batches = gpu_search.Scanner.batches
-    monkeypatch.setattr(gpu_search.Scanner, "batches",
+    batches = gpu_scan.Scanner.batches
+    monkeypatch.setattr(gpu_scan.Scanner, "batches",
                         lambda self, ch, units: planned.append(1) or batches(self, ch, units))
 
     def top(queries):
@@ -190,24 +193,26 @@ def test_every_partition_gives_the_cpu_scores(monkeypatch, partition, mode):
     """Every partitioning's launches (skewed lengths: a few long subjects among short
     ones; small budgets so memory cuts launches too) give the CPU's scores, and each launch
     is logged with its prediction."""
-    from wavedp.engines.cuda import search as gpu_search
+    from wavedp.engines.cuda.scan import scanner as gpu_scan
+    from wavedp.engines.cuda.scan import shapes
     from wavedp.search import predict
 
-    monkeypatch.setattr(gpu_search, "OUT_BYTES", 40_000)
-    monkeypatch.setattr(gpu_search, "SCRATCH_BYTES", 1 << 20)
+    for module in (gpu_scan, shapes):
+        monkeypatch.setattr(module, "OUT_BYTES", 40_000)
+        monkeypatch.setattr(module, "SCRATCH_BYTES", 1 << 20)
     rng = np.random.default_rng(43)
     queries = [random_seq(rng, PROTEIN, int(n)) for n in
                (5, 40, 41, 90, 128, 130, 300, 310, 700, 1500, 0, 77, 77, 3)]
     texts = _database(rng, PROTEIN, 300, 400, seed_from=queries[6])
     texts += [random_seq(rng, PROTEIN, n) for n in (3000, 5000)]
-    gpu_search.LOG.clear()
+    trace = Trace()
     gpu = wavedp.search(queries, texts, PROT, top=0, evalue=None, mode=mode,
-                        traceback=False, device="gpu", partition=partition)
+                        traceback=False, device="gpu", partition=partition, trace=trace)
     cpu = wavedp.search(queries, texts, PROT, top=0, evalue=None, mode=mode,
                         traceback=False, device="cpu")
     assert gpu == cpu
-    assert len(gpu_search.LOG) > 1 and all(r[3] > 0 and r[4] > 0 for r in gpu_search.LOG)
-    names = {r[0] for r in gpu_search.LOG}
+    assert len(trace.launches) > 1 and all(r[3] > 0 and r[4] > 0 for r in trace.launches)
+    names = {r[0] for r in trace.launches}
     assert names == {partition} if partition != "auto" else names <= set(predict.CANDIDATES)
 
 
@@ -237,16 +242,17 @@ def test_a_launch_on_fewer_blocks_than_its_own_grid_gives_the_same_words():
     carry the grid the predictor chose."""
     import cupy
 
-    from wavedp.engines.cuda import search as gpu_search
+    from wavedp.engines.cuda.scan import scanner as gpu_scan
+    from wavedp.engines.cuda.scan import shapes
     from wavedp.search import predict
     from wavedp.search.database import Database
 
     rng = np.random.default_rng(17)
     texts = [random_seq(rng, PROTEIN, int(n)) for n in rng.integers(200, 1500, 700)]
     db = Database.from_sequences(texts, alphabet="protein")
-    scanner = gpu_search.Scanner(db.residues, db.offsets, db.codes_for(PROT), PROT.table,
+    scanner = gpu_scan.Scanner(db.residues, db.offsets, db.codes_for(PROT), PROT.table,
                                  PROT.gap_open, PROT.gap_extend, MODES["local"])
-    ch = next(scanner._chunks())
+    ch = next(scanner.chunks())
     units = [[PROT.encode(random_seq(rng, PROTEIN, 600)), PROT.encode(random_seq(rng, PROTEIN,
                                                                                590))]]
     subjects = np.argsort(-ch.lengths).astype(np.int32)
@@ -254,8 +260,8 @@ def test_a_launch_on_fewer_blocks_than_its_own_grid_gives_the_same_words():
     words = [cupy.asnumpy(scanner._scan(ch, units, True, subjects, (4, 32, 5), None, longest,
                                         blocks)) for blocks in (None, 7, 1)]
     assert (words[0] == words[1]).all() and (words[0] == words[2]).all()
-    _, _, _, launches = scanner._plan(ch, units)
+    _, _, _, launches = scanner.launches(ch, units)
     for launch in launches:
         assert launch.blocks == predict.launch_grid(
-            predict.model_for("gpu"), gpu_search.unit_rows(units), ch.lengths[launch.subjects],
+            predict.model_for("gpu"), shapes.unit_rows(units), ch.lengths[launch.subjects],
             True, launch.shape, wide=True)

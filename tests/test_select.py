@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wavedp.engines.cuda import search as gpu_search
+from wavedp.engines.cuda.scan import select as gpu_select
 
 
 def _reference(row: np.ndarray, k: int, threshold: int | None):
@@ -40,17 +40,17 @@ def _check(scores: np.ndarray, k: int, thresholds, picked) -> None:
 @pytest.mark.parametrize("k", [1, 2, 10, 37])
 @pytest.mark.parametrize("n", [40, 257, 1000])
 def test_select_equals_a_full_sort(monkeypatch, chunk, k, n):
-    monkeypatch.setattr(gpu_search, "SELECT_CHUNK", chunk)
-    monkeypatch.setattr(gpu_search, "SELECT_BYTES", 4 * n * 2)  # two rows at a time
+    monkeypatch.setattr(gpu_select, "SELECT_CHUNK", chunk)
+    monkeypatch.setattr(gpu_select, "SELECT_BYTES", 4 * n * 2)  # two rows at a time
     rng = np.random.default_rng(chunk * 1000 + k * 10 + n)
     scores = _matrix(rng, 7, n, 5)
     thresholds = [None, 0, 3, 100, None, -2, 8]
-    _check(scores, k, thresholds, gpu_search.select(scores, k, thresholds))
+    _check(scores, k, thresholds, gpu_select.select(scores, k, thresholds))
 
 
 def test_select_keeps_only_what_reaches_the_threshold():
     scores = np.array([[1, 5, 5, 2, 9, 5], [0, 0, 0, 0, 0, 0]], np.int32)
-    picked = gpu_search.select(scores, 4, [5, 1])
+    picked = gpu_select.select(scores, 4, [5, 1])
     assert picked[0][0].tolist() == [4, 1, 2, 5]
     assert picked[0][1].tolist() == [9, 5, 5, 5]
     assert picked[1][0].size == 0
@@ -64,5 +64,5 @@ def test_select_on_the_gpu_equals_the_host(k):
     rng = np.random.default_rng(k)
     scores = _matrix(rng, 9, 100_003, 40)
     thresholds = [None, 10, 39, 0, None, 50, -40, 20, None]
-    picked = gpu_search.select(cupy.asarray(scores), k, thresholds)
+    picked = gpu_select.select(cupy.asarray(scores), k, thresholds)
     _check(scores, k, thresholds, picked)

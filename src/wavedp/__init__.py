@@ -1,7 +1,5 @@
 """wavedp: exact dynamic programming (Smith-Waterman/Gotoh and friends) on CPUs and GPUs."""
 
-from importlib.metadata import PackageNotFoundError, version
-
 from . import polyadic
 from .alignment import Alignment
 from .api import align, align_all
@@ -9,11 +7,7 @@ from .errors import DeviceError, InputError
 from .polyadic import matrix_chain, nussinov
 from .scoring import Scoring
 from .search import Database, local_hits, search
-
-try:
-    __version__ = version("wavedp")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0.0.0+src"
+from .version import __version__
 
 __all__ = ["Alignment", "Database", "DeviceError", "InputError", "Scoring", "align", "align_all",
            "local_hits", "matrix_chain", "nussinov", "polyadic", "search", "__version__"]

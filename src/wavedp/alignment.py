@@ -119,7 +119,7 @@ class Alignment:
 
     def format(self, kind: str = "pairwise") -> str:
         """Render as ``pairwise``, ``sam`` (record line), ``blast6`` or ``json``."""
-        from .formats import format_alignment
+        from .formats import format_alignment  # here: formats imports this module
 
         return format_alignment(self, kind)
 

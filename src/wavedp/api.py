@@ -1,15 +1,16 @@
-"""Public alignment API: validates and encodes once, picks the device, builds Alignments."""
+"""Public alignment API: validates and encodes once, chooses the device once, runs the engine
+and builds Alignments."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from . import device as _device
+from . import engines
 from .alignment import Alignment, cigars_from_ops
+from .device import Device, choose
 from .engines.common import GLOBAL, MODES
 from .errors import InputError
 from .scoring import INVALID, Scoring
@@ -61,76 +62,38 @@ class Prepared:
         return self
 
 
-def _mode_code(mode: str) -> int:
+def mode_code(mode: str) -> int:
+    """The engines' code of ``mode`` (an InputError names the modes)."""
     if mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     return MODES[mode]
 
 
-def _check_scoring(scoring: Scoring) -> Scoring:
+def check_scoring(scoring: Scoring) -> Scoring:
+    """``scoring`` itself, or an InputError when it is not a Scoring."""
     if not isinstance(scoring, Scoring):
         raise InputError(f"scoring must be a wavedp.Scoring, got {type(scoring).__name__}")
     return scoring
 
 
-def engine_for(device: str):
-    """The engine module (``align_pairs``) for a resolved device name."""
-    if device == "gpu":
-        from .engines import cuda
-
-        return cuda
-    from .engines import cpu
-
-    return cpu
-
-
-def check_gpus(devices: object, resolved: str) -> tuple[int, ...] | None:
-    """The checked ``devices`` of a run on the resolved device (None: every visible GPU);
-    an InputError where they are given to the CPU engine."""
-    if devices is not None and resolved != "gpu":
-        raise InputError("devices applies to the GPU engine only")
-    return _device.check_devices(devices)
-
-
 def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: Scoring,
-              mode: str, traceback: bool, device: str,
+              mode: str, traceback: bool, device: Device,
               strategy: str | None = None, sync: str | None = None,
-              storage: str | None = None, devices: object = None) -> list[Alignment]:
-    """Align the (query index, target index) rows of ``pairs`` and wrap the results (on the
-    GPU, spread over ``devices``: see :func:`check_gpus`)."""
-    code = _mode_code(mode)
+              storage: str | None = None) -> list[Alignment]:
+    """Align the (query index, target index) rows of ``pairs`` on the resolved ``device``
+    (on the GPU, spread over its GPUs) and wrap the results."""
+    code = mode_code(mode)
     check_pairs_range(queries, targets, pairs, scoring)
-    resolved = _device.resolve(device)
     options = {name: value for name, value in
                (("strategy", strategy), ("sync", sync), ("storage", storage)) if value is not None}
-    if options and resolved != "gpu":
+    if options and not device.gpu:
         name, value = next(iter(options.items()))
         raise InputError(f"{name} {value!r} applies to the GPU engine only")
-    engine = engine_for(resolved)
-    devices = check_gpus(devices, resolved)
-
-    def align(selection: np.ndarray | None) -> list:
-        chosen = pairs if selection is None else pairs[selection]
-        return engine.align_pairs(queries.codes, targets.codes, chosen, scoring.table,
-                                  scoring.gap_open, scoring.gap_extend, code, traceback,
-                                  **options)
-
-    if resolved == "gpu":
-        from .distributed import pairs_on_gpus
-
-        raw = pairs_on_gpus(_device.gpus(devices), align, cells(queries, targets, pairs))
-    else:
-        raw = align(None)
+    raw = engines.align_pairs(device, queries.codes, targets.codes, pairs, scoring.table,
+                              scoring.gap_open, scoring.gap_extend, code, traceback, **options)
     if not traceback and code == GLOBAL:
         raw = [(found[0], 0, found[2], 0, *found[4:]) for found in raw]
     return alignments(raw, queries, targets, pairs.tolist(), mode)
-
-
-def cells(queries: Prepared, targets: Prepared, pairs: np.ndarray) -> np.ndarray:
-    """The m * n cells of each (query index, target index) row of ``pairs``."""
-    qlen = np.array([c.size for c in queries.codes], np.int64)
-    tlen = np.array([c.size for c in targets.codes], np.int64)
-    return qlen[pairs[:, 0]] * tlen[pairs[:, 1]] if len(pairs) else np.zeros(0, np.int64)
 
 
 def check_pairs_range(queries: Prepared, targets: Prepared, pairs: np.ndarray,
@@ -164,45 +127,36 @@ def alignments(raws: Sequence[tuple], queries: Prepared, targets: Prepared,
 
 
 def align(query: SeqLike, target: SeqLike, scoring: Scoring, mode: str = "local",
-          traceback: bool = True, device: str = "auto",
+          traceback: bool = True, device: str | Device = "auto",
           strategy: str | None = None, sync: str | None = None,
           storage: str | None = None) -> Alignment:
-    """Align one query against one target; exact (DESIGN.md's recurrence and tie rules).
+    """Align one query against one target; exact (``docs/design.md``: the recurrence and
+    the tie rules).
 
     ``strategy`` picks the GPU engine's strategy (``multipass``, the default, or the lab's
     score-only ``diagonal`` and ``tiled``); for those, ``sync`` picks the synchronization
-    between steps (``wavedp.lab.sync.SYNCS``) and ``storage`` the diagonal's layout
+    between steps (``wavedp.engines.cuda.sync.SYNCS``) and ``storage`` the diagonal's layout
     (``simple`` or ``coalesced``).
     """
-    scoring = _check_scoring(scoring)
-    _mode_code(mode)
+    scoring = check_scoring(scoring)
+    mode_code(mode)
     q = Prepared([query], scoring, "query")
     t = Prepared([target], scoring, "target")
     return run_pairs(q, t, np.zeros((1, 2), dtype=np.int64), scoring, mode, traceback,
-                     device, strategy, sync, storage)[0]
+                     choose(device), strategy, sync, storage)[0]
 
 
 def align_all(queries: Iterable[SeqLike], targets: Iterable[SeqLike], scoring: Scoring,
-              mode: str = "local", traceback: bool = True, device: str = "auto",
+              mode: str = "local", traceback: bool = True, device: str | Device = "auto",
               strategy: str | None = None, sync: str | None = None,
               storage: str | None = None, devices: object = None) -> list[Alignment]:
     """Align every query against every target (all cores, or on the GPU every visible GPU
     or those of ``devices``); results in query-major order."""
-    scoring = _check_scoring(scoring)
-    _mode_code(mode)
+    scoring = check_scoring(scoring)
+    mode_code(mode)
     q = Prepared(queries, scoring, "query")
     t = Prepared(targets, scoring, "target")
     pairs = np.array([(i, j) for i in range(len(q.codes)) for j in range(len(t.codes))],
                      dtype=np.int64).reshape(-1, 2)
-    return run_pairs(q, t, pairs, scoring, mode, traceback, device, strategy, sync, storage,
-                     devices)
-
-
-def note_device(device: str) -> str:
-    """Resolve ``device`` and, for ``auto``, say on stderr which one was picked."""
-    resolved = _device.resolve(device)
-    if device == "auto":
-        ok, why = _device.gpu_status()
-        detail = why if ok else f"no GPU: {why}"
-        print(f"wavedp: using {resolved.upper()} ({detail})", file=sys.stderr)
-    return resolved
+    return run_pairs(q, t, pairs, scoring, mode, traceback, choose(device, devices), strategy,
+                     sync, storage)

@@ -1,9 +1,12 @@
-"""The one place that decides which device runs the work."""
+"""The one place that decides which device runs the work: :func:`choose` resolves what the
+caller asked for (``auto``, ``cpu`` or ``gpu``, and which GPUs) once per call into a
+:class:`Device`, which is passed down from there."""
 
 from __future__ import annotations
 
 import functools
 import numbers
+from dataclasses import dataclass
 
 from .errors import InputError
 
@@ -28,8 +31,48 @@ def gpu_status() -> tuple[bool, str]:
     return True, f"{count} CUDA device(s), device 0: {name}"
 
 
-def resolve(device: str) -> str:
-    """Map ``auto``/``cpu``/``gpu`` to ``cpu`` or ``gpu``; ``gpu`` without one is an error."""
+@dataclass(frozen=True)
+class Device:
+    """A resolved device: ``kind`` ``cpu`` or ``gpu``, the GPU indices the work uses
+    (``gpus``, empty on the CPU), and whether ``auto`` chose it."""
+
+    kind: str
+    gpus: tuple[int, ...] = ()
+    auto: bool = False
+
+    @property
+    def gpu(self) -> bool:
+        """Whether the work runs on the GPU."""
+        return self.kind == "gpu"
+
+    def describe(self) -> str:
+        """What runs the work, for the user: ``GPU (2 CUDA device(s), device 0: ...)``."""
+        ok, why = gpu_status()
+        return f"{self.kind.upper()} ({why if ok else f'no GPU: {why}'})"
+
+
+def choose(device: str | Device = "auto", devices: object = None) -> Device:
+    """The :class:`Device` of a call: ``device`` ``auto`` (the GPU when one is usable, else
+    the CPU), ``cpu`` or ``gpu`` (an InputError without one), and on the GPU ``devices``
+    (indices, or a string such as ``"0,1"``; default every visible GPU). A Device given is
+    already resolved and returned as it is."""
+    if isinstance(device, Device):
+        if devices is not None:
+            raise InputError("devices applies to a device name, not to a resolved Device")
+        return device
+    kind = _kind(device)
+    if devices is not None and kind != "gpu":
+        raise InputError("devices applies to the GPU engine only")
+    chosen = check_devices(devices)
+    if kind == "cpu":
+        return Device("cpu", (), device == "auto")
+    return Device("gpu", chosen if chosen is not None else tuple(range(max(gpu_count(), 1))),
+                  device == "auto")
+
+
+def _kind(device: str) -> str:
+    """Map ``auto``/``cpu``/``gpu`` to ``cpu`` or ``gpu``; ``gpu`` without one is an error
+    (:func:`choose` gives the whole :class:`Device`)."""
     if device not in DEVICES:
         raise InputError(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
     if device == "cpu":
@@ -79,8 +122,3 @@ def check_devices(devices: object) -> tuple[int, ...] | None:
             seen = ", ".join(map(str, range(count))) or "none"
             raise InputError(f"GPU device index {d} does not exist: {count} visible ({seen})")
     return tuple(chosen)
-
-
-def gpus(devices: tuple[int, ...] | None) -> tuple[int, ...]:
-    """The GPUs a run uses: the checked ``devices``, or every visible one."""
-    return devices if devices is not None else tuple(range(max(gpu_count(), 1)))

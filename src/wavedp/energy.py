@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from .device import gpu_status
 from .errors import InputError
 
 #: seconds between power samples
@@ -34,7 +35,6 @@ SOURCES = {"counter": "NVML energy counter",
 class Measurement:
     """The energy of ``devices`` (CUDA ordinals) over a ``with measure()`` block, filled in
     when the block ends."""
-
     devices: tuple[int, ...]
     seconds: float = math.nan
     joules: float = math.nan
@@ -73,8 +73,6 @@ def _nvml():
 
 def _bus_ids(devices: Sequence[int] | None) -> list[tuple[int, str]]:
     """(CUDA ordinal, PCI bus id) of each device (CuPy's current one for None)."""
-    from .device import gpu_status
-
     ok, why = gpu_status()
     if not ok:
         raise InputError(f"energy measurement needs a GPU, and none is usable: {why}")
@@ -121,7 +119,6 @@ def _watts(nvml, handles: list) -> float:
 class _Sampler(threading.Thread):
     """Samples ``read`` (watts) every ``interval`` seconds between :meth:`begin` and
     :meth:`finish`; a failed read ends the sampling, the last reading held to the end."""
-
     def __init__(self, read: Callable[[], float], interval: float) -> None:
         super().__init__(daemon=True)
         self.read, self.interval = read, interval

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 
 from .alignment import Alignment
 from .errors import InputError
+from .version import __version__
 
 FORMATS = ("pairwise", "blast6", "sam", "json")
 
@@ -244,7 +245,7 @@ def sam_header_lines(targets: Iterable[tuple[str, int]], command_line: str | Non
                      version: str | None = None) -> Iterator[str]:
     """The SAM header lines one by one (for a database too large to hold them all)."""
     if version is None:
-        from . import __version__ as version
+        version = __version__
     yield "@HD\tVN:1.6\tSO:unsorted"
     for name, length in targets:
         yield f"@SQ\tSN:{name}\tLN:{length}"

@@ -16,7 +16,9 @@ DNA_LETTERS = "ACGTN"
 _IUPAC_AS_N = "RYSWKMBDHVN"
 
 
-def _dna_table() -> np.ndarray:
+def dna_table() -> np.ndarray:
+    """The 256-entry code table of DNA letters (ACGT, U as T, IUPAC ambiguity codes as N;
+    INVALID elsewhere)."""
     lut = np.full(256, INVALID, dtype=np.uint8)
     for code, letter in enumerate("ACGT"):
         lut[ord(letter)] = lut[ord(letter.lower())] = code
@@ -26,7 +28,9 @@ def _dna_table() -> np.ndarray:
     return lut
 
 
-def _matrix_table(alphabet: str) -> np.ndarray:
+def matrix_table(alphabet: str) -> np.ndarray:
+    """The 256-entry code table of a substitution matrix's ``alphabet`` (either case; U, O
+    and J as X where the matrix has X; INVALID elsewhere)."""
     lut = np.full(256, INVALID, dtype=np.uint8)
     for code, letter in enumerate(alphabet):
         lut[ord(letter)] = code
@@ -108,13 +112,13 @@ class Scoring:
             table = np.full((5, 5), mismatch, dtype=np.int32)
             table[np.arange(4), np.arange(4)] = match
             set_(self, "alphabet", DNA_LETTERS)
-            set_(self, "lut", _dna_table())
+            set_(self, "lut", dna_table())
         else:
             name = "BLOSUM62" if self.matrix is None else str(self.matrix)
             alphabet, table = _load_matrix(name)
             set_(self, "matrix", name.upper())
             set_(self, "alphabet", alphabet)
-            set_(self, "lut", _matrix_table(alphabet))
+            set_(self, "lut", matrix_table(alphabet))
         table.setflags(write=False)
         set_(self, "table", table)
 

@@ -1,1 +1,88 @@
-"""Engines see encoded uint8 sequences, an int32 substitution table and integer penalties."""
+"""The compute engines: ``reference`` (the pure-Python oracle), ``cpu`` (Numba) and ``cuda``
+(CuPy). Engines see encoded uint8 sequences, an int32 substitution table and integer
+penalties, never strings, files or Scoring objects. The functions here run the engine of a
+resolved :class:`~wavedp.device.Device` (on the GPU over its GPUs): the one place that
+branches on the device."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..device import Device
+from ..ranking import Scanner
+from ..trace import Trace
+
+# Each engine is imported when first used (inside the functions below): Numba's import takes
+# about 0.4 s and CuPy's longer, and ``import wavedp`` needs neither.
+
+
+def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarray],
+                pairs: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
+                traceback: bool, **options: Any) -> list[tuple]:
+    """Each (query index, target index) row of ``pairs`` aligned: (score, query start,
+    query end, target start, target end, ops or None); on the GPU the pairs spread over the
+    device's GPUs by cells, with the strategy ``options`` (``strategy``, ``sync``,
+    ``storage``)."""
+
+    def run(engine: Callable) -> Callable[[np.ndarray | None], list]:
+        return lambda sel: engine(qcodes, tcodes, pairs if sel is None else pairs[sel], sub,
+                                  gap_open, gap_extend, mode, traceback, **options)
+
+    if device.gpu:
+        from .cuda.gpus import pairs_on_gpus  # lazy: see above
+        from .cuda.pairs import align_pairs as gpu_pairs
+
+        return pairs_on_gpus(device.gpus, run(gpu_pairs), _cells(qcodes, tcodes, pairs))
+    from .cpu import align_pairs as cpu_pairs  # lazy: see above
+
+    return run(cpu_pairs)(None)
+
+
+def hits(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarray],
+         pairs: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int, fraction: float,
+         limit: int | None) -> list[list[tuple]]:
+    """Each (query index, target index) row's non-intersecting local alignments
+    (Waterman-Eggert), best first; on the GPU the pairs spread over its GPUs by cells."""
+
+    def run(engine: Callable) -> Callable[[np.ndarray | None], list]:
+        return lambda sel: engine(qcodes, tcodes, pairs if sel is None else pairs[sel], sub,
+                                  gap_open, gap_extend, fraction, limit)
+
+    if device.gpu:
+        from .cuda.gpus import pairs_on_gpus  # lazy: see above
+        from .cuda.hits import hits as gpu_hits
+
+        return pairs_on_gpus(device.gpus, run(gpu_hits), _cells(qcodes, tcodes, pairs))
+    from .cpu.hits import hits as cpu_hits  # lazy: see above
+
+    return run(cpu_hits)(None)
+
+
+def scanner(device: Device, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
+            sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
+            partition: str = "auto", grid_cap: int | None = None,
+            trace: Trace | None = None) -> Scanner:
+    """The database scanner of ``device`` (``residues`` and ``offsets`` of the database,
+    ``lut`` its codes' translation to the scoring's): on the GPU the database sharded over
+    its GPUs, the launches cut by ``partition`` (the CPU's kernel pads nothing: it has no
+    use for one), at most ``grid_cap`` blocks each, recorded in ``trace``."""
+    if device.gpu:
+        from .cuda.gpus import GpuScanner  # lazy: see above
+
+        return GpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode, device.gpus,
+                          partition, grid_cap, trace)
+    from .cpu.scan import CpuScanner  # lazy: see above
+
+    return CpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode)
+
+
+def _cells(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray) -> np.ndarray:
+    """The m * n cells of each (query index, target index) row of ``pairs``."""
+    if not len(pairs):
+        return np.zeros(0, np.int64)
+    qlen = np.array([c.size for c in qcodes], np.int64)
+    tlen = np.array([c.size for c in tcodes], np.int64)
+    return qlen[pairs[:, 0]] * tlen[pairs[:, 1]]

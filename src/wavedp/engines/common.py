@@ -1,4 +1,13 @@
-"""Constants shared by every engine: mode codes, the -inf sentinel, the value range."""
+"""What every engine shares: mode codes, the -inf sentinel, the value range, the traceback's
+direction bytes, and the cutting of a sequence set into ranges by residues."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from ..errors import InputError
 
 LOCAL = 0
 GLOBAL = 1
@@ -19,3 +28,36 @@ SCORE_LIMIT = 1 << 29
 DIR_ZERO, DIR_DIAG, DIR_E, DIR_F = 0, 1, 2, 3
 E_OPEN = 4
 F_OPEN = 8
+
+
+def residue_ranges(offsets: np.ndarray, cap: int) -> Iterator[tuple[int, int]]:
+    """Consecutive half-open sequence ranges ``(start, stop)`` covering every sequence of a
+    set with these ``offsets`` (n + 1), in order, each of at most ``cap`` residues (a longer
+    sequence is a range alone)."""
+    n, start = len(offsets) - 1, 0
+    while start < n:
+        stop = int(np.searchsorted(offsets, int(offsets[start]) + int(cap), side="right")) - 1
+        stop = min(max(stop, start + 1), n)
+        yield start, stop
+        start = stop
+
+
+def shard_ranges(offsets: np.ndarray, parts: int) -> list[tuple[int, int]]:
+    """Consecutive half-open sequence ranges ``(start, stop)`` covering every sequence, each
+    non-empty and of about ``total / parts`` residues (``min(parts, n)`` ranges)."""
+    if isinstance(parts, bool) or not isinstance(parts, (int, np.integer)) or parts < 1:
+        raise InputError(f"parts must be a positive integer, got {parts!r}")
+    n = len(offsets) - 1
+    if n < 1:
+        raise InputError("a database needs at least one sequence to shard (got none)")
+    parts = min(int(parts), n)
+    total = int(offsets[-1])
+    bounds = [0]
+    for j in range(1, parts):
+        target = total * j // parts
+        cut = int(np.searchsorted(offsets, target, side="left"))  # offsets[cut] >= target
+        if cut > 0 and target - int(offsets[cut - 1]) < int(offsets[cut]) - target:
+            cut -= 1
+        bounds.append(min(max(cut, bounds[-1] + 1), n - (parts - j)))
+    bounds.append(n)
+    return list(zip(bounds[:-1], bounds[1:], strict=True))

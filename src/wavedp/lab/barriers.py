@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from ..engines.cuda import sync as syncs
 from ..errors import InputError
-from . import sync as syncs
 from .timing import seconds
 
 THREADS = 256

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..engines.cuda.sync import TUNED
 from . import model
 from .report import barrier_costs, barrier_fits, select, table
-from .sync import TUNED
 
 PAPER_BARRIERS = ("simple", "tree2", "tree3", "lockfree")
 #: the in-kernel barriers the issue's target is checked on: the papers' and wavedp's own

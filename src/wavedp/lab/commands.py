@@ -10,8 +10,9 @@ from collections.abc import Callable
 
 import click
 
+from ..engines.cuda.sync import BARRIER_SYNCS, TUNED
 from ..errors import InputError
-from .sync import BARRIER_SYNCS, TUNED
+from . import suite
 
 _POWER = re.compile(r"2\^(\d+)")
 
@@ -90,8 +91,6 @@ def _common(command: Callable) -> Callable:
 
 
 def _run(obj, names: tuple[str, ...], quick: bool, out: str, **changes) -> None:
-    from . import suite
-
     argv = (obj or {}).get("argv", [])
     command = shlex.join(["wavedp", *argv])
     path = suite.run(names, suite.settings(quick, **changes), out, command,
@@ -227,7 +226,5 @@ def run_all(obj, out: str, syncs, repeats, quick: bool, cudasw4: str | None) -> 
 
     Writes DIR/report.md, which states for each of the papers' and the thesis's claims
     whether this GPU reproduces it; the off-chip traffic needs ncu, the energy NVML."""
-    from .suite import EXPERIMENTS
-
-    _run(obj, EXPERIMENTS, quick, out, syncs=syncs, repeats=repeats,
+    _run(obj, suite.EXPERIMENTS, quick, out, syncs=syncs, repeats=repeats,
          energy={"cudasw4": cudasw4})

@@ -45,10 +45,20 @@ from itertools import pairwise
 
 import numpy as np
 
-from .. import energy
+from .. import energy, engines
+from ..device import Device, choose
+from ..engines.common import LOCAL
+from ..engines.cuda import sync as syncs
+from ..engines.cuda.module import function
+from ..engines.cuda.multipass import rows_for, sweep
+from ..engines.cuda.scan.cost import shape_rate
+from ..engines.cuda.scan.model import gpu_model
+from ..engines.cuda.scan.shapes import plan
 from ..errors import DeviceError, InputError
-from . import cudasw, ncu, report
-from . import sync as syncs
+from ..scoring import Scoring
+from ..search.api import iter_search
+from ..search.database import PROTEIN_LETTERS, Database
+from . import cudasw, ncu, report, swat
 from .claims import Claim
 from .timing import l2_bytes
 
@@ -195,9 +205,7 @@ def _stream_input(op: str, s: Settings, threads: int):
 def _micro(op: str, intensity: str, s: Settings) -> tuple[Callable[[int], None], int, dict]:
     """(launch(count), steps per count, the grid) of a micro-benchmark: ``high`` a full grid
     of 256-thread blocks, ``low`` one warp per multiprocessor."""
-    import cupy
-
-    from ..engines.cuda.module import function
+    import cupy  # optional dependency: the GPU extra
 
     micro = MICROS[op]
     kern = function(FILE, micro.kernel)
@@ -302,15 +310,11 @@ def run_micro(op: str, intensity: str, s: Settings, progress: Progress) -> dict:
 def _pair_run(name: str, s: Settings) -> tuple[Callable[[], None], dict]:
     """A synchronous sweep of one strategy over a related DNA pair (the lab's Smith-Waterman
     scoring), and its row's fields."""
-    from . import swat
-
     size = {"multipass": s.multipass, "tiled": s.tiled}.get(name, s.diagonal)
     p = swat.upload(*swat.related_pair(np.random.default_rng(29), size, size))
     fields = {"m": size, "n": size, "sync": None if name == "multipass" else s.sync,
               "cells_per_run": size * size}
     if name == "multipass":
-        from ..engines.cuda.multipass import rows_for, sweep
-
         fields["rows_per_thread"] = rows_for(size)
 
         def run() -> None:
@@ -328,14 +332,10 @@ def _pair_run(name: str, s: Settings) -> tuple[Callable[[], None], dict]:
 def search_shape(lengths: tuple[int, ...], length: int, alphabet: int) -> tuple[float, int]:
     """(DP cells the scan computes per real cell, database scans per search) for queries of
     ``lengths`` against subjects of ``length``: queries go two to a word, longest first, and
-    each pair runs its planned passes over tiles of G x R rows (engines/cuda/search.py's
-    planner, weighing shapes by the predictor's rates as a search does)."""
-    from ..engines.cuda.search import plan
-    from ..search import predict
-
+    each pair runs its planned passes over tiles of G x R rows (the scan's shape planning,
+    weighing shapes by the cost model's rates as a search does)."""
     ordered = sorted(lengths, reverse=True)
-    rate = predict.shape_rate(predict.model_for("gpu"), True, -(-len(ordered) // 2),
-                              1_000_000, length)
+    rate = shape_rate(gpu_model(), True, -(-len(ordered) // 2), 1_000_000, length)
     computed = scans = 0
     for k in range(0, len(ordered), 2):
         g, r, passes = plan(ordered[k], length, alphabet, rate)
@@ -346,8 +346,6 @@ def search_shape(lengths: tuple[int, ...], length: int, alphabet: int) -> tuple[
 
 def _random_residues(rng, count: int) -> np.ndarray:
     """``count`` random residues (database codes of LETTERS)."""
-    from ..search.database import PROTEIN_LETTERS
-
     codes = np.array([PROTEIN_LETTERS.index(c) for c in LETTERS], np.uint8)
     return codes[rng.integers(0, len(LETTERS), count, dtype=np.uint8)]
 
@@ -355,8 +353,6 @@ def _random_residues(rng, count: int) -> np.ndarray:
 def _random_database(residues: np.ndarray, length: int):
     """The protein database of ``residues`` cut into sequences of ``length`` (the residues
     past the last whole one left out)."""
-    from ..search.database import PROTEIN_LETTERS, Database
-
     sequences = residues.size // length
     return Database(path=None, alphabet="protein", letters=PROTEIN_LETTERS,
                     residues=residues[:sequences * length],
@@ -387,38 +383,37 @@ def _search_inputs(sequences: int, length: int):
 @lru_cache(maxsize=1)
 def _scoring():
     """The searches' scoring: BLOSUM62, gap open 11, extend 1."""
-    from ..scoring import Scoring
-
     return Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 
 
-def _this_gpu() -> tuple[int]:
-    import cupy
+def _this_gpu() -> Device:
+    """This GPU alone (the current CUDA device)."""
+    import cupy  # optional dependency: the GPU extra
 
-    return (cupy.cuda.Device().id,)
+    return choose("gpu", (cupy.cuda.Device().id,))
 
 
-def _searcher(queries: list[str], db) -> Callable[[], None]:
-    """A synchronous search (score-only, top 10, BLOSUM62 11/1, this GPU only)."""
-    from ..search.api import search
-
+def _searcher(queries: list[str], db, blocks: int | None = None) -> Callable[[], None]:
+    """A synchronous search (score-only, top 10, BLOSUM62 11/1, this GPU only), each scan
+    launch on at most ``blocks`` blocks where given."""
     scoring, gpu = _scoring(), _this_gpu()
 
     def run() -> None:
-        search(queries, db, scoring, top=10, traceback=False, device="gpu", devices=gpu)
+        for _ in iter_search(queries, db, scoring, top=10, traceback=False, device=gpu,
+                             grid_cap=blocks):
+            pass
 
     return run
 
 
-def _search_run(s: Settings) -> tuple[Callable[[], None], dict]:
+def search_run(s: Settings, blocks: int | None = None) -> tuple[Callable[[], None], dict]:
     """The search of random proteins of QUERY_LENGTHS against a random database (see
-    :func:`_searcher`), and its row's fields."""
-    from ..search.database import PROTEIN_LETTERS
-
+    :func:`_searcher`; each launch on at most ``blocks`` blocks where given), and its row's
+    fields."""
     queries, db = _search_inputs(s.sequences, s.length)
     total = s.sequences * s.length
     overhead, scans = search_shape(QUERY_LENGTHS, s.length, len(PROTEIN_LETTERS))
-    return _searcher(queries, db), {
+    return _searcher(queries, db, blocks), {
         "queries": len(QUERY_LENGTHS), "sequences": s.sequences, "length": s.length,
         "residues": total, "overhead": overhead, "scans": scans,
         "cells_per_run": sum(QUERY_LENGTHS) * total}
@@ -450,12 +445,10 @@ def peak_scan(queries: list[str], db, device: str = "gpu") -> Callable[[], list]
     this GPU only) with the scanner built once, so the database stays resident between
     calls: the scan alone is timed, as CUDASW++4.0 times its peak with the database already
     on the GPU. Returns each query's (indices, scores)."""
-    from ..engines.common import LOCAL
-    from ..search.scan import scanner_for
-
     scoring = _scoring()
-    scanner = scanner_for(device, db, db.codes_for(scoring), scoring, LOCAL,
-                          _this_gpu() if device == "gpu" else None)
+    scanner = engines.scanner(_this_gpu() if device == "gpu" else choose(device), db.residues,
+                              db.offsets, db.codes_for(scoring), scoring.table,
+                              scoring.gap_open, scoring.gap_extend, LOCAL)
     codes = [scoring.encode(q) for q in queries]
     thresholds: list[int | None] = [None] * len(codes)
     return lambda: scanner.top(codes, 10, thresholds)
@@ -487,16 +480,13 @@ def run_strategy(name: str, s: Settings, progress: Progress, blocks: int | None 
     3,000 x 3,000 pair for the per-diagonal and tiled strategies, whose kernels do not
     depend on the size); the search with ``blocks``: every launch capped at that many
     blocks (no untimed run: it follows the full search)."""
-    run, fields = _search_run(s) if name == "search" else _pair_run(name, s)
+    run, fields = search_run(s, blocks) if name == "search" else _pair_run(name, s)
     if blocks is None:
         small = replace(s, diagonal=WARM_PAIR, tiled=WARM_PAIR)
         (_pair_run(name, small)[0] if name in ("simple", "coalesced", "tiled") else run)()
         m, runs = _energy_of(run, s.seconds)
     else:
-        from ..engines.cuda.search import capped_grid
-
-        with capped_grid(blocks):
-            m, runs = _energy_of(run, s.seconds)
+        m, runs = _energy_of(run, s.seconds)
         fields["blocks"] = blocks
     cells = runs * fields.pop("cells_per_run")
     progress(f"energy: {_label({'strategy': name, 'blocks': blocks})} "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from .energy import Settings, _search_run
+from .energy import Settings, search_run
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -15,7 +15,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sequences", type=int, required=True)
     parser.add_argument("--length", type=int, required=True)
     args = parser.parse_args(argv)
-    run, _ = _search_run(Settings(sequences=args.sequences, length=args.length))
+    run, _ = search_run(Settings(sequences=args.sequences, length=args.length))
     run()
 
 

@@ -7,8 +7,8 @@ import math
 import os
 from collections.abc import Callable, Iterable, Sequence
 
+from ..engines.cuda.sync import BARRIER_SYNCS
 from . import model
-from .sync import BARRIER_SYNCS
 
 
 def number(value, digits: int = 3) -> str:

@@ -15,6 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..engines.cuda.module import compile_cubin
+
 #: opcodes that issue to the ALU pipe on sm_90 (integer compare, select, logic, shift,
 #: min/max and the DPX add-max); the FMA pipe takes IMAD (moves included) and VIADD
 ALU = frozenset({"VIADDMNMX", "VIMNMX", "VIMNMX3", "ISETP", "SEL", "LOP3", "SHF", "LEA",
@@ -29,7 +31,6 @@ _BRANCH = re.compile(r"\bBRA\b.*`\((\.L_x_\d+)\)")
 @dataclass(frozen=True)
 class Loop:
     """A loop of the machine code: a backward branch and the instructions it repeats."""
-
     start: int  # address of its first instruction
     end: int  # address of the branch back
     opcodes: collections.Counter  # full mnemonics (with modifiers), predicates left out
@@ -67,8 +68,6 @@ def nvdisasm() -> str | None:
 def cubin(name: str, expression: str, arch: str = "sm_90") -> bytes:
     """One template instance (``expression``) of the kernel file ``name`` compiled with
     NVRTC for ``arch``. Raises RuntimeError with NVRTC's log where it does not compile."""
-    from ..engines.cuda.module import compile_cubin
-
     return _whole_elf(compile_cubin(name, [expression], arch))
 
 

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from ..engines.cuda import sync as syncs
 from ..errors import InputError
-from . import sync as syncs
 from .timing import by_strategy, seconds
 
 THREADS = 256

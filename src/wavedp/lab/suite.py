@@ -12,11 +12,12 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from .. import device as _device
+from ..device import choose
+from ..engines.cuda.multipass import multiprocessors
+from ..engines.cuda.sync import BARRIER_SYNCS, HOST_SYNCS, SYNCS, check_sync
 from ..errors import InputError
 from . import barriers, claims, fft, report, sort, swat, traffic
 from . import energy as lab_energy
-from .sync import BARRIER_SYNCS, HOST_SYNCS, SYNCS, check_sync, multiprocessors
 from .timing import device
 
 EXPERIMENTS = ("barriers", "fft", "sort", "swat", "traffic", "energy")
@@ -244,7 +245,7 @@ def run(names: Sequence[str], s: Settings, folder: str, command: str,
     """Measure ``names`` (of EXPERIMENTS) and write their report into ``folder``; returns the
     report's path. The GPU must be usable (an InputError otherwise)."""
     validate(s)
-    _device.resolve("gpu")
+    choose("gpu")  # an InputError where no GPU is usable
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise InputError(f"--out {folder}: exists and is not a directory")
     os.makedirs(folder, exist_ok=True)

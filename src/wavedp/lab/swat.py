@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from ..engines.common import LOCAL
+from ..engines.cuda import diagonal, multipass, tiled
+from ..engines.cuda import sync as syncs
 from ..errors import InputError
 from ..scoring import Scoring
-from . import sync as syncs
 from .timing import by_strategy, seconds
 
 IMPLEMENTATIONS = ("simple", "coalesced", "tiled")
@@ -42,32 +43,24 @@ def related_pair(rng: np.random.Generator, m: int, n: int) -> tuple[np.ndarray, 
 def upload(q: np.ndarray, t: np.ndarray, mode: int = LOCAL):
     """The pair on the device (``wavedp.engines.cuda.multipass.Pair``) with the lab's DNA
     scoring."""
-    from ..engines.cuda.multipass import upload as upload_pair
-
     SCORING.check_range(q.size, t.size)
-    return upload_pair(q, t, SCORING.table, SCORING.gap_open, SCORING.gap_extend, mode)
+    return multipass.upload(q, t, SCORING.table, SCORING.gap_open, SCORING.gap_extend, mode)
 
 
 def reference(p) -> tuple[int, int, int]:
     """(score, end_i, end_j) from the default GPU engine (multipass)."""
-    from ..engines.cuda.multipass import end_cell, sweep
-
-    return end_cell(p, sweep(p, 0, p.m, 0, p.n))
+    return multipass.end_cell(p, multipass.sweep(p, 0, p.m, 0, p.n))
 
 
 def reference_seconds(p, repeats: int, warmup: int) -> float:
     """Seconds of the default GPU engine's score-only sweep of the pair (the anchor)."""
-    from ..engines.cuda.multipass import check, sweep
-
     runs = []
-    return seconds(lambda: runs.append(sweep(p, 0, p.m, 0, p.n, wait=False)),
-                   lambda: check(runs.pop()), repeats, warmup)
+    return seconds(lambda: runs.append(multipass.sweep(p, 0, p.m, 0, p.n, wait=False)),
+                   lambda: multipass.check(runs.pop()), repeats, warmup)
 
 
 def make_sweep(p, implementation: str, sync: str, blocks: int | None = None):
     """The ``diagonal.Sweep`` or ``tiled.Sweep`` of one implementation and strategy."""
-    from ..engines.cuda import diagonal, tiled
-
     if check_implementation(implementation) == "tiled":
         return tiled.Sweep(p, sync, blocks)
     return diagonal.Sweep(p, implementation, sync, blocks)
@@ -75,8 +68,6 @@ def make_sweep(p, implementation: str, sync: str, blocks: int | None = None):
 
 def limit(implementation: str) -> int:
     """The co-resident maximum of an implementation's persistent kernels (DNA scoring)."""
-    from ..engines.cuda import diagonal, tiled
-
     kinds = syncs.KINDS.values()
     if check_implementation(implementation) == "tiled":
         shared = 4 * SCORING.table.shape[0] ** 2

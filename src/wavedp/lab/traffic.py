@@ -47,11 +47,14 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..engines.cuda import multipass as mp
+from ..engines.cuda import sync as syncs
+from ..engines.cuda.multipass import multiprocessors
 from ..errors import DeviceError, InputError
 from . import ncu
-from . import sync as syncs
 from .claims import Claim
 from .report import Document, number, table
+from .swat import SCORING, related_pair, upload
 from .timing import l2_bytes
 
 #: lines per L2 set assumed by :func:`overflow` (NVIDIA does not publish it; it sets only
@@ -88,7 +91,6 @@ class Prediction:
     """Predicted DRAM bytes read and written (write-back L2), written with a write-through
     L2 (every store), the L2 hit rate of the data reads (synchronization polls, which hit,
     left out), and the reuse set (bytes) against which the L2's size was weighed."""
-
     read_bytes: float
     write_bytes: float
     write_through_bytes: float
@@ -219,7 +221,6 @@ def _multipass_shape(p) -> dict:
     """Rows per thread, strips and co-resident strips of the engine's sweep of pair ``p``."""
     from cupy.cuda import driver
 
-    from ..engines.cuda import multipass as mp
 
     r, wide, kernel = mp.kernel_for(p, p.m)
     strip = mp.strip_height(r)
@@ -242,9 +243,6 @@ def measure(sizes: Sequence[int] = SIZES, variants: Iterable[str] = tuple(VARIAN
     with the model's prediction and relative errors, and whether its end cell equals the
     other variants'. The per-diagonal and tiled strategies run as one cooperative kernel
     under the in-kernel barrier ``sync`` and only up to ``step_limit``."""
-    from ..engines.cuda.multipass import multiprocessors
-    from .swat import SCORING, related_pair, upload
-
     names = check_variants(variants)
     syncs.check_sync(sync, tuple(k for k in syncs.KINDS if k != "none"))
     ncu.executable()

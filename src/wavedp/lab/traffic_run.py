@@ -11,14 +11,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..engines.cuda.multipass import end_cell, sweep
+from .swat import make_sweep, related_pair, upload
 from .traffic import VARIANTS, check_variants
 
 
 def run(p, variant: str, sync: str) -> tuple[int, int, int]:
     """(score, end_i, end_j) of one variant's score-only sweep of pair ``p``."""
-    from ..engines.cuda.multipass import end_cell, sweep
-    from .swat import make_sweep
-
     strategy, storage, persist = VARIANTS[variant]
     if strategy == "multipass":
         return end_cell(p, sweep(p, 0, p.m, 0, p.n, persist=persist))
@@ -34,7 +33,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sync", required=True)
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    from .swat import related_pair, upload
 
     p = upload(*related_pair(np.random.default_rng(19), args.size, args.size))
     results = {v: list(run(p, v, args.sync)) for v in check_variants(args.variants.split(","))}

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 
-from .. import device as _device
+from ..device import Device, choose
 from ..errors import InputError
 from . import traceback
 from .problem import SCHEDULES, Problem, encode
@@ -52,7 +53,7 @@ class Solution:
     def derivation(self) -> np.ndarray:
         """The optimal derivation's non-leaf cells ``(i, j, k)`` in preorder."""
         if self.device == "gpu" and "choice" not in self.__dict__:
-            from ..engines.cuda.polyadic import walk
+            from ..engines.cuda.polyadic import walk  # lazy: loaded with the GPU engine
 
             return walk(self._K, self.n)
         return traceback.derivation(self.choice)
@@ -67,15 +68,15 @@ class Solution:
 
 
 def _host_memory() -> int:
-    import os
-
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 def solve(diagonal, *, opt: str = "min", weight=None, pair=None, dtype=None,
-          schedule: str = "iterative", block: int = 64, device: str = "auto") -> Solution:
+          schedule: str = "iterative", block: int = 64,
+          device: str | Device = "auto") -> Solution:
     """Solve ``m[i][j] = opt_{i<=k<j} m[i][k] + m[k+1][j] + w(i, k, j)`` with
-    ``m[i][i] = diagonal[i]`` (DESIGN.md, "Non-serial polyadic DP"); ties take the smallest k.
+    ``m[i][i] = diagonal[i]`` (``docs/design.md``, "Non-serial polyadic DP"); ties take the
+    smallest k.
 
     ``weight``: None, ``("product", d)`` (``d[i] * d[k+1] * d[j+1]``, d of length n + 1) or
     an n x n table W added once per cell. ``pair``: None, an n x n table or a ``Pairs``;
@@ -87,8 +88,9 @@ def solve(diagonal, *, opt: str = "min", weight=None, pair=None, dtype=None,
     prob = encode(diagonal, opt=opt, weight=weight, pair=pair, dtype=dtype, block=block)
     if schedule not in SCHEDULES:
         raise InputError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
-    resolved = _device.resolve(device)
-    if resolved == "gpu":
+    resolved = choose(device)
+    # the engines load when first used: the CPU's Numba import alone takes about 0.4 s
+    if resolved.gpu:
         from ..engines.cuda import polyadic as engine
     else:
         from ..engines.cpu import polyadic as engine
@@ -97,4 +99,4 @@ def solve(diagonal, *, opt: str = "min", weight=None, pair=None, dtype=None,
             raise InputError(f"n = {prob.n} needs {prob.table_bytes() / 2**30:.1f} GiB for "
                              f"its tables, more than this machine's memory")
     T, K = engine.solve(prob, schedule)
-    return Solution(prob, resolved, T, K)
+    return Solution(prob, resolved.kind, T, K)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..device import Device
 from ..errors import InputError
 from .api import solve
 
@@ -21,7 +22,7 @@ def check_dims(dims: Sequence[int]) -> list[int]:
     return [int(d) for d in values]
 
 
-def matrix_chain(dims: Sequence[int], *, device: str = "auto", block: int = 64
+def matrix_chain(dims: Sequence[int], *, device: str | Device = "auto", block: int = 64
                  ) -> tuple[int, str]:
     """The cheapest order to multiply A1 A2 ... An, Ai being ``dims[i-1] x dims[i]``:
     ``(cost, order)``, cost in scalar multiplications (exact: int32 or int64, the range

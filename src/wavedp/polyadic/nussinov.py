@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..device import Device
 from ..errors import InputError
 from .api import solve
 from .problem import Pairs
@@ -45,8 +46,8 @@ def pair_table(gu: bool) -> np.ndarray:
     return table
 
 
-def fold_codes(codes: np.ndarray, *, min_loop: int = 3, gu: bool = True, device: str = "auto",
-               block: int = 64) -> tuple[int, str]:
+def fold_codes(codes: np.ndarray, *, min_loop: int = 3, gu: bool = True,
+               device: str | Device = "auto", block: int = 64) -> tuple[int, str]:
     """``nussinov`` on codes from ``rna_codes``."""
     if isinstance(min_loop, bool) or not isinstance(min_loop, (int, np.integer)) or min_loop < 0:
         raise InputError(f"min_loop must be a non-negative integer, got {min_loop!r}")
@@ -58,7 +59,7 @@ def fold_codes(codes: np.ndarray, *, min_loop: int = 3, gu: bool = True, device:
     return int(sol.value), dotbracket(sol.pairs(), n)
 
 
-def nussinov(seq, min_loop: int = 3, gu: bool = True, *, device: str = "auto",
+def nussinov(seq, min_loop: int = 3, gu: bool = True, *, device: str | Device = "auto",
              block: int = 64) -> tuple[int, str]:
     """The maximum number of nested base pairs (AU, GC, and GU when ``gu``) with at least
     ``min_loop`` unpaired bases in every hairpin, and one optimal structure in dot-bracket

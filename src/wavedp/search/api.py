@@ -1,9 +1,11 @@
 """``wavedp.search``: every query against every database sequence, exact, ranked hits.
 
-Validation and encoding happen once here; the scan engines (``scan.py``) only score encoded
-queries against the database and return each query's best candidates; the reported hits are
-then aligned with the pairwise engines (``api.run_pairs``), so each is the ``Alignment``
-``wavedp.align`` gives for that pair, plus its E-value, bit score and strand.
+Validation and encoding happen once here, and the device is chosen once; the scanner (the
+engine's of this machine, ``wavedp.engines.scanner``, or a Dask cluster's, ``cluster.py``)
+only scores encoded queries against the database and returns each query's best candidates;
+the reported hits are then aligned with the pairwise engines (``api.run_pairs``), so each is
+the ``Alignment`` ``wavedp.align`` gives for that pair, plus its E-value, bit score and
+strand.
 """
 
 from __future__ import annotations
@@ -16,18 +18,20 @@ from typing import Any
 
 import numpy as np
 
-from .. import device as _device
+from .. import engines
 from ..alignment import Alignment, replaced
-from ..api import Prepared, SeqLike, _check_scoring, _mode_code, check_gpus, run_pairs
+from ..api import Prepared, SeqLike, check_scoring, mode_code, run_pairs
+from ..device import Device, choose
+from ..engines.cuda.scan.partition import check_partition
 from ..errors import InputError
+from ..ranking import MINUS, Scanner, merge
 from ..scoring import Scoring
 from ..seqio import read_records
+from ..trace import Trace
 from . import statistics
+from .cluster import ClusterScanner, database_path
 from .database import Database
 from .hits import check_fraction, run_hits
-from .partition import check_partition
-from .ranking import MINUS, merge
-from .scan import scanner_for
 from .strands import SIGN, reverse_complement, strands
 
 
@@ -51,9 +55,6 @@ DEFAULT_EVALUE = _DefaultEvalue(10.0)
 BATCH_CELLS = {"cpu": 5e10, "gpu": 2e13, "cluster": 2e13}
 
 Progress = Callable[[int], None]
-#: seconds spent aligning the reported hits since the last reset (benchmarks read it): all
-#: hits of a batch of queries go to the engine in one call (on the GPU, many per launch)
-STATS: dict[str, float] = {}
 
 
 def _queries(queries: Any, scoring: Scoring) -> Prepared:
@@ -125,9 +126,9 @@ def _evalue_floor(stats: statistics.KarlinAltschul, evalue: float, m: int, n: in
 def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scoring: Scoring,
            top: int = 10, evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
            mode: str = "local", traceback: bool = True, strand: str = "both",
-           device: str = "auto", fraction: float | None = None,
+           device: str | Device = "auto", fraction: float | None = None,
            client: Any = None, devices: Any = None,
-           partition: str = "auto") -> list[list[Alignment]]:
+           partition: str = "auto", trace: Trace | None = None) -> list[list[Alignment]]:
     """Search every query against ``database``; one ranked hit list per query (query order).
 
     ``database``: a list of sequences, a FASTA/FASTQ path, a ``.wdb`` folder or a
@@ -148,27 +149,31 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
     them, with the same results as one GPU.
     ``partition``: how the GPU scan cuts queries x database into launches (``none``,
     ``static``, ``dynamic1``, ``dynamic2`` of ``search.partition``, or ``auto``, the
-    predictor's fastest); results never depend on it.
+    predictor's fastest; on a cluster, each worker's); results never depend on it.
+    ``trace``: a :class:`~wavedp.trace.Trace` that records the GPU scan's launches
+    (predicted and measured) and the seconds of the search's phases.
     """
     results = iter_search(queries, database, scoring, top=top, evalue=evalue,
                           min_score=min_score, mode=mode, traceback=traceback, strand=strand,
                           device=device, fraction=fraction, client=client,
-                          devices=devices, partition=partition)
+                          devices=devices, partition=partition, trace=trace)
     return [hits for _, hits in results]
 
 
 def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
                 evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
                 mode: str = "local", traceback: bool = True, strand: str = "both",
-                device: str = "auto", progress: Progress | None = None,
+                device: str | Device = "auto", progress: Progress | None = None,
                 skip: Iterable[int] = (), fraction: float | None = None,
-                client: Any = None, devices: Any = None, partition: str = "auto"
+                client: Any = None, devices: Any = None, partition: str = "auto",
+                trace: Trace | None = None, grid_cap: int | None = None
                 ) -> Iterator[tuple[int, list[Alignment]]]:
     """:func:`search` as a generator of ``(query index, hits)`` in query order, queries in
-    ``skip`` left out; ``progress(cells)`` is called as work completes. All input is
-    validated, and resource limits checked, before the first result."""
-    scoring = _check_scoring(scoring)
-    code = _mode_code(mode)
+    ``skip`` left out; ``progress(cells)`` is called as work completes; ``grid_cap``: every
+    GPU scan launch on at most that many blocks (the energy lab's capped searches). All
+    input is validated, and resource limits checked, before the first result."""
+    scoring = check_scoring(scoring)
+    code = mode_code(mode)
     partition = check_partition(partition)
     top, evalue, min_score, stats = _cutoffs(top, evalue, min_score, mode, scoring)
     if fraction is not None:
@@ -182,45 +187,49 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     q = _queries(queries, scoring)
     db = open_database(database, scoring)
     lut = db.codes_for(scoring)
-    resolved = _local_device(device, client)
-    if devices is not None and client is not None:
-        raise InputError("devices applies to a search on this machine; a cluster's workers "
-                         "use their own GPUs")
-    devices = check_gpus(devices, resolved)
+    local = _local_device(device, devices, client)
     longest_query = max(c.size for c in q.codes)
     scoring.check_range(longest_query, db.longest)
     skip = set(skip)
     todo = [k for k in range(len(q.codes)) if k not in skip]
+    trace = trace if trace is not None else Trace()
+    scanner: Scanner
     if client is not None:
-        from ..distributed import ClusterScanner, database_path
-
         database_path(db)  # an in-memory database is refused before a cluster is started
         scanner = ClusterScanner(client() if callable(client) else client, db, scoring, code,
-                                 device)
+                                 device.kind if isinstance(device, Device) else device,
+                                 partition)
         cells = BATCH_CELLS["cluster"]
     else:
-        scanner = scanner_for(resolved, db, lut, scoring, code, devices, partition)
-        cells = BATCH_CELLS[resolved]
-    return _run(q, db, lut, scoring, mode, traceback, (resolved, devices), scanner, cells,
-                todo, wanted, top, evalue, min_score, stats, progress, fraction)
+        scanner = engines.scanner(local, db.residues, db.offsets, lut, scoring.table,
+                                  scoring.gap_open, scoring.gap_extend, code, partition,
+                                  grid_cap, trace)
+        cells = BATCH_CELLS[local.kind]
+    return _run(q, db, lut, scoring, mode, traceback, local, scanner, cells, todo, wanted, top,
+                evalue, min_score, stats, progress, fraction, trace)
 
 
-def _local_device(device: str, client: Any) -> str:
+def _local_device(device: str | Device, devices: Any, client: Any) -> Device:
     """The device of this process's work: the scan and the hits' alignments, or with a
     ``client`` the alignments only (the workers scan on ``device`` and check it themselves),
     which then fall back from ``gpu`` to the CPU where this process has no GPU."""
-    if client is not None and device == "gpu":
-        device = "auto"
-    return _device.resolve(device)
+    if client is None:
+        return choose(device, devices)
+    name = device.kind if isinstance(device, Device) else device
+    local = choose("auto" if name == "gpu" else name)
+    if devices is not None:
+        raise InputError("devices applies to a search on this machine; a cluster's workers "
+                         "use their own GPUs")
+    return local
 
 
 def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback: bool,
-         resolved: tuple[str, tuple[int, ...] | None], scanner, batch_cells: float, todo: list[int],
+         device: Device, scanner: Scanner, batch_cells: float, todo: list[int],
          wanted: tuple[int, ...], top: int, evalue: float | None, min_score: int | None,
-         stats, progress: Progress | None,
-         fraction: float | None) -> Iterator[tuple[int, list[Alignment]]]:
+         stats, progress: Progress | None, fraction: float | None,
+         trace: Trace) -> Iterator[tuple[int, list[Alignment]]]:
     n = db.total_residues
-    for batch in _batches(todo, [q.codes[k].size for k in todo], n, batch_cells):
+    for batch in query_batches(todo, [q.codes[k].size for k in todo], n, batch_cells):
         jobs = []  # (query index, strand, text, codes)
         for k in batch:
             for s in wanted:
@@ -246,9 +255,9 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
             views = {s: (text, codes) for _, _, s, text, codes in parts}
             ranked.append((k, views, index, score, strand_of))
         start = time.perf_counter()
-        aligned = _alignments(q, ranked, db, lut, scoring, mode, traceback, resolved, stats,
+        aligned = _alignments(q, ranked, db, lut, scoring, mode, traceback, device, stats,
                               fraction)
-        STATS["align"] = STATS.get("align", 0.0) + time.perf_counter() - start
+        trace.add("align", time.perf_counter() - start)
         for k, hits in zip(batch, aligned, strict=True):
             if evalue is not None:
                 hits = [h for h in hits if h.evalue is None or h.evalue <= evalue]
@@ -257,7 +266,10 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
             yield k, hits
 
 
-def _batches(todo: list[int], lengths: list[int], n: int, cells: float) -> Iterator[list[int]]:
+def query_batches(todo: list[int], lengths: list[int], n: int, cells: float
+                  ) -> Iterator[list[int]]:
+    """The queries ``todo`` (of ``lengths``) in consecutive batches of about ``cells`` DP
+    cells against ``n`` database residues (BATCH_CELLS)."""
     batch, work = [], 0.0
     for k, m in zip(todo, lengths, strict=True):
         batch.append(k)
@@ -270,13 +282,11 @@ def _batches(todo: list[int], lengths: list[int], n: int, cells: float) -> Itera
 
 
 def _alignments(q: Prepared, ranked: list, db: Database, lut, scoring: Scoring, mode: str,
-                traceback: bool, resolved: tuple[str, tuple[int, ...] | None], stats,
+                traceback: bool, device: Device, stats,
                 fraction: float | None = None) -> list[list[Alignment]]:
     """The hits of each ranked query as Alignments, in rank order: every hit of the batch in
     one pairwise engine call (each strand of a query is a query of that call); with
-    ``fraction``, each hit's non-intersecting alignments (``hits.run_hits``); ``resolved``:
-    the device and the GPUs."""
-    device, devices = resolved
+    ``fraction``, each hit's non-intersecting alignments (``hits.run_hits``)."""
     views, texts, ids, codes = {}, [], [], []  # (query, strand) -> index among the views
     targets: dict[int, int] = {}  # database index -> index among the targets
     rows = []
@@ -296,10 +306,9 @@ def _alignments(q: Prepared, ranked: list, db: Database, lut, scoring: Scoring, 
     pairs = np.array(rows, dtype=np.int64).reshape(-1, 2)
     if fraction is None:
         found = iter([a] for a in run_pairs(queries, subjects, pairs, scoring, mode, traceback,
-                                            device, devices=devices))
+                                            device))
     else:
-        found = iter(run_hits(queries, subjects, pairs, scoring, fraction, None, device,
-                              devices))
+        found = iter(run_hits(queries, subjects, pairs, scoring, fraction, None, device))
     out = []
     for k, _, index, score, strand_of in ranked:
         hits = []

@@ -31,8 +31,9 @@ from typing import overload
 
 import numpy as np
 
+from ..engines.common import residue_ranges
 from ..errors import InputError
-from ..scoring import DNA_LETTERS, INVALID, Scoring, _dna_table, _matrix_table
+from ..scoring import DNA_LETTERS, INVALID, Scoring, dna_table, matrix_table
 from ..seqio import iter_records
 
 FORMAT = "wavedp-db"
@@ -58,7 +59,7 @@ _INT32_MAX = int(np.iinfo(np.int32).max)
 
 
 def _lut(alphabet: str) -> np.ndarray:
-    return _dna_table() if alphabet == "dna" else _matrix_table(PROTEIN_LETTERS)
+    return dna_table() if alphabet == "dna" else matrix_table(PROTEIN_LETTERS)
 
 
 def _check_alphabet(alphabet: str) -> str:
@@ -680,13 +681,7 @@ class Database:
         if isinstance(max_residues, bool) or not isinstance(max_residues, (int, np.integer)) \
                 or max_residues < 1:
             raise InputError(f"max_residues must be a positive integer, got {max_residues!r}")
-        offsets, n, start = self._offsets, len(self), 0
-        while start < n:
-            limit = int(offsets[start]) + int(max_residues)
-            stop = int(np.searchsorted(offsets, limit, side="right")) - 1
-            stop = min(max(stop, start + 1), n)
-            yield start, stop
-            start = stop
+        yield from residue_ranges(self._offsets, int(max_residues))
 
     def codes_for(self, scoring: Scoring) -> np.ndarray | None:
         """A 256-entry uint8 table from stored codes to ``scoring``'s codes (None if equal).

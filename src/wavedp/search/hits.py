@@ -1,4 +1,5 @@
-"""Non-intersecting local alignments (Waterman-Eggert; DESIGN.md, "Non-intersecting hits"):
+"""Non-intersecting local alignments (Waterman-Eggert; ``docs/design.md``, "Non-intersecting
+hits"):
 ``wavedp.local_hits`` for one pair, ``run_hits`` for the pairs a search reports."""
 
 from __future__ import annotations
@@ -7,9 +8,10 @@ import numbers
 
 import numpy as np
 
-from .. import device as _device
+from .. import engines
 from ..alignment import Alignment
-from ..api import Prepared, SeqLike, _check_scoring, alignments, cells, check_pairs_range
+from ..api import Prepared, SeqLike, alignments, check_pairs_range, check_scoring
+from ..device import Device, choose
 from ..errors import InputError
 from ..scoring import Scoring
 
@@ -30,29 +32,13 @@ def _check_limit(limit: object) -> int | None:
 
 
 def run_hits(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: Scoring,
-             fraction: float, limit: int | None, device: str,
-             devices: tuple[int, ...] | None = None) -> list[list[Alignment]]:
-    """Each (query index, target index) row's hits as Alignments, best first (``device``
-    resolved: ``cpu`` or ``gpu``, there over the checked ``devices``, default every visible
-    GPU; all return the same lists)."""
+             fraction: float, limit: int | None, device: Device) -> list[list[Alignment]]:
+    """Each (query index, target index) row's hits as Alignments, best first, on the
+    resolved ``device`` (on the GPU over its GPUs; every engine returns the same lists)."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     check_pairs_range(queries, targets, pairs, scoring)
-    if device == "gpu":
-        from ..engines.cuda.hits import hits
-    else:
-        from ..engines.cpu.hits import hits
-
-    def run(selection: np.ndarray | None) -> list:
-        chosen = pairs if selection is None else pairs[selection]
-        return hits(queries.codes, targets.codes, chosen, scoring.table, scoring.gap_open,
-                    scoring.gap_extend, fraction, limit)
-
-    if device == "gpu":
-        from ..distributed import pairs_on_gpus
-
-        raw = pairs_on_gpus(_device.gpus(devices), run, cells(queries, targets, pairs))
-    else:
-        raw = run(None)
+    raw = engines.hits(device, queries.codes, targets.codes, pairs, scoring.table,
+                       scoring.gap_open, scoring.gap_extend, fraction, limit)
     flat = [hit for found in raw for hit in found]
     owners = [pair for pair, found in zip(pairs.tolist(), raw, strict=True) for _ in found]
     made = iter(alignments(flat, queries, targets, owners, "local"))
@@ -60,7 +46,7 @@ def run_hits(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: S
 
 
 def local_hits(query: SeqLike, target: SeqLike, scoring: Scoring, fraction: float = 0.5,
-               limit: int | None = None, device: str = "auto") -> list[Alignment]:
+               limit: int | None = None, device: str | Device = "auto") -> list[Alignment]:
     """The Waterman-Eggert local alignments of query and target that score > 0 and at least
     ``fraction`` (in (0, 1]) times the best, at most ``limit`` of them (None: all).
 
@@ -69,10 +55,10 @@ def local_hits(query: SeqLike, target: SeqLike, scoring: Scoring, fraction: floa
     The first is ``align(query, target, scoring, mode="local")``. The CPU and GPU engines
     return the same list.
     """
-    scoring = _check_scoring(scoring)
+    scoring = check_scoring(scoring)
     fraction = check_fraction(fraction)
     limit = _check_limit(limit)
-    resolved = _device.resolve(device)
+    resolved = choose(device)
     q = Prepared([query], scoring, "query")
     t = Prepared([target], scoring, "target")
     return run_hits(q, t, np.zeros((1, 2), np.int64), scoring, fraction, limit, resolved)[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from .ranking import MINUS, PLUS
+from ..ranking import MINUS, PLUS
 
 STRANDS = ("both", "plus", "minus")
 #: strand code -> the Alignment.strand text

@@ -1,7 +1,7 @@
 """Launcher of the per-anti-diagonal strategy (``kernels/diagonal.cu``), score-only.
 
 Xiao, Aji and Feng's fine-grained design: the cells of an anti-diagonal one per thread,
-diagonals one after another, under any synchronization strategy of ``wavedp.lab.sync`` (one
+diagonals one after another, under any synchronization strategy of ``engines/cuda/sync.py`` (one
 launch per diagonal, or one persistent kernel with an in-kernel barrier between diagonals),
 with the diagonals stored ``simple`` (anti-diagonal-major, packed) or ``coalesced``
 (64-byte-aligned rows, aligned warps).
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import InputError
-from ...lab import sync as syncs
 from ..common import GLOBAL, LOCAL, NEG
+from . import sync as syncs
 from .multipass import EDGES, ROWS_BEST, Pair, best_cell, scratch
 
 STORAGES = ("simple", "coalesced")

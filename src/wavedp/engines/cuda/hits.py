@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..common import LOCAL
 from ..cpu.hits import RawHit, keeps
 from ..cpu.hits import hits as cpu_hits
 from . import batch
@@ -55,8 +56,6 @@ def hits(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
 def _rounds(qcodes, tcodes, pairs, group: np.ndarray, ms, ns, r: int, sub, go: int, ge: int,
             fraction: float, limit: int | None, out: list[list[RawHit]]) -> None:
     """Every round of one group of pairs (longest first), hits into ``out``."""
-    from ..common import LOCAL
-
     g = batch.Group(qcodes, tcodes, pairs[group], ms[group], ns[group], r, sub, go, ge, LOCAL,
                     True, forbid=True)
     live = np.arange(group.size)

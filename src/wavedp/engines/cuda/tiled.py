@@ -2,15 +2,15 @@
 
 Xiao, Aji and Feng's tiled wavefront: a TILE x TILE tile per block, swept in shared memory;
 the tiles of one tile diagonal in parallel, tile diagonals one after another under any
-synchronization strategy of ``wavedp.lab.sync``.
+synchronization strategy of ``engines/cuda/sync.py``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...lab import sync as syncs
 from ..common import GLOBAL, NEG
+from . import sync as syncs
 from .diagonal import EndCellSweep
 from .multipass import Pair
 

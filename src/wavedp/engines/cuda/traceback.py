@@ -64,8 +64,6 @@ OVERLAP_PINNING = True
 def tile_size(m: int, n: int) -> int:
     """Checkpoint spacing and tile side for an m x n traceback."""
     return K_SMALL if m * n < SMALL_CELLS else K
-#: seconds and counts of the last traceback's phases (benchmarks read it)
-STATS: dict[str, float] = {}
 
 
 _host = threading.local()
@@ -231,14 +229,18 @@ def _pin_during(reg: hostmem.Region, ck: Checkpoints, out) -> None:
         stream.synchronize()
 
 
-def align_traceback(p: Pair, q: np.ndarray, t: np.ndarray):
-    """(score, qs, qe, ts, te, ops) with ops the uint8 CIGAR letters in forward order."""
-    import cupy
+def align_traceback(p: Pair, q: np.ndarray, t: np.ndarray,
+                    phases: dict[str, float] | None = None):
+    """(score, qs, qe, ts, te, ops) with ops the uint8 CIGAR letters in forward order;
+    ``phases`` (a dict), where given, gets the seconds and counts of the traceback's phases
+    (``benchmarks/gpu_align.py --tune``)."""
+    import cupy  # optional dependency: the GPU extra
 
     m, n = p.m, p.n
     K = tile_size(m, n)  # noqa: N806 - the tile side, as in the module docstring
-    STATS.clear()
-    STATS.update(tiles=0, tile_s=0.0, walk_s=0.0)
+    stats = phases if phases is not None else {}
+    stats.clear()
+    stats.update(tiles=0, tile_s=0.0, walk_s=0.0)
     start = entry = time.perf_counter()
     ck = Checkpoints(m, n, K)
     reg = None
@@ -257,10 +259,10 @@ def align_traceback(p: Pair, q: np.ndarray, t: np.ndarray):
     out = sweep(p, 0, m, 0, n, rows_per_thread=rows_for(m), checkpoints=ck, wait=False)
     if reg is not None:
         _pin_during(reg, ck, out)
-    STATS["pin_s"] = time.perf_counter() - start  # pinning ran alongside the sweep
+    stats["pin_s"] = time.perf_counter() - start  # pinning ran alongside the sweep
     check(out)
     score, ei, ej = end_cell(p, out)
-    STATS["forward_s"] = time.perf_counter() - start
+    stats["forward_s"] = time.perf_counter() - start
     if p.mode == LOCAL and score == 0:
         return 0, 0, 0, 0, 0, np.empty(0, np.uint8)
     ops = np.empty(m + n, np.uint8)
@@ -274,9 +276,9 @@ def align_traceback(p: Pair, q: np.ndarray, t: np.ndarray):
             t1 = time.perf_counter()
             i, j, state, k, stopped = walk(q, t, p.mode, tile, tr * K, tc * K, cols,
                                            multipass.DIR_ROWS, i, j, state, ops, k)
-            STATS["tiles"] += 1
-            STATS["tile_s"] += t1 - t0
-            STATS["walk_s"] += time.perf_counter() - t1
+            stats["tiles"] += 1
+            stats["tile_s"] += t1 - t0
+            stats["walk_s"] += time.perf_counter() - t1
             if stopped:
                 break
         else:
@@ -284,6 +286,6 @@ def align_traceback(p: Pair, q: np.ndarray, t: np.ndarray):
     finally:
         t0 = time.perf_counter()
         tiles.close()
-        STATS["close_s"] = time.perf_counter() - t0
-    STATS["total_s"] = time.perf_counter() - entry
+        stats["close_s"] = time.perf_counter() - t0
+    stats["total_s"] = time.perf_counter() - entry
     return score, i, ei, j, ej, ops[:k][::-1].copy()

@@ -1,4 +1,5 @@
-"""The ``wavedp chain`` and ``wavedp fold`` commands (registered in ``wavedp.cli``).
+"""``wavedp chain`` and ``wavedp fold``: matrix-chain ordering and RNA folding on the
+polyadic engine.
 
 Input is read and checked whole before any work or output; results go to stdout or to
 ``-o FILE``, written whole or not at all, as the other commands write them.
@@ -11,12 +12,12 @@ import os
 
 import click
 
-from .. import device as _device
-from ..api import note_device
+from ..device import choose
 from ..errors import InputError
+from ..polyadic.chain import check_dims, matrix_chain
+from ..polyadic.nussinov import LETTERS, fold_codes, rna_codes
 from ..seqio import read_records
-from .chain import check_dims, matrix_chain
-from .nussinov import LETTERS, fold_codes, rna_codes
+from . import common
 
 CHAIN_HELP = """Cheapest order to multiply a chain of matrices A1 A2 ... An.
 
@@ -36,18 +37,6 @@ T is read as U, N pairs with nothing, lowercase is accepted.
 Formats: dotbracket (per record: >id, the sequence, the structure and
 its pair count), json (one object per line: id, length, pairs, structure).
 """
-
-
-def _output_options(command):
-    options = [
-        click.option("--device", type=click.Choice(_device.DEVICES), default="auto",
-                     show_default=True, help="auto picks the GPU when one is usable."),
-        click.option("-o", "--output", default=None, metavar="FILE",
-                     help="Write results to FILE instead of stdout ('-' is stdout)."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
 
 
 def _number(text: str, where: str) -> int:
@@ -81,16 +70,15 @@ def read_dims(args: tuple[str, ...]) -> list[int]:
 @click.argument("dims", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="text: cost<TAB>order; json: one object.")
-@_output_options
+@common.device_and_output
 def chain(dims: tuple[str, ...], fmt: str, device: str, output: str | None) -> None:
-    from ..cli import _output
-
     values = read_dims(dims)
-    cost, order = matrix_chain(values, device=_device.resolve(device))
-    note_device(device)  # after the range check: a bad chain is one line on stderr
+    chosen = choose(device)
+    cost, order = matrix_chain(values, device=chosen)
+    common.note(chosen)  # after the range check: a bad chain is one line on stderr
     text = (f"{cost}\t{order}" if fmt == "text" else
             json.dumps({"matrices": len(values) - 1, "cost": cost, "order": order}))
-    with _output(output) as out:
+    with common.output(output) as out:
         out.write(text + "\n")
 
 
@@ -103,14 +91,13 @@ def chain(dims: tuple[str, ...], fmt: str, device: str, output: str | None) -> N
 @click.option("--no-gu", is_flag=True, help="Do not allow GU wobble pairs.")
 @click.option("--format", "fmt", type=click.Choice(["dotbracket", "json"]),
               default="dotbracket", show_default=True, help="Output format.")
-@_output_options
+@common.device_and_output
 def fold(fasta: str, algorithm: str, min_loop: int, no_gu: bool, fmt: str, device: str,
          output: str | None) -> None:
-    from ..cli import _output
-
     records = [(rid, rna_codes(seq, record=rid, path=fasta)) for rid, seq in read_records(fasta)]
-    resolved = note_device(device)
-    with _output(output) as out:
+    resolved = choose(device)
+    common.note(resolved)
+    with common.output(output) as out:
         for rid, codes in records:
             pairs, structure = fold_codes(codes, min_loop=min_loop, gu=not no_gu,
                                           device=resolved)

@@ -1,9 +1,16 @@
-"""DESIGN.md's hit order and top-K selection: score descending, then database index
-ascending, then the plus strand before the minus strand."""
+"""The hit order every scanner keeps (``docs/design.md``, "Ranking"): score descending, then
+database index ascending, then the plus strand before the minus strand; top-K selection, the
+merge of candidate lists, and the interface of a scanner."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Protocol
+
 import numpy as np
+
+#: a query's candidates: database indices and their scores, ranked
+Candidates = tuple[np.ndarray, np.ndarray]
 
 #: strand codes in rank order (ties between the two strands of one sequence: plus first)
 PLUS, MINUS = 0, 1
@@ -42,3 +49,12 @@ def merge(parts: list[tuple[np.ndarray, np.ndarray, int]], k: int
     if k:
         order = order[:k]
     return index[order], score[order].astype(np.int32), strand[order]
+
+
+class Scanner(Protocol):
+    """What a search asks of a scan engine (the CPU's, the GPUs', a Dask cluster's): each
+    encoded query's best ``k`` (0: all) database indices and exact scores at or above its
+    threshold, ranked; ``progress(cells)`` as work completes."""
+
+    def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
+            progress: Callable[[int], None] | None = None) -> list[Candidates]: ...

@@ -1,17 +1,18 @@
-"""The ``wavedp calibrate`` and ``wavedp predict`` commands (registered in ``wavedp.cli``):
-the search's performance predictor (``search.predict``) measured and consulted."""
+"""``wavedp calibrate`` and ``wavedp predict``: the search's performance predictor
+(``wavedp.search.predict``) measured and consulted."""
 
 from __future__ import annotations
 
 import click
 import numpy as np
 
-from .. import device as _device
+from ..device import choose
 from ..engines.common import MODES
-from ..engines.cuda.search import packable
-from . import predict as _predict
-from .api import BATCH_CELLS, open_database
-from .strands import strands
+from ..engines.cuda.scan.shapes import packable
+from ..search import predict as _predict
+from ..search.api import BATCH_CELLS, open_database
+from ..search.strands import strands
+from . import common
 
 CALIBRATE_HELP = """Measure this machine's constants for the search's performance predictor.
 
@@ -33,8 +34,7 @@ its predicted seconds, then the totals; 'auto' picks the least. Uses the calibra
 @click.option("--device", type=click.Choice(["gpu", "cpu"]), default=None,
               help="The device to calibrate. [default: gpu when one is usable, else cpu]")
 def calibrate(device: str | None) -> None:
-    kind = device or _device.resolve("auto")
-    _device.resolve(kind)  # gpu without one: an input error
+    kind = choose(device or "auto").kind  # gpu without one: an input error
     model = _predict.calibrate(kind, progress=lambda text: click.echo(
         f"wavedp: calibrating {kind}: {text}", err=True))
     path = _predict.save(model)
@@ -81,10 +81,8 @@ def calibrate(device: str | None) -> None:
 def predict_command(query: str, database: str, device: str, strand: str, launches: bool,
                     mode: str, matrix: str | None, match: int | None, mismatch: int | None,
                     gap_open: int | None, gap_extend: int | None) -> None:
-    from ..cli import _prepare, _scoring
-
-    scoring = _scoring(matrix, match, mismatch, gap_open, gap_extend)
-    queries = _prepare(query, scoring, "query")
+    scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
+    queries = common.prepare(query, scoring, "query")
     db = open_database(database, scoring)
     model = _predict.load(device) or _predict.model_for(device)
     note = "" if model.calibrated else " (not calibrated here: built-in H100 constants)"

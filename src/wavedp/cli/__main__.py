@@ -1,0 +1,5 @@
+"""``python -m wavedp.cli``: the ``wavedp`` command."""
+
+from . import main
+
+main()

@@ -1,0 +1,124 @@
+"""``wavedp align``: every query record against every target record."""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+
+import click
+import numpy as np
+import rich.progress as rp
+from rich.console import Console
+
+from ..api import run_pairs
+from ..device import choose
+from ..engines.cuda.sync import SYNCS
+from ..formats import format_alignment, sam_header
+from . import common
+from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
+
+#: one engine call gets about this many DP cells (and at most CHUNK_PAIRS pairs)
+CHUNK_CELLS = 1 << 27
+
+CHUNK_PAIRS = 1 << 14
+
+
+def _chunks(qlens: np.ndarray, tlens: np.ndarray) -> list[tuple[np.ndarray, int]]:
+    """All (query, target) index pairs in query-major order, cut into engine-sized chunks."""
+    qi, ti = np.divmod(np.arange(qlens.size * tlens.size, dtype=np.int64), tlens.size)
+    cells = np.maximum(qlens[qi], 1) * np.maximum(tlens[ti], 1)
+    cuts = np.flatnonzero(np.diff(np.cumsum(cells) // CHUNK_CELLS)) + 1
+    pairs = np.stack([qi, ti], axis=1)
+    out = []
+    for part, work in zip(np.split(pairs, cuts), np.split(cells, cuts), strict=True):
+        for start in range(0, len(part), CHUNK_PAIRS):
+            out.append((part[start:start + CHUNK_PAIRS],
+                        int(work[start:start + CHUNK_PAIRS].sum())))
+    return out
+
+
+@contextlib.contextmanager
+def _progress(total_cells: int, n_pairs: int, show: bool):
+    """A rich progress bar on stderr (only on a terminal and for long work)."""
+    console = Console(stderr=True)
+    progress = rp.Progress(rp.TextColumn("{task.description}"), rp.BarColumn(),
+                           rp.TaskProgressColumn(), rp.TimeElapsedColumn(),
+                           rp.TimeRemainingColumn(), console=console,
+                           disable=not (show and console.is_terminal), transient=True)
+    with progress:
+        task = progress.add_task(f"aligning {n_pairs} pair(s)", total=total_cells)
+        yield lambda cells: progress.advance(task, cells)
+
+
+ALIGN_HELP = f"""Align every record of QUERY against every record of TARGET.
+
+QUERY and TARGET are FASTA or FASTQ files, plain or gzipped. Results are written in
+query-major order (all targets for the first query, then the next query).
+
+\b
+Scoring defaults:
+  protein: --matrix BLOSUM62 --gap-open {PROTEIN_DEFAULTS[0]} --gap-extend {PROTEIN_DEFAULTS[1]}
+  DNA (given --match and --mismatch): --gap-open {DNA_DEFAULTS[0]} --gap-extend {DNA_DEFAULTS[1]}
+  (wavedp.Scoring in Python defaults to gap open 11, extend 1 for both)
+
+\b
+Gap convention: a gap of length k costs gap-open + (k-1)*gap-extend
+(as parasail and Biopython count). BLAST's -gapopen 11 -gapextend 1
+equals --gap-open 12 --gap-extend 1 here.
+
+\b
+Formats: pairwise (human-readable), sam (with header; the target is the
+reference), blast6 (the 12 BLAST tabular columns, 1-based coordinates;
+evalue and bitscore print NA: they are search statistics, see wavedp search),
+json (one object per line).
+"""
+
+
+@click.command(help=ALIGN_HELP)
+@click.argument("query")
+@click.argument("target")
+@common.scoring_options
+@common.output_options("pairwise")
+@click.option("--strategy", default=None, metavar="NAME",
+              help="GPU strategy: multipass (default), or the lab's score-only diagonal or "
+                   "tiled.")
+@click.option("--sync", type=click.Choice(SYNCS), default=None,
+              help="Synchronization between the steps of diagonal and tiled. "
+                   "[default: cpu-implicit]")
+@click.option("--storage", default=None, metavar="NAME",
+              help="Storage of the diagonal strategy: coalesced (default) or simple.")
+@click.option("--energy", is_flag=True, help=common.ENERGY_HELP)
+@click.pass_obj
+def align(obj, query: str, target: str, mode: str, matrix: str | None, match: int | None,
+          mismatch: int | None, gap_open: int | None, gap_extend: int | None,
+          score_only: bool, fmt: str, device: str, devices: str | None, output: str | None,
+          strategy: str | None, sync: str | None, storage: str | None, energy: bool) -> None:
+    scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
+    queries = common.prepare(query, scoring, "query")
+    targets = common.prepare(target, scoring, "target")
+    qlens = np.array([c.size for c in queries.codes], dtype=np.int64)
+    tlens = np.array([c.size for c in targets.codes], dtype=np.int64)
+    scoring.check_range(int(qlens.max()), int(tlens.max()))  # the worst pair, before any work
+    chunks = _chunks(qlens, tlens)
+    total = sum(cells for _, cells in chunks)
+    argv = (obj or {}).get("argv", [])
+    chosen = choose(device, devices)
+    with common.energy_meter(energy, chosen) as meter, common.output(output) as out:
+        common.note(chosen)
+        if fmt == "sam":
+            header = sam_header(list(zip(targets.ids, tlens.tolist(), strict=True)),
+                                command_line=shlex.join(["wavedp", *argv]))
+            out.write(header + "\n")
+        first = True
+        with _progress(total, len(qlens) * len(tlens), total >= CHUNK_CELLS) as advance:
+            for pairs, cells in chunks:
+                results = run_pairs(queries, targets, pairs, scoring, mode, not score_only,
+                                    chosen, strategy, sync, storage)
+                for aln in results:
+                    if fmt == "pairwise" and not first:
+                        out.write("\n")
+                    out.write(format_alignment(aln, fmt) + "\n")
+                    first = False
+                out.flush()
+                advance(cells)
+    common.energy_line(meter, int(qlens.sum()) * int(tlens.sum()))

@@ -1,0 +1,180 @@
+"""What every command shares: its scoring options and defaults, the device chosen once (and
+said on stderr), the output written whole or not at all, the energy meter, and the one-line
+errors.
+
+Results go to stdout or ``-o FILE`` (written to a temporary file beside it and renamed at the
+end, so no partial file is ever left; ``search --resume`` journals each finished query beside
+it instead); progress and notes go to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import TextIO
+
+import click
+
+from .. import energy
+from ..api import Prepared
+from ..device import DEVICES, Device, gpu_status
+from ..engines.common import MODES
+from ..errors import InputError
+from ..formats import FORMATS
+from ..scoring import Scoring
+from ..seqio import read_records
+
+#: exit status for user errors (click's usage errors use it too)
+USAGE_EXIT = 2
+#: the command line's default gap costs (gap open, gap extend) for protein and for DNA (given
+#: --match and --mismatch): BLAST's blastp and blastn defaults in this convention. They differ
+#: on purpose from ``wavedp.Scoring``'s defaults (11, 1 for both alphabets)
+PROTEIN_DEFAULTS = (11, 1)
+DNA_DEFAULTS = (5, 2)
+
+ENERGY_HELP = ("Measure the GPU energy of the run (NVML; pip install 'wavedp[energy]') and "
+               "print joules and GCUPS per watt on stderr.")
+
+
+def error(message: str) -> None:
+    """``wavedp: error: MESSAGE`` on stderr, on one line."""
+    click.echo(f"wavedp: error: {' '.join(str(message).split())}", err=True)
+
+
+def scoring(matrix: str | None, match: int | None, mismatch: int | None,
+            gap_open: int | None, gap_extend: int | None) -> Scoring:
+    """The Scoring of the scoring options, with the command line's gap defaults."""
+    dna = match is not None or mismatch is not None
+    default_open, default_extend = DNA_DEFAULTS if dna and matrix is None else PROTEIN_DEFAULTS
+    return Scoring(
+        matrix=matrix, match=match, mismatch=mismatch,
+        gap_open=default_open if gap_open is None else gap_open,
+        gap_extend=default_extend if gap_extend is None else gap_extend,
+    )
+
+
+def prepare(path: str, scoring: Scoring, what: str) -> Prepared:
+    """Every record of a FASTA/FASTQ file, checked and encoded (``what``: query or target)."""
+    records = read_records(path)
+    return Prepared([seq for _, seq in records], scoring, what,
+                    ids=[rid for rid, _ in records], path=path)
+
+
+def note(chosen: Device) -> None:
+    """Where ``auto`` chose the run's device, which one, on stderr."""
+    if chosen.auto:
+        click.echo(f"wavedp: using {chosen.describe()}", err=True)
+
+
+@contextlib.contextmanager
+def output(path: str | None) -> Iterator[TextIO]:
+    """stdout, or a temporary file beside ``path`` renamed onto it only on success."""
+    if path is None or path == "-":
+        yield sys.stdout
+        return
+    if os.path.isdir(path):
+        raise InputError(f"cannot write output file {path}: it is a directory")
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".part",
+                                   dir=folder)
+    except OSError as exc:
+        raise InputError(f"cannot write output file {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # the mode a plain open() would have given
+            yield fh
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):  # disk full, permission lost, rename refused
+            raise InputError(f"cannot write output file {path}: {exc.strerror or exc}") from None
+        raise
+
+
+def energy_meter(enabled: bool, chosen: Device):
+    """The run's energy meter on the GPUs of ``chosen`` (``--energy``; a GPU and NVML checked
+    before any work), or a context that measures nothing."""
+    if not enabled:
+        return contextlib.nullcontext()
+    if not chosen.gpu:
+        why = "--device cpu" if not chosen.auto else f"no GPU usable: {gpu_status()[1]}"
+        raise InputError(f"--energy measures GPU energy, and this run uses the CPU ({why})")
+    return energy.measure(chosen.gpus)
+
+
+def energy_line(meter, cells: int) -> None:
+    """The meter's joules and GCUPS per watt on stderr (nothing without a meter)."""
+    if meter is not None:
+        click.echo(energy.summary(meter, cells), err=True)
+
+
+def _apply(options: list[Callable], command: Callable) -> Callable:
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def scoring_options(command: Callable) -> Callable:
+    """The alignment options shared by ``align`` and ``search``: mode, scoring, score-only."""
+    return _apply([
+        click.option("--mode", type=click.Choice(list(MODES)), default="local",
+                     show_default=True,
+                     help="local (Smith-Waterman/Gotoh), global (Needleman-Wunsch) or "
+                          "semiglobal (end gaps free)."),
+        click.option("--matrix", default=None,
+                     help="Substitution matrix by name (any integer matrix Biopython ships). "
+                          "[default: BLOSUM62]"),
+        click.option("--match", type=int, default=None,
+                     help="DNA match score (with --mismatch)."),
+        click.option("--mismatch", type=int, default=None,
+                     help="DNA mismatch score (with --match)."),
+        click.option("--gap-open", type=int, default=None,
+                     help=f"Cost of a gap's first residue. [default: {PROTEIN_DEFAULTS[0]} "
+                          f"protein, {DNA_DEFAULTS[0]} DNA]"),
+        click.option("--gap-extend", type=int, default=None,
+                     help=f"Cost of each further gap residue. [default: "
+                          f"{PROTEIN_DEFAULTS[1]} protein, {DNA_DEFAULTS[1]} DNA]"),
+        click.option("--score-only", is_flag=True,
+                     help="Scores and end coordinates only (no traceback, no CIGAR)."),
+    ], command)
+
+
+def output_options(default_format: str) -> Callable[[Callable], Callable]:
+    """--format, --device, --devices and -o, shared by ``align`` and ``search``."""
+    return lambda command: _apply([
+        click.option("--format", "fmt", type=click.Choice(FORMATS), default=default_format,
+                     show_default=True, help="Output format."),
+        *device_options(gpus=True),
+        click.option("-o", "--output", default=None, metavar="FILE",
+                     help="Write results to FILE instead of stdout ('-' is stdout)."),
+    ], command)
+
+
+def device_options(gpus: bool = False) -> list[Callable]:
+    """--device (and with ``gpus`` --devices)."""
+    options = [click.option("--device", type=click.Choice(DEVICES), default="auto",
+                            show_default=True,
+                            help="auto picks the GPU when one is usable, else the CPU.")]
+    if gpus:
+        options.append(click.option(
+            "--devices", default=None, metavar="LIST",
+            help="GPUs to use, e.g. 0,1 (CUDA_VISIBLE_DEVICES numbering). "
+                 "[default: every visible GPU]"))
+    return options
+
+
+def device_and_output(command: Callable) -> Callable:
+    """--device and -o, of the polyadic commands."""
+    return _apply([
+        click.option("--device", type=click.Choice(DEVICES), default="auto",
+                     show_default=True, help="auto picks the GPU when one is usable."),
+        click.option("-o", "--output", default=None, metavar="FILE",
+                     help="Write results to FILE instead of stdout ('-' is stdout)."),
+    ], command)

@@ -1,0 +1,361 @@
+"""``wavedp makedb`` and ``wavedp search``: a database built once, and every query searched
+against it (on this machine's CPU or GPUs, or a Dask cluster), its hits written as they
+come or journalled for ``--resume``."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+import zlib
+from collections.abc import Iterable, Iterator
+from typing import TextIO
+
+import click
+import numpy as np
+import rich.progress as rp
+from rich.console import Console
+
+from ..alignment import Alignment
+from ..device import choose
+from ..engines.cpu.scan import cpu_seconds
+from ..errors import InputError
+from ..formats import format_alignment, sam_header_lines
+from ..scoring import Scoring
+from ..search import cluster as dask_cluster
+from ..search.api import DEFAULT_EVALUE, iter_search, open_database
+from ..search.database import ALPHABETS, HEADER, Database
+from ..search.hits import check_fraction
+from ..search.journal import Journal, file_identity
+from ..search.predict import explain_lines, model_for
+from ..search.strands import STRANDS
+from ..trace import Trace
+from ..version import __version__
+from . import common
+from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
+
+#: SAM @SQ lines are streamed from a database this many sequences at a time
+SQ_BLOCK = 1 << 16
+#: seconds ``search --scheduler`` waits for the Dask scheduler to answer
+CONNECT_TIMEOUT = dask_cluster.CONNECT_TIMEOUT
+
+MAKEDB_HELP = """Build a search database (a .wdb folder) from FASTA.
+
+FASTA is a FASTA or FASTQ file, plain or gzipped. Its records are checked and encoded once
+into DB.wdb (memory-mapped by wavedp search, with checksums); an older database at DB.wdb is
+replaced, anything else there is refused.
+"""
+
+
+@click.command(help=MAKEDB_HELP)
+@click.argument("fasta")
+@click.option("-o", "--output", required=True, metavar="DB.wdb", help="The database folder.")
+@click.option("--alphabet", type=click.Choice(list(ALPHABETS)), default="protein",
+              show_default=True, help="Residue alphabet of the sequences.")
+def makedb(fasta: str, output: str, alphabet: str) -> None:
+    db = Database.build(fasta, output, alphabet=alphabet, progress=True)
+    click.echo(f"wavedp: {output}: {len(db):,} sequences, {db.total_residues:,} residues "
+               f"({alphabet})", err=True)
+
+
+SEARCH_HELP = f"""Search every record of QUERIES against every sequence of DB.
+
+QUERIES is a FASTA or FASTQ file (plain or gzipped); DB a database folder made by
+wavedp makedb, or a FASTA/FASTQ file. Every pair is scored exactly (no seeds, no
+heuristic filter); per query the --top best hits are reported (ties by database order),
+each aligned as wavedp align would align the pair.
+
+\b
+Scoring defaults (as wavedp align):
+  protein: --matrix BLOSUM62 --gap-open {PROTEIN_DEFAULTS[0]} --gap-extend {PROTEIN_DEFAULTS[1]}
+  DNA (given --match and --mismatch): --gap-open {DNA_DEFAULTS[0]} --gap-extend {DNA_DEFAULTS[1]}
+
+\b
+E-values (local mode, BLAST's gapped tables, n = database residues):
+hits with an E-value above --evalue (default 10) are left out. Where
+no table exists (other gap costs, global or semiglobal mode) evalue
+and bitscore print NA and --evalue is an error.
+
+\b
+DNA searches both strands unless --strand says otherwise; a minus-strand
+hit aligns the query's reverse complement (blast6: sstart > send,
+sam: FLAG 16).
+
+\b
+--resume (with -o FILE) journals each finished query beside FILE: a run
+that was stopped, even killed, continues where it stopped when the same
+command is run again, and writes exactly the file of an uninterrupted run.
+
+\b
+--scheduler tcp://HOST:8786 scans DB, a .wdb folder at the same path on
+every worker, on the workers of a running Dask cluster; --cluster local
+starts one on this machine for the run. The output is the same.
+"""
+
+
+def _database_identity(path: str) -> dict:
+    """A database's identity for the --resume signature (a .wdb: its header's checksum)."""
+    if not os.path.isdir(path):
+        return file_identity(path)
+    with open(os.path.join(path, HEADER), "rb") as fh:
+        crc = zlib.crc32(fh.read())
+    return {"path": os.path.realpath(path), "header crc32": f"{crc:08x}"}
+
+
+def _signature(query: str, database: str, scoring: Scoring, options: dict) -> dict:
+    """Everything that decides a search's output, for ``--resume`` to compare."""
+    table = np.ascontiguousarray(scoring.table, dtype="<i4")
+    return {
+        "wavedp version": __version__,
+        "query file": file_identity(query),
+        "database": _database_identity(database),
+        "scoring": {"matrix": scoring.matrix, "match": scoring.match,
+                    "mismatch": scoring.mismatch, "gap_open": scoring.gap_open,
+                    "gap_extend": scoring.gap_extend,
+                    "table crc32": f"{zlib.crc32(table.tobytes()):08x}"},
+        **{f"--{name}": value for name, value in options.items()},
+    }
+
+
+def _render(hits: list[Alignment], fmt: str) -> str:
+    """One query's hits as text: a line (or block) per hit, blocks a blank line apart."""
+    if fmt == "pairwise":
+        return "\n".join(format_alignment(h, fmt) + "\n" for h in hits)
+    return "".join(format_alignment(h, fmt, search=True) + "\n" for h in hits)
+
+
+class _Writer:
+    """Writes a search's output: the header, then each query's text in query order (pairwise
+    blocks of consecutive queries a blank line apart, as ``wavedp align`` writes them)."""
+
+    def __init__(self, out: TextIO, fmt: str) -> None:
+        self.out, self.fmt, self.started = out, fmt, False
+
+    def header(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.out.write(line + "\n")
+
+    def query(self, text: str) -> None:
+        if not text:
+            return
+        if self.fmt == "pairwise" and self.started:
+            self.out.write("\n")
+        self.out.write(text)
+        self.started = True
+
+
+def _sam_header(db: Database, argv: list[str]) -> Iterator[str]:
+    """The search's SAM header, its @SQ lines streamed from the database."""
+
+    def targets() -> Iterator[tuple[str, int]]:
+        for start in range(0, len(db), SQ_BLOCK):
+            stop = min(start + SQ_BLOCK, len(db))
+            lengths = np.asarray(db.lengths[start:stop]).tolist()
+            yield from zip(db.ids[start:stop], lengths, strict=True)
+
+    return sam_header_lines(targets(), command_line=shlex.join(["wavedp", *argv]))
+
+
+def _si(count: float) -> str:
+    """A count with an SI suffix: 17845600 -> '17.8M'."""
+    for suffix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f}{suffix}"
+    return f"{count:.0f}"
+
+
+class _Meter:
+    """Search progress on stderr (rich, only on a terminal): queries done, residues scanned,
+    GCUPS (DP cells per second)."""
+
+    def __init__(self, total_cells: int, queries: int, scans: int, show: bool) -> None:
+        console = Console(stderr=True)
+        self.progress = rp.Progress(
+            rp.TextColumn("{task.description}"), rp.BarColumn(bar_width=20),
+            rp.TaskProgressColumn(), rp.TextColumn("{task.fields[status]}"), rp.TimeElapsedColumn(),
+            rp.TimeRemainingColumn(), console=console,
+            disable=not (show and console.is_terminal), transient=True)
+        self.total, self.queries, self.scans = max(total_cells, 1), queries, scans
+        self.cells = self.done = 0
+        self.start = time.perf_counter()
+        self.task = self.progress.add_task("searching", total=self.total, status="")
+
+    def __enter__(self) -> _Meter:
+        self.progress.__enter__()
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def advance(self, cells: int) -> None:
+        """Work completed: ``cells`` DP cells (query length x residues scanned)."""
+        self.cells += int(cells)
+        self._show()
+
+    def query_done(self) -> None:
+        self.done += 1
+        self._show()
+
+    def _show(self) -> None:
+        seconds = max(time.perf_counter() - self.start, 1e-9)
+        residues = self.scans * min(self.cells / self.total, 1.0)  # residues of all scans
+        status = (f"{self.done:,}/{self.queries:,} queries, {_si(residues)} residues "
+                  f"scanned, {self.cells / seconds / 1e9:.1f} GCUPS")
+        self.progress.update(self.task, completed=self.cells, status=status)
+
+
+class _Dask:
+    """The Dask client of ``--scheduler`` or ``--cluster local``: connected when the search
+    asks for it (after the input is validated); ``close`` closes it and a cluster it
+    started."""
+
+    def __init__(self, scheduler: str | None, cluster: str | None,
+                 workers: int | None) -> None:
+        self.scheduler, self.cluster, self.workers = scheduler, cluster, workers
+        self.client = None
+
+    def __call__(self):
+        self.client = dask_cluster.connect(self.scheduler, self.cluster, self.workers,
+                                           timeout=CONNECT_TIMEOUT)
+        threads = self.client.nthreads()
+        click.echo(f"wavedp: using the Dask cluster at {self.client.scheduler.address} "
+                   f"({len(threads)} workers, {sum(threads.values())} threads)", err=True)
+        return self.client
+
+    def close(self) -> None:
+        if self.client is not None:
+            dask_cluster.close(self.client)
+
+
+@click.command(name="search", help=SEARCH_HELP)
+@click.argument("query", metavar="QUERIES")
+@click.argument("database", metavar="DB")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Hits reported per query (0 = all).")
+@click.option("--evalue", type=float, default=None,
+              help="Report hits with an E-value at most this. [default: 10 where statistics "
+                   "exist]")
+@click.option("--min-score", type=int, default=None, help="Report hits scoring at least this.")
+@click.option("--fraction", type=float, default=None,
+              help="Local mode: expand each reported pair into its non-intersecting "
+                   "alignments scoring at least this fraction (0, 1] of the pair's best "
+                   "(Waterman-Eggert); --top then counts pairs.")
+@common.scoring_options
+@click.option("--strand", type=click.Choice(STRANDS), default="both", show_default=True,
+              help="DNA: the query strands searched.")
+@common.output_options("blast6")
+@click.option("--resume", is_flag=True,
+              help="With -o: journal finished queries beside FILE; rerunning the same "
+                   "command continues a stopped run.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Scan DB (a .wdb folder at the same path on every worker) on the Dask "
+                   "cluster of this scheduler, e.g. tcp://HOST:8786.")
+@click.option("--cluster", type=click.Choice(["local"]), default=None,
+              help="Start a Dask cluster on this machine for the run (with dask-cuda: one "
+                   "worker per GPU).")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Worker processes of --cluster local. [default: one per GPU with "
+                   "dask-cuda, else Dask's split of the cores]")
+@click.option("--partition", default="auto", show_default=True, metavar="NAME",
+              help="How the GPU scan cuts queries x DB into launches: none, static, "
+                   "dynamic1, dynamic2, or auto (the predictor's fastest).")
+@click.option("--explain", is_flag=True,
+              help="Print each scan launch's predicted and measured time on stderr.")
+@click.option("--energy", is_flag=True, help=common.ENERGY_HELP)
+@click.pass_obj
+def search_command(obj, query: str, database: str, top: int, evalue: float | None,
+                   min_score: int | None, fraction: float | None, mode: str,
+                   matrix: str | None, match: int | None, mismatch: int | None,
+                   gap_open: int | None, gap_extend: int | None,
+                   score_only: bool, strand: str, fmt: str, device: str, devices: str | None,
+                   output: str | None, resume: bool, scheduler: str | None, cluster: str | None,
+                   workers: int | None, partition: str, explain: bool, energy: bool) -> None:
+    scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
+    if fraction is not None:
+        check_fraction(fraction)
+    if resume and output in (None, "-"):
+        raise InputError("--resume needs -o FILE (the journal is kept beside the output file)")
+    if resume and os.path.isdir(output):
+        raise InputError(f"cannot write output file {output}: it is a directory")
+    if scheduler is not None and cluster is not None:
+        raise InputError("--scheduler and --cluster exclude each other: give one of them")
+    if workers is not None and cluster is None:
+        raise InputError("--workers applies to --cluster local only")
+    if energy and (scheduler is not None or cluster is not None):
+        raise InputError("--energy measures this process's GPUs: not with --scheduler or "
+                         "--cluster")
+    queries = common.prepare(query, scoring, "query")
+    db = open_database(database, scoring)
+    journal = None
+    if resume:  # the cluster options do not change the output: not in the signature
+        options = {"mode": mode, "top": top, "evalue": evalue, "min-score": min_score,
+                   "score-only": score_only, "strand": strand, "format": fmt,
+                   "fraction": fraction}
+        journal = Journal(output, _signature(query, database, scoring, options))
+    dask = None if scheduler is None and cluster is None else _Dask(scheduler, cluster, workers)
+    try:
+        done = set(journal.done) if journal else set()
+        todo = [k for k in range(len(queries.codes)) if k not in done]
+        strands = 2 if scoring.is_dna and strand == "both" else 1
+        scans = len(todo) * strands * db.total_residues  # residues of every scan
+        cells = sum(queries.codes[k].size for k in todo) * strands * db.total_residues
+        meter = _Meter(cells, len(todo), scans, show=True)
+        started, trace = time.perf_counter(), Trace()
+        # with a cluster the workers resolve the device of the scan: its name goes to them
+        chosen = choose(device, devices) if dask is None else None
+        with common.energy_meter(energy, chosen) as power:
+            results = iter_search(queries, db, scoring, top=top,
+                                  evalue=DEFAULT_EVALUE if evalue is None else evalue,
+                                  min_score=min_score, mode=mode, traceback=not score_only,
+                                  strand=strand, device=chosen or device,
+                                  progress=meter.advance, skip=done, fraction=fraction,
+                                  client=dask, devices=devices if dask else None,
+                                  partition=partition, trace=trace)
+            argv = (obj or {}).get("argv", [])
+            header = _sam_header(db, argv) if fmt == "sam" else ()
+            if journal is None:
+                with common.output(output) as out, meter:
+                    if chosen is not None:
+                        common.note(chosen)
+                    writer = _Writer(out, fmt)
+                    writer.header(header)
+                    for _, hits in results:
+                        writer.query(_render(hits, fmt))
+                        out.flush()
+                        meter.query_done()
+            else:
+                journal.start()
+                if chosen is not None:
+                    common.note(chosen)
+                with meter:
+                    for k, hits in results:
+                        journal.commit(k, _render(hits, fmt))
+                        meter.query_done()
+                with journal.assemble() as out:
+                    writer = _Writer(out, fmt)
+                    writer.header(header)
+                    for k in range(len(queries.codes)):
+                        writer.query(journal.text(k))
+        common.energy_line(power, cells)
+        if explain:
+            _explain(trace, started,
+                     [queries.codes[k].size for k in todo for _ in range(strands)],
+                     db.total_residues)
+    finally:
+        if journal is not None:
+            journal.close()
+        if dask is not None:
+            dask.close()
+
+
+def _explain(trace: Trace, started: float, query_m: list[int], residues: int) -> None:
+    """``search --explain``: the GPU scan's launches predicted beside measured, or the CPU
+    engine's predicted scan beside the whole run."""
+    if trace.launches:
+        lines = explain_lines(trace.launches)
+    else:
+        guess = cpu_seconds(model_for("cpu"), np.array(query_m), residues)
+        lines = [f"CPU scan predicted {guess:.3f} s; the whole search (scan, alignments, "
+                 f"output) took {time.perf_counter() - started:.3f} s"]
+    click.echo("\n".join(["wavedp: explain:", *lines]), err=True)

@@ -1,0 +1,93 @@
+"""The CPU database scan: :class:`CpuScanner` runs the inter-sequence SIMD kernel
+(``intersequence.py``) over the database chunk by chunk on every core; its cost model is
+``T = h_call * queries + cells / rate`` (the kernel pads nothing), calibrated by
+:func:`calibrate_cpu`."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from ...ranking import PLUS, Candidates, merge, top
+from ...scoring import Scoring
+from ..calibration import Model, device_name, load, model_version
+from ..common import LOCAL, residue_ranges
+from .intersequence import scores
+
+#: the CPU engine scans the database in chunks of at most this many residues (memory-mapped
+#: databases are read chunk by chunk; the translated copy of a chunk is this large)
+CPU_CHUNK = 1 << 26
+
+
+class CpuScanner:
+    """Scores queries against every database sequence (``residues``, possibly memory-mapped,
+    and ``offsets``; ``lut`` the codes' translation to the scoring's, None: the same) with
+    the inter-sequence kernel on all cores, CPU_CHUNK residues at a time; the contract of
+    ``wavedp.ranking.Scanner``."""
+
+    def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
+                 sub: np.ndarray, gap_open: int, gap_extend: int, mode: int) -> None:
+        self.residues, self.offsets, self.lut, self.mode = residues, offsets, lut, mode
+        self.sub = np.ascontiguousarray(sub, dtype=np.int32)
+        self.gaps = int(gap_open), int(gap_extend)
+
+    def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
+            progress: Callable[[int], None] | None = None) -> list[Candidates]:
+        """Each query's best ``k`` (0: all) database indices and scores above its threshold."""
+        found: list[list] = [[] for _ in queries]
+        for start, stop in residue_ranges(self.offsets, CPU_CHUNK):
+            lo, hi = int(self.offsets[start]), int(self.offsets[stop])
+            residues = np.asarray(self.residues[lo:hi])
+            if self.lut is not None:
+                residues = self.lut[residues]
+            offsets = np.asarray(self.offsets[start:stop + 1]) - lo
+            for j, q in enumerate(queries):
+                s = scores(q, residues, offsets, self.sub, *self.gaps, self.mode)
+                idx = top(s, k, thresholds[j])
+                found[j].append((idx + start, s[idx], PLUS))
+                if progress is not None:
+                    progress(q.size * (hi - lo))
+        return [merge(parts, k)[:2] for parts in found]
+
+DEFAULT_CPU = Model(kind="cpu", device="default", version="", calibrated=False,
+                    rates={"cells": 5e9}, launch=1e-4)
+
+
+@functools.cache
+def cpu_model() -> Model:
+    """This process's CPU model: its calibration, else :data:`DEFAULT_CPU` (loaded once)."""
+    return load("cpu") or DEFAULT_CPU
+
+
+def cpu_seconds(model: Model, query_m: np.ndarray, total: int) -> float:
+    """Predicted seconds of the CPU scan of queries of ``query_m`` residues against
+    ``total`` database residues."""
+    return model.launch * len(query_m) + float(np.sum(query_m)) * total / model.rates["cells"]
+
+
+def calibrate_cpu(say: Callable[[str], None]) -> Model:
+    """Measure this CPU's constants on every core (the first run includes Numba's compile);
+    ``say`` hears what is being measured."""
+    scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    rng = np.random.default_rng(0)
+    sub = np.ascontiguousarray(scoring.table, np.int32)
+    say("two database sizes on every core (Numba compile included the first time)")
+    timings = []
+    for subjects in (2_000, 40_000):
+        offsets = np.arange(subjects + 1, dtype=np.int64) * 300
+        residues = rng.integers(0, 20, int(offsets[-1]), dtype=np.uint8)
+        query = rng.integers(0, 20, 300, dtype=np.uint8)
+        scores(query, residues, offsets, sub, 11, 1, LOCAL)  # compile or cache load
+        best = []
+        for _ in range(3):
+            start = time.perf_counter()
+            scores(query, residues, offsets, sub, 11, 1, LOCAL)
+            best.append(time.perf_counter() - start)
+        timings.append((300.0 * int(offsets[-1]), min(best)))
+    (c1, t1), (c2, t2) = timings
+    rate = (c2 - c1) / max(t2 - t1, 1e-9)
+    return Model(kind="cpu", device=device_name("cpu"), version=model_version(),
+                 rates={"cells": rate}, launch=max(0.0, t1 - c1 / rate))

@@ -1,0 +1,112 @@
+"""Several GPUs of this machine (``devices=``; every visible one by default): :func:`on_gpus`
+runs one part of the work per GPU, each in its own host thread on its own stream. A search
+shards the database by residues (:class:`GpuScanner`: each shard resident on its GPU); pairs
+to align (``align_all``, a search's hits and their non-intersecting alignments) are spread
+by cells (:func:`pairs_on_gpus`). Results are merged in the hit order of ``wavedp.ranking``,
+so they equal one GPU's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from ...ranking import PLUS, Candidates, merge
+from ...trace import Trace
+from ..common import shard_ranges
+from .scan.scanner import Scanner
+
+#: pairs of fewer cells than this stay on the first GPU (a second one would cost more to start
+#: than it saves)
+SPREAD_CELLS = 2e9
+
+
+def on_gpus(devices: Sequence[int], work: Callable[[Any], Any], parts: Sequence[Any]) -> list:
+    """``work(parts[i])`` on GPU ``devices[i]`` for each part, each in its own host thread and
+    on its own stream (one part runs in this thread); the results in order. The first
+    failure is raised once every part has stopped."""
+
+    def run(device: int, part: Any) -> Any:
+        import cupy  # optional dependency: the GPU extra
+
+        with cupy.cuda.Device(device), cupy.cuda.Stream(non_blocking=True) as stream:
+            try:
+                return work(part)
+            finally:
+                stream.synchronize()
+
+    if len(parts) == 1:
+        return [run(devices[0], parts[0])]
+    with ThreadPoolExecutor(len(parts), thread_name_prefix="wavedp-gpu") as pool:
+        futures = [pool.submit(run, d, p) for d, p in zip(devices, parts, strict=False)]
+        return [f.result() for f in futures]
+
+
+def spread(costs: np.ndarray, parts: int) -> list[np.ndarray]:
+    """Indices of ``costs`` in ``parts`` groups of about equal total cost (largest first,
+    each to the least loaded group); each group in ascending order, none empty."""
+    if not len(costs):
+        return []
+    parts = max(1, min(int(parts), len(costs)))
+    order = np.argsort(-np.asarray(costs, np.float64), kind="stable")
+    load = np.zeros(parts)
+    group = np.empty(len(costs), np.int64)
+    for k in order.tolist():
+        g = int(np.argmin(load))
+        group[k] = g
+        load[g] += float(costs[k]) + 1.0
+    return [np.flatnonzero(group == g) for g in range(parts)]
+
+
+def pairs_on_gpus(devices: Sequence[int], align: Callable[[np.ndarray], list],
+                  cells: np.ndarray) -> list:
+    """``align(selection)`` (the results of those pairs, in order) over every pair, the pairs
+    spread over ``devices`` by ``cells`` (one GPU below SPREAD_CELLS); results in pair
+    order."""
+    groups = spread(cells, len(devices) if float(np.sum(cells)) >= SPREAD_CELLS else 1)
+    if not groups:
+        return []
+    results: list = [None] * len(cells)
+    for group, found in zip(groups, on_gpus(devices, align, groups), strict=True):
+        for k, r in zip(group.tolist(), found, strict=True):
+            results[k] = r
+    return results
+
+
+class GpuScanner:
+    """Scans a database (``residues`` and ``offsets``, as :class:`~.scan.scanner.Scanner`
+    takes them) on the GPUs ``devices`` of this machine: a shard of about equal residues per
+    GPU, resident there, each scanned by its own :class:`~.scan.scanner.Scanner` (the other
+    arguments are theirs; they share ``trace``); the contract of ``wavedp.ranking.Scanner``."""
+
+    def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
+                 sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
+                 devices: Sequence[int], partition: str = "auto", grid_cap: int | None = None,
+                 trace: Trace | None = None) -> None:
+        offsets = np.asarray(offsets)
+        n = len(offsets) - 1
+        self.ranges = shard_ranges(offsets, len(devices)) if n else [(0, 0)]
+        self.devices = tuple(devices)[:len(self.ranges)]
+        self.trace = trace if trace is not None else Trace()
+
+        def build(shard: tuple[int, int]) -> Scanner:
+            start, stop = shard
+            lo, hi = int(offsets[start]), int(offsets[stop])
+            part = offsets[start:stop + 1] - lo if shard != (0, n) else offsets
+            return Scanner(residues[lo:hi] if shard != (0, n) else residues, part, lut, sub,
+                           gap_open, gap_extend, mode, partition, grid_cap=grid_cap,
+                           trace=self.trace)
+
+        self.scanners = on_gpus(self.devices, build, self.ranges)
+
+    def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
+            progress: Callable[[int], None] | None = None) -> list[Candidates]:
+        """Each query's best ``k`` (0: all) database indices and scores at or above its
+        threshold, ranked."""
+        parts = on_gpus(self.devices, lambda s: s.top(queries, k, thresholds, progress),
+                        self.scanners)
+        return [merge([(part[j][0] + start, part[j][1], PLUS)
+                       for part, (start, _) in zip(parts, self.ranges, strict=True)], k)[:2]
+                for j in range(len(queries))]

@@ -1,0 +1,421 @@
+"""The scan's cost model: the PaSWAS thesis's wavefront model (chapter 9) generalised to
+wavedp's scan kernel, with the constants of a calibrated device (:class:`Model`).
+
+The thesis times a batch by its steps: work rises, holds and falls across the wavefront, and
+each step costs what the device runs at once (constants h_c per unit of work, h_wg per
+work-group). wavedp's scan launch (``kernels/search.cu``) is a pool of work items (a profile
+against a subject, taken by ticket in launch order), each a group of G lanes sweeping the
+subject's columns pass by pass. The host prepares each launch while the one before runs
+(:func:`pipelined`), so a launch adds about the longer of the host's work
+
+    H = h_launch + h_unit * units + h_profile * profile words + h_subject * subjects
+
+and the GPU's
+
+    G = h_side + h_word * units * subjects
+        + max(W / (rate(G, R) * fill(b)), max_i W_before_i / (rate * fill(b)) + c_i / single)
+
+with W the lane-cells of all items (each pass: G*R rows over n + G - 1 columns, plus
+PASS_CELLS per column; a query padded to whole passes; a subject to the longest of its warp,
+plus the share b**-IDLE_COVER of the rest of its block's longest, the idle time of waiting
+warps that the other blocks of an SM with b blocks do not cover), c_i one item's sweep alone
+(its first pass at the rate ``single`` of its shape, each later pass ``later`` times that)
+and W_before_i the work the tickets hand out before it, less the first wave's (a long item
+taken last runs alone after the rest: the thesis's falling phase), fill(b) the share of the
+full rate the launch's b blocks get: placed round-robin on the SMs, each SM with k of them
+running at k times a group's calibrated rate with k blocks (``packing``), each ticket paying
+the kernel's start h_start. A launch of at most WAVE_TICKETS tickets per block is timed
+ticket by ticket instead (``waves.waves``): each ticket at its SM's k, shared by age while
+tickets are queued (a full SM then at the full rate's steady speed, which the packing's one
+ticket per block falls short of), its groups speeding up as its short ones end, each SM's
+last blocks as the others end, a later pass priced per k (``later_shared``). A launch whose
+own grid puts between one and two blocks on each SM runs on one block per SM where that is
+predicted faster (:func:`launch_grid`). The constants are measured by ``calibrate.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ...calibration import Model, memo
+from .shapes import BLOCK, BLOCKS_PER_SM, GROUPS, PASS_CELLS, ROWS, WARP, launch_blocks, plan
+from .waves import waves
+
+#: a block's warps wait for its longest at every ticket and pass; with b blocks per SM the
+#: others cover about 1 - b**-IDLE_COVER of that idle time (fitted on the H100: random-order
+#: lognormal subjects against sorted ones at 1, 2, 4 and 8 blocks per SM, 1 and 4 passes)
+IDLE_COVER = 0.7
+
+#: a launch of at most this many tickets per block is timed ticket by ticket (``waves.waves``)
+WAVE_TICKETS = 8
+
+
+def _rate(model: Model, g: int, r: int, packed: bool) -> float:
+    """Full-device lane-cells/s of shape (G, R): measured, else the nearest measured R at
+    that G, else the model's flat rate of the packing."""
+    return memo(model, ("rate", g, r, packed), lambda: _measured_rate(model, g, r, packed))
+
+
+def _measured_rate(model: Model, g: int, r: int, packed: bool) -> float:
+    kind = "packed" if packed else "wide"
+    exact = model.rates.get(f"{g},{r},{kind}")
+    if exact is not None:
+        return exact
+    near = [(abs(int(k.split(",")[1]) - r), v) for k, v in model.rates.items()
+            if k.endswith(kind) and k.count(",") == 2 and int(k.split(",")[0]) == g]
+    if near:
+        return min(near)[1]
+    return model.rates.get(kind, next(iter(model.rates.values())))
+
+
+def shape_rate(model: Model, packed: bool, units: int, count: int, longest: int
+               ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """What the scan's planner weighs the kernel shapes by: the lane-cells per second of a
+    launch of ``units`` profiles against ``count`` subjects (the longest ``longest``
+    residues) with shapes (G, R) in ``passes`` passes (arrays, one element per shape): the
+    shape's full rate times the fill of the grid it gets, at most every item (a profile
+    against a subject) running at the rate of a group alone."""
+    sms = model.sms or 132
+    full, single, fills = _shape_table(model, packed)
+
+    def rate(g: np.ndarray, r: np.ndarray, passes: np.ndarray) -> np.ndarray:
+        shape = _shape_index(g, r)
+        blocks = launch_blocks(g, units, count, passes, longest, sms, model.grid_cap)
+        return np.minimum(full[shape] * fills[shape, blocks], units * count * single[shape])
+
+    return rate
+
+
+def _shape_table(model: Model, packed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per kernel shape (G, R) of GROUPS x ROWS, in that order: the full rate, the rate of a
+    group alone, and the fill of each grid of 0 .. BLOCKS_PER_SM x SMs blocks."""
+    def table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        shapes = [(g, r) for g in GROUPS for r in ROWS]
+        grids = np.arange(BLOCKS_PER_SM * (model.sms or 132) + 1)
+        return (np.array([_rate(model, g, r, packed) for g, r in shapes]),
+                np.array([_single(model, g, r) for g, r in shapes]),
+                np.array([_fill(model, g, r, packed, grids, None) for g, r in shapes]))
+
+    return memo(model, ("shapes", packed), table)
+
+
+def _shape_index(g, r):
+    """The place of shapes (G, R) (numbers or arrays) in :func:`_shape_table`'s order."""
+    return np.searchsorted(GROUPS, g) * len(ROWS) + np.searchsorted(ROWS, r)
+
+
+def launch_shape(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
+                 packed: bool) -> tuple[int, int, int]:
+    """The kernel shape (G, R, passes) the engine plans for a launch of units of ``unit_m``
+    rows against subjects of ``subj_n`` residues, weighed by :func:`shape_rate`."""
+    subj_n = np.asarray(subj_n)
+    return plan(int(np.max(unit_m)), float(subj_n.mean()), alphabet, shape_rate(
+        model, packed, len(unit_m), subj_n.size, int(subj_n.max())))
+
+
+def _single(model: Model, g: int, r: int) -> float:
+    """One group of G lanes with R rows each alone, its first pass: measured, else scaled
+    from the nearest measured shape (a group alone runs at about the same steps per second,
+    so in proportion to its lanes and rows)."""
+    key = f"{g},{r}"
+    if key in model.single:
+        return model.single[key]
+    near = min(model.single, key=lambda k: (abs(int(k.split(",")[0]) - g),
+                                            abs(int(k.split(",")[1]) - r)))
+    g0, r0 = (int(x) for x in near.split(","))
+    return model.single[near] * g * r / (g0 * r0)
+
+
+def _later(model: Model, g: int) -> float:
+    """A later pass of a group alone (it reads the pass above from scratch, its latency
+    exposed), in first passes."""
+    return model.later.get(str(g), 1.0)
+
+
+def later_shared(model: Model, g: int, most: int) -> np.ndarray:
+    """A later pass with k = 1 .. ``most`` blocks on the SM, in first passes (more blocks hide
+    more of the scratch rows' latency): calibrated, the last one for more blocks."""
+    found = np.atleast_1d(np.asarray(model.later_shared.get(str(g)) or _later(model, g),
+                                     np.float64))
+    return found[np.minimum(np.arange(most), found.size - 1)]
+
+
+def blocked(subj_n: np.ndarray, groups: int) -> np.ndarray:
+    """Each subject's columns as ``groups`` consecutive ones sweep them together (a warp, or
+    a block): they move on when their longest is done, so each counts as that."""
+    n = np.asarray(subj_n, np.float64)
+    pad = -n.size % groups
+    most = np.concatenate([n, np.zeros(pad)]).reshape(-1, groups).max(axis=1)
+    return np.repeat(most, groups)[:n.size]
+
+
+def speeds(model: Model, g: int, r: int, packed: bool) -> np.ndarray:
+    """A group's lane-cells per second of shape (G, R) with k = 1, 2, ... blocks on its SM
+    (element k - 1; as many k as are resident at once): calibrated, else one block running
+    each group at the rate of a group alone and more blocks sharing the full rate."""
+    return memo(model, ("speeds", g, r, packed), lambda: _speeds(model, g, r, packed))
+
+
+def _speeds(model: Model, g: int, r: int, packed: bool) -> np.ndarray:
+
+    found = model.packing.get(f"{g},{r},{'packed' if packed else 'wide'}")
+    if found:
+        return np.asarray(found, np.float64)
+    per_sm = _rate(model, g, r, packed) / ((model.sms or 132) * (BLOCK // g))
+    k = np.arange(1, BLOCKS_PER_SM + 1)
+    return np.minimum(_single(model, g, r), per_sm / k)
+
+
+def fill(model: Model, g: int, r: int, packed: bool, blocks: int,
+         ticket: float | None = None) -> float:
+    """The share of the full rate of shape (G, R) a launch of ``blocks`` blocks runs at: the
+    blocks spread over the SMs (at most the resident ones each), each SM running its k
+    blocks' groups at their rate with k blocks, against every SM full. With ``ticket`` (a
+    ticket's lane-cells per group) each ticket also pays the kernel's start, which the other
+    blocks of a fuller SM hide."""
+    if not ticket:
+        fills = _shape_table(model, packed)[2]
+        return float(fills[_shape_index(g, r), min(max(int(blocks), 0), fills.shape[1] - 1)])
+    return _fill(model, g, r, packed, blocks, ticket)
+
+
+def _fill(model: Model, g: int, r: int, packed: bool, blocks,
+          ticket: float | None):
+    speed = speeds(model, g, r, packed)
+    if ticket:
+        speed = ticket / (ticket / speed + model.start)
+    sms, most = model.sms or 132, speed.size
+    # an SM's lane-cells/s per group of a block with k = 0 .. most blocks
+    through = np.concatenate(([0.0], np.arange(1, most + 1) * speed))
+    low, extra = np.divmod(np.clip(blocks, 1, most * sms).astype(np.int64), sms)
+    upper = np.where(extra > 0, through[np.minimum(low + 1, most)], 0.0)
+    share = ((sms - extra) * through[low] + extra * upper) / (sms * through[most])
+    return float(share) if share.ndim == 0 else share
+
+
+def pass_cells(n: np.ndarray | float, g: int, t: int) -> np.ndarray | float:
+    """Lane-cells of one pass of a G-lane group with T = G*R rows over ``n`` columns: the
+    pipeline's fill and the per-column pass cost included."""
+    return t * (n + g - 1) + PASS_CELLS * n
+
+
+def gpu_work(unit_m: np.ndarray, subj_n: np.ndarray, shape: tuple[int, int, int]
+             ) -> tuple[float, float]:
+    """(W, C): the lane-cells of a launch of units of ``unit_m`` rows against subjects of
+    ``subj_n`` columns (in launch order, each padded to its warp's longest) with kernel shape
+    (G, R, passes), and of its longest item."""
+    g, r, _ = shape
+    t = g * r
+    passes = np.maximum(-(-np.asarray(unit_m, np.int64) // t), 1)
+    n = blocked(subj_n, WARP // g)
+    work = float(passes.sum()) * float(pass_cells(n, g, t).sum())
+    critical = float(passes.max()) * float(pass_cells(float(n.max()), g, t))
+    return work, critical
+
+
+def profile_words(unit_m: np.ndarray, shape: tuple[int, int, int], alphabet: int) -> int:
+    """The words of a launch's profiles (each unit its own passes)."""
+    t = shape[0] * shape[1]
+    return int(np.maximum(-(-np.asarray(unit_m, np.int64) // t), 1).sum()) * t * alphabet
+
+
+#: a launch of more subjects is predicted from a sample of about this many of its blocks
+SAMPLE_BLOCKS = 4096
+
+
+def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
+                packed: bool, shape: tuple[int, int, int] | None = None,
+                overlapped: bool = True) -> float:
+    """Predicted seconds of one scan launch (see :func:`launch_parts`) among others of its
+    kind: the longer of the host's work and the GPU's (the host prepares a launch while the
+    one before runs); with ``overlapped`` False, as the first of a scan, both."""
+    host, gpu = launch_parts(model, unit_m, subj_n, alphabet, packed, shape)
+    return max(host, gpu) if overlapped else host + gpu
+
+
+#: the share of the host's work on a launch done before it waits for the input copy of the
+#: launch before (Staging.put): the queries gathered; after it, the copy and the kernels
+#: launched (0.22 of 0.50 ms on the H100 machine, timed step by step)
+BEFORE_WAIT = 0.45
+
+
+def pipelined(host: list[float], gpu: list[float], before: float = BEFORE_WAIT
+              ) -> list[float]:
+    """The seconds each launch adds to a scan, from each one's host and GPU seconds: the
+    host prepares launch k while k - 1 runs, waiting (after its share ``before`` of the
+    work) until the input copy of k - 1, the first step of k - 1 on the GPU, is done; a
+    launch starts on the GPU once the one before has ended and the host has enqueued it.
+    The first launch adds both; a short one after a long one adds little more than its GPU
+    time; a run of short ones adds the host's time each."""
+    added, ready, start, end = [], 0.0, 0.0, 0.0
+    for k, (h, g) in enumerate(zip(host, gpu, strict=True)):
+        waited = ready + before * h if k == 0 else max(ready + before * h, start)
+        ready = waited + (1 - before) * h
+        start = max(end, ready)
+        added.append(start + g - end)
+        end = start + g
+    return added
+
+
+def launch_parts(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
+                 packed: bool, shape: tuple[int, int, int] | None = None, wide: bool = False
+                 ) -> tuple[float, float]:
+    """Predicted (host, GPU) seconds of one scan launch: units of ``unit_m`` rows against
+    subjects of ``subj_n`` residues in the order the launch takes them, with kernel
+    ``shape`` (G, R, passes; default the one the engine plans). The host's work is
+    :func:`host_seconds`; the GPU's is :func:`side_seconds` and the kernel (whose tickets
+    each pay the kernel's start, see :func:`fill`).
+
+    Items go out by ticket, profile-major, each profile's subjects in launch order; an item
+    started once the work before it is done (at the full rate; the first wave of tickets, one
+    per block, starts at once) ends its own sweep later (at one group's rate), so the launch
+    lasts the longest of those ends, or its work at the full rate if that is longer: the
+    thesis's falling phase, where a long item left for last runs alone. A launch of few
+    tickets per block is timed ticket by ticket (``waves.waves``). A subject counts as its warp's
+    longest, plus the share of its block's longest that the other blocks of its SM do not
+    cover. A long launch is measured on every k-th block of subjects (and the longest's).
+    The grid is :func:`launch_grid`'s (``wide``: of the wide choice)."""
+    unit_m = np.asarray(unit_m, np.int64)
+    shape = shape or launch_shape(model, unit_m, subj_n, alphabet, packed)
+    _, kernel = _grid(model, unit_m, subj_n, packed, shape, True, wide)
+    count = len(subj_n)
+    return (host_seconds(model, unit_m, count, shape, alphabet),
+            side_seconds(model, unit_m.size, count) + kernel)
+
+
+#: the wide grid choice weighs launches of at most this many tickets per block of their own
+#: grid (where block placement, not the ticket queue, spreads the long tickets; measured up
+#: to two)
+WIDE_TICKETS = 2
+
+#: nor launches predicted shorter than this on their own grid (seconds): the choice costs two
+#: more kernel predictions a launch, and most of the many-pass launches of few tickets are short
+WIDE_LEAST = 5e-3
+
+
+def launch_grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
+                shape: tuple[int, int, int], wide: bool = False) -> int:
+    """The blocks of a scan launch with kernel ``shape``: its own grid
+    (``shapes.launch_blocks``), or one block per SM where its own puts between
+    one and two on each SM and one per SM is predicted faster. Then the tickets left after
+    the first wave go to the blocks that end first, where the own grid leaves it to block
+    placement which long tickets share an SM: a 6-pass launch of 160 tickets measured
+    13.8 ms on 132 blocks, and 14-23.5 ms from repeat to repeat on 160 (single-pass
+    launches, whose SMs hold more blocks' latency, are faster on their own grid, as
+    predicted). ``wide`` (the engine's plan): a multi-pass launch of two or more blocks per
+    SM, at most WIDE_TICKETS tickets per block and WIDE_LEAST seconds or more also weighs
+    the two whole numbers of blocks per SM below its own grid (a 13-pass launch of 508
+    tickets measured 23.5 ms on 264 blocks against 38.7 ms on its own 482). A capped
+    model's (``calibration.capped``): its own grid, capped."""
+    return _grid(model, np.asarray(unit_m, np.int64), subj_n, packed, shape, False, wide)[0]
+
+
+def _grids(model: Model, unit_m: np.ndarray, subj_n: np.ndarray,
+           shape: tuple[int, int, int], wide: bool) -> list[int]:
+    """The grids :func:`launch_grid` weighs, its own first."""
+    g, _, passes = shape
+    sms = model.sms or 132
+    own = launch_blocks(g, unit_m.size, len(subj_n), passes, int(np.max(subj_n)), sms,
+                        model.grid_cap)
+    if model.grid_cap is not None or own <= sms:  # a grid forced, or at most one per SM
+        return [own]
+    tickets = -(-len(subj_n) // (BLOCK // g)) * unit_m.size
+    if wide and passes > 1 and tickets <= WIDE_TICKETS * own:
+        below = -(-own // sms) - 1  # the whole numbers of blocks per SM below its own
+        return [own] + [k * sms for k in (below, below - 1) if k >= 1]
+    return [own, sms] if own < 2 * sms else [own]
+
+
+def _grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
+          shape: tuple[int, int, int], priced: bool, wide: bool = False) -> tuple[int, float]:
+    """(:func:`launch_grid`, the kernel's predicted seconds on it: nan unless ``priced``
+    or the grid was chosen by them)."""
+    grids = _grids(model, unit_m, subj_n, shape, wide)
+    if len(grids) == 1:
+        return grids[0], (_kernel(model, unit_m, subj_n, packed, shape, grids[0]) if priced
+                          else float("nan"))
+    own = grids[0], _kernel(model, unit_m, subj_n, packed, shape, grids[0])
+    if len(grids) > 2 and own[1] < WIDE_LEAST:  # the wide choice's: too short to pay
+        return own
+    return min([own] + [(b, _kernel(model, unit_m, subj_n, packed, shape, b))
+                        for b in grids[1:]], key=lambda found: found[1])
+
+
+def _kernel(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
+            shape: tuple[int, int, int], blocks: int) -> float:
+    """The kernel's predicted seconds for :func:`launch_parts` on a grid of ``blocks``."""
+    subj_n = np.asarray(subj_n, np.float64)
+    g, r, _ = shape
+    t = g * r
+    groups = BLOCK // g
+    sms = model.sms or 132
+    per_sm = blocks / sms
+    idle = min(1.0, per_sm ** -IDLE_COVER)
+    single = _single(model, g, r)
+    unit_passes = np.maximum(-(-unit_m // t), 1).astype(np.float64)
+    count = subj_n.size
+    every = max(1, count // (SAMPLE_BLOCKS * groups))  # every k-th block of subjects
+    if every > 1:  # a sample of whole blocks, in order, the longest subject's among them
+        starts = np.union1d(np.arange(0, count, every * groups),
+                            int(np.argmax(subj_n)) // groups * groups)
+        subj_n = subj_n[(starts[:, None] + np.arange(groups)).ravel().clip(max=count - 1)]
+    scale = count / subj_n.size
+    warp = blocked(subj_n, WARP // g)
+    n = warp + idle * (blocked(subj_n, groups) - warp)
+    cost = pass_cells(n, g, t)  # one pass of each subject
+    later = _later(model, g)
+    tickets = -(-count // groups) * unit_m.size
+    if tickets <= WAVE_TICKETS * blocks and every == 1:
+        speed = speeds(model, g, r, packed)
+        shared = later_shared(model, g, speed.size)
+        return waves(cost, unit_passes, (later, shared), groups, blocks, speed, single, sms,
+                      _steady(model, g, r, packed, speed, shared[-1]))
+    ticket = float(cost.mean()) * float(unit_passes.mean())
+    rate = _rate(model, g, r, packed) * fill(model, g, r, packed, blocks, ticket)
+    per_profile = float(cost.sum()) * scale
+    within = (np.cumsum(cost) - cost) * scale / rate  # a profile's work before each item
+    alone = pass_cells(warp, g, t) / single  # an item's first pass alone
+    before = (np.cumsum(unit_passes) - unit_passes) * per_profile / rate
+    total = float(unit_passes.sum()) * per_profile / rate
+    lead = total * min(1.0, blocks / tickets)  # the first wave of tickets starts at once
+    ends = [float(np.max(np.maximum(0.0, float(np.max(before[unit_passes == p]))
+                                    + p * within - lead) + (1 + (p - 1) * later) * alone))
+            for p in np.unique(unit_passes)]
+    return max(total, max(ends))
+
+
+def _steady(model: Model, g: int, r: int, packed: bool, speed: np.ndarray, later: float
+            ) -> float:
+    """How much faster an SM full of blocks runs while tickets are queued than the packing
+    calibration's one ticket per block says (its blocks end apart, and each one's end idles
+    part of the SM): the full rate, a steady two-pass launch, as a first pass (a later pass
+    costing ``later`` first passes), over the packing's last k. On the H100 1.00-1.10; it
+    brings the waves of full grids with several tickets per block from 8-11% slow to within
+    3% of the measured launches."""
+    first = _rate(model, g, r, packed) * (1 + later) / 2
+    full = (model.sms or 132) * (BLOCK // g) * speed.size * speed[-1]
+    return float(max(1.0, first / full))
+
+
+def host_seconds(model: Model, unit_m: np.ndarray, count: int, shape: tuple[int, int, int],
+                 alphabet: int) -> float:
+    """The host's predicted work for a launch of units of ``unit_m`` rows against ``count``
+    subjects with kernel ``shape``: its inputs gathered and sent, its kernels launched (its
+    profiles are built on the GPU from the queries gathered here)."""
+    unit_m = np.asarray(unit_m, np.int64)
+    return (host_fixed(model, unit_m.size, count)
+            + model.profile * profile_words(unit_m, shape, alphabet))
+
+
+def host_fixed(model: Model, units, count):
+    """The host's work for launches of ``units`` profiles x ``count`` subjects (numbers or
+    arrays) besides their profile words."""
+    return model.launch + model.unit * units + model.subject * count
+
+
+def side_seconds(model: Model, units: int, count: int) -> float:
+    """GPU seconds of a launch of ``units`` profiles x ``count`` subjects besides its scan
+    kernel: the input copy, the profiles built, the results scattered."""
+    return model.side + model.word * units * count

@@ -1,0 +1,56 @@
+"""What a search records as it runs: each GPU scan launch, predicted beside measured, and the
+seconds of its phases. A :class:`Trace` is handed to a search (``trace=``) and filled by its
+scanners and its hit stage; ``search --explain`` and the benchmarks read it."""
+
+from __future__ import annotations
+
+import threading
+from typing import NamedTuple
+
+
+class LaunchTime(NamedTuple):
+    """One GPU scan launch: its partitioning, units (profiles) and subjects, its predicted
+    seconds, and by CUDA events the seconds it added to the scan (from the end of the launch
+    before, or the start of its chunk's scan, to its own end) and its kernel's."""
+
+    partition: str
+    units: int
+    subjects: int
+    predicted: float
+    measured: float
+    kernel: float
+
+
+class Trace:
+    """A search's record: ``launches`` (:class:`LaunchTime`, in launch order) and
+    ``seconds`` per phase (GPU: ``upload``, ``scan``, ``rescore``, ``topk``; the hits:
+    ``align``), ``counts`` (``rescored``: pairs rescored at 32 bits). Safe to share between
+    the threads of several GPUs."""
+
+    def __init__(self) -> None:
+        self.launches: list[LaunchTime] = []
+        self.seconds: dict[str, float] = {}
+        self.counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def launch(self, record: LaunchTime) -> None:
+        """Record one scan launch."""
+        with self._lock:
+            self.launches.append(record)
+
+    def add(self, phase: str, seconds: float) -> None:
+        """Add ``seconds`` to ``phase``."""
+        with self._lock:
+            self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
+
+    def count(self, name: str, number: int) -> None:
+        """Add ``number`` to the count ``name``."""
+        with self._lock:
+            self.counts[name] = self.counts.get(name, 0) + number
+
+    def clear(self) -> None:
+        """Forget everything recorded so far."""
+        with self._lock:
+            self.launches.clear()
+            self.seconds.clear()
+            self.counts.clear()
