@@ -99,7 +99,7 @@ def problems(draw, max_len: int = 30, penalties_any: bool = True):
     alphabet = letters[:2] if small else letters
     query = draw(st.text(alphabet=alphabet, max_size=max_len))
     target = draw(st.text(alphabet=alphabet, max_size=max_len))
-    if penalties_any:  # Scoring requires gap_open >= gap_extend (DESIGN.md)
+    if penalties_any:  # Scoring requires gap_open >= gap_extend (docs/design.md)
         gap_extend = draw(st.integers(0, 6))
         gap_open = draw(st.integers(gap_extend, 12))
     else:

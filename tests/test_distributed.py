@@ -364,6 +364,31 @@ def test_one_round_of_shard_tasks_carries_a_batch_of_queries(client, data, monke
     assert rounds == [2, 2]
 
 
+def test_partition_reaches_the_workers(client, data, monkeypatch):
+    """--partition travels with the shard tasks: the cluster's spec carries it, and a worker
+    builds its scanner with it (the engine call of a worker, run here in this process)."""
+    prot_q, prot_db, _, _ = data
+    specs = []
+    real_init = ClusterScanner.__init__
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        specs.append(self.spec)
+
+    monkeypatch.setattr(ClusterScanner, "__init__", init)
+    got = wavedp.search(prot_q, prot_db, PROT, device="cpu", client=client,
+                        partition="dynamic1")
+    assert got == wavedp.search(prot_q, prot_db, PROT, device="cpu")
+    assert [spec.partition for spec in specs] == ["dynamic1"]
+    built = []
+    monkeypatch.setattr(cluster_module.engines, "scanner",
+                        lambda *args, **kwargs: built.append(args) or "a scanner")
+    assert cluster_module._scanner.__wrapped__(specs[0], 0, 3) == "a scanner"
+    assert built[0][0].kind == "cpu" and built[0][-1] == "dynamic1"
+    with pytest.raises(wavedp.InputError, match="partition must be one of"):
+        wavedp.search(prot_q, prot_db, PROT, device="cpu", client=client, partition="best")
+
+
 def test_gpu_workers_for_a_client_without_gpu(client, data, monkeypatch):
     """device='gpu' with a client: the workers scan on 'gpu' (here CPU workers stand in for
     GPU ones); this process has no GPU, so it aligns the hits on its CPU."""

@@ -1,4 +1,4 @@
-"""wavedp.local_hits: Waterman-Eggert non-intersecting local alignments (DESIGN.md).
+"""wavedp.local_hits: Waterman-Eggert non-intersecting local alignments (docs/design.md).
 
 The oracle is a literal reference below (full matrices, a forbidden set). lalign36 (fasta3)
 implements the same definition with Huang and Miller's SIM (``lsim4.c``), which differs in
@@ -43,7 +43,7 @@ needs_lalign = pytest.mark.skipif(shutil.which("lalign36") is None,
 
 
 def _matrices(q, t, sub, gap_open, gap_extend, forbidden):
-    """H, E, F and the diagonal candidate D (None where forbidden), DESIGN.md's local mode."""
+    """H, E, F and the diagonal candidate D (None where forbidden), docs/design.md's local mode."""
     m, n = len(q), len(t)
     H = [[0] * (n + 1) for _ in range(m + 1)]
     E = [[NEG] * (n + 1) for _ in range(m + 1)]
@@ -71,7 +71,7 @@ def _best(H):
 
 def reference_hits(q, t, sub, gap_open, gap_extend, fraction=1.0, limit=None,
                    forbidden=()):
-    """DESIGN.md's hits, literally: (score, qs, qe, ts, te, ops) while the score is > 0 and
+    """docs/design.md's hits, literally: (score, qs, qe, ts, te, ops) while the score is > 0 and
     >= fraction times the first, at most ``limit``."""
     forbidden = set(forbidden)
     hits = []

@@ -56,7 +56,7 @@ def test_scores_match_parasail(problem):
     fn = getattr(parasail, PARASAIL[mode])
     result = fn(query, target, scoring.gap_open, scoring.gap_extend, parasail_matrix(scoring))
     if mode == "semiglobal" and aln.score == 0:
-        # parasail's sg never takes the all-gap alignment (DESIGN.md, Tests)
+        # parasail's sg never takes the all-gap alignment (docs/design.md, Tests)
         assert result.score <= 0
     else:
         assert aln.score == result.score

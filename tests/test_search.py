@@ -1,4 +1,4 @@
-"""wavedp.search equals align_all ranked by DESIGN.md's order, and ssearch36's and blastp's
+"""wavedp.search equals align_all ranked by docs/design.md's order, and ssearch36's and blastp's
 figures (CPU engine; tests/test_search_gpu.py holds the GPU engine to the same results)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ QUERIES = Path(__file__).resolve().parents[2] / "shared" / "data" / "allqueries.
 
 
 def _expected(queries, texts, scoring, mode, top, min_score, strands=("+",)):
-    """Ranked (score, index, strand) lists from align_all, by DESIGN.md's order."""
+    """Ranked (score, index, strand) lists from align_all, by docs/design.md's order."""
     out = []
     for q in queries:
         rows = []

@@ -1,6 +1,6 @@
 """Pure-Python reference engine: the test oracle (full matrices, tiny inputs only).
 
-It spells out DESIGN.md's recurrence, end-cell choice and traceback preferences literally.
+It spells out docs/design.md's recurrence, end-cell choice and traceback preferences literally.
 """
 
 from __future__ import annotations

@@ -9,14 +9,14 @@
 //
 // DIRS: one direction byte per cell (common.cuh's encoding, the multipass kernel's rule), in
 // the layout of wavedp.engines.cpu.rows.strip_index (rpl = R, cols = n): each warp step stores
-// 32*R contiguous bytes. Then lane 0 follows DESIGN.md's traceback from the end cell and writes
-// the CIGAR letters in reverse order.
+// 32*R contiguous bytes. Then lane 0 follows the traceback of docs/design.md from the end cell
+// and writes the CIGAR letters in reverse order.
 //
 // Results, 6 ints per pair: score, query start, query end, target start, target end, number
 // of CIGAR letters (starts are -1 without DIRS). Pairs have m >= 1 and n >= 1.
 //
-// FORBID (local, with DIRS): Waterman-Eggert rounds (DESIGN.md, "Non-intersecting hits"). Bit 7
-// of a cell's direction byte marks it forbidden: the diagonal move into it is not allowed. The
+// FORBID (local, with DIRS): Waterman-Eggert rounds (docs/design.md, "Non-intersecting hits").
+// Bit 7 of a cell's direction byte marks it forbidden: the diagonal move into it is not allowed. The
 // sweep keeps that bit (each word is read before it is rewritten) and the traceback sets it on
 // every cell its path pairs, so the next launch over the same direction bytes (zeroed before
 // the first) finds the pair's next hit.

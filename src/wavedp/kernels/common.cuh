@@ -105,7 +105,7 @@ __device__ __forceinline__ void update_column(int (&Hg)[R], int (&E)[R], int dia
     }
 }
 
-// The direction byte of one cell (DESIGN.md's traceback preference: zero in local mode, then
+// The direction byte of one cell (docs/design.md's traceback preference: zero in local mode, then
 // the diagonal, then E, then F; a gap closes where opening it is at least as good as
 // extending it). multipass.cu and batch.cu share it.
 template <int MODE>
@@ -119,7 +119,7 @@ __device__ __forceinline__ unsigned int dir_byte(int h, int dg, int e, int e_ext
     return d;
 }
 
-// DESIGN.md's tie rule for end cells: a larger score, then a smaller i, then a smaller j
+// docs/design.md's tie rule for end cells: a larger score, then a smaller i, then a smaller j
 __device__ __forceinline__ bool better(int v, int i, int j, int bv, int bi, int bj) {
     return v > bv || (v == bv && (i < bi || (i == bi && j < bj)));
 }

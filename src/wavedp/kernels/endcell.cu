@@ -1,4 +1,4 @@
-// The end cell by DESIGN.md's tie rule (largest score, then smallest i, then smallest j),
+// The end cell by docs/design.md's tie rule (largest score, then smallest i, then smallest j),
 // reduced on the GPU over one of three kinds of candidates:
 //   TRIPLES: count (score, i, j) triples in a (the multipass kernel's per-strip bests);
 //   ROWS:    count rows k with score a[k] at column b[k] (per-row bests);

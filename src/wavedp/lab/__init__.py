@@ -1,4 +1,4 @@
-"""The lab: every GPU synchronization strategy of the source papers, measured (DESIGN.md,
+"""The lab: every GPU synchronization strategy of the source papers, measured (docs/design.md,
 "The lab").
 
 - ``sync``: the strategies (cpu-explicit, cpu-implicit, graph, simple, tree2, tree3,

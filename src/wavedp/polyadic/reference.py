@@ -1,4 +1,4 @@
-"""The plain O(n^3) oracle of DESIGN.md's recurrence, in table coordinates, for tiny inputs.
+"""The plain O(n^3) oracle of docs/design.md's recurrence, in table coordinates, for tiny inputs.
 
 ``m[i][j] = opt_{i<=k<j} m[i][k] + m[k+1][j] + w(i, k, j)``, then ``+ W[i][j]`` for a table
 weight, then the pairing term ``p(i, j) + m[i+1][j-1]`` (the empty interval counting 0) when

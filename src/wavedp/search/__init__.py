@@ -1,4 +1,4 @@
-"""Search: many queries against a database, with E-values and bit scores (DESIGN.md)."""
+"""Search: many queries against a database, with E-values and bit scores (docs/design.md)."""
 
 from .api import DEFAULT_EVALUE, iter_search, search
 from .database import Database

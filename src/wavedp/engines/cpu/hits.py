@@ -1,4 +1,4 @@
-"""Waterman-Eggert non-intersecting local alignments of one pair (DESIGN.md, "Non-intersecting
+"""Waterman-Eggert non-intersecting local alignments of one pair (docs/design.md, "Non-intersecting
 hits"): a scalar row kernel with forbidden cells, recomputed band by band.
 
 A cell an earlier hit paired (= or X) is forbidden: the diagonal move into it is not allowed
@@ -63,7 +63,7 @@ def _cell(diag, s, forbidden, hleft, e, up, fup, gap_open, gap_extend, emit):
     dg = NEG if forbidden else diag + s
     h = _max(_max(dg, e), _max(f, 0))
     d = 0
-    if emit:  # DESIGN.md's preferences without branches: zero, diagonal, E, F
+    if emit:  # docs/design.md's preferences without branches: zero, diagonal, E, F
         src = DIR_F - (DIR_F - DIR_E) * (h == e)
         src -= (src - DIR_DIAG) * (h == dg)
         src -= (src - DIR_ZERO) * (h == 0)
@@ -191,7 +191,7 @@ def refresh(q, t, sub, gap_open, gap_extend, K, b0, last_row, ckH, ckF, best, he
 @njit(cache=True, nogil=True)
 def trace(q, t, sub, gap_open, gap_extend, K, ckH, ckF, head, nxt, col, keep, dirs, ei, ej,
           ops):
-    """Trace back from (ei, ej) (DESIGN.md's rules); ops are written reversed.
+    """Trace back from (ei, ej) (docs/design.md's rules); ops are written reversed.
 
     Returns (start_i, start_j, number of ops)."""
     if keep:

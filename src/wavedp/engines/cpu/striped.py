@@ -71,7 +71,7 @@ def _first_row(h, seg, vmax, value, limit):
 
 @njit(cache=True, nogil=True)
 def striped_score(q, t, sub, gap_open, gap_extend, mode):
-    """(score, end_i, end_j) of the best alignment under DESIGN.md's recurrence and tie rules.
+    """(score, end_i, end_j) of the best alignment under docs/design.md's recurrence and tie rules.
 
     q, t: uint8 codes; sub: int32 [A, A]; mode: LOCAL, GLOBAL or SEMIGLOBAL.
     """

@@ -2,7 +2,7 @@
 
 A stripe holds rows ``i0+1 .. i0+LANES``, one per lane; at step ``s`` the lane of stripe row
 ``r`` (0-based) computes the cell (i0+1+r, s-r), so the 16 cells of a step form an
-anti-diagonal and are independent. For the cell of row r at step s (DESIGN.md recurrence):
+anti-diagonal and are independent. For the cell of row r at step s (docs/design.md recurrence):
 
 - left neighbour (H, E of column j-1, same row): its own lane at step s-1;
 - upper neighbour (H, F of row i-1, column j): row r-1 at step s-1, i.e. the previous step
@@ -254,7 +254,7 @@ def _boundary_row(n, mode, gap_open, gap_extend, revH, revF):
 
 @njit(cache=True, nogil=True, inline="always")
 def _end_cell(mode, m, n, best, bi, bj, lastcol):
-    """Combine the tracked maximum with the last column (DESIGN.md tie rule)."""
+    """Combine the tracked maximum with the last column (docs/design.md tie rule)."""
     if mode == GLOBAL:
         return np.int64(lastcol[m]), m, n
     if mode == LOCAL:

@@ -30,7 +30,7 @@ def check_storage(storage: str) -> int:
 
 def row_end_cell(p: Pair, rowbest, rowcol, lastcol, lastrow) -> tuple[int, int, int]:
     """(score, end_i, end_j) from per-row bests (local) or the last row and column (global,
-    semiglobal; indexed by i and j from 0), by DESIGN.md's tie rule."""
+    semiglobal; indexed by i and j from 0), by docs/design.md's tie rule."""
     m, n = p.m, p.n
     if p.mode == LOCAL:  # per-row bests, each at the row's first column reaching it
         score, i, j = best_cell(ROWS_BEST, rowbest, rowcol, count=m + 1)

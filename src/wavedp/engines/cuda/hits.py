@@ -1,4 +1,4 @@
-"""Waterman-Eggert non-intersecting local alignments of many pairs on the GPU (DESIGN.md,
+"""Waterman-Eggert non-intersecting local alignments of many pairs on the GPU (docs/design.md,
 "Non-intersecting hits"): rounds of the batch kernel (``kernels/batch.cu``, FORBID).
 
 The direction bytes of a group of pairs stay on the GPU from round to round; each round finds,

@@ -392,7 +392,7 @@ TRIPLES, ROWS_BEST, EDGES = 0, 1, 2
 
 def best_cell(kind: int, a, b=None, m: int = 0, n: int = 0, count: int = 0
               ) -> tuple[int, int, int]:
-    """(score, i, j) of the best candidate by DESIGN.md's tie rule, reduced on the GPU
+    """(score, i, j) of the best candidate by docs/design.md's tie rule, reduced on the GPU
     (``kernels/endcell.cu`` says what the kinds and arrays are)."""
     import cupy
 
@@ -404,7 +404,7 @@ def best_cell(kind: int, a, b=None, m: int = 0, n: int = 0, count: int = 0
 
 
 def end_cell(p: Pair, out: Outputs) -> tuple[int, int, int]:
-    """(score, end_i, end_j) by DESIGN.md's tie rule from a tracked full-matrix sweep."""
+    """(score, end_i, end_j) by docs/design.md's tie rule from a tracked full-matrix sweep."""
     m, n = p.m, p.n
     if p.mode == LOCAL:
         score, i, j = best_cell(TRIPLES, out.strip_best, count=out.strip_best.size // 3)

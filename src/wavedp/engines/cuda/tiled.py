@@ -19,7 +19,7 @@ TILE = 128
 
 
 def edge(mode: int, k: np.ndarray, gap_open: int, gap_extend: int) -> np.ndarray:
-    """H on row 0 / column 0 at distance k from the origin (DESIGN.md's boundaries)."""
+    """H on row 0 / column 0 at distance k from the origin (docs/design.md's boundaries)."""
     if mode != GLOBAL:
         return np.zeros(k.shape, np.int32)
     return np.where(k > 0, -(gap_open + (k - 1) * gap_extend), 0).astype(np.int32)

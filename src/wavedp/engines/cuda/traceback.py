@@ -11,7 +11,7 @@
    from its top row and left column checkpoints with one direction byte per cell, copied
    back and followed on the host with the CPU engine's walk until the path leaves the tile;
    then the next tile. The tiles the path may reach next are computed ahead, concurrently
-   (:class:`Tiles`). About (m + n) / K tiles are walked, so the path is DESIGN.md's,
+   (:class:`Tiles`). About (m + n) / K tiles are walked, so the path is docs/design.md's,
    identical to the CPU engine's alignment.
 
 GPU memory: ``m + n + 20 (n + 1) + 4 (m + n) + 8 (m + 1024) + (L + 1)^2 (K (K + 31)
