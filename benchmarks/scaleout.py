@@ -62,8 +62,7 @@ def main() -> None:
                         help="only the predictor's plan (no GPU needed)")
     args = parser.parse_args()
 
-    path = next((p for p in (QUERIES, "../shared/data/allqueries.fasta",
-                             ".carry/allqueries.fasta") if os.path.exists(p)), QUERIES)
+    path = next((p for p in QUERIES if os.path.exists(p)), QUERIES[0])
     queries = read_fasta(path)
     gpus = [int(x) for x in args.plan_gpus.split(",")]
     if args.plan_only:

@@ -3,7 +3,8 @@
 Run from the repository root:  python benchmarks/search.py [--device cpu] [--sequences N]
 (with wavedp installed, or ``PYTHONPATH=src``). Local mode, BLOSUM62, gap open 11, extend 1
 (the same costs in both conventions: checked on pairs against parasail). The queries are
-those of ``/work/shared/data/allqueries.fasta`` (``--queries`` takes the first K); the
+those of ``allqueries.fasta`` (in ``../shared/data`` beside the repository or in ``.carry``;
+``--queries`` takes the first K); the
 database is a seeded random protein set (BLOSUM62 background frequencies or uniform,
 fixed or lognormal lengths). Both engines use all cores; the scores are asserted equal.
 Warm-up first (Numba compile or cache load timed and reported apart); each engine's time
@@ -26,7 +27,8 @@ import wavedp
 from wavedp.engines.common import LOCAL
 from wavedp.engines.cpu.intersequence import scores_many
 
-QUERIES = "/work/shared/data/allqueries.fasta"
+#: where the 20 queries are looked for (from the repository root)
+QUERIES = ("../shared/data/allqueries.fasta", ".carry/allqueries.fasta")
 LETTERS = "ARNDCQEGHILKMFPSTWYV"
 #: BLOSUM62 background frequencies (Henikoff & Henikoff), in LETTERS order
 BACKGROUND = [0.074, 0.052, 0.045, 0.054, 0.025, 0.034, 0.054, 0.074, 0.026, 0.068,
@@ -143,8 +145,7 @@ def main() -> None:
                              "first N database sequences, GPU against CPU")
     args = parser.parse_args()
 
-    path = next((p for p in (QUERIES, "../shared/data/allqueries.fasta",
-                             ".carry/allqueries.fasta") if os.path.exists(p)), QUERIES)
+    path = next((p for p in QUERIES if os.path.exists(p)), QUERIES[0])
     queries = read_fasta(path)[:args.queries]
     if args.device in ("gpu", "both"):
         from search_gpu import align_all_part, array_database, gpu_part, report

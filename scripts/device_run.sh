@@ -3,7 +3,7 @@
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
-#       labquick|energy|barriers|all][,...] [-k expr]
+#       labquick|energy|barriers|compare|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -44,9 +44,60 @@ fi
 if want partition || want all; then
     # the predictor calibrated (timed), then every partitioning on skewed sets
     wavedp calibrate 2>&1 | tee "$out/partition_bench.log"
-    cp "$(python3 -c 'from wavedp.search.predict import cache_path; print(cache_path("gpu"))')" \
+    cp "$(python3 -c 'from wavedp.engines.calibration import cache_path; print(cache_path("gpu"))')" \
         "$out/"
     python3 benchmarks/partitioning.py --launches --json "$out/partition.json" 2>&1 | tee -a "$out/partition_bench.log"
+fi
+if want compare; then
+    # this tree against BASELINE (the source tree of an earlier commit: git archive COMMIT
+    # src benchmarks pyproject.toml README.md | tar -x -C .carry/base), on this machine in
+    # one run, taking turns: the CLI's outputs compared byte for byte, the search benchmark
+    # (20 queries x 1,000,000 x 512) and the partitioning benchmark (one calibration, which
+    # both read); COMPARE names the parts (default: outputs,search,partition)
+    base=${BASELINE:-.carry/base}
+    python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/base-site \
+        "$base" 2>&1 | tail -2
+    as_base() { PYTHONPATH=/tmp/base-site${PYTHONPATH:+:$PYTHONPATH} "$@"; }
+    parts=${COMPARE:-outputs,search,partition}
+    if [[ ,$parts, == *,outputs,* ]]; then
+        queries=$(ls ../shared/data/allqueries.fasta .carry/allqueries.fasta 2>/dev/null | head -1)
+        (cd benchmarks && python3 seeded_fasta.py /tmp/cmp.fa --sequences 200000 \
+            --plant "../$queries")
+        for who in base this; do
+            run=(); [[ $who == base ]] && run=(as_base)
+            "${run[@]}" python3 -m wavedp.cli makedb /tmp/cmp.fa -o /tmp/cmp-$who.wdb 2>&1
+            for fmt in blast6 sam; do  # the whole command, from a fresh process
+                TIMEFORMAT="$who search --format $fmt: %R s"
+                time "${run[@]}" python3 -m wavedp.cli search "$queries" /tmp/cmp-$who.wdb \
+                    --device gpu --format $fmt -o /tmp/cmp-$who.$fmt 2>/dev/null
+            done
+        done
+        for fmt in blast6 sam; do  # SAM's @PG line names the command, which is the same
+            cmp <(grep -v '^@PG' /tmp/cmp-base.$fmt) <(grep -v '^@PG' /tmp/cmp-this.$fmt) \
+                && echo "$fmt outputs identical ($(wc -l < /tmp/cmp-this.$fmt) lines)"
+        done 2>&1 | tee "$out/compare_outputs.log"
+    fi
+    if [[ ,$parts, == *,search,* ]]; then
+        for who in base this this base; do
+            echo "== $who: search benchmark"
+            if [[ $who == base ]]; then
+                as_base python3 "$base/benchmarks/search.py" --device gpu
+            else
+                python3 benchmarks/search.py --device gpu
+            fi
+        done 2>&1 | tee "$out/compare_search.log"
+    fi
+    if [[ ,$parts, == *,partition,* ]]; then
+        wavedp calibrate 2>&1 | tail -2
+        for who in base this; do
+            echo "== $who: partitioning benchmark"
+            if [[ $who == base ]]; then
+                as_base python3 "$base/benchmarks/partitioning.py" --repeats 3
+            else
+                python3 benchmarks/partitioning.py --repeats 3
+            fi
+        done 2>&1 | tee "$out/compare_partition.log"
+    fi
 fi
 if want terms; then
     # the predictor's terms one by one: launches split into host and kernel, and the
