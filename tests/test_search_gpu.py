@@ -36,7 +36,7 @@ def _exact(query, texts, scoring, mode):
 
 
 def _scanned(query, texts, scoring, mode):
-    from wavedp.engines.cuda.search import Scanner
+    from wavedp.engines.cuda.scan.scanner import Scanner
 
     from wavedp.search.database import Database
 
