@@ -1,4 +1,4 @@
-"""The lab on one GPU (issue 12): every synchronization strategy between thread blocks, the
+"""The lab on one GPU: every synchronization strategy between thread blocks, the
 barrier micro-benchmark and its time model, and FFT, bitonic sort and Smith-Waterman under
 each, with their anchors (grid.sync, cuFFT, cupy.sort) measured in the same run. The same as
 ``wavedp lab all``.

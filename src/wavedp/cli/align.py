@@ -7,8 +7,6 @@ import shlex
 
 import click
 import numpy as np
-import rich.progress as rp
-from rich.console import Console
 
 from ..api import run_pairs
 from ..device import choose
@@ -40,6 +38,9 @@ def _chunks(qlens: np.ndarray, tlens: np.ndarray) -> list[tuple[np.ndarray, int]
 @contextlib.contextmanager
 def _progress(total_cells: int, n_pairs: int, show: bool):
     """A rich progress bar on stderr (only on a terminal and for long work)."""
+    import rich.progress as rp  # lazy: rich costs 0.05 s of every command's start-up
+    from rich.console import Console
+
     console = Console(stderr=True)
     progress = rp.Progress(rp.TextColumn("{task.description}"), rp.BarColumn(),
                            rp.TaskProgressColumn(), rp.TimeElapsedColumn(),

@@ -8,7 +8,6 @@ import sys
 from importlib import metadata
 
 import click
-import numba
 import numpy as np
 
 from ..device import choose, gpu_status
@@ -26,6 +25,8 @@ def _cupy_version() -> str | None:
 @click.command()
 def info() -> None:
     """Print the version, the backends and the GPU devices found."""
+    import numba  # lazy: Numba costs 0.15 s of every command's start-up
+
     ok, why = gpu_status()
     cupy = _cupy_version()
     lines = [

@@ -9,7 +9,6 @@ import numpy as np
 from ..device import choose
 from ..engines.common import MODES
 from ..engines.cuda.scan.shapes import packable
-from ..search import predict as _predict
 from ..search.api import BATCH_CELLS, open_database
 from ..search.strands import strands
 from . import common
@@ -34,6 +33,8 @@ its predicted seconds, then the totals; 'auto' picks the least. Uses the calibra
 @click.option("--device", type=click.Choice(["gpu", "cpu"]), default=None,
               help="The device to calibrate. [default: gpu when one is usable, else cpu]")
 def calibrate(device: str | None) -> None:
+    from ..search import predict as _predict  # lazy: see predict_command
+
     kind = choose(device or "auto").kind  # gpu without one: an input error
     model = _predict.calibrate(kind, progress=lambda text: click.echo(
         f"wavedp: calibrating {kind}: {text}", err=True))
@@ -81,6 +82,9 @@ def calibrate(device: str | None) -> None:
 def predict_command(query: str, database: str, device: str, strand: str, launches: bool,
                     mode: str, matrix: str | None, match: int | None, mismatch: int | None,
                     gap_open: int | None, gap_extend: int | None) -> None:
+    # lazy: the predictor loads Numba and the scan's planner, 0.1 s of every command's start-up
+    from ..search import predict as _predict
+
     scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
     queries = common.prepare(query, scoring, "query")
     db = open_database(database, scoring)

@@ -13,12 +13,9 @@ from typing import TextIO
 
 import click
 import numpy as np
-import rich.progress as rp
-from rich.console import Console
 
 from ..alignment import Alignment
 from ..device import choose
-from ..engines.cpu.scan import cpu_seconds
 from ..errors import InputError
 from ..formats import format_alignment, sam_header_lines
 from ..scoring import Scoring
@@ -27,7 +24,6 @@ from ..search.api import DEFAULT_EVALUE, iter_search, open_database
 from ..search.database import ALPHABETS, HEADER, Database
 from ..search.hits import check_fraction
 from ..search.journal import Journal, file_identity
-from ..search.predict import explain_lines, model_for
 from ..search.strands import STRANDS
 from ..trace import Trace
 from ..version import __version__
@@ -169,6 +165,9 @@ class _Meter:
     GCUPS (DP cells per second)."""
 
     def __init__(self, total_cells: int, queries: int, scans: int, show: bool) -> None:
+        import rich.progress as rp  # lazy: rich costs 0.05 s of every command's start-up
+        from rich.console import Console
+
         console = Console(stderr=True)
         self.progress = rp.Progress(
             rp.TextColumn("{task.description}"), rp.BarColumn(bar_width=20),
@@ -352,6 +351,9 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
 def _explain(trace: Trace, started: float, query_m: list[int], residues: int) -> None:
     """``search --explain``: the GPU scan's launches predicted beside measured, or the CPU
     engine's predicted scan beside the whole run."""
+    # lazy: the predictor loads Numba and the scan's planner, 0.1 s of every search's start-up
+    from ..search.predict import cpu_seconds, explain_lines, model_for
+
     if trace.launches:
         lines = explain_lines(trace.launches)
     else:

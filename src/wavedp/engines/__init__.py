@@ -33,7 +33,7 @@ def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarra
 
     if device.gpu:
         from .cuda.gpus import pairs_on_gpus  # lazy: see above
-        from .cuda.pairs import align_pairs as gpu_pairs
+        from .cuda.pairs import align_pairs as gpu_pairs  # lazy: see above
 
         return pairs_on_gpus(device.gpus, run(gpu_pairs), _cells(qcodes, tcodes, pairs))
     from .cpu import align_pairs as cpu_pairs  # lazy: see above
@@ -53,7 +53,7 @@ def hits(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarray],
 
     if device.gpu:
         from .cuda.gpus import pairs_on_gpus  # lazy: see above
-        from .cuda.hits import hits as gpu_hits
+        from .cuda.hits import hits as gpu_hits  # lazy: see above
 
         return pairs_on_gpus(device.gpus, run(gpu_hits), _cells(qcodes, tcodes, pairs))
     from .cpu.hits import hits as cpu_hits  # lazy: see above

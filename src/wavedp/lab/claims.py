@@ -47,7 +47,7 @@ def barrier_claims(rows: list[dict]) -> list[Claim]:
         ("lock-free barrier cost is nearly independent of blocks", "eq. (9)"),
     ]
     target = ("an in-kernel barrier costs <= 1.0 us per round, flat from 8 blocks to the "
-              "co-resident maximum (anchor grid.sync)", "issue 12 target")
+              "co-resident maximum (anchor grid.sync)", "wavedp's own target")
     if not rows:
         return [_missing(XF, c, p) for c, p in texts] + [_missing("wavedp", *target)]
     top, cost = _at_largest(rows)

@@ -12,7 +12,6 @@ import click
 
 from ..engines.cuda.sync import BARRIER_SYNCS, TUNED
 from ..errors import InputError
-from . import suite
 
 _POWER = re.compile(r"2\^(\d+)")
 
@@ -91,6 +90,8 @@ def _common(command: Callable) -> Callable:
 
 
 def _run(obj, names: tuple[str, ...], quick: bool, out: str, **changes) -> None:
+    from . import suite  # lazy: the experiments cost 0.1-0.2 s of every command's start-up
+
     argv = (obj or {}).get("argv", [])
     command = shlex.join(["wavedp", *argv])
     path = suite.run(names, suite.settings(quick, **changes), out, command,
@@ -226,5 +227,7 @@ def run_all(obj, out: str, syncs, repeats, quick: bool, cudasw4: str | None) -> 
 
     Writes DIR/report.md, which states for each of the papers' and the thesis's claims
     whether this GPU reproduces it; the off-chip traffic needs ncu, the energy NVML."""
-    _run(obj, suite.EXPERIMENTS, quick, out, syncs=syncs, repeats=repeats,
+    from .suite import EXPERIMENTS  # lazy: see _run
+
+    _run(obj, EXPERIMENTS, quick, out, syncs=syncs, repeats=repeats,
          energy={"cudasw4": cudasw4})

@@ -967,10 +967,10 @@ def claims(rows: list[dict], dram: dict[str, float] | None = None) -> list[Claim
     published figure is CUDASW++4.0's peak), else on the search. Where CUDASW++4.0 ran on
     this GPU (``anchor`` rows), a third: wavedp's best peak against its best."""
     model_claim = ("the energy model predicts every strategy's energy within 15%",
-                   "E = P_static T + sum count x e_op (eqs. 10-13); issue 13 target")
+                   "E = P_static T + sum count x e_op (eqs. 10-13); wavedp's own target")
     search_claim = ("the search reaches CUDASW++4.0's energy efficiency",
                     f"{CUDASW_GCUPS_PER_WATT} GCUPS/W (CUDASW++4.0, published); "
-                    "issue 13 target")
+                    "wavedp's own target")
     found = errors(rows, dram)
     if found:
         worst = max(found, key=lambda k: abs(found[k]))

@@ -468,7 +468,7 @@ def claims(rows: list[dict]) -> list[Claim]:
              ("... and writes fewer DRAM bytes", "3x (Table 6.5)"),
              ("closed forms predict the DRAM volumes (reads within 2x)", "eqs. 7-9")]
     target = ("multipass reads >= 20x fewer DRAM bytes than per-diagonal and is faster "
-              "(1M x 1M or the largest per-diagonal size)", "issue 13 target")
+              "(1M x 1M or the largest per-diagonal size)", "wavedp's own target")
     both = [s for s in sorted({r["m"] for r in rows}) if all(_pair(rows, s))]
     if not both:
         return [Claim(THESIS, c, p, "not measured", "not measured") for c, p in texts] + \

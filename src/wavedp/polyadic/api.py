@@ -91,9 +91,9 @@ def solve(diagonal, *, opt: str = "min", weight=None, pair=None, dtype=None,
     resolved = choose(device)
     # the engines load when first used: the CPU's Numba import alone takes about 0.4 s
     if resolved.gpu:
-        from ..engines.cuda import polyadic as engine
+        from ..engines.cuda import polyadic as engine  # lazy: see above
     else:
-        from ..engines.cpu import polyadic as engine
+        from ..engines.cpu import polyadic as engine  # lazy: see above
 
         if prob.table_bytes() > _host_memory():
             raise InputError(f"n = {prob.n} needs {prob.table_bytes() / 2**30:.1f} GiB for "
