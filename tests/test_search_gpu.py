@@ -37,7 +37,6 @@ def _exact(query, texts, scoring, mode):
 
 def _scanned(query, texts, scoring, mode):
     from wavedp.engines.cuda.scan.scanner import Scanner
-
     from wavedp.search.database import Database
 
     db = Database.from_sequences(texts, alphabet="dna" if scoring.is_dna else "protein")
