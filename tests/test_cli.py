@@ -184,14 +184,14 @@ def test_failure_mid_run_removes_the_partial_output(tmp_path: Path, fasta, monke
 
 
 def test_write_failure_is_user_error_and_leaves_nothing(tmp_path: Path, fasta, monkeypatch):
-    from wavedp.cli import common
+    from wavedp.cli import outputs
 
     def refuse(src, dst):
         raise OSError(28, "No space left on device")
 
     out = tmp_path / "out.json"
     before = sorted(os.listdir(tmp_path))
-    monkeypatch.setattr(common.os, "replace", refuse)
+    monkeypatch.setattr(outputs.os, "replace", refuse)
     result = invoke("align", *fasta, "--format", "json", "-o", out, "--device", "cpu")
     monkeypatch.undo()
     assert_user_error(result, "out.json", "No space left")

@@ -196,7 +196,7 @@ def test_translation_refuses_letters_the_matrix_lacks(tmp_path: Path):
 
 @pytest.mark.parametrize("alphabet, scoring, needle", [
     ("protein", DNA, "a protein database cannot be searched with DNA scoring"),
-    ("dna", BLOSUM62, "a DNA database cannot be searched with protein scoring"),
+    ("dna", BLOSUM62, "a DNA database cannot be searched with matrix scoring"),
 ])
 def test_alphabet_mismatch(tmp_path: Path, alphabet: str, scoring: Scoring, needle: str):
     db = build(tmp_path, ">a\nACGT\n", alphabet)

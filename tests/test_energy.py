@@ -149,10 +149,9 @@ def test_nvml_that_cannot_start_is_an_input_error(nvml):
 
 
 def test_no_gpu_is_an_input_error(monkeypatch):
-    from wavedp import device
 
     monkeypatch.setitem(sys.modules, "pynvml", FakeNVML())
-    monkeypatch.setattr(device, "gpu_status", lambda: (False, "no CUDA device"))
+    monkeypatch.setattr(energy, "gpu_status", lambda: (False, "no CUDA device"))
     with pytest.raises(InputError, match="needs a GPU.*no CUDA device"):
         with energy.measure():
             pass

@@ -23,7 +23,8 @@ QUERIES = Path(__file__).resolve().parents[2] / "shared" / "data" / "allqueries.
 
 
 def _expected(queries, texts, scoring, mode, top, min_score, strands=("+",)):
-    """Ranked (score, index, strand) lists from align_all, by docs/design.md's order."""
+    """Ranked (score, index, strand) lists from align_all, by docs/design.md's order: no hit
+    of an empty query or database sequence, nor (local mode) of score 0."""
     out = []
     for q in queries:
         rows = []
@@ -31,6 +32,8 @@ def _expected(queries, texts, scoring, mode, top, min_score, strands=("+",)):
             qq = q if s == "+" else reverse_complement(q, scoring.encode(q))[0]
             for t, aln in enumerate(wavedp.align_all([qq], texts, scoring, mode=mode,
                                                      traceback=False, device="cpu")):
+                if not q or not texts[t] or (mode == "local" and aln.score <= 0):
+                    continue
                 if min_score is None or aln.score >= min_score:
                     rows.append((-aln.score, t, s))
         rows.sort()

@@ -122,7 +122,7 @@ def test_makedb_round_trip(tmp_path: Path, protein):
     assert [f">{db.id(k)}" for k in range(len(db))] == ids
     assert [db.text(k) for k in range(len(db))] == seqs
     assert result.stderr.splitlines() == [
-        f"wavedp: {out}: {len(db)} sequences, {db.total_residues:,} residues (protein)"]
+        f"wavedp: {out}: {len(db)} sequences, {db.total_residues:,} residues (protein, guessed)"]
     args = ["--device", "cpu", "--top", "0"]
     from_wdb = invoke("search", protein["q"], out, *args)
     from_fasta = invoke("search", protein["q"], protein["fa"], *args)
@@ -347,8 +347,8 @@ def _bad_cases(tmp: Path, protein, dna) -> dict[str, tuple[list, tuple[str, ...]
         "negative top": ([q, wdb, "--top", "-1"], ("--top",)),
         "missing database": ([q, tmp / "none.wdb"], ("none.wdb",)),
         "bad strand": ([q, wdb, "--strand", "up"], ("--strand",)),
-        "output is a folder": ([q, wdb, "-o", tmp], (str(tmp), "directory")),
-        "resume into a folder": ([q, wdb, "-o", tmp, "--resume"], (str(tmp), "directory")),
+        "output is a folder": ([q, wdb, "-o", tmp], (str(tmp), "folder")),
+        "resume into a folder": ([q, wdb, "-o", tmp, "--resume"], (str(tmp), "folder")),
         "output with no folder": ([q, wdb, "-o", tmp / "no" / "x.tsv"], ("x.tsv",)),
         "device gpu without gpu": ([q, wdb, "--device", "gpu", "-o", out], ("gpu",)),
         "fraction out of range": ([q, wdb, "--fraction", "1.5"], ("fraction", "(0, 1]")),

@@ -11,7 +11,9 @@ import numpy as np
 from . import engines
 from .alignment import Alignment, cigars_from_ops
 from .device import Device, choose
-from .engines.common import GLOBAL, MODES
+from .engines.common import GLOBAL, MODES, STRATEGIES
+from .engines.cuda.diagonal import check_storage
+from .engines.cuda.sync import check_sync
 from .errors import InputError
 from .scoring import INVALID, Scoring
 
@@ -62,6 +64,18 @@ class Prepared:
         return self
 
 
+def sequences(seqs: Any, what: str, accepted: str = "a list of sequences"
+              ) -> Iterable[SeqLike]:
+    """``seqs`` itself where it is a collection of sequences; an InputError for one bare
+    sequence (a string would be read letter by letter), None, or anything not iterable."""
+    if isinstance(seqs, (str, bytes, bytearray)) or hasattr(seqs, "seq") or \
+            type(seqs).__name__ in ("Seq", "MutableSeq"):
+        raise InputError(f"{what} must be {accepted}; wrap a single sequence in a list")
+    if seqs is None or not hasattr(seqs, "__iter__"):
+        raise InputError(f"{what} must be {accepted}, got {type(seqs).__name__}")
+    return seqs
+
+
 def mode_code(mode: str) -> int:
     """The engines' code of ``mode`` (an InputError names the modes)."""
     if mode not in MODES:
@@ -84,6 +98,12 @@ def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: 
     (on the GPU, spread over its GPUs) and wrap the results."""
     code = mode_code(mode)
     check_pairs_range(queries, targets, pairs, scoring)
+    if strategy is not None and strategy not in STRATEGIES:
+        raise InputError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    if sync is not None:
+        check_sync(sync)
+    if storage is not None:
+        check_storage(storage)
     options = {name: value for name, value in
                (("strategy", strategy), ("sync", sync), ("storage", storage)) if value is not None}
     if options and not device.gpu:
@@ -154,8 +174,8 @@ def align_all(queries: Iterable[SeqLike], targets: Iterable[SeqLike], scoring: S
     or those of ``devices``); results in query-major order."""
     scoring = check_scoring(scoring)
     mode_code(mode)
-    q = Prepared(queries, scoring, "query")
-    t = Prepared(targets, scoring, "target")
+    q = Prepared(sequences(queries, "queries"), scoring, "query")
+    t = Prepared(sequences(targets, "targets"), scoring, "target")
     pairs = np.array([(i, j) for i in range(len(q.codes)) for j in range(len(t.codes))],
                      dtype=np.int64).reshape(-1, 2)
     return run_pairs(q, t, pairs, scoring, mode, traceback, choose(device, devices), strategy,

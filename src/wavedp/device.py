@@ -23,12 +23,22 @@ def gpu_status() -> tuple[bool, str]:
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # noqa: BLE001 - no driver, no device
-        return False, f"no CUDA device ({type(exc).__name__}: {exc})"
+        if _driver_version(cupy) == 0:  # CUDA then says "driver version is insufficient"
+            return False, "no NVIDIA driver on this machine"
+        return False, f"no usable CUDA device ({type(exc).__name__}: {exc})"
     if count < 1:
         return False, "no CUDA device"
     props = cupy.cuda.runtime.getDeviceProperties(0)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
     return True, f"{count} CUDA device(s), device 0: {name}"
+
+
+def _driver_version(cupy) -> int:
+    """The CUDA driver's version, 0 where no driver is installed."""
+    try:
+        return int(cupy.cuda.runtime.driverGetVersion())
+    except Exception:  # noqa: BLE001 - no driver library at all
+        return 0
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The one exception type for user errors."""
+"""The errors (and the one warning) wavedp raises for its users."""
 
 
 class InputError(ValueError):
@@ -12,3 +12,8 @@ class InputError(ValueError):
 class DeviceError(RuntimeError):
     """The GPU or the cluster failed mid-run (a bounded spin-wait timed out, a launch failed,
     a Dask cluster stopped running a search's tasks)."""
+
+
+class EmptyWarning(UserWarning):
+    """A search met empty sequences: they have no hits (``docs/design.md``, "Search"); the CLI
+    prints it as one ``wavedp: warning:`` line."""

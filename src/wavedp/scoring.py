@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,31 +44,60 @@ def matrix_table(alphabet: str) -> np.ndarray:
 
 
 def _load_matrix(name: str) -> tuple[str, np.ndarray]:
-    from Bio.Align import substitution_matrices
-
-    names = substitution_matrices.load()
-    key = {n.upper(): n for n in names}.get(name.upper())
+    """(alphabet, integer table) of Biopython's matrix ``name`` (any case); an InputError for
+    an unknown one, or one wavedp cannot use (scores not integers, letters not single)."""
+    key = {n.upper(): n for n in _matrices().load()}.get(name.upper())
     if key is None:
-        raise InputError(f"unknown substitution matrix {name!r}; known: {', '.join(names)}")
-    matrix = substitution_matrices.load(key)
+        raise InputError(f"unknown substitution matrix {name!r}; the matrices wavedp takes: "
+                         f"{', '.join(usable_matrices())}")
+    found = _usable(key)
+    if isinstance(found, str):
+        raise InputError(f"matrix {key!r} {found}; the matrices wavedp takes: "
+                         f"{', '.join(usable_matrices())}")
+    return found
+
+
+def _usable(key: str) -> tuple[str, np.ndarray] | str:
+    """Biopython's matrix ``key`` as (alphabet, int32 table), or why wavedp cannot use it."""
+    matrix = _matrices().load(key)
     alphabet = matrix.alphabet
     if not isinstance(alphabet, str) or any(len(a) != 1 for a in alphabet):
-        raise InputError(f"matrix {key!r} is not over single letters")
+        return "is not over single letters"
     values = np.asarray(matrix, dtype=np.float64)
     if not np.all(values == np.round(values)):
-        raise InputError(f"matrix {key!r} has non-integer scores; wavedp scores are integers")
+        return "has non-integer scores (wavedp scores are integers)"
+    if np.abs(values).max() >= SCORE_LIMIT:
+        return f"has scores beyond +-{SCORE_LIMIT}"
     return alphabet, values.astype(np.int32)
+
+
+@functools.cache
+def usable_matrices() -> tuple[str, ...]:
+    """The names of Biopython's substitution matrices that wavedp takes (integer scores over
+    single letters)."""
+    return tuple(n for n in _matrices().load() if not isinstance(_usable(n), str))
+
+
+def _matrices():
+    """Biopython's ``substitution_matrices`` (imported when a matrix is first asked for: it
+    costs 0.3 s of start-up)."""
+    from Bio.Align import substitution_matrices
+
+    return substitution_matrices
 
 
 def _nonnegative_int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         raise InputError(f"{name} must be a non-negative integer, got {value!r}")
-    return int(value)
+    return _int(name, value)
 
 
 def _int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InputError(f"{name} must be an integer, got {value!r}")
+    if not -SCORE_LIMIT < value < SCORE_LIMIT:
+        raise InputError(f"{name} must be between -{SCORE_LIMIT} and {SCORE_LIMIT} "
+                         f"(the engines' int32 score range), got {value}")
     return int(value)
 
 

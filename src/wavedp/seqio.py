@@ -23,6 +23,13 @@ from .errors import InputError
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _KINDS = {ord(">"): "fasta", ord("@"): "fastq"}
+#: bytes no FASTA/FASTQ text holds: the control characters but tab, line feed and carriage
+#: return (a NUL would silently end a record where the parser reads C strings)
+_CONTROL = frozenset([*range(9), 11, 12, *range(14, 32), 127])
+#: every other byte, for ``bytes.translate`` to delete: what is left are control bytes
+_NOT_CONTROL = bytes(b for b in range(256) if b not in _CONTROL)
+#: the checks read this many bytes at a time
+_CHUNK = 1 << 20
 
 
 def _is_gzip(path: str) -> bool:
@@ -81,11 +88,38 @@ def _content_lines(path: str) -> int:
     return last - first + 1 if last else 0
 
 
-def _check_gzip(path: str) -> None:
-    """Decompress the whole file so truncated or damaged gzip data raises."""
-    with gzip.open(path, "rb") as fh:
-        while fh.read(1 << 20):
-            pass
+def _check_bytes(path: str) -> None:
+    """Read the whole file (decompressed), so truncated or damaged gzip data raises, and a
+    control byte is an InputError naming its record and position."""
+    offset = 0
+    with _open(path) as fh:
+        while chunk := fh.read(_CHUNK):
+            if chunk.translate(None, _NOT_CONTROL):
+                at = offset + next(k for k, b in enumerate(chunk) if b in _CONTROL)
+                raise _control_byte(path, at)
+            offset += len(chunk)
+
+
+def _control_byte(path: str, at: int) -> InputError:
+    """The InputError of the control byte at decompressed offset ``at``: its record (the
+    last header line before it), line and position in the sequence (or the header)."""
+    with _open(path) as fh:
+        head = fh.read(at + 1)
+    lines = head.split(b"\n")
+    header, residues = None, 0
+    for line in lines[:-1]:
+        if line[:1] in (b">", b"@"):
+            header, residues = line, 0
+        else:
+            residues += len(line.rstrip(b"\r"))
+    last = lines[-1]
+    byte = f"0x{head[-1]:02x}"
+    if last[:1] in (b">", b"@") or header is None:
+        return InputError(f"file {path}, line {len(lines)}: control byte {byte} in a header "
+                          "(FASTA/FASTQ text holds none)")
+    name = header[1:].split(maxsplit=1)[0].decode("ascii", "replace") if len(header) > 1 else ""
+    return InputError(f"file {path}, record {name!r}, position {residues + len(last)}: control "
+                      f"byte {byte} in the sequence (FASTA/FASTQ text holds none)")
 
 
 def _leading_blank_bytes(raw: BinaryIO) -> int:
@@ -154,15 +188,15 @@ def iter_records(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
     """Stream the records of a FASTA or FASTQ file (plain or gzipped) as (id, text) pairs.
 
     One record at a time (memory is bounded by the longest record). The id is the first word
-    of the header line. A gzipped file is first decompressed once to check its integrity; a
+    of the header line. The file is first read once whole (decompressed) to check a gzip
+    file's integrity and that no control byte is in it (a NUL would end a record silently); a
     FASTQ file is line-counted after its last record. Raises InputError for a missing,
     unreadable, empty or malformed file, at the point where the fault is found.
     """
     path = os.fspath(path)
     kind = _sniff(path)
     try:
-        if _is_gzip(path):
-            _check_gzip(path)
+        _check_bytes(path)
         yield from _records(path, kind)
     except InputError:
         raise

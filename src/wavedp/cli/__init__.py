@@ -4,23 +4,86 @@ the lab's group lives in ``wavedp.lab.commands``), their shared options and outp
 ``common``.
 
 User errors print one line, ``wavedp: error: <message>``, and exit with status 2; a GPU or
-cluster failing mid-run exits with status 1, Ctrl-C with 130.
+cluster failing mid-run exits with status 1; Ctrl-C with 130, SIGTERM with 143 and SIGHUP with
+129, each after removing the command's temporary files; a closed standard output (``| head``)
+ends quietly with status 0.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import signal
 import sys
+import threading
+import warnings
+from collections.abc import Iterator
 
 import click
 
-from ..errors import DeviceError, InputError
+from ..errors import DeviceError, EmptyWarning, InputError
 from ..lab.commands import lab
 from ..version import __version__
 from . import align, info, polyadic, predict, search
 from .common import USAGE_EXIT, error
+from .outputs import OutputError
 
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", None)  # click >= 8.2
+#: the signals that stop a command the way Ctrl-C does (its temporary files removed)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+#: write errors of a full or failing output device: one line, as an output error
+_WRITE_ERRNOS = (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG)
+
+
+class Stopped(BaseException):
+    """A signal that ends the command (STOP_SIGNALS), raised where the command is, so every
+    ``finally`` and context manager on the way out runs (temporary files removed)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, frame) -> None:
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """STOP_SIGNALS raise :class:`Stopped` while the command runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """wavedp's own warnings as one ``wavedp: warning:`` line on stderr each."""
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None) -> None:
+            if issubclass(category, EmptyWarning):
+                click.echo(f"wavedp: warning: {' '.join(str(message).split())}", err=True)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so the interpreter's last flush of a closed or
+    failing stream prints nothing."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 class _Cli(click.Group):
@@ -33,7 +96,12 @@ class _Cli(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
         try:
-            rv = super().main(args, prog_name or "wavedp", complete_var, False, **extra)
+            with _stop_on_signals(), _warnings_as_lines():
+                rv = super().main(args, prog_name or "wavedp", complete_var, False, **extra)
+        except OutputError as exc:
+            error(str(exc))
+            _quiet_stdout()
+            sys.exit(USAGE_EXIT)
         except InputError as exc:
             error(str(exc))
             sys.exit(USAGE_EXIT)
@@ -49,10 +117,18 @@ class _Cli(click.Group):
         except (click.Abort, KeyboardInterrupt):
             error("interrupted")
             sys.exit(130)
-        except BrokenPipeError:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            sys.exit(1)
+        except Stopped as exc:
+            error(f"stopped by {signal.Signals(exc.signum).name}")
+            sys.exit(128 + exc.signum)
+        except BrokenPipeError:  # a reader such as ``head`` closed standard output: done
+            _quiet_stdout()
+            sys.exit(0)
+        except OSError as exc:
+            if exc.errno not in _WRITE_ERRNOS:
+                raise
+            error(f"cannot write the output: {exc.strerror or exc}")
+            _quiet_stdout()
+            sys.exit(USAGE_EXIT)
         sys.exit(rv if isinstance(rv, int) else 0)
 
 

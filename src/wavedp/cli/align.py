@@ -12,7 +12,7 @@ from ..api import run_pairs
 from ..device import choose
 from ..engines.cuda.sync import SYNCS
 from ..formats import format_alignment, sam_header
-from . import common
+from . import common, outputs
 from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
 
 #: one engine call gets about this many DP cells (and at most CHUNK_PAIRS pairs)
@@ -94,6 +94,7 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
           mismatch: int | None, gap_open: int | None, gap_extend: int | None,
           score_only: bool, fmt: str, device: str, devices: str | None, output: str | None,
           strategy: str | None, sync: str | None, storage: str | None, energy: bool) -> None:
+    destination = outputs.target(output, [query, target])
     scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
     queries = common.prepare(query, scoring, "query")
     targets = common.prepare(target, scoring, "target")
@@ -104,7 +105,7 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
     total = sum(cells for _, cells in chunks)
     argv = (obj or {}).get("argv", [])
     chosen = choose(device, devices)
-    with common.energy_meter(energy, chosen) as meter, common.output(output) as out:
+    with common.energy_meter(energy, chosen) as meter, outputs.opened(destination) as out:
         common.note(chosen)
         if fmt == "sam":
             header = sam_header(list(zip(targets.ids, tlens.tolist(), strict=True)),

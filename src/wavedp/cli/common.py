@@ -1,20 +1,12 @@
 """What every command shares: its scoring options and defaults, the device chosen once (and
-said on stderr), the output written whole or not at all, the energy meter, and the one-line
-errors.
-
-Results go to stdout or ``-o FILE`` (written to a temporary file beside it and renamed at the
-end, so no partial file is ever left; ``search --resume`` journals each finished query beside
-it instead); progress and notes go to stderr.
+said on stderr), the energy meter, and the one-line errors. Results go to stdout or ``-o``
+under the output contract (``output.py``); progress and notes go to stderr.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import sys
-import tempfile
-from collections.abc import Callable, Iterator
-from typing import TextIO
+from collections.abc import Callable
 
 import click
 
@@ -67,35 +59,6 @@ def note(chosen: Device) -> None:
     """Where ``auto`` chose the run's device, which one, on stderr."""
     if chosen.auto:
         click.echo(f"wavedp: using {chosen.describe()}", err=True)
-
-
-@contextlib.contextmanager
-def output(path: str | None) -> Iterator[TextIO]:
-    """stdout, or a temporary file beside ``path`` renamed onto it only on success."""
-    if path is None or path == "-":
-        yield sys.stdout
-        return
-    if os.path.isdir(path):
-        raise InputError(f"cannot write output file {path}: it is a directory")
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".part",
-                                   dir=folder)
-    except OSError as exc:
-        raise InputError(f"cannot write output file {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # the mode a plain open() would have given
-            yield fh
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):  # disk full, permission lost, rename refused
-            raise InputError(f"cannot write output file {path}: {exc.strerror or exc}") from None
-        raise
 
 
 def energy_meter(enabled: bool, chosen: Device):

@@ -17,7 +17,7 @@ from ..errors import InputError
 from ..polyadic.chain import check_dims, matrix_chain
 from ..polyadic.nussinov import LETTERS, fold_codes, rna_codes
 from ..seqio import read_records
-from . import common
+from . import common, outputs
 
 CHAIN_HELP = """Cheapest order to multiply a chain of matrices A1 A2 ... An.
 
@@ -61,6 +61,9 @@ def read_dims(args: tuple[str, ...]) -> list[int]:
                 for word in line.split("#")[0].replace(",", " ").split()]
         if len(dims) < 2:
             raise InputError(f"file {path}: needs at least 2 dimensions, found {len(dims)}")
+    elif len(args) == 1 and not args[0].lstrip("+-").isdigit():
+        raise InputError(f"cannot read file {args[0]}: no such file (DIMS are whole numbers, or "
+                         "one file of them)")
     else:
         dims = [_number(word, f"argument {k}") for k, word in enumerate(args, 1)]
     return check_dims(dims)
@@ -72,13 +75,14 @@ def read_dims(args: tuple[str, ...]) -> list[int]:
               show_default=True, help="text: cost<TAB>order; json: one object.")
 @common.device_and_output
 def chain(dims: tuple[str, ...], fmt: str, device: str, output: str | None) -> None:
+    destination = outputs.target(output, dims if len(dims) == 1 else ())
     values = read_dims(dims)
     chosen = choose(device)
     cost, order = matrix_chain(values, device=chosen)
     common.note(chosen)  # after the range check: a bad chain is one line on stderr
     text = (f"{cost}\t{order}" if fmt == "text" else
             json.dumps({"matrices": len(values) - 1, "cost": cost, "order": order}))
-    with common.output(output) as out:
+    with outputs.opened(destination) as out:
         out.write(text + "\n")
 
 
@@ -94,10 +98,11 @@ def chain(dims: tuple[str, ...], fmt: str, device: str, output: str | None) -> N
 @common.device_and_output
 def fold(fasta: str, algorithm: str, min_loop: int, no_gu: bool, fmt: str, device: str,
          output: str | None) -> None:
+    destination = outputs.target(output, [fasta])
     records = [(rid, rna_codes(seq, record=rid, path=fasta)) for rid, seq in read_records(fasta)]
     resolved = choose(device)
     common.note(resolved)
-    with common.output(output) as out:
+    with outputs.opened(destination) as out:
         for rid, codes in records:
             pairs, structure = fold_codes(codes, min_loop=min_loop, gu=not no_gu,
                                           device=resolved)

@@ -27,7 +27,7 @@ from ..search.journal import Journal, file_identity
 from ..search.strands import STRANDS
 from ..trace import Trace
 from ..version import __version__
-from . import common
+from . import common, outputs
 from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
 
 #: SAM @SQ lines are streamed from a database this many sequences at a time
@@ -39,19 +39,24 @@ MAKEDB_HELP = """Build a search database (a .wdb folder) from FASTA.
 
 FASTA is a FASTA or FASTQ file, plain or gzipped. Its records are checked and encoded once
 into DB.wdb (memory-mapped by wavedp search, with checksums); an older database at DB.wdb is
-replaced, anything else there is refused.
+replaced, anything else there is refused. The folder DB.wdb goes in must exist. Without
+--alphabet the first records decide: DNA when they hold only DNA letters (A, C, G, T, U, N,
+IUPAC codes), mostly bases; else protein.
 """
 
 
 @click.command(help=MAKEDB_HELP)
 @click.argument("fasta")
 @click.option("-o", "--output", required=True, metavar="DB.wdb", help="The database folder.")
-@click.option("--alphabet", type=click.Choice(list(ALPHABETS)), default="protein",
-              show_default=True, help="Residue alphabet of the sequences.")
+@click.option("--alphabet", type=click.Choice(["auto", *ALPHABETS]), default="auto",
+              show_default=True, help="Residue alphabet of the sequences (auto: guessed from "
+                                      "the first records).")
 def makedb(fasta: str, output: str, alphabet: str) -> None:
     db = Database.build(fasta, output, alphabet=alphabet, progress=True)
+    empty = int(np.count_nonzero(np.asarray(db.lengths) == 0))
     click.echo(f"wavedp: {output}: {len(db):,} sequences, {db.total_residues:,} residues "
-               f"({alphabet})", err=True)
+               f"({db.alphabet}{', guessed' if alphabet == 'auto' else ''})"
+               + (f"; {empty:,} empty (a search gives them no hits)" if empty else ""), err=True)
 
 
 SEARCH_HELP = f"""Search every record of QUERIES against every sequence of DB.
@@ -138,6 +143,18 @@ class _Writer:
             self.out.write("\n")
         self.out.write(text)
         self.started = True
+
+
+def _check_unique_ids(db: Database) -> None:
+    """SAM names each reference once: an InputError naming a database id held twice."""
+    seen: dict[str, int] = {}
+    for start in range(0, len(db), SQ_BLOCK):
+        for k, rid in enumerate(db.ids[start:start + SQ_BLOCK], start):
+            first = seen.setdefault(rid, k)
+            if first != k:
+                raise InputError(f"database {db.path or '(in memory)'}: the id {rid!r} names "
+                                 f"sequences {first + 1} and {k + 1}; SAM needs unique reference "
+                                 "names (rename them, or choose another --format)")
 
 
 def _sam_header(db: Database, argv: list[str]) -> Iterator[str]:
@@ -273,10 +290,10 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
     scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
     if fraction is not None:
         check_fraction(fraction)
-    if resume and output in (None, "-"):
-        raise InputError("--resume needs -o FILE (the journal is kept beside the output file)")
-    if resume and os.path.isdir(output):
-        raise InputError(f"cannot write output file {output}: it is a directory")
+    destination = outputs.target(output, [query, database])
+    if resume and destination.kind != "file":
+        raise InputError("--resume needs -o FILE, a regular file (the journal is kept beside "
+                         "it)")
     if scheduler is not None and cluster is not None:
         raise InputError("--scheduler and --cluster exclude each other: give one of them")
     if workers is not None and cluster is None:
@@ -286,12 +303,14 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                          "--cluster")
     queries = common.prepare(query, scoring, "query")
     db = open_database(database, scoring)
+    if fmt == "sam":
+        _check_unique_ids(db)
     journal = None
     if resume:  # the cluster options do not change the output: not in the signature
         options = {"mode": mode, "top": top, "evalue": evalue, "min-score": min_score,
                    "score-only": score_only, "strand": strand, "format": fmt,
                    "fraction": fraction}
-        journal = Journal(output, _signature(query, database, scoring, options))
+        journal = Journal(destination.real, _signature(query, database, scoring, options))
     dask = None if scheduler is None and cluster is None else _Dask(scheduler, cluster, workers)
     try:
         done = set(journal.done) if journal else set()
@@ -314,7 +333,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
             argv = (obj or {}).get("argv", [])
             header = _sam_header(db, argv) if fmt == "sam" else ()
             if journal is None:
-                with common.output(output) as out, meter:
+                with outputs.opened(destination) as out, meter:
                     if chosen is not None:
                         common.note(chosen)
                     writer = _Writer(out, fmt)

@@ -13,6 +13,9 @@ from .api import solve
 
 def check_dims(dims: Sequence[int]) -> list[int]:
     """The dimensions as Python ints: at least two, each a positive integer below 2^62."""
+    if dims is None or isinstance(dims, (str, bytes)) or not hasattr(dims, "__iter__"):
+        raise InputError(f"dims must be a list of the n + 1 matrix dimensions, got "
+                         f"{type(dims).__name__}")
     values = list(dims)
     if len(values) < 2:
         raise InputError(f"a chain of n matrices needs n + 1 >= 2 dimensions, got {len(values)}")

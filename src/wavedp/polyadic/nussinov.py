@@ -24,6 +24,10 @@ def rna_codes(seq, *, record: str | None = None, path: str | None = None) -> np.
     if hasattr(seq, "seq") and hasattr(seq, "id"):  # Bio.SeqRecord
         record = str(seq.id) if record is None else record
         seq = seq.seq
+    if not isinstance(seq, (str, bytes, bytearray)) and type(seq).__name__ not in (
+            "Seq", "MutableSeq"):
+        raise InputError(f"an RNA sequence must be str, bytes, Bio.Seq or Bio.SeqRecord, got "
+                         f"{type(seq).__name__}")
     text = seq.decode("latin-1") if isinstance(seq, (bytes, bytearray)) else str(seq)
     raw = np.frombuffer(text.encode("latin-1", "replace"), np.uint8)
     codes = _CODES[raw]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -20,10 +21,10 @@ import numpy as np
 
 from .. import engines
 from ..alignment import Alignment, replaced
-from ..api import Prepared, SeqLike, check_scoring, mode_code, run_pairs
+from ..api import Prepared, SeqLike, check_scoring, mode_code, run_pairs, sequences
 from ..device import Device, choose
 from ..engines.cuda.scan.partition import check_partition
-from ..errors import InputError
+from ..errors import EmptyWarning, InputError
 from ..ranking import MINUS, Scanner, merge
 from ..scoring import Scoring
 from ..seqio import read_records
@@ -65,10 +66,8 @@ def _queries(queries: Any, scoring: Scoring) -> Prepared:
         records = read_records(path)
         return Prepared([s for _, s in records], scoring, "query",
                         ids=[r for r, _ in records], path=path)
-    if isinstance(queries, (str, bytes)) or hasattr(queries, "seq"):
-        raise InputError("queries must be a list of sequences or a FASTA/FASTQ path; "
-                         "wrap a single sequence in a list")
-    prepared = Prepared(queries, scoring, "query")
+    prepared = Prepared(sequences(queries, "queries",
+                                  "a list of sequences or a FASTA/FASTQ path"), scoring, "query")
     if not prepared.codes:
         raise InputError("no queries given")
     return prepared
@@ -90,7 +89,8 @@ def open_database(database: Any, scoring: Scoring) -> Database:
                                            alphabet=kind)
         except InputError as exc:
             raise InputError(f"file {path}, {exc}") from None
-    prepared = Prepared(database, scoring, "target")  # validates every letter, names records
+    prepared = Prepared(sequences(database, "database", "a list of sequences, a FASTA/FASTQ "
+                                  "path, a .wdb folder or a wavedp.Database"), scoring, "target")
     return Database.from_sequences(prepared.texts, prepared.ids, alphabet=kind)
 
 
@@ -116,6 +116,8 @@ def _cutoffs(top: int, evalue: float | None, min_score: int | None, mode: str,
 def _evalue_floor(stats: statistics.KarlinAltschul, evalue: float, m: int, n: int) -> int:
     """The smallest score whose E-value is at most ``evalue`` (m: query, n: db residues)."""
     if m == 0 or n == 0:
+        return -(1 << 30)
+    if math.isinf(evalue):  # no cutoff
         return -(1 << 30)
     s = math.floor((math.log(stats.K * m * n) - math.log(evalue)) / stats.lambda_) - 2
     while stats.evalue(s, m, n) > evalue:
@@ -192,6 +194,7 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     scoring.check_range(longest_query, db.longest)
     skip = set(skip)
     todo = [k for k in range(len(q.codes)) if k not in skip]
+    _warn_empty(q, db, todo)
     trace = trace if trace is not None else Trace()
     scanner: Scanner
     if client is not None:
@@ -207,6 +210,23 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
         cells = BATCH_CELLS[local.kind]
     return _run(q, db, lut, scoring, mode, traceback, local, scanner, cells, todo, wanted, top,
                 evalue, min_score, stats, progress, fraction, trace)
+
+
+def _warn_empty(q: Prepared, db: Database, todo: list[int]) -> None:
+    """Say once that empty queries and database sequences have no hits (the rule of
+    ``docs/design.md``, "Search")."""
+    queries = [k for k in todo if q.codes[k].size == 0]
+    subjects = np.flatnonzero(np.asarray(db.lengths) == 0)
+    parts = []
+    if queries:
+        parts.append(f"{len(queries)} empty quer{'y' if len(queries) == 1 else 'ies'} "
+                     f"(the first: {q.ids[queries[0]]!r})")
+    if subjects.size:
+        parts.append(f"{subjects.size} empty database sequence{'s' * (subjects.size > 1)} "
+                     f"(the first: {db.id(int(subjects[0]))!r})")
+    if parts:
+        warnings.warn(f"{' and '.join(parts)}: an empty sequence has no hits", EmptyWarning,
+                      stacklevel=3)
 
 
 def _local_device(device: str | Device, devices: Any, client: Any) -> Device:
@@ -229,9 +249,12 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
          stats, progress: Progress | None, fraction: float | None,
          trace: Trace) -> Iterator[tuple[int, list[Alignment]]]:
     n = db.total_residues
+    empty = np.asarray(db.lengths) == 0
+    extra = int(empty.sum())  # empty subjects have no hits: ask for as many more candidates
     for batch in query_batches(todo, [q.codes[k].size for k in todo], n, batch_cells):
         jobs = []  # (query index, strand, text, codes)
-        for k in batch:
+        live = [k for k in batch if q.codes[k].size]  # an empty query has no hits
+        for k in live:
             for s in wanted:
                 text, codes = q.texts[k], q.codes[k]
                 if s == MINUS:
@@ -243,22 +266,29 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
             if evalue is not None and stats is not None:
                 e_floor = _evalue_floor(stats, evalue, codes.size, n)
                 floor = e_floor if floor is None else max(floor, e_floor)
+            if mode == "local":  # an alignment of no residues is not a hit
+                floor = 1 if floor is None else max(floor, 1)
             thresholds.append(floor)
-        found = scanner.top([codes for *_, codes in jobs], top, thresholds, progress)
+        found = scanner.top([codes for *_, codes in jobs], top + extra if top else 0,
+                            thresholds, progress) if jobs else []
         ranked = []  # per query of the batch: (k, views, index, score, strand)
         by_query: dict[int, list] = {}
         for (k, s, text, codes), (index, score) in zip(jobs, found, strict=True):
+            if extra:
+                keep = ~empty[index]
+                index, score = index[keep], score[keep]
             by_query.setdefault(k, []).append((index, score, s, text, codes))
-        for k in batch:
+        for k in live:
             parts = by_query[k]
             index, score, strand_of = merge([(i, sc, s) for i, sc, s, _, _ in parts], top)
             views = {s: (text, codes) for _, _, s, text, codes in parts}
             ranked.append((k, views, index, score, strand_of))
         start = time.perf_counter()
-        aligned = _alignments(q, ranked, db, lut, scoring, mode, traceback, device, stats,
-                              fraction)
+        aligned = dict(zip(live, _alignments(q, ranked, db, lut, scoring, mode, traceback,
+                                             device, stats, fraction), strict=True))
         trace.add("align", time.perf_counter() - start)
-        for k, hits in zip(batch, aligned, strict=True):
+        for k in batch:
+            hits = aligned.get(k, [])
             if evalue is not None:
                 hits = [h for h in hits if h.evalue is None or h.evalue <= evalue]
             if min_score is not None:

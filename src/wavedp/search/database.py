@@ -23,7 +23,6 @@ import json
 import operator
 import os
 import shutil
-import tempfile
 import zlib
 from abc import abstractmethod
 from collections.abc import Iterator, Sequence
@@ -31,6 +30,7 @@ from typing import overload
 
 import numpy as np
 
+from .. import partfiles
 from ..engines.common import residue_ranges
 from ..errors import InputError
 from ..scoring import DNA_LETTERS, INVALID, Scoring, dna_table, matrix_table
@@ -62,10 +62,31 @@ def _lut(alphabet: str) -> np.ndarray:
     return dna_table() if alphabet == "dna" else matrix_table(PROTEIN_LETTERS)
 
 
-def _check_alphabet(alphabet: str) -> str:
-    if alphabet not in ALPHABETS:
-        raise InputError(f"alphabet must be 'protein' or 'dna', got {alphabet!r}")
+def _check_alphabet(alphabet: str, auto: bool = False) -> str:
+    if alphabet not in ALPHABETS and not (auto and alphabet == "auto"):
+        raise InputError(f"alphabet must be {'auto, ' if auto else ''}'protein' or 'dna', got "
+                         f"{alphabet!r}")
     return alphabet
+
+
+#: the letters a DNA sequence may hold (bases, U, N and the IUPAC ambiguity codes), and the
+#: bases; ``guess_alphabet`` calls a text DNA when it holds only the first and mostly the second
+_DNA_LETTERS = np.zeros(256, bool)
+_DNA_LETTERS[np.frombuffer(b"ACGTUNRYSWKMBDHVacgtunryswkmbdhv", np.uint8)] = True
+_BASES = np.zeros(256, bool)
+_BASES[np.frombuffer(b"ACGTUacgtu", np.uint8)] = True
+#: ``guess_alphabet``'s share of bases among the letters of a DNA text
+DNA_BASES = 0.9
+
+
+def guess_alphabet(texts: Sequence[str]) -> str:
+    """``dna`` when every letter of ``texts`` is a DNA letter (A, C, G, T, U, N or an IUPAC
+    ambiguity code) and at least DNA_BASES of them are A, C, G, T or U; else ``protein``."""
+    counts = _composition(np.frombuffer("".join(texts).encode("latin-1", "replace"), np.uint8))
+    letters = int(counts.sum())
+    if not letters or counts[~_DNA_LETTERS].any():
+        return "protein"
+    return "dna" if counts[_BASES].sum() >= DNA_BASES * letters else "protein"
 
 
 def _label(alphabet: str) -> str:
@@ -132,8 +153,10 @@ class _Builder:
     """Appends records to the data files of a database folder in batches (bounded memory)."""
 
     def __init__(self, folder: str, source: str, alphabet: str) -> None:
+        """``alphabet`` ``auto``: :func:`guess_alphabet` on the first batch decides it."""
         self.folder, self.source, self.alphabet = folder, source, alphabet
-        self.lut = _lut(alphabet)
+        self.guessed = alphabet == "auto"
+        self.lut = None if self.guessed else _lut(alphabet)
         self.sinks: dict[str, _Sink] = {}
         for name in FILES:
             self.sinks[name] = _Sink(os.path.join(folder, name))
@@ -158,8 +181,18 @@ class _Builder:
     def flush(self) -> None:
         if not self.texts:
             return
-        codes, lengths = _encode(self.texts, self.ids, self.lut, self.alphabet,
-                                 f"file {self.source}, ")
+        if self.lut is None:
+            self.alphabet = guess_alphabet(self.texts)
+            self.lut = _lut(self.alphabet)
+        try:
+            codes, lengths = _encode(self.texts, self.ids, self.lut, self.alphabet,
+                                     f"file {self.source}, ")
+        except InputError as exc:
+            if not self.guessed:
+                raise
+            other = "protein" if self.alphabet == "dna" else "dna"
+            raise InputError(f"{exc} (the first records looked like {_label(self.alphabet)}: "
+                             f"give the alphabet, --alphabet {other})") from None
         self.sinks["residues.u8"].write(codes)
         self.sinks["offsets.i64"].write((self.residues + np.cumsum(lengths)).astype("<i8"))
         self.sinks["lengths.i32"].write(lengths.astype("<i4"))
@@ -281,10 +314,18 @@ def _is_database(path: str) -> bool:
         return False
 
 
-def _check_target(out: str) -> None:
+def _check_target(out: str, source: str | None = None) -> None:
+    """A database may be written at ``out``: its folder exists, nothing but an older database
+    is there, and the input ``source`` is not inside it."""
+    if not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+        raise InputError(f"cannot write database {out}: the folder "
+                         f"{os.path.dirname(out)} does not exist")
     if os.path.lexists(out) and not (os.path.isdir(out) and _is_database(out)):
         raise InputError(f"cannot write database {out}: it exists and is not a wavedp "
                          "database (not replacing it)")
+    if source is not None and os.path.realpath(source).startswith(
+            os.path.realpath(out) + os.sep):
+        raise InputError(f"cannot write database {out}: the input {source} is inside it")
 
 
 def _install(tmp: str, out: str) -> None:
@@ -471,20 +512,21 @@ class Database:
 
     @classmethod
     def build(cls, fasta_path: str | os.PathLike, out_path: str | os.PathLike,
-              alphabet: str = "protein", progress: bool = True) -> Database:
-        """Encode a FASTA/FASTQ file (plain or gzip) into the ``.wdb`` folder ``out_path``.
+              alphabet: str = "auto", progress: bool = True) -> Database:
+        """Encode a FASTA/FASTQ file (plain or gzip) into the ``.wdb`` folder ``out_path``;
+        ``alphabet`` ``protein``, ``dna`` or ``auto`` (the first records decide: DNA when they
+        hold only DNA letters, mostly bases).
 
         Streams the input (memory bounded by a batch and the longest record), writes into a
         temporary folder beside ``out_path`` and renames it into place only on success; an
         existing database at ``out_path`` is replaced, anything else there is refused.
         """
         source, out = os.fspath(fasta_path), os.fspath(out_path)
-        _check_alphabet(alphabet)
-        _check_target(out)
-        parent = os.path.dirname(os.path.abspath(out))
+        _check_alphabet(alphabet, auto=True)
+        _check_target(out, source)
+        parent, base = os.path.split(os.path.abspath(out))
         try:
-            tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.", suffix=".part",
-                                   dir=parent)
+            _, tmp = partfiles.make(parent, base, directory=True)
         except OSError as exc:
             raise InputError(f"cannot write database {out}: {exc.strerror or exc}") from None
         try:
@@ -691,11 +733,11 @@ class Database:
         """
         where = f"file {self._path}" if self._path else "database (in memory)"
         if scoring.is_dna != (self._alphabet == "dna"):
-            kind = "DNA" if scoring.is_dna else "protein"
-            what = "match/mismatch" if scoring.is_dna else scoring.matrix
+            what = ("DNA scoring (match/mismatch)" if scoring.is_dna else
+                    f"matrix scoring ({scoring.matrix}: matrices score protein databases)")
             fix = "a protein matrix" if self._alphabet == "protein" else "match/mismatch scores"
             raise InputError(f"{where}: a {_label(self._alphabet)} database cannot be searched "
-                             f"with {kind} scoring ({what}); use {fix} or build the database "
+                             f"with {what}; use {fix} or build the database "
                              f"with alphabet={'dna' if scoring.is_dna else 'protein'!r}")
         if self._letters == scoring.alphabet:
             return None

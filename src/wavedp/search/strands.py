@@ -22,6 +22,9 @@ def strands(is_dna: bool, strand: str) -> tuple[int, ...]:
     if strand not in STRANDS:
         raise InputError(f"strand must be one of {', '.join(STRANDS)}, got {strand!r}")
     if not is_dna:
+        if strand != "both":
+            raise InputError(f"strand {strand!r} applies to DNA searches; a protein search has "
+                             "one strand")
         return (PLUS,)
     return {"both": (PLUS, MINUS), "plus": (PLUS,), "minus": (MINUS,)}[strand]
 

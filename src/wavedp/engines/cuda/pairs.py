@@ -17,12 +17,11 @@ import numpy as np
 
 from ...errors import InputError
 from .. import cpu
+from ..common import STRATEGIES
 from . import batch, diagonal, tiled
 from .multipass import end_cell, sweep, upload
 from .sync import check_sync
 from .traceback import align_traceback, check_memory
-
-STRATEGIES = ("multipass", "diagonal", "tiled")
 
 
 def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,

@@ -1,0 +1,148 @@
+"""The output contract of every command (``docs/design.md``, "Outputs").
+
+- Standard output (no ``-o``, or ``-o -``) is written as the results come.
+- A regular file (or a path where nothing is yet) is written to a temporary file beside it,
+  ``.NAME.PID.RANDOM.part``, renamed onto it at the end: the file is whole or untouched. A
+  symlink is followed: its target is replaced, the link stays.
+- Anything else that is not a folder (a device such as ``/dev/null``, a FIFO, a socket,
+  ``/dev/stdout``) is written in place, as the results come.
+- Checked before any work: the output is not a folder, its folder exists (no folder is ever
+  created), and it is none of the inputs (the same file, or a file inside a ``.wdb`` folder
+  being read).
+- A temporary file is removed when the command fails or is stopped (Ctrl-C, SIGTERM, SIGHUP:
+  ``wavedp.cli`` turns the signals into exceptions); one left by a process that died without
+  cleaning up (``kill -9``) is removed by the next run writing to that output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+from .. import partfiles
+from ..errors import InputError
+
+
+class OutputError(InputError):
+    """The output could not be written (a full disk, a closed device): one line, status 2."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A checked output: ``path`` as given (None: standard output), ``real`` the file that is
+    written (symlinks followed), ``kind`` ``stdout``, ``file`` (replaced atomically) or
+    ``stream`` (written in place)."""
+
+    path: str | None
+    real: str | None
+    kind: str
+
+    @property
+    def name(self) -> str:
+        """How messages name the output."""
+        return self.path if self.path is not None else "standard output"
+
+
+def target(path: str | None, inputs: Sequence[str | os.PathLike] = ()) -> Target:
+    """The output ``path`` checked against the contract before any work (an InputError
+    otherwise); ``inputs`` are the files and ``.wdb`` folders the command reads."""
+    if path is None or path == "-":
+        return Target(None, None, "stdout")
+    if _is_stream_name(path):
+        return Target(path, path, "stream")
+    real = os.path.realpath(path)
+    try:
+        mode = os.stat(real).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise InputError(f"cannot write output file {path}: {exc.strerror or exc}") from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise InputError(f"cannot write output file {path}: it is a folder")
+    folder = os.path.dirname(real)
+    if not os.path.isdir(folder):
+        raise InputError(f"cannot write output file {path}: the folder {os.path.dirname(path)} "
+                         "does not exist")
+    _check_not_input(path, real, inputs)
+    if mode is not None and not stat.S_ISREG(mode):
+        return Target(path, real, "stream")
+    return Target(path, real, "file")
+
+
+def _is_stream_name(path: str) -> bool:
+    """Whether ``path`` names this process's own streams (resolving such a link gives a pipe
+    or a terminal, not a file to replace)."""
+    return path in ("/dev/stdout", "/dev/stderr") or path.startswith(("/dev/fd/",
+                                                                        "/proc/self/fd/"))
+
+
+def _check_not_input(path: str, real: str, inputs: Sequence[str | os.PathLike]) -> None:
+    for given in inputs:
+        source = os.fspath(given)
+        if source == "-" or not os.path.exists(source):
+            continue
+        inside = os.path.isdir(source) and real.startswith(os.path.realpath(source) + os.sep)
+        if inside or (os.path.exists(real) and os.path.samefile(real, source)):
+            raise InputError(f"output file {path} would overwrite the input {source}: "
+                             "write the output elsewhere")
+
+
+@contextlib.contextmanager
+def opened(out: Target) -> Iterator[TextIO]:
+    """A text stream to write ``out`` through, under the contract; a failure to write is an
+    :class:`OutputError` naming the output."""
+    if out.kind == "stdout":
+        with _write_errors(out):
+            yield sys.stdout
+            sys.stdout.flush()
+        return
+    if out.kind == "stream":
+        try:
+            fh = open(out.real, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+        except OSError as exc:
+            raise OutputError(f"cannot write output file {out.name}: "
+                              f"{exc.strerror or exc}") from None
+        with _write_errors(out), fh:
+            yield fh
+        return
+    assert out.real is not None
+    folder, base = os.path.split(out.real)
+    try:
+        fd, tmp = partfiles.make(folder, base)
+    except OSError as exc:
+        raise OutputError(f"cannot write output file {out.name}: no temporary file can be "
+                          f"made in its folder ({exc.strerror or exc})") from None
+    try:
+        with _write_errors(out), os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # the mode a plain open() would have given
+            yield fh
+        with _write_errors(out):
+            os.replace(tmp, out.real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def _write_errors(out: Target) -> Iterator[None]:
+    """OSError while writing (not a closed pipe: the command line ends quietly on that) as
+    an OutputError naming the output."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            raise
+        raise OutputError(f"cannot write {'to ' if out.kind == 'stdout' else 'output file '}"
+                          f"{out.name}: {exc.strerror or exc}") from None
+

@@ -1,0 +1,56 @@
+"""Temporary files and folders beside an output, ``.NAME.PID.RANDOM.part``, renamed onto the
+output when it is whole: made here, and removed where the process that made them is gone
+(a run killed before it could clean up)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+
+#: the suffix of every temporary output
+PART = ".part"
+
+
+def make(folder: str, base: str, directory: bool = False) -> tuple[int | None, str]:
+    """A new temporary file (its descriptor and path) or folder (None and its path) for the
+    output ``base`` in ``folder``; stale ones of dead processes are removed first. OSError
+    where none can be made."""
+    remove_stale(folder, base)
+    prefix = f".{base}.{os.getpid()}."
+    if directory:
+        return None, tempfile.mkdtemp(prefix=prefix, suffix=PART, dir=folder)
+    fd, path = tempfile.mkstemp(prefix=prefix, suffix=PART, dir=folder)
+    return fd, path
+
+
+def remove_stale(folder: str, base: str) -> None:
+    """Remove the temporary outputs ``.BASE.PID.*.part`` in ``folder`` whose process is gone."""
+    prefix = f".{base}."
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(PART)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix):].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            path = os.path.join(folder, name)
+            with contextlib.suppress(OSError):
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path)
+                else:
+                    os.unlink(path)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (another user's counts as alive)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
