@@ -1,0 +1,359 @@
+"""Hostile input, case by case: outputs that must not be destroyed, answers that must not be
+wrong, failures that must be one line. Each test names the case of ``docs/design.md``'s
+"Errors" and "Outputs" it holds."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import wavedp
+from wavedp.cli import cli
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SRC = str(Path(wavedp.__file__).resolve().parent.parent)
+PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def one_error(result, *needles: str, status: int = 2) -> str:
+    """Exit ``status``, exactly one stderr line ``wavedp: error: ...`` holding ``needles``."""
+    assert result.exit_code == status, (result.exit_code, result.output, result.exception)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wavedp: error: "), result.stderr
+    assert "Traceback" not in result.output
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    q, t = tmp_path / "q.fa", tmp_path / "t.fa"
+    q.write_bytes((EXAMPLES / "query.fa").read_bytes())
+    t.write_bytes((EXAMPLES / "target.fa").read_bytes())
+    return q, t
+
+
+def search(q, t, *args):
+    return invoke("search", q, t, "--device", "cpu", *args)
+
+
+def expected(q, t) -> str:
+    result = search(q, t)
+    assert result.exit_code == 0 and result.stdout
+    return result.stdout
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".part"))
+
+
+# ---- 1. -o replaces nothing that is not a regular file ------------------------------------
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a device needs root")
+def test_output_to_a_device_writes_in_place(tmp_path, pair):
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a copy of /dev/null
+    assert search(*pair, "-o", null).exit_code == 0
+    assert stat.S_ISCHR(null.stat().st_mode)  # still the device, not a file
+    assert leftovers(tmp_path) == []
+
+
+def test_output_through_a_symlink_replaces_its_target(tmp_path, pair):
+    real, link = tmp_path / "real.tsv", tmp_path / "link.tsv"
+    real.write_text("old\n")
+    link.symlink_to(real)
+    assert search(*pair, "-o", link).exit_code == 0
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text() == expected(*pair)
+
+
+def test_output_to_a_fifo_streams_to_its_reader(tmp_path, pair):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    result = search(*pair, "-o", fifo)
+    reader.join(30)
+    assert result.exit_code == 0 and stat.S_ISFIFO(fifo.stat().st_mode)
+    assert got == [expected(*pair).encode()]
+    assert leftovers(tmp_path) == []
+
+
+def test_output_to_a_full_device_is_one_line(pair):
+    one_error(search(*pair, "-o", "/dev/full"), "/dev/full", "No space left")
+
+
+# ---- 2. an output that is an input is refused before any work ---------------------------
+
+@pytest.mark.parametrize("which", ["query", "database"])
+def test_output_equal_to_an_input_is_refused(tmp_path, pair, which):
+    q, t = pair
+    before = digest(q), digest(t)
+    one_error(search(q, t, "-o", q if which == "query" else t), "would overwrite the input")
+    assert (digest(q), digest(t)) == before
+
+
+def test_output_inside_the_database_read_is_refused(tmp_path, pair):
+    q, t = pair
+    wdb = tmp_path / "t.wdb"
+    assert invoke("makedb", t, "-o", wdb).exit_code == 0
+    before = digest(wdb / "residues.u8")
+    one_error(search(q, wdb, "-o", wdb / "residues.u8"), "would overwrite the input")
+    assert digest(wdb / "residues.u8") == before
+    assert search(q, wdb).exit_code == 0  # the database is intact
+
+
+def test_fold_output_equal_to_its_input_is_refused(tmp_path):
+    rna = tmp_path / "rna.fa"
+    rna.write_text(">r\nGGGAAAUCC\n")
+    before = digest(rna)
+    one_error(invoke("fold", rna, "--device", "cpu", "-o", rna), "would overwrite the input")
+    assert digest(rna) == before
+
+
+def test_output_with_a_symlink_to_an_input_is_refused(tmp_path, pair):
+    q, t = pair
+    link = tmp_path / "link.fa"
+    link.symlink_to(q)
+    before = digest(q)
+    one_error(search(q, t, "-o", link), "would overwrite the input")
+    assert digest(q) == before
+
+
+# ---- 3. SIGTERM and SIGHUP remove the temporary file; a dead process's is cleaned ---------
+
+def _slow_search(tmp_path: Path) -> tuple[Path, Path]:
+    """A search of a few seconds on the CPU (many queries against many subjects)."""
+    rng = __import__("numpy").random.default_rng(3)
+    letters = "ACDEFGHIKLMNPQRSTVWY"
+    q, t = tmp_path / "many_q.fa", tmp_path / "many_t.fa"
+    q.write_text("".join(f">q{k}\n{''.join(rng.choice(list(letters), 400))}\n"
+                         for k in range(200)))
+    t.write_text("".join(f">t{k}\n{''.join(rng.choice(list(letters), 400))}\n"
+                         for k in range(2000)))
+    return q, t
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stopped_search_leaves_no_temporary_file(tmp_path, signum):
+    q, t = _slow_search(tmp_path)
+    out = tmp_path / "out.tsv"
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.Popen([sys.executable, "-m", "wavedp.cli", "search", str(q), str(t),
+                             "--device", "cpu", "-o", str(out)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not leftovers(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the output's temporary file exists: the search runs
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signum, err
+    assert err.decode().strip().splitlines()[-1] == (
+        f"wavedp: error: stopped by {signal.Signals(signum).name}")
+    assert leftovers(tmp_path) == [] and not out.exists()
+
+
+def test_a_dead_process_temporary_file_is_removed_by_the_next_run(tmp_path, pair):
+    out = tmp_path / "out.tsv"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".out.tsv.{dead.pid}.x1y2.part"
+    stale.write_text("half an output")
+    mine = tmp_path / f".out.tsv.{os.getpid()}.zz.part"  # a live process's: kept
+    mine.write_text("in progress")
+    assert search(*pair, "-o", out).exit_code == 0
+    assert not stale.exists() and mine.exists()
+    mine.unlink()
+
+
+# ---- 4. an empty sequence is no hit; no E-value of 0 from a score of 0 --------------------
+
+def test_an_empty_query_has_no_hits(tmp_path, pair):
+    q, t = pair
+    empty = tmp_path / "e.fa"
+    empty.write_text(">e\n\n>f\nMKTAYIAKQRQISFVKSHFSRQ\n")
+    result = search(empty, t, "--evalue", "1e6")
+    assert result.exit_code == 0
+    assert all(not line.startswith("e\t") for line in result.stdout.splitlines())
+    assert result.stderr.count("wavedp: warning:") == 1 and "'e'" in result.stderr
+    with pytest.warns(wavedp.errors.EmptyWarning):
+        hits = wavedp.search(["", "MKTAYIAKQR"], [t.read_text().split()[1]], PROT,
+                             evalue=None, device="cpu")
+    assert hits[0] == []
+
+
+def test_no_hit_has_an_evalue_of_zero_from_a_score_of_zero():
+    with pytest.warns(wavedp.errors.EmptyWarning):
+        hits = wavedp.search(["MKT", "W"], ["", "MKT", "PPPP"], PROT, top=0, evalue=1e9,
+                             device="cpu")
+    for h in (h for q in hits for h in q):
+        assert h.score > 0 and h.evalue > 0
+
+
+# ---- 5. control bytes are input errors naming record and position -------------------------
+
+def test_a_nul_byte_is_an_input_error(tmp_path):
+    fa = tmp_path / "nul.fa"
+    fa.write_bytes(b">a\nMKT\x00AYI\n>b\nACDEFG\n")
+    one_error(invoke("align", fa, fa, "--device", "cpu"), "record 'a'", "position 4", "0x00")
+    one_error(invoke("makedb", fa, "-o", tmp_path / "n.wdb"), "record 'a'", "position 4")
+    assert not (tmp_path / "n.wdb").exists()
+
+
+# ---- 6. a bare string is not a list of sequences ------------------------------------------
+
+def test_align_all_refuses_a_bare_string():
+    with pytest.raises(wavedp.InputError, match="list of sequences"):
+        wavedp.align_all("MKT", "MKT", PROT)
+
+
+# ---- 7. tracebacks become one line ---------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["--match", "1099511627776", "--mismatch", "-1"],
+                                  ["--gap-open", "1099511627776"]])
+def test_huge_scores_are_one_line(pair, args):
+    one_error(invoke("align", *pair, "--device", "cpu", *args), "int32 score range")
+
+
+def test_evalue_inf_keeps_every_hit(pair):
+    result = search(*pair, "--evalue", "inf", "--top", "0")
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) > 4
+
+
+@pytest.mark.parametrize("call", [
+    lambda: wavedp.Scoring(match=2**40, mismatch=-1),
+    lambda: wavedp.search(None, ["ACD"], PROT, device="cpu"),
+    lambda: wavedp.search(["ACD"], None, PROT, device="cpu"),
+    lambda: wavedp.matrix_chain(None),
+])
+def test_python_api_misuse_is_an_input_error(call):
+    with pytest.raises(wavedp.InputError):
+        call()
+
+
+def test_nussinov_of_none_is_not_the_text_none():
+    with pytest.raises(wavedp.InputError, match="RNA sequence must be str"):
+        wavedp.nussinov(None)
+
+
+def _run(args: list[str], stdout) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    return subprocess.run([sys.executable, "-m", "wavedp.cli", *args], env=env, stdout=stdout,
+                          stderr=subprocess.PIPE, timeout=300)
+
+
+def test_a_closed_stdout_pipe_ends_quietly(pair):
+    q, t = pair
+    proc = subprocess.Popen([sys.executable, "-m", "wavedp.cli", "search", str(q), str(t),
+                             "--device", "cpu", "--top", "0", "--evalue", "inf"],
+                            env={**os.environ, "PYTHONPATH": SRC}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # as `| head -1` does
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and b"Traceback" not in err and b"error" not in err
+
+
+def test_a_full_stdout_is_one_line(pair):
+    with open("/dev/full", "w") as full:
+        done = _run(["search", str(pair[0]), str(pair[1]), "--device", "cpu"], stdout=full)
+    lines = done.stderr.decode().strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "No space left" in lines[0]
+
+
+# ---- 8. the same rule everywhere, and messages that say what is wrong ----------------------
+
+def test_no_command_creates_a_missing_folder(tmp_path, pair):
+    q, t = pair
+    one_error(search(q, t, "-o", tmp_path / "no" / "out.tsv"), "does not exist")
+    one_error(search(q, t, "-o", tmp_path / "no" / "out.tsv", "--resume"), "does not exist")
+    one_error(invoke("makedb", t, "-o", tmp_path / "no" / "t.wdb"), "does not exist")
+    assert not (tmp_path / "no").exists()
+
+
+def test_sam_with_duplicate_database_ids_is_refused(tmp_path, pair):
+    q, _ = pair
+    db = tmp_path / "dup.fa"
+    db.write_text(">a\nMKTAYIAKQR\n>a\nMKTAYIAKQQ\n")
+    one_error(search(q, db, "--format", "sam"), "'a'", "unique")
+    assert search(q, db, "--format", "blast6").exit_code == 0
+
+
+def test_strand_on_a_protein_search_is_refused(pair):
+    one_error(search(*pair, "--strand", "plus"), "DNA")
+
+
+def test_makedb_guesses_dna(tmp_path):
+    fa = tmp_path / "dna.fa"
+    fa.write_text(">d1\nACGTACGTNNACGTAGCTAGCT\n>d2\nACGGGTTAACCA\n")
+    result = invoke("makedb", fa, "-o", tmp_path / "d.wdb")
+    assert result.exit_code == 0 and "(dna, guessed)" in result.stderr
+    assert wavedp.Database.open(tmp_path / "d.wdb").alphabet == "dna"
+
+
+def test_the_matrices_offered_are_the_matrices_taken():
+    with pytest.raises(wavedp.InputError) as info:
+        wavedp.Scoring(matrix="NOSUCH")
+    offered = str(info.value).split("takes: ")[1].split(", ")
+    for name in offered:
+        wavedp.Scoring(matrix=name)  # each one loads
+    for refused in ("GONNET1992", "BENNER22", "GENETIC", "SCHNEIDER"):
+        assert refused not in offered
+
+
+def test_messages_name_what_is_wrong(tmp_path, pair):
+    q, t = pair
+    one_error(search(q, t, "-o", "/proc/version"), "/proc/version", "temporary file")
+    one_error(invoke("align", q, t, "--device", "cpu", "--strategy", "bogus"),
+              "strategy must be one of")
+    one_error(invoke("chain", tmp_path / "nothere.txt"), "no such file")
+    dna = tmp_path / "d.wdb"
+    (tmp_path / "d.fa").write_text(">d\nACGTACGT\n")
+    assert invoke("makedb", tmp_path / "d.fa", "-o", dna).exit_code == 0
+    line = one_error(search(tmp_path / "d.fa", dna, "--matrix", "NUC.4.4"), "matrix scoring")
+    assert "protein scoring" not in line
+
+
+def test_no_nvidia_driver_is_said_plainly(monkeypatch):
+    from wavedp import device
+
+    class NoDriver:
+        class cuda:  # noqa: N801 - cupy's shape
+            class runtime:  # noqa: N801
+                @staticmethod
+                def getDeviceCount():
+                    raise RuntimeError("cudaErrorInsufficientDriver: CUDA driver version is "
+                                       "insufficient for CUDA runtime version")
+
+                @staticmethod
+                def driverGetVersion():
+                    return 0
+
+    monkeypatch.setitem(sys.modules, "cupy", NoDriver)
+    device.gpu_status.cache_clear()
+    try:
+        assert device.gpu_status() == (False, "no NVIDIA driver on this machine")
+    finally:
+        device.gpu_status.cache_clear()
