@@ -1,13 +1,17 @@
-"""Temporary files and folders beside an output, ``.NAME.PID.RANDOM.part``, renamed onto the
-output when it is whole: made here, and removed where the process that made them is gone
-(a run killed before it could clean up)."""
+"""Output files: the temporary files and folders beside an output, ``.NAME.PID.RANDOM.part``,
+renamed onto it when it is whole (made here, and removed where the process that made them is
+gone: a run killed before it could clean up), and the text stream an output file is written
+through (gzip-compressed by its name)."""
 
 from __future__ import annotations
 
 import contextlib
+import gzip
+import io
 import os
 import shutil
 import tempfile
+from typing import BinaryIO, TextIO
 
 #: the suffix of every temporary output
 PART = ".part"
@@ -54,3 +58,19 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def text_writer(raw: BinaryIO, path: str) -> TextIO:
+    """A UTF-8 text stream over ``raw``, gzip-compressed where ``path`` ends in ``.gz`` (no
+    name or time stamp in the gzip header: the same output gives the same bytes)."""
+    if path.endswith(".gz"):
+        raw = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+    return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+
+
+def finish(fh: TextIO) -> None:
+    """Flush a :func:`text_writer` stream to its file, a gzip stream's trailer included; the
+    file stays open (for its caller to fsync)."""
+    fh.flush()
+    if isinstance(fh.buffer, gzip.GzipFile):
+        fh.buffer.close()  # writes the trailer; leaves the file it wraps open

@@ -10,9 +10,15 @@ one-line ``InputError`` naming the file.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import functools
 import gzip
 import io
 import os
+import shutil
+import sys
+import tempfile
 import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -184,8 +190,13 @@ def _records(path: str, kind: str) -> Iterator[tuple[str, str]]:
         raise InputError(f"file {path}: no {kind.upper()} records")
 
 
+#: the path that names standard input
+STDIN = "-"
+
+
 def iter_records(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
-    """Stream the records of a FASTA or FASTQ file (plain or gzipped) as (id, text) pairs.
+    """Stream the records of a FASTA or FASTQ file (plain or gzipped) as (id, text) pairs;
+    ``-`` reads standard input (copied once to a temporary file: the checks read it twice).
 
     One record at a time (memory is bounded by the longest record). The id is the first word
     of the header line. The file is first read once whole (decompressed) to check a gzip
@@ -194,6 +205,14 @@ def iter_records(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
     unreadable, empty or malformed file, at the point where the fault is found.
     """
     path = os.fspath(path)
+    if path == STDIN:
+        copy = _stdin_copy()
+        try:
+            yield from iter_records(copy)
+        except InputError as exc:  # named as the user gave it
+            raise InputError(str(exc).replace(f"file {copy}", "standard input")
+                             .replace(copy, "standard input")) from None
+        return
     kind = _sniff(path)
     try:
         _check_bytes(path)
@@ -204,6 +223,25 @@ def iter_records(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
         raise _stream_errors(path, exc) from None
     except (RuntimeError, ValueError, IndexError) as exc:  # pyfastx's own complaints
         raise InputError(f"file {path}: malformed {kind.upper()} ({exc})") from None
+
+
+@functools.cache
+def _stdin_copy() -> str:
+    """Standard input, read once into a temporary file that is removed when the process
+    ends (standard input can be read only once)."""
+    try:
+        fd, path = tempfile.mkstemp(prefix="wavedp-stdin-", suffix=".txt")
+        atexit.register(_remove, path)
+        with os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out, _CHUNK)
+    except OSError as exc:
+        raise InputError(f"cannot read standard input: {exc.strerror or exc}") from None
+    return path
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def read_records(path: str | os.PathLike) -> list[tuple[str, str]]:

@@ -3,7 +3,8 @@
 - Standard output (no ``-o``, or ``-o -``) is written as the results come.
 - A regular file (or a path where nothing is yet) is written to a temporary file beside it,
   ``.NAME.PID.RANDOM.part``, renamed onto it at the end: the file is whole or untouched. A
-  symlink is followed: its target is replaced, the link stays.
+  symlink is followed: its target is replaced, the link stays. A name ending in ``.gz`` is
+  written gzip-compressed.
 - Anything else that is not a folder (a device such as ``/dev/null``, a FIFO, a socket,
   ``/dev/stdout``) is written in place, as the results come.
 - Checked before any work: the output is not a folder, its folder exists (no folder is ever
@@ -23,7 +24,7 @@ import stat
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from .. import partfiles
 from ..errors import InputError
@@ -119,7 +120,7 @@ def opened(out: Target) -> Iterator[TextIO]:
         raise OutputError(f"cannot write output file {out.name}: no temporary file can be "
                           f"made in its folder ({exc.strerror or exc})") from None
     try:
-        with _write_errors(out), os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        with _write_errors(out), _text(os.fdopen(fd, "wb"), out.real) as fh:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)  # the mode a plain open() would have given
@@ -130,6 +131,17 @@ def opened(out: Target) -> Iterator[TextIO]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+@contextlib.contextmanager
+def _text(raw: BinaryIO, path: str) -> Iterator[TextIO]:
+    """``partfiles.text_writer``, closed at the end with its file."""
+    fh = partfiles.text_writer(raw, path)
+    try:
+        yield fh
+    finally:
+        fh.close()
+        raw.close()
 
 
 @contextlib.contextmanager

@@ -25,6 +25,7 @@ from ..search.database import ALPHABETS, HEADER, Database
 from ..search.hits import check_fraction
 from ..search.journal import Journal, file_identity
 from ..search.strands import STRANDS
+from ..seqio import STDIN
 from ..trace import Trace
 from ..version import __version__
 from . import common, outputs
@@ -291,6 +292,10 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
     if fraction is not None:
         check_fraction(fraction)
     destination = outputs.target(output, [query, database])
+    if query == STDIN and database == STDIN:
+        raise InputError("QUERIES and DB cannot both be standard input ('-')")
+    if resume and STDIN in (query, database):
+        raise InputError("--resume needs files it can read again: not standard input ('-')")
     if resume and destination.kind != "file":
         raise InputError("--resume needs -o FILE, a regular file (the journal is kept beside "
                          "it)")

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from typing import BinaryIO, TextIO
 
 from ..errors import InputError
+from ..partfiles import finish, text_writer
 
 SUFFIX = ".wavedp-journal"
 RECORDS = "records"
@@ -206,10 +207,12 @@ class Journal:
         onto the output file, and the journal removed."""
         part = os.path.join(self.folder, PART)
         try:
-            with open(part, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as fh:
+            with open(part, "wb") as raw:
+                fh = text_writer(raw, self.output)
                 yield fh
-                fh.flush()
-                os.fsync(fh.fileno())
+                finish(fh)
+                raw.flush()
+                os.fsync(raw.fileno())
             os.replace(part, self.output)
             _fsync_folder(os.path.dirname(os.path.abspath(self.output)))
         except OSError as exc:
