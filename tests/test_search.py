@@ -245,3 +245,22 @@ def test_fraction_errors():
                            ({"fraction": 0.5, "traceback": False}, "score-only")):
         with pytest.raises(wavedp.InputError, match=needle):
             wavedp.search(["ACDE"], ["ACDE"], PROT, device="cpu", **kwargs)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_a_searcher_searches_again_as_search_does(device):
+    """A Searcher keeps one scanner for every search (on the GPU the database stays
+    resident), and each search equals wavedp.search's."""
+    rng = np.random.default_rng(11)
+    queries = [random_seq(rng, PROTEIN, int(n)) for n in (40, 90, 7)]
+    texts = _database(rng, PROTEIN, 60, queries[0])
+    scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    searcher = wavedp.Searcher(texts, scoring, device=device)
+    scanner = searcher.scanner
+    for top, traceback in ((5, True), (0, False), (3, True)):
+        want = wavedp.search(queries, texts, scoring, top=top, evalue=None, traceback=traceback,
+                             device=device)
+        assert searcher.search(queries, top=top, evalue=None, traceback=traceback) == want
+    assert searcher.scanner is scanner
+    with pytest.raises(wavedp.InputError, match="top must be"):
+        searcher.search(queries, top=-1)

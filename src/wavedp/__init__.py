@@ -6,8 +6,9 @@ from .api import align, align_all
 from .errors import DeviceError, InputError
 from .polyadic import matrix_chain, nussinov
 from .scoring import Scoring
-from .search import Database, local_hits, search
+from .search import Database, Searcher, local_hits, search
 from .version import __version__
 
-__all__ = ["Alignment", "Database", "DeviceError", "InputError", "Scoring", "align", "align_all",
-           "local_hits", "matrix_chain", "nussinov", "polyadic", "search", "__version__"]
+__all__ = ["Alignment", "Database", "DeviceError", "InputError", "Scoring", "Searcher", "align",
+           "align_all", "local_hits", "matrix_chain", "nussinov", "polyadic", "search",
+           "__version__"]

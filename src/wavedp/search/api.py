@@ -15,6 +15,7 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -175,41 +176,106 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     GPU scan launch on at most that many blocks (the energy lab's capped searches). All
     input is validated, and resource limits checked, before the first result."""
     scoring = check_scoring(scoring)
-    code = mode_code(mode)
-    partition = check_partition(partition)
-    top, evalue, min_score, stats = _cutoffs(top, evalue, min_score, mode, scoring)
-    if fraction is not None:
-        fraction = check_fraction(fraction)
-        if mode != "local":
-            raise InputError(f"fraction applies to local mode only, not {mode}")
-        if not traceback:
-            raise InputError("fraction needs each hit's alignment to forbid its pairs: "
-                             "drop score-only")
-    wanted = strands(scoring.is_dna, strand)
+    mode_code(mode)
+    check_partition(partition)
+    options = _Options.of(scoring, mode, top, evalue, min_score, traceback, strand, fraction)
     q = _queries(queries, scoring)
-    db = open_database(database, scoring)
-    lut = db.codes_for(scoring)
-    local = _local_device(device, devices, client)
-    longest_query = max(c.size for c in q.codes)
-    scoring.check_range(longest_query, db.longest)
-    skip = set(skip)
-    todo = [k for k in range(len(q.codes)) if k not in skip]
-    _warn_empty(q, db, todo)
-    trace = trace if trace is not None else Trace()
-    scanner: Scanner
-    if client is not None:
-        database_path(db)  # an in-memory database is refused before a cluster is started
-        scanner = ClusterScanner(client() if callable(client) else client, db, scoring, code,
-                                 device.kind if isinstance(device, Device) else device,
-                                 partition)
-        cells = BATCH_CELLS["cluster"]
-    else:
-        scanner = engines.scanner(local, db.residues, db.offsets, lut, scoring.table,
-                                  scoring.gap_open, scoring.gap_extend, code, partition,
-                                  grid_cap, trace)
-        cells = BATCH_CELLS[local.kind]
-    return _run(q, db, lut, scoring, mode, traceback, local, scanner, cells, todo, wanted, top,
-                evalue, min_score, stats, progress, fraction, trace)
+    searcher = Searcher(database, scoring, mode=mode, device=device, devices=devices,
+                        partition=partition, client=client, grid_cap=grid_cap, trace=trace)
+    return searcher.run(q, options, progress, skip)
+
+
+@dataclass(frozen=True)
+class _Options:
+    """One search's options, checked: the cutoffs, the statistics they need, the strands."""
+
+    top: int
+    evalue: float | None
+    min_score: int | None
+    stats: statistics.KarlinAltschul | None
+    traceback: bool
+    fraction: float | None
+    strands: tuple[int, ...]
+
+    @classmethod
+    def of(cls, scoring: Scoring, mode: str, top: int, evalue: float | None,
+           min_score: int | None, traceback: bool, strand: str,
+           fraction: float | None) -> _Options:
+        top, evalue, min_score, stats = _cutoffs(top, evalue, min_score, mode, scoring)
+        if fraction is not None:
+            fraction = check_fraction(fraction)
+            if mode != "local":
+                raise InputError(f"fraction applies to local mode only, not {mode}")
+            if not traceback:
+                raise InputError("fraction needs each hit's alignment to forbid its pairs: "
+                                 "drop score-only")
+        return cls(top, evalue, min_score, stats, bool(traceback), fraction,
+                   strands(scoring.is_dna, strand))
+
+
+class Searcher:
+    """A database held ready for many searches: opened once and its scanner built once, so
+    on the GPU the database stays in GPU memory after the first search, the kernels stay
+    compiled and the last plans are kept; each :meth:`search` then pays for the scan and
+    the hits only. The arguments are :func:`search`'s; ``trace`` gathers every search's
+    record (default a trace of its own: :attr:`trace`)."""
+
+    def __init__(self, database: Any, scoring: Scoring, *, mode: str = "local",
+                 device: str | Device = "auto", devices: Any = None, partition: str = "auto",
+                 client: Any = None, grid_cap: int | None = None,
+                 trace: Trace | None = None) -> None:
+        self.scoring = check_scoring(scoring)
+        self.mode, self.code = mode, mode_code(mode)
+        self.partition = check_partition(partition)
+        self.db = open_database(database, self.scoring)
+        self.lut = self.db.codes_for(self.scoring)
+        self.device = _local_device(device, devices, client)
+        self.trace = trace if trace is not None else Trace()
+        self.scanner: Scanner
+        if client is not None:
+            database_path(self.db)  # an in-memory database is refused before a cluster starts
+            self.scanner = ClusterScanner(
+                client() if callable(client) else client, self.db, self.scoring, self.code,
+                device.kind if isinstance(device, Device) else device, self.partition)
+            self.cells = BATCH_CELLS["cluster"]
+        else:
+            self.scanner = engines.scanner(
+                self.device, self.db.residues, self.db.offsets, self.lut, self.scoring.table,
+                self.scoring.gap_open, self.scoring.gap_extend, self.code, self.partition,
+                grid_cap, self.trace)
+            self.cells = BATCH_CELLS[self.device.kind]
+
+    def search(self, queries: Any, *, top: int = 10, evalue: float | None = DEFAULT_EVALUE,
+               min_score: int | None = None, traceback: bool = True, strand: str = "both",
+               fraction: float | None = None) -> list[list[Alignment]]:
+        """Every query against the database: one ranked hit list per query, as
+        :func:`search` gives."""
+        return [hits for _, hits in self.iter_search(
+            queries, top=top, evalue=evalue, min_score=min_score, traceback=traceback,
+            strand=strand, fraction=fraction)]
+
+    def iter_search(self, queries: Any, *, top: int = 10,
+                    evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
+                    traceback: bool = True, strand: str = "both",
+                    fraction: float | None = None, progress: Progress | None = None,
+                    skip: Iterable[int] = ()) -> Iterator[tuple[int, list[Alignment]]]:
+        """:meth:`search` as a generator of ``(query index, hits)``, as :func:`iter_search`."""
+        options = _Options.of(self.scoring, self.mode, top, evalue, min_score, traceback,
+                              strand, fraction)
+        return self.run(_queries(queries, self.scoring), options, progress, skip)
+
+    def run(self, q: Prepared, options: _Options, progress: Progress | None,
+            skip: Iterable[int]) -> Iterator[tuple[int, list[Alignment]]]:
+        """The search of encoded queries ``q`` under checked ``options``: limits checked and
+        empty sequences said now, the results as they come."""
+        self.scoring.check_range(max(c.size for c in q.codes), self.db.longest)
+        skip = set(skip)
+        todo = [k for k in range(len(q.codes)) if k not in skip]
+        _warn_empty(q, self.db, todo)
+        return _run(q, self.db, self.lut, self.scoring, self.mode, options.traceback,
+                    self.device, self.scanner, self.cells, todo, options.strands, options.top,
+                    options.evalue, options.min_score, options.stats, progress,
+                    options.fraction, self.trace)
 
 
 def _warn_empty(q: Prepared, db: Database, todo: list[int]) -> None:
