@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+
+from .errors import InputError
 
 _CIGAR_RE = re.compile(r"(\d+)([=XIDMS])")
 _POWERS = 10 ** np.arange(1, 19, dtype=np.int64)  # a run of at least 10**k has k + 1 digits
@@ -122,6 +125,43 @@ class Alignment:
         from .formats import format_alignment  # here: formats imports this module
 
         return format_alignment(self, kind)
+
+    def to_biopython(self) -> Any:
+        """This alignment as a ``Bio.Align.Alignment`` over the whole sequences, with the same
+        coordinates: the target first and the query second, as Biopython orders them (its
+        ``.target`` and ``.query``; SeqRecords with the ids), ``score`` set. A minus-strand
+        hit holds the original query, its coordinates decreasing (Biopython's reverse
+        strand); an empty alignment has no columns. Score-only results raise InputError."""
+        if self.cigar is None:
+            raise InputError("to_biopython needs a traceback: this alignment is score-only "
+                             "(align with traceback=True)")
+        if len(self.query) < self.query_end or len(self.target) < self.target_end:
+            raise InputError("to_biopython needs the aligned texts (query and target)")
+        # Biopython's alignment classes cost start-up time that ``import wavedp`` need not pay
+        from Bio.Align import Alignment as BioAlignment
+        from Bio.Seq import Seq
+        from Bio.SeqRecord import SeqRecord
+
+        i, j = self.query_start or 0, self.target_start or 0
+        points, last = [(j, i)], ""
+        for length, op in self.ops():
+            kind = "M" if op in "=XM" else op
+            i += length if kind in "MI" else 0
+            j += length if kind in "MD" else 0
+            if kind == last:  # a mismatch run after matches continues one aligned block
+                points[-1] = (j, i)
+            else:
+                points.append((j, i))
+            last = kind
+        coordinates = np.array(points, dtype=np.int64).T
+        query = Seq(self.query)
+        if self.strand == "-":  # the text aligned is the reverse complement of the query
+            query = query.reverse_complement()
+            coordinates[1] = len(self.query) - coordinates[1]
+        found = BioAlignment([SeqRecord(Seq(self.target), id=self.target_id, description=""),
+                              SeqRecord(query, id=self.query_id, description="")], coordinates)
+        found.score = self.score
+        return found
 
 
 def replaced(aln: Alignment, **changes: object) -> Alignment:

@@ -1,0 +1,368 @@
+"""wavedp.columns: every field as blastp/blastn 2.12 print it (on the pairs BLAST aligns the
+same way as wavedp), the default columns as blast6, BTOP and CIGAR against the aligned rows,
+and parse_columns' errors."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import wavedp
+from wavedp import Alignment, InputError
+from wavedp.columns import (
+    DEFAULT,
+    FIELDS,
+    HEADERS,
+    STD,
+    btop,
+    header_line,
+    parse_columns,
+    percent_match,
+    render,
+    values,
+)
+from wavedp.search.strands import reverse_complement
+from wavedp.seqio import read_records
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+#: BLOSUM62 with BLAST's -gapopen 10 -gapextend 1
+PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+#: blastn -reward 2 -penalty -3 -gapopen 5 -gapextend 2 (a gap of k costs 5 + 2k)
+DNA_SCORING = wavedp.Scoring(match=2, mismatch=-3, gap_open=7, gap_extend=2)
+#: every field BLAST has (cigar is wavedp's own)
+BLAST_FIELDS = tuple(name for name in FIELDS if name != "cigar")
+PROTEIN_ARGS = ("blastp", "-comp_based_stats", "0", "-seg", "no", "-gapopen", "10",
+                "-gapextend", "1")
+DNA_ARGS = ("blastn", "-task", "blastn", "-reward", "2", "-penalty", "-3", "-gapopen", "5",
+            "-gapextend", "2", "-dust", "no")
+#: the fields that do not depend on which optimal alignment is chosen, and the ranges
+PATH_FREE = ("qseqid", "qaccver", "sseqid", "saccver", "evalue", "bitscore", "score", "qlen",
+             "slen", "sstrand")
+RANGES = ("qstart", "qend", "sstart", "send")
+needs_blastp = pytest.mark.skipif(shutil.which("blastp") is None,
+                                  reason="blastp (ncbi-blast+) absent")
+needs_blastn = pytest.mark.skipif(shutil.which("blastn") is None,
+                                  reason="blastn (ncbi-blast+) absent")
+
+
+def _fasta(path: Path, records: list[tuple[str, str]]) -> Path:
+    path.write_text("".join(f">{rid}\n{seq}\n" for rid, seq in records))
+    return path
+
+
+def _blast(args: tuple[str, ...], query: tuple[str, str], library: Path, n: int,
+           tmp: Path, fields: tuple[str, ...] = BLAST_FIELDS) -> dict[str, list[str]]:
+    """BLAST's best HSP per subject of one query (search space m*n): subject id -> fields."""
+    qf = _fasta(tmp / "query.fa", [query])
+    out = subprocess.run([*args, "-query", str(qf), "-subject", str(library), "-searchsp",
+                          str(len(query[1]) * n), "-evalue", "1000", "-max_hsps", "1",
+                          "-outfmt", "6 " + " ".join(fields)],
+                         capture_output=True, text=True, check=True).stdout
+    found: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        row = line.split("\t")
+        found.setdefault(row[fields.index("sseqid")], row)
+    return found
+
+
+def _compare(args: tuple[str, ...], queries: list[tuple[str, str]],
+             library: list[tuple[str, str]], scoring: wavedp.Scoring, tmp: Path
+             ) -> tuple[int, int]:
+    """Each pair BLAST reports with wavedp's score (and strand) prints BLAST's ids, lengths,
+    score, E-value and bit score; where the two align it over the same ranges also BLAST's
+    coordinates and coverage, and where they align it the same way (the same rows) every
+    field: (pairs with every field compared, pairs with BLAST's score)."""
+    lib = _fasta(tmp / "library.fa", library)
+    n = sum(len(s) for _, s in library)
+    hits = wavedp.search(str(_fasta(tmp / "queries.fa", queries)), str(lib), scoring, top=0,
+                         evalue=None, device="cpu")
+    same_score = compared = 0
+    for (qid, text), found in zip(queries, hits, strict=True):
+        ours: dict[str, list[Alignment]] = {}
+        for h in found:
+            ours.setdefault(h.target_id, []).append(h)
+        for sid, row in _blast(args, (qid, text), lib, n, tmp).items():
+            want = dict(zip(BLAST_FIELDS, row, strict=True))
+            for h in ours.get(sid, []):
+                got = dict(zip(BLAST_FIELDS, render(h, BLAST_FIELDS, scoring).split("\t"),
+                               strict=True))
+                if got["score"] != want["score"] or got["sstrand"] != want["sstrand"]:
+                    continue  # BLAST's heuristic found another score: not comparable
+                same_score += 1
+                fields = PATH_FREE
+                if all(got[f] == want[f] for f in RANGES):
+                    fields += RANGES + ("qcovhsp",)
+                    if got["qseq"] == want["qseq"] and got["sseq"] == want["sseq"]:
+                        fields = BLAST_FIELDS  # an equally good alignment may differ
+                        compared += 1
+                assert {f: got[f] for f in fields} == {f: want[f] for f in fields}, (qid, sid)
+    return compared, same_score
+
+
+# ---- every field against BLAST ------------------------------------------------------------
+
+@needs_blastp
+def test_every_field_equals_blastp_on_the_readme_examples(tmp_path):
+    queries = read_records(EXAMPLES / "query.fa")
+    library = read_records(EXAMPLES / "target.fa")
+    compared, same = _compare(PROTEIN_ARGS, queries, library, PROT, tmp_path)
+    assert compared >= 3 and compared >= same // 2
+
+
+@needs_blastp
+def test_every_field_equals_blastp_on_random_and_related_proteins(tmp_path):
+    rng = np.random.default_rng(5)
+    queries = [(f"q{k}", random_seq(rng, PROTEIN, int(rng.integers(80, 260))))
+               for k in range(6)]
+    library = []
+    for _, text in queries:
+        for rate in (0.05, 0.15, 0.3):
+            flank = random_seq(rng, PROTEIN, int(rng.integers(0, 40)))
+            library.append(flank + related(rng, text, PROTEIN, rate)
+                           + random_seq(rng, PROTEIN, int(rng.integers(0, 40))))
+        library.append(random_seq(rng, PROTEIN, int(rng.integers(50, 300))))
+    # query coverages of 99.5% (BLAST prints 99), 50.5% (51) and 100%
+    long = random_seq(rng, PROTEIN, 200)
+    queries.append(("long", long))
+    library += [long[1:], long[:101], long]
+    library = [(f"s{k}", text) for k, text in enumerate(library)]
+    compared, same = _compare(PROTEIN_ARGS, queries, library, PROT, tmp_path)
+    assert compared >= 15 and compared >= same // 2
+
+
+@needs_blastn
+def test_every_field_equals_blastn_on_both_strands(tmp_path):
+    rng = np.random.default_rng(8)
+    queries = [(f"q{k}", random_seq(rng, DNA, int(rng.integers(150, 320)))) for k in range(5)]
+    library = []
+    for _, text in queries:
+        for rate, minus, indels in ((0.04, False, True), (0.08, True, True),
+                                    (0.12, False, False), (0.1, True, False)):
+            copy = related(rng, text, DNA, rate) if indels else _substituted(rng, text, rate)
+            if minus:
+                copy = reverse_complement(copy, np.zeros(0, np.uint8))[0]
+            library.append(random_seq(rng, DNA, int(rng.integers(0, 60))) + copy
+                           + random_seq(rng, DNA, int(rng.integers(0, 60))))
+    library = [(f"s{k}", text) for k, text in enumerate(library)]
+    compared, same = _compare(DNA_ARGS, queries, library, DNA_SCORING, tmp_path)
+    assert compared >= 10 and same >= 18
+
+
+def _substituted(rng: np.random.Generator, text: str, rate: float) -> str:
+    """``text`` with a share ``rate`` of its letters replaced by another base."""
+    out = list(text)
+    for k in np.flatnonzero(rng.random(len(text)) < rate).tolist():
+        out[k] = str(rng.choice([b for b in DNA if b != text[k]]))
+    return "".join(out)
+
+
+@needs_blastp
+def test_header_line_equals_blastp_outfmt_7(tmp_path):
+    q = _fasta(tmp_path / "q.fa", [("q", "MKVLAAGICWTERHHKLMNPQ")])
+    for fields in (BLAST_FIELDS, STD, DEFAULT, ()):
+        out = subprocess.run([*PROTEIN_ARGS, "-query", str(q), "-subject", str(q), "-outfmt",
+                              " ".join(("7", *fields))], capture_output=True, text=True,
+                             check=True).stdout
+        line = next(x for x in out.splitlines() if x.startswith("# Fields:"))
+        assert header_line(fields or parse_columns("std")) == line  # no fields: BLAST's std
+    assert header_line(["cigar", "qseqid"]) == "# Fields: CIGAR, query id"
+
+
+def test_every_field_has_a_meaning_and_a_header():
+    assert set(FIELDS) == set(HEADERS)
+    assert all(isinstance(FIELDS[name], str) and "\n" not in FIELDS[name] for name in FIELDS)
+    assert DEFAULT == ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen",
+                       "qstart", "qend", "sstart", "send", "evalue", "bitscore")
+
+
+# ---- the default columns are blast6 --------------------------------------------------------
+
+def _some_alignments() -> list[Alignment]:
+    rng = np.random.default_rng(3)
+    out = []
+    for letters, scoring in ((PROTEIN, PROT), (DNA, DNA_SCORING)):
+        texts = [random_seq(rng, letters, int(n)) for n in rng.integers(0, 60, 8)]
+        texts.append(related(rng, texts[1], letters, 0.2))
+        for mode in MODE_NAMES:
+            for traceback in (True, False):
+                out += wavedp.align_all(texts[:5], texts[4:], scoring, mode=mode,
+                                        traceback=traceback, device="cpu")
+    query = random_seq(rng, DNA, 120)
+    library = [reverse_complement(related(rng, query, DNA, 0.1), np.zeros(0, np.uint8))[0],
+               related(rng, query, DNA, 0.1), random_seq(rng, DNA, 90), ""]
+    for traceback in (True, False):
+        for hits in wavedp.search([query, ""], library, DNA_SCORING, top=0, evalue=None,
+                                  traceback=traceback, device="cpu"):
+            out += hits
+    out += wavedp.search([texts[1]], [texts[-1], texts[2]], PROT, top=0, evalue=None,
+                         device="cpu")[0]
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::wavedp.errors.EmptyWarning")
+def test_default_columns_are_blast6_byte_for_byte():
+    alns = _some_alignments()
+    assert any(a.strand == "-" for a in alns) and any(a.cigar is None for a in alns)
+    assert any(a.cigar == "" for a in alns) and any(a.evalue is not None for a in alns)
+    for aln in alns:
+        assert render(aln) == aln.format("blast6")
+        assert render(aln, STD) == aln.format("blast6")
+
+
+def test_score_only_and_empty_alignments_print_na():
+    score_only = Alignment(score=9, query_start=None, query_end=8, target_start=None,
+                           target_end=6, cigar=None, query_id="q1", target_id="t1",
+                           query_length=9, target_length=8, query="GGACGTTAC",
+                           target="CACGAACT")
+    row = dict(zip(FIELDS, render(score_only, tuple(FIELDS), DNA_SCORING).split("\t"),
+                   strict=True))
+    known = {"qseqid": "q1", "qaccver": "q1", "sseqid": "t1", "saccver": "t1", "qend": "8",
+             "send": "6", "score": "9", "qlen": "9", "slen": "8", "sstrand": "plus"}
+    assert row == {name: known.get(name, "NA") for name in FIELDS}
+    empty = Alignment(score=0, query_start=0, query_end=0, target_start=0, target_end=0,
+                      cigar="", query_id="q", target_id="t", query_length=3, target_length=3,
+                      query="AAA", target="CCC")
+    row = dict(zip(FIELDS, render(empty, tuple(FIELDS), DNA_SCORING).split("\t"),
+                   strict=True))
+    assert [row[f] for f in ("length", "nident", "mismatch", "gapopen", "gaps", "positive",
+                             "qcovhsp")] == ["0"] * 7
+    assert all(row[f] == "NA" for f in ("pident", "ppos", "qstart", "qend", "sstart", "send",
+                                        "evalue", "bitscore", "cigar", "btop", "qseq", "sseq"))
+    assert values(empty, ["cigar", "btop", "qseq", "qstart"]) == ["", "", "", None]
+
+
+def test_typed_values():
+    aln = wavedp.align("MKVLAAGICW", "MKVLSAGCW", PROT, device="cpu")
+    got = values(aln, ["score", "pident", "length", "qseq", "sstrand", "positive", "ppos"],
+                 PROT)
+    assert got[0] == aln.score and isinstance(got[1], float) and got[2] == 10
+    assert got[3:5] == ["MKVLAAGICW", "N/A"]
+    assert isinstance(got[5], int) and got[6] == pytest.approx(100 * got[5] / 10)
+
+
+# ---- CIGAR and BTOP against the rows -------------------------------------------------------
+
+def _rows_from_btop(text: str, query: str, start: int) -> tuple[str, str]:
+    """The aligned rows a BTOP states, identities read from ``query`` at ``start``."""
+    qrow, trow, i = [], [], start
+    for number, pair in re.findall(r"(\d+)|(..)", text):
+        if number:
+            qrow.append(query[i:i + int(number)])
+            trow.append(query[i:i + int(number)])
+            i += int(number)
+        else:
+            qrow.append(pair[0])
+            trow.append(pair[1])
+            i += pair[0] != "-"
+    return "".join(qrow), "".join(trow)
+
+
+def _rows_from_cigar(cigar: str, query: str, target: str, i: int, j: int) -> tuple[str, str]:
+    qrow, trow = [], []
+    for n, op in re.findall(r"(\d+)([=XID])", cigar):
+        n = int(n)
+        qrow.append(query[i:i + n] if op != "D" else "-" * n)
+        trow.append(target[j:j + n] if op != "I" else "-" * n)
+        i += n if op != "D" else 0
+        j += n if op != "I" else 0
+    return "".join(qrow), "".join(trow)
+
+
+def _complement(row: str) -> str:
+    return row.translate(str.maketrans("ACGTN", "TGCAN"))[::-1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(MODE_NAMES), st.booleans(), st.integers(0, 2**32 - 1))
+def test_cigar_and_btop_reproduce_the_rows(mode, dna, seed):
+    rng = np.random.default_rng(seed)
+    letters, scoring = (DNA, DNA_SCORING) if dna else (PROTEIN, PROT)
+    a = random_seq(rng, letters, int(rng.integers(0, 40)))
+    b = related(rng, a, letters, 0.3) + random_seq(rng, letters, int(rng.integers(0, 10)))
+    aln = wavedp.align(a, b, scoring, mode=mode, device="cpu")
+    rows = aln.rows()
+    cigar, bt, qseq, sseq = values(aln, ["cigar", "btop", "qseq", "sseq"])
+    assert cigar == aln.cigar and (qseq, sseq) == rows
+    assert _rows_from_cigar(cigar, a, b, aln.query_start, aln.target_start) == rows
+    assert _rows_from_btop(bt, a, aln.query_start) == rows
+    assert bt == btop(aln)
+    tokens = re.findall(r"\d+|\D\D", bt)  # a run of identities is one positive number
+    assert "".join(tokens) == bt and "0" not in tokens
+    assert not any(a.isdigit() and b.isdigit() for a, b in itertools.pairwise(tokens))
+
+
+def test_minus_strand_btop_and_rows_are_blasts_orientation():
+    rng = np.random.default_rng(11)
+    query = random_seq(rng, DNA, 90)
+    subject = reverse_complement(related(rng, query, DNA, 0.15), np.zeros(0, np.uint8))[0]
+    hit = wavedp.search([query], [subject], DNA_SCORING, top=1, strand="minus",
+                        device="cpu")[0][0]
+    qrow, trow = hit.rows()
+    qseq, sseq, bt, qstart, qend, sstart, send = values(
+        hit, ["qseq", "sseq", "btop", "qstart", "qend", "sstart", "send"])
+    assert (qseq, sseq) == (_complement(qrow), _complement(trow))
+    assert qseq.replace("-", "") == query[qstart - 1:qend]  # the query's plus strand
+    assert sseq.replace("-", "") == _complement(subject[send - 1:sstart])
+    assert _rows_from_btop(bt, query, qstart - 1) == (qseq, sseq)
+
+
+def test_btop_of_a_known_alignment():
+    aln = Alignment(score=9, query_start=2, query_end=8, target_start=1, target_end=6,
+                    cigar="3=1I1X1=", query="GGACGTTAC", target="CACGAACT", query_length=9,
+                    target_length=8)
+    assert btop(aln) == "3T-TA1"
+    assert btop(Alignment(score=3, query_start=0, query_end=2, target_start=0, target_end=3,
+                          cigar="1=1D1=", query="AC", target="AGC")) == "1-G1"
+    with pytest.raises(InputError, match="traceback"):
+        btop(Alignment(score=3, query_start=None, query_end=2, target_start=None,
+                       target_end=2, cigar=None))
+
+
+def test_percent_match_is_blasts_rounding():
+    assert [percent_match(p, 200) for p in (200, 199, 197, 101, 99, 1, 0)] == [
+        100, 99, 99, 51, 50, 1, 0]
+    assert percent_match(109, 110) == 99 and percent_match(26, 320) == 8
+
+
+# ---- parse_columns --------------------------------------------------------------------------
+
+def test_parse_columns_keeps_order_and_expands_std():
+    assert parse_columns("qseqid sseqid score") == ("qseqid", "sseqid", "score")
+    assert parse_columns("score, qlen,slen  btop") == ("score", "qlen", "slen", "btop")
+    assert parse_columns("std qlen") == STD + ("qlen",)
+    assert parse_columns(" score score qlen score ") == ("score", "qlen")
+
+
+@pytest.mark.parametrize("text", ["qseqid bogus", "", " , ", "Score"])
+def test_parse_columns_errors_list_the_valid_names(text):
+    with pytest.raises(InputError) as info:
+        parse_columns(text)
+    message = str(info.value)
+    assert "qseqid" in message and "btop" in message and "cigar" in message
+    if text.strip(" ,"):
+        assert repr(text.split()[-1]) in message
+
+
+def test_parse_columns_needs_a_string():
+    with pytest.raises(InputError, match="string"):
+        parse_columns(["qseqid"])  # type: ignore[arg-type]
+
+
+def test_positive_needs_the_scoring_and_unknown_columns_are_errors():
+    aln = wavedp.align("MKV", "MKV", PROT, device="cpu")
+    with pytest.raises(InputError, match="Scoring"):
+        render(aln, ["positive"])
+    with pytest.raises(InputError, match="bogus"):
+        render(aln, ["qseqid", "bogus"])
+    with pytest.raises(InputError, match="bogus"):
+        header_line(["bogus"])
+    assert render(aln, ["positive", "ppos"], PROT) == "3\t100.00"
