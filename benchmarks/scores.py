@@ -25,7 +25,7 @@ import numpy as np
 from search import GAP_EXTEND, GAP_OPEN, random_database
 
 import wavedp
-from wavedp.scores import scores
+from wavedp.score_matrix import scores
 
 #: CUDASW++4.0's published H100 figure for its BLOSUM62 protein search (as benchmarks/search.py)
 CUDASW_GCUPS = 4977.0

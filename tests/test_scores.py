@@ -14,9 +14,9 @@ from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
 
 import wavedp
 from wavedp import InputError
-from wavedp.scores import memory_needed, save, scores, sequence_ids, write_tsv
+from wavedp.score_matrix import memory_needed, save, scores, sequence_ids, write_tsv
 
-MODULE = importlib.import_module("wavedp.scores")
+MODULE = importlib.import_module("wavedp.score_matrix")
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 DNA_SCORING = wavedp.Scoring(match=2, mismatch=-3, gap_open=7, gap_extend=2)
 

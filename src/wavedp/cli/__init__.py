@@ -25,7 +25,7 @@ import click
 from ..errors import DeviceError, EmptyWarning, InputError
 from ..lab.commands import lab
 from ..version import __version__
-from . import align, info, polyadic, predict, search
+from . import align, info, polyadic, predict, scores, search
 from .common import USAGE_EXIT, error
 from .outputs import OutputError
 
@@ -142,7 +142,8 @@ def cli() -> None:
     """wavedp: exact dynamic programming (Smith-Waterman/Gotoh and friends) on CPUs and GPUs."""
 
 
-for command in (align.align, search.makedb, search.search_command, info.info, lab,
+for command in (align.align, search.makedb, search.search_command, scores.scores_command,
+                info.info, lab,
                 polyadic.chain, polyadic.fold, predict.calibrate, predict.predict_command):
     cli.add_command(command)
 

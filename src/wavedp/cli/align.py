@@ -8,6 +8,7 @@ import shlex
 import click
 import numpy as np
 
+from .. import columns as fields
 from ..api import run_pairs
 from ..device import choose
 from ..engines.cuda.sync import SYNCS
@@ -71,7 +72,9 @@ equals --gap-open 12 --gap-extend 1 here.
 Formats: pairwise (human-readable), sam (with header; the target is the
 reference), blast6 (the 12 BLAST tabular columns, 1-based coordinates;
 evalue and bitscore print NA: they are search statistics, see wavedp search),
-json (one object per line).
+json (one object per line). --columns picks blast6's fields by BLAST's
+names (std: BLAST's default twelve); --header first prints them as
+blastn -outfmt 7 names them.
 """
 
 
@@ -80,6 +83,7 @@ json (one object per line).
 @click.argument("target")
 @common.scoring_options
 @common.output_options("pairwise")
+@common.column_options("blast6")
 @click.option("--strategy", default=None, metavar="NAME",
               help="GPU strategy: multipass (default), or the lab's score-only diagonal or "
                    "tiled.")
@@ -93,9 +97,11 @@ json (one object per line).
 def align(obj, query: str, target: str, mode: str, matrix: str | None, match: int | None,
           mismatch: int | None, gap_open: int | None, gap_extend: int | None,
           score_only: bool, fmt: str, device: str, devices: str | None, output: str | None,
-          strategy: str | None, sync: str | None, storage: str | None, energy: bool) -> None:
+          column_text: str | None, header: bool, strategy: str | None, sync: str | None,
+          storage: str | None, energy: bool) -> None:
     destination = outputs.target(output, [query, target])
     scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
+    columns = common.columns(column_text, header, fmt)
     queries = common.prepare(query, scoring, "query")
     targets = common.prepare(target, scoring, "target")
     qlens = np.array([c.size for c in queries.codes], dtype=np.int64)
@@ -108,9 +114,10 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
     with common.energy_meter(energy, chosen) as meter, outputs.opened(destination) as out:
         common.note(chosen)
         if fmt == "sam":
-            header = sam_header(list(zip(targets.ids, tlens.tolist(), strict=True)),
-                                command_line=shlex.join(["wavedp", *argv]))
-            out.write(header + "\n")
+            out.write(sam_header(list(zip(targets.ids, tlens.tolist(), strict=True)),
+                                 command_line=shlex.join(["wavedp", *argv])) + "\n")
+        elif header:
+            out.write(fields.header_line(columns or fields.DEFAULT) + "\n")
         first = True
         with _progress(total, len(qlens) * len(tlens), total >= CHUNK_CELLS) as advance:
             for pairs, cells in chunks:
@@ -119,7 +126,8 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
                 for aln in results:
                     if fmt == "pairwise" and not first:
                         out.write("\n")
-                    out.write(format_alignment(aln, fmt) + "\n")
+                    out.write((format_alignment(aln, fmt) if columns is None
+                               else fields.render(aln, columns, scoring)) + "\n")
                     first = False
                 out.flush()
                 advance(cells)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import click
 
+from .. import columns as fields
 from .. import energy
 from ..api import Prepared
 from ..device import DEVICES, Device, gpu_status
@@ -84,8 +85,8 @@ def _apply(options: list[Callable], command: Callable) -> Callable:
     return command
 
 
-def scoring_options(command: Callable) -> Callable:
-    """The alignment options shared by ``align`` and ``search``: mode, scoring, score-only."""
+def score_options(command: Callable) -> Callable:
+    """Mode and scoring, of ``align``, ``search`` and ``scores``."""
     return _apply([
         click.option("--mode", type=click.Choice(list(MODES)), default="local",
                      show_default=True,
@@ -104,20 +105,56 @@ def scoring_options(command: Callable) -> Callable:
         click.option("--gap-extend", type=int, default=None,
                      help=f"Cost of each further gap residue. [default: "
                           f"{PROTEIN_DEFAULTS[1]} protein, {DNA_DEFAULTS[1]} DNA]"),
-        click.option("--score-only", is_flag=True,
-                     help="Scores and end coordinates only (no traceback, no CIGAR)."),
     ], command)
 
 
-def output_options(default_format: str) -> Callable[[Callable], Callable]:
-    """--format, --device, --devices and -o, shared by ``align`` and ``search``."""
+def scoring_options(command: Callable) -> Callable:
+    """The alignment options shared by ``align`` and ``search``: mode, scoring, score-only."""
+    return score_options(click.option(
+        "--score-only", is_flag=True,
+        help="Scores and end coordinates only (no traceback, no CIGAR).")(command))
+
+
+def devices_options(command: Callable) -> Callable:
+    """--device and --devices."""
+    return _apply(device_options(gpus=True), command)
+
+
+def output_options(default_format: str,
+                   more: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+    """--format (FORMATS and ``more``), --device, --devices and -o, shared by ``align`` and
+    ``search``."""
     return lambda command: _apply([
-        click.option("--format", "fmt", type=click.Choice(FORMATS), default=default_format,
+        click.option("--format", "fmt", type=click.Choice((*FORMATS, *more)),
+                     default=default_format,
                      show_default=True, help="Output format."),
         *device_options(gpus=True),
         click.option("-o", "--output", default=None, metavar="FILE",
                      help="Write results to FILE instead of stdout ('-' is stdout)."),
     ], command)
+
+
+def column_options(formats: str) -> Callable[[Callable], Callable]:
+    """--columns and --header, of ``align`` and ``search`` (``formats``: where --columns
+    applies, for the help)."""
+    return lambda command: _apply([
+        click.option("--columns", "column_text", default=None, metavar="FIELDS",
+                     help=f"{formats}: these fields in this order, by BLAST's names (e.g. "
+                          "'qseqid sseqid evalue bitscore'; std: the default twelve)."),
+        click.option("--header", is_flag=True,
+                     help="blast6: a first line '# Fields: ...' naming the columns."),
+    ], command)
+
+
+def columns(text: str | None, header: bool, fmt: str,
+            formats: tuple[str, ...] = ("blast6",)) -> tuple[str, ...] | None:
+    """The --columns asked for (None: the format's own), checked against --format."""
+    chosen = None if text is None else fields.parse_columns(text)
+    if chosen is not None and fmt not in formats:
+        raise InputError(f"--columns applies to --format {' or '.join(formats)}, not {fmt}")
+    if header and fmt != "blast6":
+        raise InputError(f"--header applies to --format blast6, not {fmt}")
+    return chosen
 
 
 def device_options(gpus: bool = False) -> list[Callable]:

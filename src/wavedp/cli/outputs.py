@@ -95,17 +95,19 @@ def _check_not_input(path: str, real: str, inputs: Sequence[str | os.PathLike]) 
 
 
 @contextlib.contextmanager
-def opened(out: Target) -> Iterator[TextIO]:
-    """A text stream to write ``out`` through, under the contract; a failure to write is an
-    :class:`OutputError` naming the output."""
+def opened(out: Target, binary: bool = False) -> Iterator[TextIO | BinaryIO]:
+    """A text stream (``binary``: a byte stream) to write ``out`` through, under the
+    contract; a failure to write is an :class:`OutputError` naming the output."""
     if out.kind == "stdout":
+        stream = sys.stdout.buffer if binary else sys.stdout
         with _write_errors(out):
-            yield sys.stdout
-            sys.stdout.flush()
+            yield stream
+            stream.flush()
         return
     if out.kind == "stream":
         try:
-            fh = open(out.real, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+            fh = (open(out.real, "wb") if binary  # noqa: SIM115
+                  else open(out.real, "w", encoding="utf-8", newline="\n"))
         except OSError as exc:
             raise OutputError(f"cannot write output file {out.name}: "
                               f"{exc.strerror or exc}") from None
@@ -120,7 +122,8 @@ def opened(out: Target) -> Iterator[TextIO]:
         raise OutputError(f"cannot write output file {out.name}: no temporary file can be "
                           f"made in its folder ({exc.strerror or exc})") from None
     try:
-        with _write_errors(out), _text(os.fdopen(fd, "wb"), out.real) as fh:
+        raw = os.fdopen(fd, "wb")
+        with _write_errors(out), (raw if binary else _text(raw, out.real)) as fh:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)  # the mode a plain open() would have given

@@ -14,6 +14,7 @@ from typing import TextIO
 import click
 import numpy as np
 
+from .. import columns as fields
 from ..alignment import Alignment
 from ..device import choose
 from ..errors import InputError
@@ -25,6 +26,7 @@ from ..search.database import ALPHABETS, HEADER, Database
 from ..search.hits import check_fraction
 from ..search.journal import Journal, file_identity
 from ..search.strands import STRANDS
+from ..search.tables import check_parquet, write_parquet
 from ..seqio import STDIN
 from ..trace import Trace
 from ..version import __version__
@@ -84,6 +86,12 @@ hit aligns the query's reverse complement (blast6: sstart > send,
 sam: FLAG 16).
 
 \b
+--columns "qseqid sseqid evalue ..." picks blast6's fields by BLAST's
+names (std: BLAST's default twelve); --header first prints the fields
+as blastn -outfmt 7 names them. --format parquet writes one table row
+per hit (every field, query_index and target_index; needs pyarrow).
+
+\b
 --resume (with -o FILE) journals each finished query beside FILE: a run
 that was stopped, even killed, continues where it stopped when the same
 command is run again, and writes exactly the file of an uninterrupted run.
@@ -119,8 +127,12 @@ def _signature(query: str, database: str, scoring: Scoring, options: dict) -> di
     }
 
 
-def _render(hits: list[Alignment], fmt: str) -> str:
-    """One query's hits as text: a line (or block) per hit, blocks a blank line apart."""
+def _render(hits: list[Alignment], fmt: str, columns: tuple[str, ...] | None = None,
+            scoring: Scoring | None = None) -> str:
+    """One query's hits as text: a line (or block) per hit, blocks a blank line apart;
+    ``columns`` (blast6): the fields of each line."""
+    if columns is not None:
+        return "".join(fields.render(h, columns, scoring) + "\n" for h in hits)
     if fmt == "pairwise":
         return "\n".join(format_alignment(h, fmt) + "\n" for h in hits)
     return "".join(format_alignment(h, fmt, search=True) + "\n" for h in hits)
@@ -261,7 +273,8 @@ class _Dask:
 @common.scoring_options
 @click.option("--strand", type=click.Choice(STRANDS), default="both", show_default=True,
               help="DNA: the query strands searched.")
-@common.output_options("blast6")
+@common.output_options("blast6", more=("parquet",))
+@common.column_options("blast6 or parquet")
 @click.option("--resume", is_flag=True,
               help="With -o: journal finished queries beside FILE; rerunning the same "
                    "command continues a stopped run.")
@@ -286,12 +299,21 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                    matrix: str | None, match: int | None, mismatch: int | None,
                    gap_open: int | None, gap_extend: int | None,
                    score_only: bool, strand: str, fmt: str, device: str, devices: str | None,
-                   output: str | None, resume: bool, scheduler: str | None, cluster: str | None,
+                   output: str | None, column_text: str | None, header: bool, resume: bool,
+                   scheduler: str | None, cluster: str | None,
                    workers: int | None, partition: str, explain: bool, energy: bool) -> None:
     scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
     if fraction is not None:
         check_fraction(fraction)
+    columns = common.columns(column_text, header, fmt, ("blast6", "parquet"))
     destination = outputs.target(output, [query, database])
+    if fmt == "parquet":
+        check_parquet("--format parquet")
+        if resume:
+            raise InputError("--resume journals text output: not with --format parquet")
+        if destination.real is not None and destination.real.endswith(".gz"):
+            raise InputError("--format parquet compresses inside the file: -o NAME.gz does "
+                             "not apply (name it .parquet)")
     if query == STDIN and database == STDIN:
         raise InputError("QUERIES and DB cannot both be standard input ('-')")
     if resume and STDIN in (query, database):
@@ -314,7 +336,8 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
     if resume:  # the cluster options do not change the output: not in the signature
         options = {"mode": mode, "top": top, "evalue": evalue, "min-score": min_score,
                    "score-only": score_only, "strand": strand, "format": fmt,
-                   "fraction": fraction}
+                   "fraction": fraction, "columns": " ".join(columns or ()),
+                   "header": header}
         journal = Journal(destination.real, _signature(query, database, scoring, options))
     dask = None if scheduler is None and cluster is None else _Dask(scheduler, cluster, workers)
     try:
@@ -336,15 +359,22 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                                   client=dask, devices=devices if dask else None,
                                   partition=partition, trace=trace)
             argv = (obj or {}).get("argv", [])
-            header = _sam_header(db, argv) if fmt == "sam" else ()
-            if journal is None:
+            head = (_sam_header(db, argv) if fmt == "sam"
+                    else [fields.header_line(columns or fields.DEFAULT)] if header else ())
+            if fmt == "parquet":
+                with outputs.opened(destination, binary=True) as out, meter:
+                    if chosen is not None:
+                        common.note(chosen)
+                    write_parquet(_counted(results, meter), out, columns=columns,
+                                  scoring=scoring, database=db)
+            elif journal is None:
                 with outputs.opened(destination) as out, meter:
                     if chosen is not None:
                         common.note(chosen)
                     writer = _Writer(out, fmt)
-                    writer.header(header)
+                    writer.header(head)
                     for _, hits in results:
-                        writer.query(_render(hits, fmt))
+                        writer.query(_render(hits, fmt, columns, scoring))
                         out.flush()
                         meter.query_done()
             else:
@@ -353,11 +383,11 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                     common.note(chosen)
                 with meter:
                     for k, hits in results:
-                        journal.commit(k, _render(hits, fmt))
+                        journal.commit(k, _render(hits, fmt, columns, scoring))
                         meter.query_done()
                 with journal.assemble() as out:
                     writer = _Writer(out, fmt)
-                    writer.header(header)
+                    writer.header(head)
                     for k in range(len(queries.codes)):
                         writer.query(journal.text(k))
         common.energy_line(power, cells)
@@ -370,6 +400,14 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
             journal.close()
         if dask is not None:
             dask.close()
+
+
+def _counted(results: Iterable[tuple[int, list[Alignment]]],
+             meter: _Meter) -> Iterator[tuple[int, list[Alignment]]]:
+    """``results`` as they come, each query counted done on ``meter``."""
+    for item in results:
+        yield item
+        meter.query_done()
 
 
 def _explain(trace: Trace, started: float, query_m: list[int], residues: int) -> None:

@@ -51,6 +51,12 @@ def _optional(module: str, what: str) -> Any:
                          "pip install 'wavedp[tables]'") from None
 
 
+def check_parquet(what: str = "write_parquet") -> None:
+    """An InputError (how to install it) unless pyarrow can write Parquet: checked before
+    a search starts."""
+    _optional("pyarrow.parquet", what)
+
+
 def table_columns(columns: str | Sequence[str] | None = None,
                   scoring: Scoring | None = None) -> tuple[str, ...]:
     """The columns of a table: the index columns, then ``columns`` (names, or text for

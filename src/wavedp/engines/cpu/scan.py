@@ -52,6 +52,25 @@ class CpuScanner:
                     progress(q.size * (hi - lo))
         return [merge(parts, k)[:2] for parts in found]
 
+    def matrix(self, queries: list[np.ndarray],
+               progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Every query's exact score against every database sequence: int32, queries x
+        database, in database order (no ranking)."""
+        out = np.empty((len(queries), len(self.offsets) - 1), np.int32)
+        for start, stop in residue_ranges(self.offsets, CPU_CHUNK):
+            lo, hi = int(self.offsets[start]), int(self.offsets[stop])
+            residues = np.asarray(self.residues[lo:hi])
+            if self.lut is not None:
+                residues = self.lut[residues]
+            offsets = np.asarray(self.offsets[start:stop + 1]) - lo
+            for j, q in enumerate(queries):
+                out[j, start:stop] = scores(q, residues, offsets, self.sub, *self.gaps,
+                                            self.mode)
+                if progress is not None:
+                    progress(q.size * (hi - lo))
+        return out
+
+
 DEFAULT_CPU = Model(kind="cpu", device="default", version="", calibrated=False,
                     rates={"cells": 5e9}, launch=1e-4)
 

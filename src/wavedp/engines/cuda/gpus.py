@@ -110,3 +110,10 @@ class GpuScanner:
         return [merge([(part[j][0] + start, part[j][1], PLUS)
                        for part, (start, _) in zip(parts, self.ranges, strict=True)], k)[:2]
                 for j in range(len(queries))]
+
+    def matrix(self, queries: list[np.ndarray],
+               progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Every query's exact score against every database sequence: host int32, queries x
+        database, each GPU filling its shard's columns."""
+        parts = on_gpus(self.devices, lambda s: s.matrix(queries, progress), self.scanners)
+        return np.concatenate(parts, axis=1)

@@ -499,6 +499,19 @@ class Scanner:
                     progress(queries[j].size * residues)
         return [merge(parts, k)[:2] for parts in found]
 
+    def matrix(self, queries: list[np.ndarray],
+               progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Every query's exact score against every database sequence: host int32, queries x
+        database, in database order (no ranking)."""
+        out = np.empty((len(queries), len(self.offsets) - 1), np.int32)
+        for ch in self.chunks():
+            with self._timed("scan"):
+                out[:, ch.start:ch.stop] = self.scores(ch, queries).get()
+            if progress is not None:
+                residues = int(self.offsets[ch.stop] - self.offsets[ch.start])
+                progress(sum(q.size for q in queries) * residues)
+        return out
+
 
 def query_rows(units: list[list[int]]) -> np.ndarray:
     """The query rows (indices) of launch units."""

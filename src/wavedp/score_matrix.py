@@ -23,9 +23,9 @@ from .errors import InputError
 from .scoring import Scoring
 from .seqio import read_records
 
-#: host bytes the engine holds per (query of a batch, target) while a batch is scanned and
-#: ranked (indices and scores as the scan returns them, and the merge's sort: ~50 bytes)
-WORKING_BYTES = 64
+#: host bytes the engine holds per (query of a batch, target) while a batch is scanned: the
+#: batch's int32 scores as the scan returns them, and a chunk's copy on the way
+WORKING_BYTES = 8
 #: a batch of queries holds at most about this many bytes of working set
 BATCH_BYTES = 512 << 20
 #: host bytes per residue (its code, the concatenated copy the engine scans) and per
@@ -62,7 +62,10 @@ def _gib(size: int) -> str:
 
 
 def _prepare(seqs: Any, scoring: Scoring, what: str) -> Prepared:
-    """Sequences (a list, or a FASTA/FASTQ path) validated and encoded."""
+    """Sequences (a list, or a FASTA/FASTQ path) validated and encoded (already
+    :class:`Prepared` ones as they are)."""
+    if isinstance(seqs, Prepared):
+        return seqs
     if isinstance(seqs, os.PathLike) or (isinstance(seqs, str) and os.path.isfile(seqs)):
         path = os.fspath(seqs)
         records = read_records(path)
@@ -137,13 +140,12 @@ def _scan(q: Prepared, t: Prepared, live_q: np.ndarray, live_t: np.ndarray, scor
                               scoring.gap_open, scoring.gap_extend, code)
     step = _batch_size(live_t.size)
     for start in range(0, live_q.size, step):
-        batch = live_q[start:start + step].tolist()
-        found = scanner.top([q.codes[k] for k in batch], 0, [None] * len(batch))
-        for k, (index, score) in zip(batch, found, strict=True):
-            if index.size != live_t.size:
-                raise RuntimeError(f"scan engine bug: query {q.ids[k]!r} scored against "
-                                   f"{index.size} of {live_t.size} targets")
-            out[k, live_t[index]] = score
+        batch = live_q[start:start + step]
+        found = scanner.matrix([q.codes[k] for k in batch.tolist()])
+        if found.shape != (batch.size, live_t.size):
+            raise RuntimeError(f"scan engine bug: {found.shape} scores for {batch.size} "
+                               f"queries x {live_t.size} targets")
+        out[np.ix_(batch, live_t)] = found
 
 
 def write_tsv(matrix: np.ndarray, out: TextIO, query_ids: Sequence[str],
