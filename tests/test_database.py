@@ -10,11 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from wavedp import InputError, Scoring
 from wavedp.search import database as dbmod
 from wavedp.search.database import PROTEIN_LETTERS, Database
-from wavedp.seqio import iter_records, read_records
+from wavedp.seqio import fasta_blocks, iter_records, read_records
 
 BLOSUM62 = Scoring(matrix="BLOSUM62")
 DNA = Scoring(match=1, mismatch=-1)
@@ -360,16 +362,19 @@ def test_failed_build_keeps_the_old_database(tmp_path: Path):
     assert sorted(os.listdir(tmp_path)) == ["db.wdb", "in.fa"]
 
 
-def test_interrupt_leaves_nothing(tmp_path: Path, monkeypatch):
-    def interrupted(path):
-        yield "a", "MK"
+@pytest.mark.parametrize("reader", ["fasta_chunks", "iter_records"])
+def test_interrupt_leaves_nothing(tmp_path: Path, monkeypatch, reader):
+    def interrupted(path, *args):
+        yield from original(path, *args)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(dbmod, "iter_records", interrupted)
+    original = getattr(dbmod, reader)
+    monkeypatch.setattr(dbmod, reader, interrupted)
+    name = "in.fa" if reader == "fasta_chunks" else "in.fq"  # FASTQ takes the record reader
+    text = ">a\nMK\n" if reader == "fasta_chunks" else "@a\nMK\n+\nII\n"
     with pytest.raises(KeyboardInterrupt):
-        Database.build(write(tmp_path / "in.fa", ">a\nMK\n"), tmp_path / "db.wdb",
-                       progress=False)
-    assert sorted(os.listdir(tmp_path)) == ["in.fa"]
+        Database.build(write(tmp_path / name, text), tmp_path / "db.wdb", progress=False)
+    assert sorted(os.listdir(tmp_path)) == [name]
 
 
 def test_write_failure_is_an_input_error(tmp_path: Path, monkeypatch):
@@ -400,11 +405,79 @@ def test_build_streams_in_bounded_memory(tmp_path: Path):
                 fh.write(text[start:start + 50].tobytes())
     size = path.stat().st_size
     assert size > 55e6
-    tracemalloc.start()
-    try:
-        db = Database.build(path, tmp_path / "big.wdb", progress=False)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert db.total_residues == 60_000_000 and len(db) == 20_000
-    assert peak < size / 8, (peak, size)  # about 5 MB: a batch of 1 MB residues and its codes
+    for threads, bound in ((1, size / 8), (4, size / 3)):  # about 6 MB a piece in flight
+        tracemalloc.start()
+        try:
+            db = Database.build(path, tmp_path / "big.wdb", progress=False, threads=threads)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert db.total_residues == 60_000_000 and len(db) == 20_000
+        assert peak < bound, (threads, peak, size)
+
+
+# ---- the block reader makedb uses equals the record reader -------------------------------
+
+_LINE_END = st.sampled_from(["\n", "\r\n"])
+_RECORD = st.tuples(
+    st.text("abcXYZ019_|.-", min_size=1, max_size=12),              # the id
+    st.sampled_from(["", " a description", "\tmore words"]),         # the rest of the header
+    st.lists(st.text("ACDEFGHIKLMNPQRSTVWYacgt*", max_size=70), max_size=4),  # its lines
+    _LINE_END)
+
+
+def _fasta(records, blank_start: bool) -> bytes:
+    text = "\n\n" if blank_start else ""
+    for rid, rest, lines, end in records:
+        text += f">{rid}{rest}{end}" + "".join(line + end for line in lines)
+    return text.encode()
+
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=st.lists(_RECORD, min_size=1, max_size=12), blank_start=st.booleans(),
+       block=st.sampled_from([1, 7, 64, 1 << 20]))
+def test_fasta_blocks_equal_the_record_reader(tmp_path_factory, records, blank_start, block):
+    path = tmp_path_factory.mktemp("blocks") / "in.fa"
+    path.write_bytes(_fasta(records, blank_start))
+    want = read_records(path)
+    got_ids, got_texts, first = [], [], 1
+    for b in fasta_blocks(path, block):
+        assert b.first == first
+        first += b.lengths.size
+        got_ids += b.ids.decode().splitlines()
+        ends = np.cumsum(b.lengths)
+        got_texts += [b.residues[e - n:e].tobytes().decode() for e, n in
+                      zip(ends, b.lengths, strict=True)]
+    assert list(zip(got_ids, got_texts, strict=True)) == want
+
+
+def test_makedb_fast_and_record_paths_write_the_same_files(tmp_path: Path):
+    rng = np.random.default_rng(3)
+    letters = np.frombuffer(PROTEIN_LETTERS[:20].encode(), np.uint8)
+    lines = []
+    for k in range(3000):
+        seq = letters[rng.integers(0, 20, int(rng.integers(0, 400)))].tobytes().decode()
+        lines.append(f">s{k} d{k}\r\n" + "".join(seq[i:i + 61] + "\n"
+                                              for i in range(0, len(seq), 61)))
+    fasta = write(tmp_path / "in.fa", "".join(lines))
+    Database.build(fasta, tmp_path / "fast.wdb", progress=False, threads=3)
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    builder = dbmod._write(str(folder), str(fasta), "auto", False, 1, fast=False)
+    for name in dbmod.FILES:
+        assert (tmp_path / "fast.wdb" / name).read_bytes() == (folder / name).read_bytes()
+    fast = json.loads((tmp_path / "fast.wdb" / dbmod.HEADER).read_text())
+    assert fast["composition"] == builder.header()["composition"]
+
+
+@pytest.mark.parametrize("text, says", [
+    (">a\nMKV\n>b\nMK1V\n", "record 'b', position 3: invalid character '1'"),
+    (">a\nMKV\n>\nMKV\n", "no id"),
+    (">a\nMK\u00e9V\n", "record 'a', position 3"),
+])
+def test_makedb_faults_name_record_and_position_on_the_fast_path(tmp_path: Path, text, says):
+    with pytest.raises(InputError, match=says):
+        Database.build(write(tmp_path / "in.fa", text), tmp_path / "db.wdb", progress=False,
+                       alphabet="protein")
+    assert sorted(os.listdir(tmp_path)) == ["in.fa"]

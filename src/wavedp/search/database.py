@@ -25,7 +25,9 @@ import os
 import shutil
 import zlib
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import overload
 
 import numpy as np
@@ -34,7 +36,7 @@ from .. import partfiles
 from ..engines.common import residue_ranges
 from ..errors import InputError
 from ..scoring import DNA_LETTERS, INVALID, Scoring, dna_table, matrix_table
-from ..seqio import iter_records
+from ..seqio import FastaBlock, fasta_block, fasta_chunks, iter_records
 
 FORMAT = "wavedp-db"
 VERSION = 1
@@ -82,11 +84,7 @@ DNA_BASES = 0.9
 def guess_alphabet(texts: Sequence[str]) -> str:
     """``dna`` when every letter of ``texts`` is a DNA letter (A, C, G, T, U, N or an IUPAC
     ambiguity code) and at least DNA_BASES of them are A, C, G, T or U; else ``protein``."""
-    counts = _composition(np.frombuffer("".join(texts).encode("latin-1", "replace"), np.uint8))
-    letters = int(counts.sum())
-    if not letters or counts[~_DNA_LETTERS].any():
-        return "protein"
-    return "dna" if counts[_BASES].sum() >= DNA_BASES * letters else "protein"
+    return _guess_codes(np.frombuffer("".join(texts).encode("latin-1", "replace"), np.uint8))
 
 
 def _label(alphabet: str) -> str:
@@ -207,9 +205,32 @@ class _Builder:
         self.longest = max(self.longest, int(lengths.max()))
         self.texts, self.ids, self.pending = [], [], 0
 
+    def choose(self, residues: np.ndarray) -> None:
+        """Decide the alphabet (``auto``) from the first block's letters."""
+        if self.lut is None:
+            self.alphabet = _guess_codes(residues)
+            self.lut = _lut(self.alphabet)
+
+    def add_block(self, block: FastaBlock, codes: np.ndarray, composition: np.ndarray) -> None:
+        """Append a block of whole FASTA records and their codes (:func:`_encode_block`)."""
+        lengths = block.lengths
+        self.sinks["residues.u8"].write(codes)
+        self.sinks["offsets.i64"].write((self.residues + np.cumsum(lengths)).astype("<i8"))
+        self.sinks["lengths.i32"].write(lengths.astype("<i4"))
+        self.sinks["ids.txt"].write(block.ids)
+        name_ends = self.id_bytes + 1 + np.flatnonzero(
+            np.frombuffer(block.ids, np.uint8) == ord("\n"))
+        self.sinks["id_offsets.i64"].write(name_ends.astype("<i8"))
+        self.composition += composition
+        self.count += int(lengths.size)
+        self.residues += int(codes.size)
+        self.id_bytes = int(name_ends[-1])
+        self.longest = max(self.longest, int(lengths.max()))
+
     def close(self) -> None:
         for sink in self.sinks.values():
             sink.fh.close()
+
 
     def header(self) -> dict:
         letters = ALPHABETS[self.alphabet]
@@ -227,6 +248,85 @@ class _Builder:
             "files": {name: {"bytes": s.size, "crc32": f"{s.crc:08x}"}
                       for name, s in self.sinks.items()},
         }
+
+
+class _Slow(Exception):
+    """A FASTA block the fast path leaves to the per-record reader."""
+
+
+def _encode_block(source: str, data: memoryview, first: int, lut: np.ndarray
+                  ) -> tuple[FastaBlock, np.ndarray, np.ndarray]:
+    """A piece of :func:`fasta_chunks` parsed and encoded: the block, its codes and their
+    composition; :class:`_Slow` where the per-record reader must say what is wrong (a letter
+    not in the alphabet, a non-ASCII id, an over-long record)."""
+    block = fasta_block(source, data, first)
+    if block.lengths.size and int(block.lengths.max()) > _INT32_MAX:
+        raise _Slow
+    codes = lut[block.residues]
+    if (codes.size and int(codes.max()) == INVALID) or not block.ids.isascii():
+        raise _Slow
+    return block, codes, _composition(codes)
+
+
+def _guess_codes(residues: np.ndarray) -> str:
+    """:func:`guess_alphabet` of letters as bytes."""
+    counts = _composition(residues)
+    letters = int(counts.sum())
+    if not letters or counts[~_DNA_LETTERS].any():
+        return "protein"
+    return "dna" if counts[_BASES].sum() >= DNA_BASES * letters else "protein"
+
+
+def _write(folder: str, source: str, alphabet: str, progress: bool, threads: int,
+           fast: bool = True) -> _Builder:
+    """Encode ``source`` into the data files of ``folder``: FASTA pieces of whole records
+    parsed on ``threads`` threads and written in order (``fast``); FASTQ, a fault, or a piece
+    the fast path leaves record by record (from the start: its messages name what and
+    where)."""
+    builder = _Builder(folder, source, alphabet)
+    try:
+        with _progress(source, progress) as update:
+            if fast:
+                try:
+                    _write_blocks(builder, source, threads, update)
+                    return builder
+                except (_Slow, InputError):  # the record reader says what and where
+                    pass
+            else:
+                for rid, text in iter_records(source):
+                    if builder.add(rid, text):
+                        update()
+                builder.flush()
+                update()
+                return builder
+    finally:
+        builder.close()
+    return _write(folder, source, alphabet, progress, threads, fast=False)
+
+
+def _write_blocks(builder: _Builder, source: str, threads: int,
+                  update: Callable[[], None]) -> None:
+    """The fast path of :func:`_write`: at most ``threads`` + 1 pieces in flight (memory
+    bounded by them), the first one deciding the alphabet."""
+    pieces = fasta_chunks(source)
+    window: deque[Future] = deque()
+    with ThreadPoolExecutor(max(threads, 1), thread_name_prefix="wavedp-makedb") as pool:
+        try:
+            for data, first in pieces:
+                if builder.lut is None:
+                    builder.choose(fasta_block(source, data, first).residues)
+                    assert builder.lut is not None
+                window.append(pool.submit(_encode_block, source, data, first, builder.lut))
+                del data
+                while len(window) > threads or (window and window[0].done()):
+                    builder.add_block(*window.popleft().result())
+                    update()
+            while window:
+                builder.add_block(*window.popleft().result())
+                update()
+        finally:
+            for future in window:
+                future.cancel()
 
 
 def _header_text(header: dict) -> str:
@@ -512,12 +612,15 @@ class Database:
 
     @classmethod
     def build(cls, fasta_path: str | os.PathLike, out_path: str | os.PathLike,
-              alphabet: str = "auto", progress: bool = True) -> Database:
+              alphabet: str = "auto", progress: bool = True,
+              threads: int | None = None) -> Database:
         """Encode a FASTA/FASTQ file (plain or gzip) into the ``.wdb`` folder ``out_path``;
         ``alphabet`` ``protein``, ``dna`` or ``auto`` (the first records decide: DNA when they
         hold only DNA letters, mostly bases).
 
-        Streams the input (memory bounded by a batch and the longest record), writes into a
+        FASTA is read in pieces of whole records parsed and encoded on ``threads`` threads
+        (default: every core); memory is bounded by the pieces in flight (about 6 MB each)
+        and the longest record. Writes into a
         temporary folder beside ``out_path`` and renames it into place only on success; an
         existing database at ``out_path`` is replaced, anything else there is refused.
         """
@@ -530,17 +633,7 @@ class Database:
         except OSError as exc:
             raise InputError(f"cannot write database {out}: {exc.strerror or exc}") from None
         try:
-            builder = _Builder(tmp, source, alphabet)
-            try:
-                records = iter_records(source)
-                with _progress(source, progress) as update:
-                    for rid, text in records:
-                        if builder.add(rid, text):
-                            update()
-                    builder.flush()
-                    update()
-            finally:
-                builder.close()
+            builder = _write(tmp, source, alphabet, progress, threads or _cores())
             if builder.count == 0:
                 raise InputError(f"file {source}: no records")
             with open(os.path.join(tmp, HEADER), "w", encoding="utf-8") as fh:
@@ -753,6 +846,14 @@ class Database:
                              f"{scoring.matrix} matrix")
         table.setflags(write=False)
         return table
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _umask() -> int:
