@@ -17,22 +17,24 @@ from search import BACKGROUND, LETTERS, read_fasta
 
 
 def database(sequences: int, median: float, sigma: float, seed: int,
-             plant: list[str]) -> list[str]:
-    """The sequences of the database, in file order."""
+             plant: list[str]) -> tuple[bytes, np.ndarray, dict[int, bytes]]:
+    """The database: every sequence's letters one after another, the boundaries between
+    them, and the planted sequences by index (they replace those sequences)."""
     rng = np.random.default_rng(seed)
     lengths = np.clip(rng.lognormal(np.log(median), sigma, sequences), 8, 35_000).astype(int)
     p = np.array(BACKGROUND) / sum(BACKGROUND)
-    letters = np.array(list(LETTERS))
-    residues = letters[rng.choice(len(LETTERS), int(lengths.sum()), p=p)]
+    ascii_letters = np.frombuffer(LETTERS.encode(), np.uint8)
+    residues = ascii_letters[rng.choice(len(LETTERS), int(lengths.sum()), p=p)].tobytes()
     bounds = np.concatenate([[0], np.cumsum(lengths)])
-    out = ["".join(residues[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    letters = np.array(list(LETTERS))
+    planted = {}
     for query, where in zip(plant, rng.choice(sequences, len(plant), replace=False),
                             strict=True):
         s = np.array(list(query))
         hit = rng.random(s.size) < 0.3
         s[hit] = rng.choice(letters, int(hit.sum()), p=p)
-        out[int(where)] = "".join(s)
-    return out
+        planted[int(where)] = "".join(s).encode()
+    return residues, bounds, planted
 
 
 def main() -> None:
@@ -45,10 +47,12 @@ def main() -> None:
     parser.add_argument("--plant", metavar="QUERIES.fa", default=None)
     args = parser.parse_args()
     plant = read_fasta(args.plant) if args.plant else []
-    seqs = database(args.sequences, args.median, args.sigma, args.seed, plant)
-    with open(args.out, "w") as fh:
-        for k, s in enumerate(seqs):
-            fh.write(f">s{k} seeded {args.seed}\n{s}\n")
+    residues, bounds, planted = database(args.sequences, args.median, args.sigma, args.seed,
+                                         plant)
+    with open(args.out, "wb") as fh:
+        for k in range(args.sequences):
+            text = planted.get(k) or residues[bounds[k]:bounds[k + 1]]
+            fh.write(b">s%d seeded %d\n%s\n" % (k, args.seed, text))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
-#       labquick|energy|barriers|compare|all][,...] [-k expr]
+#       labquick|energy|barriers|compare|scores|makedb|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -98,6 +98,40 @@ if want compare; then
             fi
         done 2>&1 | tee "$out/compare_partition.log"
     fi
+fi
+if want scores; then
+    # every score of 1,000 x 10,000 proteins as one matrix, the GPU's GCUPS
+    python3 benchmarks/scores.py --device gpu --queries 1000 --sequences 10000 2>&1 \
+        | tee "$out/scores_bench.log"
+fi
+if want makedb; then
+    # makedb of a Swiss-Prot-sized FASTA (570,000 sequences, 211 M residues), the whole
+    # command from a fresh process, this tree against BASELINE where one is carried
+    (cd benchmarks && python3 seeded_fasta.py /tmp/sp.fa --sequences 570000)
+    ls -l /tmp/sp.fa
+    base=${BASELINE:-.carry/base}
+    if [[ -d $base ]]; then
+        python3 -m pip install -q --no-index --no-deps --no-build-isolation \
+            --target /tmp/base-site "$base" 2>&1 | tail -2
+    fi
+    # the wall clock and peak memory of a whole command, from a fresh process
+    walled() { python3 -c 'import resource, subprocess, sys, time
+t = time.perf_counter(); rc = subprocess.call(sys.argv[2:]); t = time.perf_counter() - t
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(f"{sys.argv[1]}: {t:.2f} s wall, peak RSS {peak:.0f} MiB, exit {rc}")' "$@"; }
+    for who in this base this base; do
+        [[ $who == base && ! -d /tmp/base-site/wavedp ]] && continue
+        if [[ $who == base ]]; then
+            PYTHONPATH=/tmp/base-site${PYTHONPATH:+:$PYTHONPATH} walled "base makedb" \
+                python3 -m wavedp.cli makedb /tmp/sp.fa -o /tmp/sp-base.wdb
+        else
+            walled "this makedb" python3 -m wavedp.cli makedb /tmp/sp.fa -o /tmp/sp-this.wdb
+        fi
+    done 2>&1 | tee "$out/makedb_bench.log"
+    for f in residues.u8 offsets.i64 lengths.i32 ids.txt id_offsets.i64; do
+        [[ -d /tmp/sp-base.wdb ]] && cmp /tmp/sp-base.wdb/$f /tmp/sp-this.wdb/$f \
+            && echo "$f identical"
+    done 2>&1 | tee -a "$out/makedb_bench.log"
 fi
 if want terms; then
     # the predictor's terms one by one: launches split into host and kernel, and the
