@@ -174,6 +174,28 @@ def test_a_stopped_search_leaves_no_temporary_file(tmp_path, signum):
     assert leftovers(tmp_path) == [] and not out.exists()
 
 
+def test_a_stop_swallowed_on_the_way_still_stops(tmp_path, pair, monkeypatch):
+    """A signal's exception raised inside a native callback (Numba's compiler calls back into
+    Python) is swallowed there: the command still stops, and puts no output in place."""
+    from wavedp.cli import search as search_cli
+    from wavedp.cli.stops import Stopped
+
+    def swallowing(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+        except Stopped:
+            pass  # as a ctypes callback does
+        yield from real(*args, **kwargs)
+
+    real = search_cli.iter_search
+    monkeypatch.setattr(search_cli, "iter_search", swallowing)
+    out = tmp_path / "out.tsv"
+    got = invoke("search", *pair, "--device", "cpu", "-o", out)
+    assert got.exit_code == 128 + signal.SIGTERM
+    assert got.stderr.strip() == "wavedp: error: stopped by SIGTERM"
+    assert not out.exists() and leftovers(tmp_path) == []
+
+
 def test_a_dead_process_temporary_file_is_removed_by_the_next_run(tmp_path, pair):
     out = tmp_path / "out.tsv"
     dead = subprocess.Popen([sys.executable, "-c", "pass"])

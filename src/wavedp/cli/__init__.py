@@ -16,7 +16,6 @@ import errno
 import os
 import signal
 import sys
-import threading
 import warnings
 from collections.abc import Iterator
 
@@ -28,39 +27,16 @@ from ..version import __version__
 from . import align, info, polyadic, predict, scores, search
 from .common import USAGE_EXIT, error
 from .outputs import OutputError
+from .stops import Stopped, stop_on_signals
 
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", None)  # click >= 8.2
-#: the signals that stop a command the way Ctrl-C does (its temporary files removed)
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 #: write errors of a full or failing output device: one line, as an output error
 _WRITE_ERRNOS = (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG)
 
 
-class Stopped(BaseException):
-    """A signal that ends the command (STOP_SIGNALS), raised where the command is, so every
-    ``finally`` and context manager on the way out runs (temporary files removed)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _stop(signum: int, frame) -> None:
-    raise Stopped(signum)
-
-
-@contextlib.contextmanager
-def _stop_on_signals() -> Iterator[None]:
-    """STOP_SIGNALS raise :class:`Stopped` while the command runs (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
+class ClosedPipe(BaseException):
+    """Standard output's reader went away (``wavedp search ... | head``): raised past click,
+    which would turn the BrokenPipeError into exit status 1."""
 
 
 @contextlib.contextmanager
@@ -93,6 +69,14 @@ def _quiet_stdout() -> None:
 class _Cli(click.Group):
     """Turns InputError and click's usage errors into one stderr line and exit status 2."""
 
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise ClosedPipe from None
+            raise
+
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True,
              **extra):
         args = sys.argv[1:] if args is None else list(args)
@@ -100,7 +84,7 @@ class _Cli(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
         try:
-            with _stop_on_signals(), _warnings_as_lines():
+            with stop_on_signals(), _warnings_as_lines():
                 rv = super().main(args, prog_name or "wavedp", complete_var, False, **extra)
         except OutputError as exc:
             error(str(exc))
@@ -124,7 +108,7 @@ class _Cli(click.Group):
         except Stopped as exc:
             error(f"stopped by {signal.Signals(exc.signum).name}")
             sys.exit(128 + exc.signum)
-        except BrokenPipeError:  # a reader such as ``head`` closed standard output: done
+        except (BrokenPipeError, ClosedPipe):  # a reader such as ``head`` closed stdout: done
             _quiet_stdout()
             sys.exit(0)
         except OSError as exc:

@@ -28,6 +28,7 @@ from typing import BinaryIO, TextIO
 
 from .. import partfiles
 from ..errors import InputError
+from . import stops
 
 
 class OutputError(InputError):
@@ -128,6 +129,7 @@ def opened(out: Target, binary: bool = False) -> Iterator[TextIO | BinaryIO]:
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)  # the mode a plain open() would have given
             yield fh
+        stops.raise_if_stopped()  # a stop swallowed on the way: the output is not put in place
         with _write_errors(out):
             os.replace(tmp, out.real)
     except BaseException:

@@ -1,0 +1,51 @@
+"""Signals that stop a command (SIGTERM, SIGHUP) the way Ctrl-C does: raised where the command
+is, so every ``finally`` on the way out runs and temporary files are removed; and remembered,
+because an exception raised inside a native callback (Numba's compiler calls back into
+Python) is swallowed there."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
+#: the signals that stop a command the way Ctrl-C does (its temporary files removed)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_pending: list[int] = []
+
+
+class Stopped(BaseException):
+    """A signal of STOP_SIGNALS arrived while the command ran."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, frame) -> None:
+    _pending.append(signum)
+    raise Stopped(signum)
+
+
+def raise_if_stopped() -> None:
+    """Raise :class:`Stopped` for a stop signal that arrived but was swallowed: before an
+    output is put in place, and when the command returns."""
+    if _pending:
+        raise Stopped(_pending[0])
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """STOP_SIGNALS raise :class:`Stopped` while the command runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _pending.clear()
+    old = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
+    try:
+        yield
+        raise_if_stopped()
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
