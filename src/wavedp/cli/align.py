@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import shlex
 
 import click
@@ -15,6 +14,7 @@ from ..engines.cuda.sync import SYNCS
 from ..formats import format_alignment, sam_header
 from . import common, outputs
 from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
+from .progress import Progress
 
 #: one engine call gets about this many DP cells (and at most CHUNK_PAIRS pairs)
 CHUNK_CELLS = 1 << 27
@@ -34,22 +34,6 @@ def _chunks(qlens: np.ndarray, tlens: np.ndarray) -> list[tuple[np.ndarray, int]
             out.append((part[start:start + CHUNK_PAIRS],
                         int(work[start:start + CHUNK_PAIRS].sum())))
     return out
-
-
-@contextlib.contextmanager
-def _progress(total_cells: int, n_pairs: int, show: bool):
-    """A rich progress bar on stderr (only on a terminal and for long work)."""
-    import rich.progress as rp  # lazy: rich costs 0.05 s of every command's start-up
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    progress = rp.Progress(rp.TextColumn("{task.description}"), rp.BarColumn(),
-                           rp.TaskProgressColumn(), rp.TimeElapsedColumn(),
-                           rp.TimeRemainingColumn(), console=console,
-                           disable=not (show and console.is_terminal), transient=True)
-    with progress:
-        task = progress.add_task(f"aligning {n_pairs} pair(s)", total=total_cells)
-        yield lambda cells: progress.advance(task, cells)
 
 
 ALIGN_HELP = f"""Align every record of QUERY against every record of TARGET.
@@ -119,7 +103,8 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
         elif header:
             out.write(fields.header_line(columns or fields.DEFAULT) + "\n")
         first = True
-        with _progress(total, len(qlens) * len(tlens), total >= CHUNK_CELLS) as advance:
+        with Progress("align", total, queries=len(qlens) * len(tlens), unit="pairs",
+                      bar=total >= CHUNK_CELLS) as progress:
             for pairs, cells in chunks:
                 results = run_pairs(queries, targets, pairs, scoring, mode, not score_only,
                                     chosen, strategy, sync, storage)
@@ -130,5 +115,5 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
                                else fields.render(aln, columns, scoring)) + "\n")
                     first = False
                 out.flush()
-                advance(cells)
+                progress.advance(cells, done=len(pairs))
     common.energy_line(meter, int(qlens.sum()) * int(tlens.sum()))

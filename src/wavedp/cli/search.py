@@ -32,6 +32,7 @@ from ..trace import Trace
 from ..version import __version__
 from . import common, outputs
 from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
+from .progress import Progress
 
 #: SAM @SQ lines are streamed from a database this many sequences at a time
 SQ_BLOCK = 1 << 16
@@ -182,58 +183,6 @@ def _sam_header(db: Database, argv: list[str]) -> Iterator[str]:
     return sam_header_lines(targets(), command_line=shlex.join(["wavedp", *argv]))
 
 
-def _si(count: float) -> str:
-    """A count with an SI suffix: 17845600 -> '17.8M'."""
-    for suffix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if count >= scale:
-            return f"{count / scale:.1f}{suffix}"
-    return f"{count:.0f}"
-
-
-class _Meter:
-    """Search progress on stderr (rich, only on a terminal): queries done, residues scanned,
-    GCUPS (DP cells per second)."""
-
-    def __init__(self, total_cells: int, queries: int, scans: int, show: bool) -> None:
-        import rich.progress as rp  # lazy: rich costs 0.05 s of every command's start-up
-        from rich.console import Console
-
-        console = Console(stderr=True)
-        self.progress = rp.Progress(
-            rp.TextColumn("{task.description}"), rp.BarColumn(bar_width=20),
-            rp.TaskProgressColumn(), rp.TextColumn("{task.fields[status]}"), rp.TimeElapsedColumn(),
-            rp.TimeRemainingColumn(), console=console,
-            disable=not (show and console.is_terminal), transient=True)
-        self.total, self.queries, self.scans = max(total_cells, 1), queries, scans
-        self.cells = self.done = 0
-        self.start = time.perf_counter()
-        self.task = self.progress.add_task("searching", total=self.total, status="")
-
-    def __enter__(self) -> _Meter:
-        self.progress.__enter__()
-        self.start = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.progress.__exit__(*exc)
-
-    def advance(self, cells: int) -> None:
-        """Work completed: ``cells`` DP cells (query length x residues scanned)."""
-        self.cells += int(cells)
-        self._show()
-
-    def query_done(self) -> None:
-        self.done += 1
-        self._show()
-
-    def _show(self) -> None:
-        seconds = max(time.perf_counter() - self.start, 1e-9)
-        residues = self.scans * min(self.cells / self.total, 1.0)  # residues of all scans
-        status = (f"{self.done:,}/{self.queries:,} queries, {_si(residues)} residues "
-                  f"scanned, {self.cells / seconds / 1e9:.1f} GCUPS")
-        self.progress.update(self.task, completed=self.cells, status=status)
-
-
 class _Dask:
     """The Dask client of ``--scheduler`` or ``--cluster local``: connected when the search
     asks for it (after the input is validated); ``close`` closes it and a cluster it
@@ -346,7 +295,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         strands = 2 if scoring.is_dna and strand == "both" else 1
         scans = len(todo) * strands * db.total_residues  # residues of every scan
         cells = sum(queries.codes[k].size for k in todo) * strands * db.total_residues
-        meter = _Meter(cells, len(todo), scans, show=True)
+        meter = Progress("search", cells, queries=len(todo), scans=scans)
         started, trace = time.perf_counter(), Trace()
         # with a cluster the workers resolve the device of the scan: its name goes to them
         chosen = choose(device, devices) if dask is None else None
@@ -403,7 +352,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
 
 
 def _counted(results: Iterable[tuple[int, list[Alignment]]],
-             meter: _Meter) -> Iterator[tuple[int, list[Alignment]]]:
+             meter: Progress) -> Iterator[tuple[int, list[Alignment]]]:
     """``results`` as they come, each query counted done on ``meter``."""
     for item in results:
         yield item

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit
 
 from ..common import DIR_DIAG, DIR_E, DIR_F, DIR_ZERO, E_OPEN, F_OPEN, LOCAL, NEG
+from .compile import SECONDS, notice
 from .rows import walk_skewed
 from .simd import LANES
 from .wavefront import skewed_index, skewed_size
@@ -69,6 +71,23 @@ def _cell(diag, s, forbidden, hleft, e, up, fup, gap_open, gap_extend, emit):
         src -= (src - DIR_ZERO) * (h == 0)
         d = src + E_OPEN * (e_open >= e_ext) + F_OPEN * (f_open >= f_ext)
     return h, e, f, d
+
+
+@njit(cache=True, nogil=True)
+def _copy(dst, src, count):
+    """dst[:count] = src[:count], as a loop (Numba's slice assignment compiles its shape
+    checks and their error messages: a second of compile time)."""
+    for j in range(count):
+        dst[j] = src[j]
+
+
+@njit(cache=True, nogil=True)
+def _equal(a, b):
+    """Whether the arrays a and b, of one size, hold the same values."""
+    for j in range(a.size):
+        if a[j] != b[j]:
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -169,8 +188,8 @@ def refresh(q, t, sub, gap_open, gap_extend, K, b0, last_row, ckH, ckF, best, he
     for b in range(b0, ckH.shape[0]):
         r0 = b * K
         r1 = min(r0 + K, m)
-        hrow[:] = ckH[b]
-        frow[:] = ckF[b]
+        _copy(hrow, ckH[b], n + 1)
+        _copy(frow, ckF[b], n + 1)
         if keep:
             offset = r0 // LANES * (n + LANES - 1) * LANES
             s, i, j = _band_dirs(q, t, sub, gap_open, gap_extend, r0, r1, n, hrow, frow, head,
@@ -181,11 +200,11 @@ def refresh(q, t, sub, gap_open, gap_extend, K, b0, last_row, ckH, ckF, best, he
         best[b, 0], best[b, 1], best[b, 2] = s, i, j
         if b + 1 == ckH.shape[0]:
             return
-        same = np.array_equal(hrow, ckH[b + 1]) and np.array_equal(frow, ckF[b + 1])
+        same = _equal(hrow, ckH[b + 1]) and _equal(frow, ckF[b + 1])
         if same and r1 >= last_row:
             return
-        ckH[b + 1] = hrow
-        ckF[b + 1] = frow
+        _copy(ckH[b + 1], hrow, n + 1)
+        _copy(ckF[b + 1], frow, n + 1)
 
 
 @njit(cache=True, nogil=True)
@@ -195,19 +214,22 @@ def trace(q, t, sub, gap_open, gap_extend, K, ckH, ckF, head, nxt, col, keep, di
 
     Returns (start_i, start_j, number of ops)."""
     if keep:
-        i, j, _, k, _ = walk_skewed(q, t, LOCAL, dirs, 0, t.size, ei, ej, 0, ops, 0)
+        zero = np.int64(0)
+        i, j, _, k, _ = walk_skewed(q, t, np.int64(LOCAL), dirs, zero, t.size, ei, ej, zero,
+                                    ops, zero)
         return i, j, k
     hrow = np.empty(ej + 1, np.int32)
     frow = np.empty(ej + 1, np.int32)
     mask = np.zeros(t.size + 1, np.uint8)
-    i, j, state, k = ei, ej, 0, 0
+    i, j, state, k = ei, ej, np.int64(0), np.int64(0)
     while i > 0 and j > 0:
         r0 = (i - 1) // K * K
-        hrow[:j + 1] = ckH[r0 // K, :j + 1]
-        frow[:j + 1] = ckF[r0 // K, :j + 1]
+        _copy(hrow, ckH[r0 // K], j + 1)
+        _copy(frow, ckF[r0 // K], j + 1)
         _band_dirs(q, t, sub, gap_open, gap_extend, r0, i, j, hrow, frow, head, nxt, col,
                    mask, dirs)
-        i, j, state, k, stopped = walk_skewed(q, t, LOCAL, dirs, r0, j, i, j, state, ops, k)
+        i, j, state, k, stopped = walk_skewed(q, t, np.int64(LOCAL), dirs, r0, j, i, j, state,
+                                              ops, k)
         if stopped:
             break
     return i, j, k
@@ -303,20 +325,24 @@ def hits(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
          limit: int | None) -> list[list[RawHit]]:
     """:func:`pair_hits` of each (query, target) index pair, pairs spread over the cores
     (the largest first, so no large one is left to run alone at the end)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from numba import get_num_threads
 
     def one(pair: tuple[int, int]) -> list[RawHit]:
         return pair_hits(qcodes[pair[0]], tcodes[pair[1]], sub, gap_open, gap_extend,
                          fraction, limit)
 
     rows = [tuple(p) for p in np.asarray(pairs, dtype=np.int64).reshape(-1, 2).tolist()]
+    if rows:  # refresh, trace and forbid compile together
+        notice([(refresh, None, SECONDS["hits"])])
     if len(rows) <= 1:
         return [one(p) for p in rows]
     order = sorted(range(len(rows)), key=lambda k: -qcodes[rows[k][0]].size
                    * tcodes[rows[k][1]].size)
     found: list[list[RawHit]] = [[] for _ in rows]
+    if not getattr(refresh, "overloads", True):
+        # the first pair compiles (or loads) the kernels in this thread: compiling in a pool
+        # thread took twice the time
+        found[order[0]] = one(rows[order[0]])
+        order = order[1:]
     with ThreadPoolExecutor(get_num_threads()) as pool:
         for k, hits_of in zip(order, pool.map(one, [rows[k] for k in order]), strict=True):
             found[k] = hits_of

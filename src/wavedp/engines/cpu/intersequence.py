@@ -10,7 +10,7 @@ per two columns. When a lane's sequence ends it is finished and refilled with th
 (sequences sorted by length); all lanes advance together between such events, and the first
 column after one starts the refilled lanes from the boundary through a masked blend (a
 separate sweep, so the plain ones carry no blend). Chunks of the sorted database run in
-parallel (``numba.prange``).
+parallel (``threads.spread``).
 
 Widths are one implementation: the element type (int8 or int16) comes from the buffers, the
 arithmetic saturates. Local scores are stored biased by lo (score 0 = lo, as Opal does): the
@@ -44,13 +44,15 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..common import GLOBAL, LOCAL, SEMIGLOBAL
 from . import score_only
+from .compile import SECONDS, Call, notice
 from .simd16 import LANES, adds, blend, codes, lane, load, lookup, splat, store, subs
 from .simd16 import vmax as _max
 from .simd16 import vmin as _min
+from .threads import spread
 
 W = LANES
 #: widths a search can start at ("auto": 8 for local, else 16; 32 = ``score_only`` per pair)
@@ -286,11 +288,12 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
                 lane_left[ln] -= steps
 
 
-@njit(cache=True, parallel=True)
-def _run(qoff, m, residues, offsets, seqs, bounds, table, nletters, gap_open, gap_extend,
-         mode, proto, out, flags):
-    nchunks = bounds.size - 1
-    for c in prange(nchunks):
+@njit(cache=True, nogil=True)
+def scan_slice(first, step, qoff, m, residues, offsets, seqs, bounds, table, nletters, gap_open,
+         gap_extend, mode, proto, out, flags):
+    """Chunks first, first + step, ... of seqs (``bounds``), each by ``_chunk`` in buffers
+    of proto's dtype."""
+    for c in range(first, bounds.size - 1, step):
         he = np.empty((m + 1) * 2 * W, proto.dtype)
         prof = np.empty(max(nletters, 1) * W, proto.dtype)
         prof2 = np.empty(max(nletters, 1) * W, proto.dtype)
@@ -298,9 +301,10 @@ def _run(qoff, m, residues, offsets, seqs, bounds, table, nletters, gap_open, ga
                gap_open, gap_extend, mode, he, prof, prof2, out, flags)
 
 
-@njit(cache=True, parallel=True)
-def _run32(query, residues, offsets, seqs, sub, gap_open, gap_extend, mode, out):
-    for p in prange(seqs.size):
+@njit(cache=True, nogil=True)
+def _run32(first, step, query, residues, offsets, seqs, sub, gap_open, gap_extend, mode, out):
+    """seqs[first::step] by ``score_only``."""
+    for p in range(first, seqs.size, step):
         k = seqs[p]
         t = residues[offsets[k]:offsets[k + 1]]
         out[k] = score_only(query, t, sub, gap_open, gap_extend, mode)[0]
@@ -330,6 +334,14 @@ def _chunks(seqs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     cum = np.cumsum(lengths[seqs])
     cuts = np.searchsorted(cum, cum[-1] * np.arange(1, count) / count)
     return np.unique(np.concatenate(([0], cuts, [seqs.size]))).astype(np.int64)
+
+
+def _scan_calls(args: tuple, bits: int, mode: int) -> list[Call]:
+    """The ``scan_slice`` calls of ``args`` at ``bits`` and, from 8 bits in local mode, at 16 (the
+    lanes flagged at 8 bits usually move up): what a first search compiles."""
+    widths = (8, 16) if bits == 8 and mode == LOCAL else (bits,)
+    return [(scan_slice, (0, 1, *args[:-3], np.zeros(1, _DTYPES[b]), *args[-2:]), SECONDS["scan"])
+            for b in widths]
 
 
 def scores_many(queries: list[np.ndarray], residues: np.ndarray, offsets: np.ndarray,
@@ -369,7 +381,9 @@ def scores_many(queries: list[np.ndarray], residues: np.ndarray, offsets: np.nda
             if bits < first or (bits < 32 and not _fits(bits, sub, gap_open, gap_extend)):
                 continue
             if bits == 32 or table is None:
-                _run32(query, residues, offsets, pending, sub, gap_open, gap_extend, mode, row)
+                args = (query, residues, offsets, pending, sub, gap_open, gap_extend, mode, row)
+                notice([(_run32, (0, 1, *args), SECONDS["scan32"])])
+                spread(_run32, pending.size, *args)
                 break
             hi = (1 << (bits - 1)) - 1
             if mode == GLOBAL:  # boundary values must be representable
@@ -381,9 +395,11 @@ def scores_many(queries: list[np.ndarray], residues: np.ndarray, offsets: np.nda
             if pending.size:
                 flags = np.zeros(n, np.uint8)
                 qoff = query.astype(np.int64) * W
-                _run(qoff, m, residues, offsets, pending, _chunks(pending, lengths), table,
-                     sub.shape[0], gap_open, gap_extend, mode, np.zeros(1, _DTYPES[bits]), row,
-                     flags)
+                bounds = _chunks(pending, lengths)
+                args = (qoff, m, residues, offsets, pending, bounds, table, sub.shape[0],
+                        gap_open, gap_extend, mode, np.zeros(1, _DTYPES[bits]), row, flags)
+                notice(_scan_calls(args, bits, mode))
+                spread(scan_slice, bounds.size - 1, *args)
                 pending = pending[flags[pending] != 0]
             pending = np.sort(np.concatenate((later, pending)))
             pending = pending[np.argsort(lengths[pending], kind="stable")]

@@ -22,6 +22,8 @@ from numba.extending import overload
 
 from ...polyadic.problem import NO_K, Problem
 from ...polyadic.schedule import plan
+from .compile import SECONDS, notice
+from .threads import compile_here
 
 STRIP = 8
 CHUNK = 128
@@ -147,11 +149,14 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 
 def _spread(kernel, units: int, *args) -> None:
     """Run ``kernel(*args, first, step)`` on Numba's thread count of threads (nogil)."""
+    if units:  # the first call compiles both kernels (for the table's dtype)
+        notice([(kernel, (*args[:3], 0, 1, *args[3:]), SECONDS["polyadic"])])
     workers = min(numba.get_num_threads(), units)
     if workers <= 1:
         if units:
             kernel(*args[:3], 0, 1, *args[3:])
         return
+    compile_here(kernel, (*args[:3], 0, workers, *args[3:]))
     futures = [_pool(workers).submit(kernel, *args[:3], w, workers, *args[3:])
                for w in range(workers)]
     for future in futures:

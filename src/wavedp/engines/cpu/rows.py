@@ -24,6 +24,7 @@ from ..common import DIR_DIAG, DIR_E, DIR_ZERO, E_OPEN, F_OPEN, GLOBAL, LOCAL
 from .simd import LANES
 from .wavefront import (
     band_dirs,
+    empty_end,
     forward,
     forward_dirs,
     skewed_index,
@@ -128,7 +129,7 @@ def trace(q, t, gap_open, gap_extend, mode, ei, ej, K, ckH, ckF, tp, codes, widt
     revH = np.empty(ej + LANES + 1, np.int32)
     revF = np.empty(ej + LANES + 1, np.int32)
     dirs = np.empty(skewed_size(K, ej), np.uint8)
-    i, j, state, k = ei, ej, 0, 0
+    i, j, state, k = ei, ej, np.int64(0), np.int64(0)
     while True:
         if i == 0 or j == 0:
             return finish(mode, i, j, ops, k)
@@ -149,31 +150,53 @@ def checkpoint_interval(m: int, n: int) -> int:
     return min(m, -(-(math.isqrt(8 * m) + 1) // LANES) * LANES)
 
 
+def whole_matrix(m: int, n: int, K: int) -> bool:
+    """Whether ``align_trace`` of an m x n pair with K rows between checkpoints keeps the
+    whole matrix of direction bytes (``align_whole``) rather than checkpoints."""
+    return m == 0 or n == 0 or -(-K // LANES) * LANES >= m
+
+
 @njit(cache=True, nogil=True)
 def align_trace(q, t, sub, gap_open, gap_extend, mode, K, ops):
     """Score, end cell, start cell and reversed ops of one pair, in linear-ish memory.
 
     K (rows between checkpoints) is rounded up to a multiple of LANES; K >= m keeps the
-    whole matrix of direction bytes and needs a single pass.
+    whole matrix of direction bytes and needs a single pass (``align_whole``), else
+    ``align_checkpointed``.
     """
+    K = (K + LANES - 1) // LANES * LANES
+    if q.size == 0 or t.size == 0 or K >= q.size:
+        return align_whole(q, t, sub, gap_open, gap_extend, mode, ops)
+    return align_checkpointed(q, t, sub, gap_open, gap_extend, mode, K, ops)
+
+
+@njit(cache=True, nogil=True)
+def align_whole(q, t, sub, gap_open, gap_extend, mode, ops):
+    """``align_trace`` keeping every cell's direction byte (one pass; ``skewed_size(m, n)``
+    bytes)."""
+    m, n = q.size, t.size
+    zero = np.int64(0)  # not a literal 0: one compiled walk_skewed for every caller
+    if m == 0 or n == 0:
+        score, ei, ej = empty_end(m, n, mode, gap_open, gap_extend)
+        dirs = np.empty(0, np.uint8)
+    else:
+        tp, codes, width = target_profile(q, t, sub)
+        dirs = np.empty(skewed_size(m, n), np.uint8)
+        score, ei, ej = forward_dirs(q, n, tp, codes, width, gap_open, gap_extend, mode, dirs)
+    if local_empty(mode, score):
+        return 0, 0, 0, 0, 0, 0
+    si, sj, state, k, stopped = walk_skewed(q, t, mode, dirs, zero, n, ei, ej, zero, ops, zero)
+    if not stopped:
+        si, sj, k = finish(mode, si, sj, ops, k)
+    return score, si, ei, sj, ej, k
+
+
+@njit(cache=True, nogil=True)
+def align_checkpointed(q, t, sub, gap_open, gap_extend, mode, K, ops):
+    """``align_trace`` with H and F of every K-th row kept (0 < K < m, K a multiple of
+    LANES, n > 0): a forward pass, then traceback through recomputed bands."""
     m, n = q.size, t.size
     tp, codes, width = target_profile(q, t, sub)
-    K = (K + LANES - 1) // LANES * LANES
-    if m == 0 or n == 0 or K >= m:
-        dirs = np.empty(skewed_size(m, n) if m > 0 and n > 0 else 0, np.uint8)
-        if m > 0 and n > 0:
-            score, ei, ej = forward_dirs(q, n, tp, codes, width, gap_open, gap_extend, mode,
-                                         dirs)
-        else:
-            ck = np.empty((1, 1), np.int32)
-            score, ei, ej = forward(q, n, tp, codes, width, gap_open, gap_extend, mode, 0,
-                                    ck, ck)
-        if local_empty(mode, score):
-            return 0, 0, 0, 0, 0, 0
-        si, sj, state, k, stopped = walk_skewed(q, t, mode, dirs, 0, n, ei, ej, 0, ops, 0)
-        if not stopped:
-            si, sj, k = finish(mode, si, sj, ops, k)
-        return score, si, ei, sj, ej, k
     rows = m // K + 1
     ckH = np.empty((rows, n + 1), np.int32)
     ckF = np.empty((rows, n + 1), np.int32)

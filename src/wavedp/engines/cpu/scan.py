@@ -15,7 +15,9 @@ from ...ranking import PLUS, Candidates, merge, top
 from ...scoring import Scoring
 from ..calibration import Model, device_name, load, model_version
 from ..common import LOCAL, residue_ranges
-from .intersequence import scores
+from . import whole_pairs
+from .compile import SECONDS, notice
+from .intersequence import scan_slice, scores
 
 #: the CPU engine scans the database in chunks of at most this many residues (memory-mapped
 #: databases are read chunk by chunk; the translated copy of a chunk is this large)
@@ -37,6 +39,9 @@ class CpuScanner:
     def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
         """Each query's best ``k`` (0: all) database indices and scores above its threshold."""
+        # a first search compiles the scan at one or two widths, then aligns its best hits
+        notice([(scan_slice, None, SECONDS["scan"] * (2 if self.mode == LOCAL else 1)),
+                (whole_pairs, None, SECONDS["whole"])])
         found: list[list] = [[] for _ in queries]
         for start, stop in residue_ranges(self.offsets, CPU_CHUNK):
             lo, hi = int(self.offsets[start]), int(self.offsets[stop])
@@ -56,6 +61,7 @@ class CpuScanner:
                progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Every query's exact score against every database sequence: int32, queries x
         database, in database order (no ranking)."""
+        notice([(scan_slice, None, SECONDS["scan"] * (2 if self.mode == LOCAL else 1))])
         out = np.empty((len(queries), len(self.offsets) - 1), np.int32)
         for start, stop in residue_ranges(self.offsets, CPU_CHUNK):
             lo, hi = int(self.offsets[start]), int(self.offsets[stop])

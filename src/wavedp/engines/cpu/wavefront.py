@@ -163,10 +163,16 @@ def _to_row_buffers(revH, revF, C, s, h, f):
     store_high(revF, C - s + LANES // 2, f)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, revF, emit,
              dirs, find_end, K, ckH, ckF, lastcol):
     """Rows r0+1..r1, columns 1..n from row r0 in the reversed row buffers (revH, revF).
+
+    Compiled once per literal emit and K of its callers (Numba types literal arguments as
+    such, and their values are constants in the compiled code): ``forward`` (no direction
+    bytes, run-time K) and the two callers writing direction bytes, which pass r0 and
+    find_end as run-time values so that they share one copy. (Inlined at Numba's IR level
+    instead, this function's IR was copied at a cost of several seconds of compile time.)
 
     emit: write skewed direction bytes to dirs. find_end: return the end cell (score, i, j)
     of rows 1..r1 (r0 must be 0); lastcol receives H[i][n] for non-local modes. K > 0:
@@ -270,7 +276,7 @@ def _end_cell(mode, m, n, best, bi, bj, lastcol):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _empty(m, n, mode, gap_open, gap_extend):
+def empty_end(m, n, mode, gap_open, gap_extend):
     """Score and end cell when m or n is 0."""
     if mode == GLOBAL:
         return np.int64(edge(m + n, mode, gap_open, gap_extend)), m, n
@@ -293,21 +299,12 @@ def forward(q, n, tp, codes, width, gap_open, gap_extend, mode, K, ckH, ckF):
         for k in range(1, m // K + 1 if K > 0 else 1):
             ckH[k, 0] = edge(k * K, mode, gap_open, gap_extend)  # rows of column 0 alone
             ckF[k, 0] = NEG
-        return _empty(m, n, mode, gap_open, gap_extend)
+        return empty_end(m, n, mode, gap_open, gap_extend)
     lastcol = np.empty(m + 1 if mode != LOCAL else 1, np.int32)
     dirs = np.empty(1, np.uint8)
     best, bi, bj = _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, 0, m, revH,
                             revF, False, dirs, True, K, ckH, ckF, lastcol)
     return _end_cell(mode, m, n, best, bi, bj, lastcol)
-
-
-@njit(cache=True, nogil=True)
-def _sweep_dirs(q, n, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, revF, dirs,
-                find_end, lastcol):
-    """``_stripes`` writing direction bytes (one compiled copy for whole matrices and bands)."""
-    ck = np.empty((1, 1), np.int32)
-    return _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, revF,
-                    True, dirs, find_end, 0, ck, ck, lastcol)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -319,8 +316,9 @@ def forward_dirs(q, n, tp, codes, width, gap_open, gap_extend, mode, dirs):
     revF = np.empty(n + LANES + 1, np.int32)
     _boundary_row(n, mode, gap_open, gap_extend, revH, revF)
     lastcol = np.empty(m + 1 if mode != LOCAL else 1, np.int32)
-    best, bi, bj = _sweep_dirs(q, n, tp, codes, width, gap_open, gap_extend, mode, 0, m, revH,
-                               revF, dirs, True, lastcol)
+    ck = np.empty((1, 1), np.int32)
+    best, bi, bj = _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, np.int64(0), m,
+                            revH, revF, True, dirs, np.bool_(True), 0, ck, ck, lastcol)
     return _end_cell(mode, m, n, best, bi, bj, lastcol)
 
 
@@ -332,5 +330,6 @@ def band_dirs(q, tp, codes, width, gap_open, gap_extend, mode, r0, r1, c1, Htop,
     for j in range(c1 + 1):
         revH[c1 + LANES - j] = Htop[j]
         revF[c1 + LANES - j] = Ftop[j]
-    _sweep_dirs(q, c1, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, revF, dirs,
-                False, np.empty(1, np.int32))
+    ck = np.empty((1, 1), np.int32)
+    _stripes(q, c1, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, revF, True,
+             dirs, np.bool_(False), 0, ck, ck, np.empty(1, np.int32))

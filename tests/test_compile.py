@@ -1,0 +1,117 @@
+"""``wavedp.engines.cpu.compile``: a cold Numba cache is told apart from a warm one, and the
+compile message comes once. One tiny kernel compiles, into a cache in a temporary folder."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import numba
+import numpy as np
+import pytest
+
+from wavedp.engines.common import LOCAL
+from wavedp.engines.cpu import align_pairs, whole_pairs
+from wavedp.engines.cpu import compile as jit
+
+KERNEL = '''
+from numba import njit
+
+
+@njit(cache=True)
+def kernel(x):
+    return x + 1
+'''
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    """A module with one cached kernel, its cache in a temporary folder, not yet compiled."""
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(jit, "_said", False)
+    monkeypatch.setattr(jit, "_seen", set())
+    (tmp_path / "wavedp_tiny_kernel.py").write_text(KERNEL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("wavedp_tiny_kernel")
+    yield module
+    sys.modules.pop("wavedp_tiny_kernel", None)
+
+
+def test_cold_then_warm_in_process_and_on_disk(tiny):
+    assert jit.cold(tiny.kernel, (1,))
+    assert jit.cold(tiny.kernel, None)
+    assert tiny.kernel(1) == 2  # compiles and saves to the cache
+    assert not jit.cold(tiny.kernel, (1,))  # loaded in this process
+    fresh = importlib.reload(tiny).kernel  # a new dispatcher: only the disk cache knows it
+    assert not fresh.overloads
+    assert not jit.cold(fresh, (1,))
+    assert not jit.cold(fresh, None)
+    assert jit.cold(fresh, (1.5,))  # another signature compiles
+    assert jit.cold(fresh, (np.zeros(3),))
+
+
+def test_message_once_and_only_when_cold(tiny):
+    said: list[str] = []
+    assert jit.notice([(tiny.kernel, (1,), 2.4), (tiny.kernel, (2.0,), 1.0)], said.append)
+    assert said == [jit.MESSAGE.format(seconds=3.4)]
+    assert said[0] == "wavedp: compiling the CPU kernels for this machine, once (about 3 s)..."
+    assert not jit.notice([(tiny.kernel, (3,), 2.0)], said.append)  # still cold: said already
+    assert len(said) == 1
+
+
+def test_warm_cache_says_nothing(tiny):
+    tiny.kernel(1)
+    fresh = importlib.reload(tiny).kernel
+    said: list[str] = []
+    assert not jit.notice([(fresh, (1,), 5.0)], said.append)
+    assert said == []
+
+
+def test_a_set_of_kernels_is_looked_at_once(tiny, monkeypatch):
+    tiny.kernel(1)
+    assert not jit.notice([(tiny.kernel, (1,), 1.0)], pytest.fail)
+
+    def state(kernel, args):
+        raise AssertionError("looked at again")
+
+    monkeypatch.setattr(jit, "_state", state)
+    assert not jit.notice([(tiny.kernel, (1,), 1.0)], pytest.fail)
+
+
+def test_quiet_says_nothing(tiny):
+    jit.quiet()
+    assert not jit.notice([(tiny.kernel, (1,), 2.0)], pytest.fail)
+    assert jit.cold(tiny.kernel, (1,))
+
+
+def test_default_goes_to_stderr(tiny, capsys):
+    jit.notice([(tiny.kernel, (1,), 2.0)])
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == jit.MESSAGE.format(seconds=2.0) + "\n"
+
+
+def test_marker_files_stand_in_when_numba_cannot_be_asked(tiny, tmp_path, monkeypatch):
+    monkeypatch.setattr(jit, "_numba_cold", lambda kernel, sig: None)
+    monkeypatch.setattr(jit, "user_cache_dir", lambda name: str(tmp_path / "user"))
+    said: list[str] = []
+    assert jit.cold(tiny.kernel, (1,))
+    assert jit.notice([(tiny.kernel, (1,), 2.0)], said.append)
+    assert len(said) == 1
+    assert not jit.cold(tiny.kernel, (1,))  # the marker was written
+    assert jit.cold(tiny.kernel, (1.5,))
+
+
+def test_not_a_dispatcher_never_compiles():
+    def plain(x):
+        return x
+
+    assert not jit.cold(plain, (1,))
+    assert not jit.notice([(plain, (1,), 9.0)], lambda line: pytest.fail(line))
+
+
+def test_engine_kernels_are_warm_once_called():
+    codes = [np.array([0, 1, 2, 3], np.uint8)]
+    sub = np.eye(4, dtype=np.int32)
+    align_pairs(codes, codes, np.zeros((1, 2), np.int64), sub, 2, 1, LOCAL, True)
+    assert not jit.cold(whole_pairs, None)
