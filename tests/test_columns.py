@@ -84,7 +84,7 @@ def _compare(args: tuple[str, ...], queries: list[tuple[str, str]],
     lib = _fasta(tmp / "library.fa", library)
     n = sum(len(s) for _, s in library)
     hits = wavedp.search(str(_fasta(tmp / "queries.fa", queries)), str(lib), scoring, top=0,
-                         evalue=None, device="cpu")
+                         evalue=None, device="cpu", stats="blast")
     same_score = compared = 0
     for (qid, text), found in zip(queries, hits, strict=True):
         ours: dict[str, list[Alignment]] = {}
@@ -201,10 +201,10 @@ def _some_alignments() -> list[Alignment]:
                related(rng, query, DNA, 0.1), random_seq(rng, DNA, 90), ""]
     for traceback in (True, False):
         for hits in wavedp.search([query, ""], library, DNA_SCORING, top=0, evalue=None,
-                                  traceback=traceback, device="cpu"):
+                                  traceback=traceback, device="cpu", stats="blast"):
             out += hits
     out += wavedp.search([texts[1]], [texts[-1], texts[2]], PROT, top=0, evalue=None,
-                         device="cpu")[0]
+                         device="cpu", stats="blast")[0]
     return out
 
 
@@ -305,7 +305,7 @@ def test_minus_strand_btop_and_rows_are_blasts_orientation():
     query = random_seq(rng, DNA, 90)
     subject = reverse_complement(related(rng, query, DNA, 0.15), np.zeros(0, np.uint8))[0]
     hit = wavedp.search([query], [subject], DNA_SCORING, top=1, strand="minus",
-                        device="cpu")[0][0]
+                        device="cpu", stats="blast")[0][0]
     qrow, trow = hit.rows()
     qseq, sseq, bt, qstart, qend, sstart, send = values(
         hit, ["qseq", "sseq", "btop", "qstart", "qend", "sstart", "send"])

@@ -61,7 +61,7 @@ def test_search_equals_ranked_align_all(seed, mode, top, dna, min_score):
     texts = _database(rng, letters, 30, queries[0])
     strands = ("+", "-") if dna else ("+",)
     hits = wavedp.search(queries, texts, scoring, top=top, evalue=None, min_score=min_score,
-                         mode=mode, traceback=True, device="cpu")
+                         mode=mode, traceback=True, device="cpu", stats="blast")
     expected = _expected(queries, texts, scoring, mode, top, min_score, strands)
     for q, got, want in zip(queries, hits, expected, strict=True):
         ids = {f"target{k + 1}": k for k in range(len(texts))}
@@ -103,15 +103,27 @@ def test_evalue_filter_and_errors():
     q = random_seq(rng, PROTEIN, 100)
     texts = [related(rng, q, PROTEIN, 0.2)] + [random_seq(rng, PROTEIN, 100)
                                                for _ in range(40)]
-    hits = wavedp.search([q], texts, PROT, top=0, evalue=1e-3, device="cpu")[0]
-    assert [h.target_id for h in hits] == ["target1"]
-    assert all(h.evalue <= 1e-3 for h in hits)
-    everything = wavedp.search([q], texts, PROT, top=0, evalue=None, device="cpu")[0]
-    assert len(everything) == len(texts)
+    for stats in ("blast", "fitted"):
+        hits = wavedp.search([q], texts, PROT, top=0, evalue=1e-3, device="cpu",
+                             stats=stats)[0]
+        assert [h.target_id for h in hits] == ["target1"]
+        assert all(h.evalue <= 1e-3 for h in hits)
+        everything = wavedp.search([q], texts, PROT, top=0, evalue=None, device="cpu",
+                                   stats=stats)[0]
+        assert len(everything) == len(texts)
     with pytest.raises(wavedp.InputError, match="global mode"):
-        wavedp.search([q], texts, PROT, mode="global", evalue=1.0, device="cpu")
-    globals_ = wavedp.search([q], texts, PROT, mode="global", device="cpu")[0]
+        wavedp.search([q], texts, PROT, mode="global", evalue=1.0, device="cpu",
+                      stats="blast")
+    globals_ = wavedp.search([q], texts, PROT, mode="global", device="cpu", stats="blast")[0]
     assert all(h.evalue is None for h in globals_)  # the default cutoff needs statistics
+    # fitted statistics: 41 sequences are too few to fit, and global mode has no table
+    with pytest.warns(wavedp.errors.StatisticsWarning, match="too few subjects"):
+        globals_ = wavedp.search([q], texts, PROT, mode="global", device="cpu")[0]
+    assert globals_ and all(h.evalue is None for h in globals_)
+    with pytest.raises(wavedp.InputError, match="stats 'none' gives no E-values"):
+        wavedp.search([q], texts, PROT, evalue=1.0, device="cpu", stats="none")
+    with pytest.raises(wavedp.InputError, match="stats must be one of"):
+        wavedp.search([q], texts, PROT, device="cpu", stats="ssearch")
     with pytest.raises(wavedp.InputError, match="top"):
         wavedp.search([q], texts, PROT, top=-1, device="cpu")
     with pytest.raises(wavedp.InputError, match="position 3"):
@@ -190,7 +202,8 @@ def test_evalues_and_bitscores_equal_blastp(tmp_path):
                           "-outfmt", "6 sseqid score evalue bitscore"],
                          capture_output=True, text=True, check=True).stdout
     hits = {h.target_id: h for h in wavedp.search(str(qf), str(lib), PROT, top=0,
-                                                   evalue=None, device="cpu")[0]}
+                                                   evalue=None, device="cpu",
+                                                   stats="blast")[0]}
     compared = 0
     for line in out.splitlines():
         sid, score, evalue, bits = line.split("\t")
@@ -215,7 +228,8 @@ def test_fraction_expands_each_reported_pair_into_its_hits(dna):
     strands = ("+", "-") if dna else ("+",)
     for top, fraction, min_score in ((0, 0.3, None), (2, 0.5, None), (0, 0.2, 25)):
         got = wavedp.search([query], texts, scoring, top=top, evalue=None,
-                            min_score=min_score, fraction=fraction, device="cpu")[0]
+                            min_score=min_score, fraction=fraction, device="cpu",
+                            stats="blast")[0]
         pairs = _expected([query], texts, scoring, "local", top, min_score, strands)[0]
         want = []
         for score, t, s in pairs:
@@ -234,7 +248,7 @@ def test_fraction_expands_each_reported_pair_into_its_hits(dna):
     if dna:
         return
     cut = wavedp.search([query], texts, scoring, top=0, evalue=1e-3, fraction=0.1,
-                        device="cpu")[0]
+                        device="cpu", stats="blast")[0]
     assert cut and all(h.evalue <= 1e-3 for h in cut)
 
 

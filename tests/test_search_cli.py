@@ -149,9 +149,9 @@ def test_blast6_equals_the_api(protein):
     assert result.stdout == rendered(hits, "blast6")
     rows = [line.split("\t") for line in result.stdout.splitlines()]
     assert all(len(r) == 12 and r[10] != "NA" and r[11] != "NA" for r in rows)
-    # ranked per query by score: bit scores fall within each query
+    # ranked per query by E-value (then score)
     for q in hits:
-        assert [h.score for h in q] == sorted((h.score for h in q), reverse=True)
+        assert [(h.evalue, -h.score) for h in q] == sorted((h.evalue, -h.score) for h in q)
 
 
 @pytest.mark.parametrize("args,scoring,kwargs", [
@@ -336,9 +336,11 @@ def _bad_cases(tmp: Path, protein, dna) -> dict[str, tuple[list, tuple[str, ...]
                                                            "protein")),
         "truncated database": ([q, truncated], ("truncated.wdb", "residues.u8", "truncated")),
         "corrupt database": ([q, corrupt], ("corrupt.wdb", "residues.u8", "checksum")),
-        "evalue without statistics": ([q, wdb, "--mode", "global", "--evalue", "1"],
+        "evalue without statistics": ([q, wdb, "--mode", "global", "--evalue", "1",
+                                       "--stats", "blast"],
                                       ("global mode",)),
-        "evalue for unknown gap costs": ([q, wdb, "--gap-open", "3", "--evalue", "1"],
+        "evalue for unknown gap costs": ([q, wdb, "--gap-open", "3", "--evalue", "1",
+                                          "--stats", "blast"],
                                          ("no E-value statistics", "gap open 3")),
         "resume without output": ([q, wdb, "--resume"], ("--resume", "-o")),
         "resume to stdout": ([q, wdb, "--resume", "-o", "-"], ("--resume", "-o")),

@@ -17,3 +17,8 @@ class DeviceError(RuntimeError):
 class EmptyWarning(UserWarning):
     """A search met empty sequences: they have no hits (``docs/design.md``, "Search"); the CLI
     prints it as one ``wavedp: warning:`` line."""
+
+
+class StatisticsWarning(UserWarning):
+    """Some queries of a search get no E-values (no fit was possible and BLAST has no table
+    for the scoring); the CLI prints it as one ``wavedp: warning:`` line, once."""

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import click
 
-from ..errors import DeviceError, EmptyWarning, InputError
+from ..errors import DeviceError, EmptyWarning, InputError, StatisticsWarning
 from ..lab.commands import lab
 from ..version import __version__
 from . import align, info, polyadic, predict, scores, search
@@ -46,7 +46,7 @@ def _warnings_as_lines() -> Iterator[None]:
         shown = warnings.showwarning
 
         def show(message, category, filename, lineno, file=None, line=None) -> None:
-            if issubclass(category, EmptyWarning):
+            if issubclass(category, (EmptyWarning, StatisticsWarning)):
                 click.echo(f"wavedp: warning: {' '.join(str(message).split())}", err=True)
             else:
                 shown(message, category, filename, lineno, file, line)

@@ -25,6 +25,7 @@ from ..search.api import DEFAULT_EVALUE, iter_search, open_database
 from ..search.database import ALPHABETS, HEADER, Database
 from ..search.hits import check_fraction
 from ..search.journal import Journal, file_identity
+from ..search.significance import DEFAULT_STATS, STATS
 from ..search.strands import STRANDS
 from ..search.tables import check_parquet, write_parquet
 from ..seqio import STDIN
@@ -76,10 +77,15 @@ Scoring defaults (as wavedp align):
   DNA (given --match and --mismatch): --gap-open {DNA_DEFAULTS[0]} --gap-extend {DNA_DEFAULTS[1]}
 
 \b
-E-values (local mode, BLAST's gapped tables, n = database residues):
-hits with an E-value above --evalue (default 10) are left out. Where
-no table exists (other gap costs, global or semiglobal mode) evalue
-and bitscore print NA and --evalue is an error.
+E-values (--stats): fitted (default) fits each query's own score
+distribution on a sample of DB (every scoring and mode), with
+composition-based statistics for protein local searches; below 200
+sequences BLAST's tables stand in (NA, said once, where none exist).
+empirical: the fit alone; composition: BLAST's tables adjusted per
+pair; blast: BLAST's tables (blastp -comp_based_stats 0); none: no
+E-values. Hits rank by E-value (by score with none); hits with an
+E-value above --evalue (default 10) are left out. --mask scores the
+queries' low-complexity regions (tantan, pytantan) as X.
 
 \b
 DNA searches both strands unless --strand says otherwise; a minus-strand
@@ -222,6 +228,11 @@ class _Dask:
 @common.scoring_options
 @click.option("--strand", type=click.Choice(STRANDS), default="both", show_default=True,
               help="DNA: the query strands searched.")
+@click.option("--stats", type=click.Choice(STATS), default=DEFAULT_STATS, show_default=True,
+              help="Where E-values come from (see above).")
+@click.option("--mask", is_flag=True,
+              help="Score the queries' low-complexity regions as X (N for DNA): tantan, "
+                   "from the optional package pytantan.")
 @common.output_options("blast6", more=("parquet",))
 @common.column_options("blast6 or parquet")
 @click.option("--resume", is_flag=True,
@@ -247,7 +258,8 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                    min_score: int | None, fraction: float | None, mode: str,
                    matrix: str | None, match: int | None, mismatch: int | None,
                    gap_open: int | None, gap_extend: int | None,
-                   score_only: bool, strand: str, fmt: str, device: str, devices: str | None,
+                   score_only: bool, strand: str, stats: str, mask: bool, fmt: str,
+                   device: str, devices: str | None,
                    output: str | None, column_text: str | None, header: bool, resume: bool,
                    scheduler: str | None, cluster: str | None,
                    workers: int | None, partition: str, explain: bool, energy: bool) -> None:
@@ -286,7 +298,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         options = {"mode": mode, "top": top, "evalue": evalue, "min-score": min_score,
                    "score-only": score_only, "strand": strand, "format": fmt,
                    "fraction": fraction, "columns": " ".join(columns or ()),
-                   "header": header}
+                   "header": header, "stats": stats, "mask": mask}
         journal = Journal(destination.real, _signature(query, database, scoring, options))
     dask = None if scheduler is None and cluster is None else _Dask(scheduler, cluster, workers)
     try:
@@ -306,7 +318,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                                   strand=strand, device=chosen or device,
                                   progress=meter.advance, skip=done, fraction=fraction,
                                   client=dask, devices=devices if dask else None,
-                                  partition=partition, trace=trace)
+                                  partition=partition, trace=trace, stats=stats, mask=mask)
             argv = (obj or {}).get("argv", [])
             head = (_sam_header(db, argv) if fmt == "sam"
                     else [fields.header_line(columns or fields.DEFAULT)] if header else ())

@@ -400,7 +400,7 @@ def _searcher(queries: list[str], db, blocks: int | None = None) -> Callable[[],
 
     def run() -> None:
         for _ in iter_search(queries, db, scoring, top=10, traceback=False, device=gpu,
-                             grid_cap=blocks):
+                             grid_cap=blocks, stats="blast"):
             pass
 
     return run

@@ -21,20 +21,23 @@ from typing import Any
 import numpy as np
 
 from .. import engines
-from ..alignment import Alignment, replaced
-from ..api import Prepared, SeqLike, check_scoring, mode_code, run_pairs, sequences
+from ..alignment import Alignment
+from ..api import Prepared, SeqLike, check_scoring, mode_code, sequences
 from ..device import Device, choose
 from ..engines.cuda.scan.partition import check_partition
 from ..errors import EmptyWarning, InputError
-from ..ranking import MINUS, Scanner, merge
+from ..ranking import Scanner, merge
 from ..scoring import Scoring
 from ..seqio import read_records
 from ..trace import Trace
-from . import statistics
+from . import masking, statistics
 from .cluster import ClusterScanner, database_path
 from .database import Database
-from .hits import check_fraction, run_hits
-from .strands import SIGN, reverse_complement, strands
+from .fitted import run_fitted
+from .hitlist import align_ranked, batch_jobs, query_batches
+from .hits import check_fraction
+from .significance import DEFAULT_STATS, Method, Sample
+from .strands import strands
 
 
 class _DefaultEvalue(float):
@@ -96,22 +99,24 @@ def open_database(database: Any, scoring: Scoring) -> Database:
 
 
 def _cutoffs(top: int, evalue: float | None, min_score: int | None, mode: str,
-             scoring: Scoring) -> tuple[int, float | None, int | None,
-                                        statistics.KarlinAltschul | None]:
+             scoring: Scoring, stats: str) -> tuple[int, float | None, int | None, Method]:
     if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 0:
         raise InputError(f"top must be a non-negative integer (0 = all), got {top!r}")
     if min_score is not None and (isinstance(min_score, bool)
                                   or not isinstance(min_score, (int, np.integer))):
         raise InputError(f"min_score must be an integer, got {min_score!r}")
-    stats = statistics.parameters(scoring) if mode == "local" else None
+    method = Method.of(stats, scoring, mode)
     if isinstance(evalue, _DefaultEvalue):
-        evalue = float(evalue) if stats is not None else None
+        evalue = float(evalue) if method.exists else None
     elif evalue is not None:
         if isinstance(evalue, bool) or not isinstance(evalue, (int, float)) or \
                 not evalue > 0 or math.isnan(evalue):
             raise InputError(f"evalue must be a positive number (or None), got {evalue!r}")
-        stats = statistics.require(scoring, mode)
-    return int(top), evalue, None if min_score is None else int(min_score), stats
+        if method.name == "none":
+            raise InputError("stats 'none' gives no E-values: drop the E-value cutoff")
+        if not method.exists:
+            statistics.require(scoring, mode)  # says which tables exist
+    return int(top), evalue, None if min_score is None else int(min_score), method
 
 
 def _evalue_floor(stats: statistics.KarlinAltschul, evalue: float, m: int, n: int) -> int:
@@ -131,12 +136,17 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
            mode: str = "local", traceback: bool = True, strand: str = "both",
            device: str | Device = "auto", fraction: float | None = None,
            client: Any = None, devices: Any = None,
-           partition: str = "auto", trace: Trace | None = None) -> list[list[Alignment]]:
+           partition: str = "auto", trace: Trace | None = None, stats: str = DEFAULT_STATS,
+           mask: bool = False) -> list[list[Alignment]]:
     """Search every query against ``database``; one ranked hit list per query (query order).
 
     ``database``: a list of sequences, a FASTA/FASTQ path, a ``.wdb`` folder or a
-    :class:`Database`. Hits rank by score, then database index (then plus strand first);
-    ``top=0`` keeps all, ``min_score`` and ``evalue`` (None: no E-value filter) filter.
+    :class:`Database`. Hits rank by E-value, then score, then database index (then plus
+    strand first); by score where there are no statistics (``stats="none"``); ``top=0`` keeps
+    all, ``min_score`` and ``evalue`` (None: no E-value filter) filter. ``stats``: where
+    E-values come from (``fitted``, ``empirical``, ``composition``, ``blast``, ``none``:
+    ``search.significance``); ``mask``: the queries' low-complexity regions (tantan) score
+    as X (N for DNA).
     Each hit equals ``wavedp.align`` on its pair, with ``evalue``, ``bitscore`` (None without
     statistics) and ``strand`` (DNA; ``both`` strands by default) filled in.
     ``fraction`` (local mode, in (0, 1]): each reported (query, target) pair expands into its
@@ -159,7 +169,8 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
     results = iter_search(queries, database, scoring, top=top, evalue=evalue,
                           min_score=min_score, mode=mode, traceback=traceback, strand=strand,
                           device=device, fraction=fraction, client=client,
-                          devices=devices, partition=partition, trace=trace)
+                          devices=devices, partition=partition, trace=trace, stats=stats,
+                          mask=mask)
     return [hits for _, hits in results]
 
 
@@ -169,7 +180,8 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
                 device: str | Device = "auto", progress: Progress | None = None,
                 skip: Iterable[int] = (), fraction: float | None = None,
                 client: Any = None, devices: Any = None, partition: str = "auto",
-                trace: Trace | None = None, grid_cap: int | None = None
+                trace: Trace | None = None, grid_cap: int | None = None,
+                stats: str = DEFAULT_STATS, mask: bool = False
                 ) -> Iterator[tuple[int, list[Alignment]]]:
     """:func:`search` as a generator of ``(query index, hits)`` in query order, queries in
     ``skip`` left out; ``progress(cells)`` is called as work completes; ``grid_cap``: every
@@ -178,7 +190,8 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     scoring = check_scoring(scoring)
     mode_code(mode)
     check_partition(partition)
-    options = _Options.of(scoring, mode, top, evalue, min_score, traceback, strand, fraction)
+    options = _Options.of(scoring, mode, top, evalue, min_score, traceback, strand, fraction,
+                          stats, mask)
     q = _queries(queries, scoring)
     searcher = Searcher(database, scoring, mode=mode, device=device, devices=devices,
                         partition=partition, client=client, grid_cap=grid_cap, trace=trace)
@@ -187,21 +200,24 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
 
 @dataclass(frozen=True)
 class _Options:
-    """One search's options, checked: the cutoffs, the statistics they need, the strands."""
+    """One search's options, checked: the cutoffs, the statistics, the strands, masking."""
 
     top: int
     evalue: float | None
     min_score: int | None
-    stats: statistics.KarlinAltschul | None
+    method: Method
     traceback: bool
     fraction: float | None
     strands: tuple[int, ...]
+    mask: bool = False
 
     @classmethod
     def of(cls, scoring: Scoring, mode: str, top: int, evalue: float | None,
            min_score: int | None, traceback: bool, strand: str,
-           fraction: float | None) -> _Options:
-        top, evalue, min_score, stats = _cutoffs(top, evalue, min_score, mode, scoring)
+           fraction: float | None, stats: str = DEFAULT_STATS,
+           mask: bool = False) -> _Options:
+        top, evalue, min_score, method = _cutoffs(top, evalue, min_score, mode, scoring,
+                                                  stats)
         if fraction is not None:
             fraction = check_fraction(fraction)
             if mode != "local":
@@ -209,8 +225,15 @@ class _Options:
             if not traceback:
                 raise InputError("fraction needs each hit's alignment to forbid its pairs: "
                                  "drop score-only")
-        return cls(top, evalue, min_score, stats, bool(traceback), fraction,
-                   strands(scoring.is_dna, strand))
+        if mask:
+            masking.require()
+        return cls(top, evalue, min_score, method, bool(traceback), fraction,
+                   strands(scoring.is_dna, strand), bool(mask))
+
+    @property
+    def stats(self) -> statistics.KarlinAltschul | None:
+        """BLAST's table, where the statistics are BLAST's alone (``blast``)."""
+        return self.method.table if self.method.name == "blast" else None
 
 
 class Searcher:
@@ -231,6 +254,7 @@ class Searcher:
         self.lut = self.db.codes_for(self.scoring)
         self.device = _local_device(device, devices, client)
         self.trace = trace if trace is not None else Trace()
+        self._samples: dict[bool, tuple[Sample, Scanner]] = {}
         self.scanner: Scanner
         if client is not None:
             database_path(self.db)  # an in-memory database is refused before a cluster starts
@@ -247,21 +271,23 @@ class Searcher:
 
     def search(self, queries: Any, *, top: int = 10, evalue: float | None = DEFAULT_EVALUE,
                min_score: int | None = None, traceback: bool = True, strand: str = "both",
-               fraction: float | None = None) -> list[list[Alignment]]:
+               fraction: float | None = None, stats: str = DEFAULT_STATS,
+               mask: bool = False) -> list[list[Alignment]]:
         """Every query against the database: one ranked hit list per query, as
         :func:`search` gives."""
         return [hits for _, hits in self.iter_search(
             queries, top=top, evalue=evalue, min_score=min_score, traceback=traceback,
-            strand=strand, fraction=fraction)]
+            strand=strand, fraction=fraction, stats=stats, mask=mask)]
 
     def iter_search(self, queries: Any, *, top: int = 10,
                     evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
                     traceback: bool = True, strand: str = "both",
                     fraction: float | None = None, progress: Progress | None = None,
-                    skip: Iterable[int] = ()) -> Iterator[tuple[int, list[Alignment]]]:
+                    skip: Iterable[int] = (), stats: str = DEFAULT_STATS,
+                    mask: bool = False) -> Iterator[tuple[int, list[Alignment]]]:
         """:meth:`search` as a generator of ``(query index, hits)``, as :func:`iter_search`."""
         options = _Options.of(self.scoring, self.mode, top, evalue, min_score, traceback,
-                              strand, fraction)
+                              strand, fraction, stats, mask)
         return self.run(_queries(queries, self.scoring), options, progress, skip)
 
     def run(self, q: Prepared, options: _Options, progress: Progress | None,
@@ -272,10 +298,33 @@ class Searcher:
         skip = set(skip)
         todo = [k for k in range(len(q.codes)) if k not in skip]
         _warn_empty(q, self.db, todo)
-        return _run(q, self.db, self.lut, self.scoring, self.mode, options.traceback,
-                    self.device, self.scanner, self.cells, todo, options.strands, options.top,
-                    options.evalue, options.min_score, options.stats, progress,
-                    options.fraction, self.trace)
+        if options.mask:
+            texts, codes = masking.masked(q.texts, q.codes, self.scoring)
+            q = Prepared.from_codes(texts, q.ids, codes)
+        method = options.method
+        if method.name in ("blast", "none"):
+            return _run(q, self.db, self.lut, self.scoring, self.mode, options.traceback,
+                        self.device, self.scanner, self.cells, todo, options.strands,
+                        options.top, options.evalue, options.min_score, options.stats,
+                        progress, options.fraction, self.trace)
+        return run_fitted(q, self.db, self.lut, self.scoring, self.mode, self.device,
+                          self.scanner, self._sample(method), self.cells, todo,
+                          options.strands, options.top, options.evalue, options.min_score,
+                          method, options.traceback, options.fraction, progress, self.trace)
+
+    def _sample(self, method: Method) -> tuple[Sample, Scanner] | None:
+        """The database's sample for fitted statistics and a scanner of it (made once)."""
+        if not method.fitted:
+            return None
+        key = method.composition is not None
+        if key not in self._samples:
+            sample = Sample.of(self.db, self.lut, method)
+            residues, offsets = sample.residues(self.db, self.lut)
+            scanner = engines.scanner(self.device, residues, offsets, None, self.scoring.table,
+                                      self.scoring.gap_open, self.scoring.gap_extend,
+                                      self.code, self.partition, None, Trace())
+            self._samples[key] = (sample, scanner)
+        return self._samples[key]
 
 
 def _warn_empty(q: Prepared, db: Database, todo: list[int]) -> None:
@@ -318,14 +367,7 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
     empty = np.asarray(db.lengths) == 0
     extra = int(empty.sum())  # empty subjects have no hits: ask for as many more candidates
     for batch in query_batches(todo, [q.codes[k].size for k in todo], n, batch_cells):
-        jobs = []  # (query index, strand, text, codes)
-        live = [k for k in batch if q.codes[k].size]  # an empty query has no hits
-        for k in live:
-            for s in wanted:
-                text, codes = q.texts[k], q.codes[k]
-                if s == MINUS:
-                    text, codes = reverse_complement(text, codes)
-                jobs.append((k, s, text, codes))
+        live, jobs = batch_jobs(q, batch, wanted)
         thresholds = []
         for _, _, _, codes in jobs:
             floor = None if min_score is None else min_score
@@ -350,7 +392,7 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
             views = {s: (text, codes) for _, _, s, text, codes in parts}
             ranked.append((k, views, index, score, strand_of))
         start = time.perf_counter()
-        aligned = dict(zip(live, _alignments(q, ranked, db, lut, scoring, mode, traceback,
+        aligned = dict(zip(live, align_ranked(q, ranked, db, lut, scoring, mode, traceback,
                                              device, stats, fraction), strict=True))
         trace.add("align", time.perf_counter() - start)
         for k in batch:
@@ -360,68 +402,3 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
             if min_score is not None:
                 hits = [h for h in hits if h.score >= min_score]
             yield k, hits
-
-
-def query_batches(todo: list[int], lengths: list[int], n: int, cells: float
-                  ) -> Iterator[list[int]]:
-    """The queries ``todo`` (of ``lengths``) in consecutive batches of about ``cells`` DP
-    cells against ``n`` database residues (BATCH_CELLS)."""
-    batch, work = [], 0.0
-    for k, m in zip(todo, lengths, strict=True):
-        batch.append(k)
-        work += max(m, 1) * max(n, 1)
-        if work >= cells:
-            yield batch
-            batch, work = [], 0.0
-    if batch:
-        yield batch
-
-
-def _alignments(q: Prepared, ranked: list, db: Database, lut, scoring: Scoring, mode: str,
-                traceback: bool, device: Device, stats,
-                fraction: float | None = None) -> list[list[Alignment]]:
-    """The hits of each ranked query as Alignments, in rank order: every hit of the batch in
-    one pairwise engine call (each strand of a query is a query of that call); with
-    ``fraction``, each hit's non-intersecting alignments (``hits.run_hits``)."""
-    views, texts, ids, codes = {}, [], [], []  # (query, strand) -> index among the views
-    targets: dict[int, int] = {}  # database index -> index among the targets
-    rows = []
-    for k, by_strand, index, _, strand_of in ranked:
-        for s, (text, view) in by_strand.items():
-            views[(k, s)] = len(texts)
-            texts.append(text)
-            ids.append(q.ids[k])
-            codes.append(view)
-        for t, s in zip(index.tolist(), strand_of.tolist(), strict=True):
-            rows.append((views[(k, s)], targets.setdefault(t, len(targets))))
-    order = list(targets)
-    subjects = Prepared.from_codes(
-        [db.text(t) for t in order], [db.id(t) for t in order],
-        [db.codes(t) if lut is None else lut[db.codes(t)] for t in order])
-    queries = Prepared.from_codes(texts, ids, codes)
-    pairs = np.array(rows, dtype=np.int64).reshape(-1, 2)
-    if fraction is None:
-        found = iter([a] for a in run_pairs(queries, subjects, pairs, scoring, mode, traceback,
-                                            device))
-    else:
-        found = iter(run_hits(queries, subjects, pairs, scoring, fraction, None, device))
-    out = []
-    for k, _, index, score, strand_of in ranked:
-        hits = []
-        for t, sc, s in zip(index.tolist(), score.tolist(), strand_of.tolist(), strict=True):
-            alns = next(found)  # with fraction, none for a pair whose best is 0
-            if (alns[0].score if alns else 0) != sc:
-                raise RuntimeError(f"search engine bug: query {q.ids[k]!r} vs database index "
-                                   f"{t} scanned {sc}, aligned "
-                                   f"{alns[0].score if alns else 'nothing'}")
-            extra = {"strand": SIGN[s] if scoring.is_dna else None}
-            for aln in alns:
-                if stats is not None:
-                    extra["evalue"] = stats.evalue(aln.score, q.codes[k].size,
-                                                   db.total_residues)
-                    extra["bitscore"] = stats.bitscore(aln.score)
-                hits.append(replaced(aln, **extra))
-        if fraction is not None:  # stable: database index, strand, discovery order kept
-            hits.sort(key=lambda h: -h.score)
-        out.append(hits)
-    return out

@@ -19,7 +19,7 @@ from ..engines.cuda.scan.model import DEFAULT_GPU, gpu_model
 from ..engines.cuda.scan.planner import CANDIDATES, schedule, schedules
 from ..engines.cuda.scan.shapes import OUT_BYTES, SCRATCH_BYTES, pair_up, scan_need
 from ..trace import LaunchTime
-from .api import query_batches
+from .hitlist import query_batches
 
 __all__ = ["CANDIDATES", "DEFAULT_CPU", "DEFAULT_GPU", "Model", "cache_path", "calibrate",
            "cpu_seconds", "explain_lines", "gpu_seconds", "kernel_only", "launch_grid",

@@ -1,0 +1,648 @@
+"""Empirical statistics: E-values fitted to a search's own scores, in every mode.
+
+Pearson (1998, J Mol Biol 276:71) showed that the scores of one query against a database,
+most of whose sequences are unrelated to it, estimate their own significance: fitted against
+the logarithm of the subject's length, the unrelated bulk gives a location and a scale, and a
+score's E-value is the number of database sequences expected to score as well by chance. This
+is how ``ssearch36``, ``ggsearch36`` and ``glsearch36`` give E-values for any scoring and any
+alignment mode. wavedp's fit is its own:
+
+- **Model.** For a subject of length n (x = ln n) the score is ``u(x) + sigma(x) Z`` with Z
+  of the log-gamma family ``Z = -ln G``, G ~ Gamma(k, 1), whose upper tail is
+  ``P(Z > z) = P(k, e^-z)`` (the regularised incomplete gamma function). k = 1 is the
+  Gumbel (extreme-value) distribution of Karlin-Altschul local scores; larger k has a
+  lighter skew and tends to the normal.
+- **Length.** local: ``u = a + b x`` and a constant sigma (Karlin and Altschul's
+  ``u = ln(K m n) / lambda``, the slope left free as FASTA does), k = 1; semiglobal: u and
+  ln sigma linear in x, k = 1; global: u and ln sigma linear splines in x (knots at quantiles
+  of x and at the query's length, where the forced end gap changes side; u also linear in n,
+  a gap extension per residue of length difference; sigma held constant beyond the 2 % and
+  98 % length quantiles). Global scores of subjects of similar length to the query skew
+  little (0.2-0.3: k = 8), while a subject at least twice shorter or longer than the query
+  is aligned at its best placement inside the other, a maximum over placements with a heavy
+  (Gumbel-like) tail: those are fitted apart with k = 2 (``SHAPE``, ``FAR``).
+- **Outliers.** Related sequences (true hits) must not pull the fit. A robust start
+  (least squares, then three rounds dropping residuals beyond median + 3 MAD), then maximum
+  likelihood, repeated until the sets are stable: scores whose upper tail probability under
+  the current fit is below ``trim`` (1 %) are left out, and in their place the likelihood
+  counts the number of unrelated scores expected above the cut (``trim / (1 - trim)`` per
+  kept score, censored above it): however many true hits were cut, the tail is neither
+  inflated by them nor thinned by their absence (a truncated likelihood would be exact but
+  is unbounded). Scores in the lowest ``censor`` (2 %) count only as being below their cut
+  (the lower tail, where short subjects pile up at small scores, does not bend the fit).
+  High scores planted in 20 % of the subjects move lambda by less than 3 % (the tests).
+- **Too little data.** Fewer than ``min_subjects`` scores (after the cut) or scores that do not
+  vary give no fit: :func:`fit_or_reason` says why, :func:`fit` returns None, and the caller
+  prints NA or falls back to the tables.
+
+E-values: ``E = count * P(S >= s | n)``, count the database's sequences (Pearson's E()),
+with a continuity correction of half the score lattice (integer scores: ``s - 1/2``).
+A search of a large database may fit a sample of the scores (``sample``) and evaluate only
+its candidates; the fit's cost is O(sample) per query.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..errors import InputError
+
+MODES = ("local", "global", "semiglobal")
+#: fewer scores than this (after the cut) give no fit
+MIN_SUBJECTS = 200
+#: scores with an upper tail probability below TRIM are left out of the fit (replaced by the
+#: expected number of unrelated scores above the cut)
+TRIM = 0.01
+#: the lowest CENSOR of the scores count only as being below their cut
+CENSOR = 0.02
+#: a database larger than this is fitted on an evenly spaced sample of this many scores
+SAMPLE = 10_000
+#: the shape k of each mode (1 = Gumbel; larger k is closer to normal). Global scores of
+#: random sequences of similar lengths skew about 0.2-0.3 (k near 16 describes their bulk),
+#: but their far tail is heavier than the bulk's fit predicts: with one k for all lengths,
+#: k = 8 gave 0.5 and 2.0 false hits per query at E <= 1 (random proteins and DNA, held-out
+#: scores), k = 16 and the profile-likelihood choice 1.3-3.6
+SHAPE = {"local": 1.0, "semiglobal": 1.0, "global": 8.0}
+#: global mode: subjects at least FAR times shorter or longer than the query are fitted apart,
+#: with shape FAR_SHAPE (their best global alignment is a best placement: Gumbel-like)
+FAR = 2.0
+FAR_SHAPE = 2.0
+#: the shapes ``shape="fit"`` tries (by profile likelihood)
+SHAPES = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+
+
+# ---- the log-gamma family --------------------------------------------------------------------
+
+def _log_gammas(k: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ln P(k, x), ln Q(k, x)): the regularised lower and upper incomplete gamma functions.
+    Below x = k + 1 the power series ``P = x^k e^-x / Gamma(k+1) sum_n x^n / ((k+1)..(k+n))``,
+    above it the continued fraction ``Q = x^k e^-x / Gamma(k) / (x+1-k - 1(1-k)/(x+3-k -
+    2(2-k)/(x+5-k - ...)))`` (evaluated by the modified Lentz method); each function's
+    complement is taken where it is not small."""
+    x = np.asarray(x, dtype=np.float64)
+    log_p = np.empty_like(x)
+    log_q = np.empty_like(x)
+    low = x < k + 1.0
+    if low.any():
+        xs = x[low]
+        total = np.ones_like(xs)
+        term = np.ones_like(xs)
+        for n in range(1, 1000):
+            term *= xs / (k + n)
+            total += term
+            if np.all(term <= 1e-16 * total):
+                break
+        lp = k * np.log(np.maximum(xs, 1e-300)) - xs - math.lgamma(k + 1.0) + np.log(total)
+        log_p[low] = lp
+        log_q[low] = np.log(np.maximum(-np.expm1(lp), 1e-300))
+    high = ~low
+    if high.any():
+        xs = x[high]
+        tiny = 1e-300
+        b = xs + 1.0 - k
+        c = np.full_like(xs, 1.0 / tiny)
+        d = 1.0 / b
+        h = d.copy()
+        for n in range(1, 1000):
+            a = -n * (n - k)
+            b = b + 2.0
+            d = a * d + b
+            d = np.where(np.abs(d) < tiny, tiny, d)
+            c = b + a / c
+            c = np.where(np.abs(c) < tiny, tiny, c)
+            d = 1.0 / d
+            delta = d * c
+            h *= delta
+            if np.all(np.abs(delta - 1.0) <= 1e-15):
+                break
+        lq = k * np.log(xs) - xs - math.lgamma(k) + np.log(h)
+        log_q[high] = lq
+        log_p[high] = np.log(np.maximum(-np.expm1(lq), 1e-300))
+    return log_p, log_q
+
+
+def _log_upper(k: float, z: np.ndarray) -> np.ndarray:
+    """ln P(Z > z) for Z = -ln G, G ~ Gamma(k, 1): ln P(k, e^-z)."""
+    z = np.clip(np.asarray(z, dtype=np.float64), -50.0, 700.0)
+    x = np.exp(-z)
+    if k == 1.0:
+        return np.log(-np.expm1(-x))
+    return _log_gammas(k, x)[0]
+
+
+def _log_lower(k: float, z: np.ndarray) -> np.ndarray:
+    """ln P(Z <= z) = ln Q(k, e^-z)."""
+    z = np.clip(np.asarray(z, dtype=np.float64), -50.0, 700.0)
+    if k == 1.0:
+        return -np.exp(-z)
+    return _log_gammas(k, np.exp(-z))[1]
+
+
+def _log_density(k: float, z: np.ndarray) -> np.ndarray:
+    """ln of Z's density, ``-k z - e^-z - ln Gamma(k)``."""
+    z = np.clip(np.asarray(z, dtype=np.float64), -50.0, 700.0)
+    return -k * z - np.exp(-z) - math.lgamma(k)
+
+
+def _digamma(k: float) -> float:
+    shift = 0.0
+    while k < 8.0:
+        shift -= 1.0 / k
+        k += 1.0
+    k2 = 1.0 / (k * k)
+    return shift + math.log(k) - 0.5 / k - k2 * (1 / 12 - k2 * (1 / 120 - k2 / 252))
+
+
+def _trigamma(k: float) -> float:
+    shift = 0.0
+    while k < 8.0:
+        shift += 1.0 / (k * k)
+        k += 1.0
+    k2 = 1.0 / (k * k)
+    return shift + 1.0 / k + 0.5 * k2 + (k2 / k) * (1 / 6 - k2 * (1 / 30 - k2 / 42))
+
+
+def _upper_quantile(k: float, p: float) -> float:
+    """z with P(Z > z) = p."""
+    if k == 1.0:
+        return -math.log(-math.log1p(-p))
+    lo, hi = -50.0, 700.0
+    target = math.log(p)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _log_upper(k, np.array([mid]))[0] > target:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+# ---- the fitted model ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Basis:
+    """The regressors of location or log-scale on x = ln(subject length): 1, x - x0 (scaled),
+    hinges ``max(0, x - knot)`` (a linear spline), optionally the length itself (``linear``:
+    global scores change by a gap extension per residue of length difference), with x held
+    inside ``bounds`` (the fit's data: no extrapolation beyond them)."""
+
+    center: float
+    spread: float
+    slope: bool
+    knots: tuple[float, ...] = ()
+    linear: bool = False
+    bounds: tuple[float, float] = (-math.inf, math.inf)
+
+    def matrix(self, x: np.ndarray) -> np.ndarray:
+        x = np.clip(x, *self.bounds)
+        cols = [np.ones_like(x)]
+        if self.slope:
+            cols.append((x - self.center) / self.spread)
+        if self.linear:
+            cols.append(np.exp(x - self.center))
+        cols += [np.maximum(x - t, 0.0) / self.spread for t in self.knots]
+        return np.stack(cols, axis=1)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """The model of the subjects whose ln(length) lies in [lower, upper): location and
+    log-scale on their bases, and the family's shape."""
+
+    lower: float
+    upper: float
+    shape: float
+    location_basis: Basis
+    scale_basis: Basis
+    location_coef: np.ndarray = field(repr=False)
+    scale_coef: np.ndarray = field(repr=False)
+
+    def params(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(u, sigma) at x = ln(length)."""
+        u = self.location_basis.matrix(x) @ self.location_coef
+        return u, np.exp(self.scale_basis.matrix(x) @ self.scale_coef)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One query's fitted score distribution: ``evalue(score, subject_length)``.
+
+    ``count`` is the number of database sequences an E-value counts (all the scores, or the
+    search's database size), ``used`` the scores in the fit, ``trimmed`` and ``censored``
+    those left out at the top and counted as below their cut at the bottom. ``pieces``: one
+    model per range of subject lengths (one in local and semiglobal mode; in global mode up
+    to three: subjects much shorter than the query, about as long, much longer). ``lambda_``
+    is 1/sigma and ``K`` Karlin and Altschul's K implied at the median subject length (local
+    mode; None elsewhere), for reports; the E-values use the whole model."""
+
+    mode: str
+    count: int
+    used: int
+    trimmed: int
+    censored: int
+    pieces: tuple[Piece, ...]
+    query_length: int | None
+    reference_length: float
+    lambda_: float = 0.0
+    K: float | None = None
+
+    @property
+    def shape(self) -> float:
+        """The family's shape k at the median subject length."""
+        return self._piece_of(np.array([math.log(self.reference_length)]))[0].shape
+
+    def _piece_of(self, x: np.ndarray) -> list[Piece]:
+        return [p for p in self.pieces if p.lower <= x[0] < p.upper] or [self.pieces[0]]
+
+    def _each(self, lengths: np.ndarray):
+        """(piece, selection) over the flattened lengths."""
+        x = np.log(np.maximum(np.asarray(lengths, dtype=np.float64), 1.0)).ravel()
+        for p in self.pieces:
+            sel = (x >= p.lower) & (x < p.upper)
+            if sel.any():
+                yield p, sel, x[sel]
+
+    def _params(self, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = np.asarray(lengths, dtype=np.float64)
+        u = np.empty(n.size)
+        sigma = np.empty(n.size)
+        for p, sel, x in self._each(n):
+            u[sel], sigma[sel] = p.params(x)
+        return u.reshape(n.shape), sigma.reshape(n.shape)
+
+    def location(self, lengths: np.ndarray) -> np.ndarray:
+        """u(n), the location of the unrelated scores of subjects of these lengths."""
+        return self._params(lengths)[0]
+
+    def scale(self, lengths: np.ndarray) -> np.ndarray:
+        """sigma(n), their scale (1/lambda in local mode)."""
+        return self._params(lengths)[1]
+
+    def zscore(self, scores: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """``(S - u(n)) / sigma(n)``: the standardised score."""
+        u, sigma = self._params(lengths)
+        return (np.asarray(scores, dtype=np.float64) - u) / sigma
+
+    def log_pvalue(self, scores: np.ndarray, lengths: np.ndarray,
+                   spacing: float | np.ndarray = 1.0) -> np.ndarray:
+        """ln P(S >= s | n) of one unrelated subject of length n (``spacing``: the score
+        lattice, 1 for integer scores, 0 for continuous ones)."""
+        s = np.asarray(scores, dtype=np.float64) - 0.5 * np.asarray(spacing, dtype=np.float64)
+        n = np.asarray(lengths, dtype=np.float64)
+        s, n = np.broadcast_arrays(s, n)
+        flat = s.ravel()
+        out = np.empty(flat.size)
+        for p, sel, x in self._each(n):
+            u, sigma = p.params(x)
+            out[sel] = _log_upper(p.shape, (flat[sel] - u) / sigma)
+        return np.minimum(out, 0.0).reshape(s.shape)
+
+    def evalue(self, scores: np.ndarray, lengths: np.ndarray,
+               spacing: float | np.ndarray = 1.0) -> np.ndarray:
+        """``count * P(S >= s | n)``: the database sequences expected to score at least s
+        against the query by chance, for subjects of these lengths."""
+        return self.count * np.exp(self.log_pvalue(scores, lengths, spacing))
+
+    def bitscore(self, scores: np.ndarray, lengths: np.ndarray,
+                 spacing: float | np.ndarray = 1.0) -> np.ndarray:
+        """``log2(m n / P(S >= s | n))``: in local mode Karlin and Altschul's
+        ``(lambda S - ln K) / ln 2`` under the fitted lambda and K (m: the query's length,
+        or 1 when the fit was not told it)."""
+        m = float(self.query_length or 1)
+        n = np.maximum(np.asarray(lengths, dtype=np.float64), 1.0)
+        return (np.log(m * n) - self.log_pvalue(scores, lengths, spacing)) / math.log(2.0)
+
+    def threshold(self, evalue: float, lengths: np.ndarray,
+                  spacing: float = 1.0) -> np.ndarray:
+        """The smallest score with an E-value of at most ``evalue`` for each length (the
+        floor a scanner may use: a subject below every length's floor cannot be reported)."""
+        p_value = min(max(evalue / self.count, 1e-300), 1.0)
+        n = np.asarray(lengths, dtype=np.float64)
+        out = np.full(n.size, -np.inf)
+        for p, sel, x in self._each(n):
+            if p_value < 1.0:
+                u, sigma = p.params(x)
+                out[sel] = u + sigma * _upper_quantile(p.shape, p_value) + 0.5 * spacing
+        return out.reshape(n.shape)
+
+
+# ---- fitting ---------------------------------------------------------------------------------
+
+def _bases(mode: str, x: np.ndarray, query_length: int | None
+           ) -> tuple[Basis, Basis]:
+    center = float(np.median(x))
+    spread = float(np.std(x)) or 1.0
+    slope = spread > 1e-3 and np.ptp(x) > 0.05
+    spread = spread if slope else 1.0
+    if mode == "local":
+        return Basis(center, spread, slope), Basis(center, spread, False)
+    if mode == "semiglobal" or not slope:
+        return Basis(center, spread, slope), Basis(center, spread, slope)
+    lo, hi = np.quantile(x, [0.02, 0.98])
+    inner = max(0, min(8, x.size // 150))
+    knots = list(np.quantile(x, np.linspace(0, 1, inner + 2)[1:-1]))
+    if query_length:
+        knots.append(math.log(query_length))
+    knots = tuple(sorted({round(float(t), 6) for t in knots if lo < t < hi}))
+    # the scale is held constant beyond the 2 % and 98 % length quantiles: the extreme
+    # lengths, a few scores each, would otherwise extrapolate it (short subjects' global
+    # scores are mostly their end gap, with a small spread)
+    return (Basis(center, spread, True, knots, linear=True, bounds=(x.min(), x.max())),
+            Basis(center, spread, True, knots, bounds=(lo, hi)))
+
+
+def _negative_loglik(theta: np.ndarray, k: float, s: np.ndarray, bl: np.ndarray,
+                     bs: np.ndarray, state: np.ndarray, cut: np.ndarray, above: float,
+                     cut_high: np.ndarray) -> tuple[float, np.ndarray]:
+    """Minus the log-likelihood and its gradient. Score j is observed (``state`` 0: its
+    density), censored below ``cut[j]`` (-1: its lower probability) or censored above it
+    (+1: its upper probability). ``above`` > 0 adds that many unrelated scores per score,
+    each censored above its ``cut_high[j]``: the scores a fit leaves out at the top are
+    replaced by the number an unrelated sample has there, whatever number of true hits was
+    cut (a truncated likelihood would be the exact alternative, but it is unbounded)."""
+    p = bl.shape[1]
+    u = bl @ theta[:p]
+    log_sigma = np.clip(bs @ theta[p:], -30.0, 30.0)
+    sigma = np.exp(log_sigma)
+    g_u = np.zeros_like(s)  # d loglik / d u_j
+    g_ls = np.zeros_like(s)  # d loglik / d log sigma_j
+    total = 0.0
+
+    o = state == 0
+    z = (s[o] - u[o]) / sigma[o]
+    total += float(np.sum(_log_density(k, z) - log_sigma[o]))
+    dz = -k + np.exp(-np.clip(z, -50.0, 700.0))  # d ln f / dz
+    g_u[o] += -dz / sigma[o]
+    g_ls[o] += -dz * z - 1.0
+
+    for side in (-1, 1):
+        c = state == side
+        if not c.any():
+            continue
+        zc = (cut[c] - u[c]) / sigma[c]
+        log_p = _log_lower(k, zc) if side < 0 else _log_upper(k, zc)
+        total += float(np.sum(log_p))
+        # d ln F / dz = f / F below, d ln S / dz = -f / S above
+        slope = side * -np.exp(np.minimum(_log_density(k, zc) - log_p, 700.0))
+        g_u[c] += -slope / sigma[c]
+        g_ls[c] += -slope * zc
+
+    if above > 0:
+        zt = (cut_high - u) / sigma
+        log_s = _log_upper(k, zt)
+        total += above * float(np.sum(log_s))
+        slope = -np.exp(np.minimum(_log_density(k, zt) - log_s, 700.0))
+        g_u += above * (-slope / sigma)
+        g_ls += above * (-slope * zt)
+
+    grad = np.concatenate([bl.T @ g_u, bs.T @ g_ls])
+    if not np.isfinite(total) or not np.all(np.isfinite(grad)):
+        return math.inf, grad
+    return -total, -grad
+
+
+def _minimise(fun, theta: np.ndarray, iterations: int = 200) -> tuple[np.ndarray, float]:
+    """BFGS with a backtracking (Armijo) line search; the first step is a short gradient step
+    and the inverse Hessian starts at the scale that step measures."""
+    value, grad = fun(theta)
+    if not np.isfinite(value):
+        return theta, value
+    h = np.eye(theta.size) / max(float(np.max(np.abs(grad))), 1.0)
+    first = True
+    for _ in range(iterations):
+        direction = -h @ grad
+        if grad @ direction >= 0:  # not a descent direction: restart from the gradient
+            h = np.eye(theta.size)
+            direction = -grad
+        step = 1.0
+        while True:
+            trial = theta + step * direction
+            new_value, new_grad = fun(trial)
+            if np.isfinite(new_value) and new_value <= value + 1e-4 * step * (grad @ direction):
+                break
+            step *= 0.5
+            if step < 1e-12:
+                return theta, value
+        ds, dg = trial - theta, new_grad - grad
+        theta, grad = trial, new_grad
+        improvement = value - new_value
+        value = new_value
+        sy = float(ds @ dg)
+        if sy > 1e-12:
+            if first:
+                h = np.eye(theta.size) * (sy / float(dg @ dg))
+                first = False
+            rho = 1.0 / sy
+            eye = np.eye(theta.size)
+            h = (eye - rho * np.outer(ds, dg)) @ h @ (eye - rho * np.outer(dg, ds)) \
+                + rho * np.outer(ds, ds)
+        if np.max(np.abs(grad)) < 1e-6 or np.max(np.abs(ds)) < 1e-9 \
+                or improvement < 1e-13 * max(1.0, abs(value)):
+            break
+    return theta, value
+
+
+def _robust_start(s: np.ndarray, bl: np.ndarray, bs: np.ndarray, k: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Least squares of the location, three rounds without residuals beyond median + 3 MAD,
+    then the moments of the kept residuals as the family's location and scale."""
+    keep = np.ones(s.size, dtype=bool)
+    for _ in range(4):
+        a = bl[keep]
+        gram = a.T @ a
+        coef = np.linalg.solve(gram + 1e-9 * np.trace(gram) * np.eye(gram.shape[0]),
+                               a.T @ s[keep])
+        r = s - bl @ coef
+        med = np.median(r[keep])
+        mad = 1.4826 * np.median(np.abs(r[keep] - med)) or 1.0
+        keep = r <= med + 3.0 * mad
+    sd = float(np.std(r[keep])) or 1.0
+    sigma = sd / math.sqrt(_trigamma(k))
+    coef = coef.copy()
+    coef[0] += float(np.mean(r[keep])) + _digamma(k) * sigma  # E[Z] = -digamma(k)
+    scale = np.zeros(bs.shape[1])
+    scale[0] = math.log(sigma)
+    return coef, scale
+
+
+def _fit_shape(k: float, s: np.ndarray, bl: np.ndarray, bs: np.ndarray, trim: float,
+               censor: float, theta: np.ndarray | None = None, rounds: int = 20
+               ) -> tuple[np.ndarray, float, tuple]:
+    """Maximum likelihood for one shape k, the cut sets recomputed until they are stable:
+    (theta, minus log-likelihood, the last design: kept, observed, cut_low, cut_high)."""
+    if theta is None:
+        theta = np.concatenate(_robust_start(s, bl, bs, k))
+    z_high = _upper_quantile(k, trim)
+    z_low = _upper_quantile(k, 1.0 - censor)
+    p = bl.shape[1]
+    design: tuple = ()
+    value = math.inf
+    for _ in range(rounds):
+        u = bl @ theta[:p]
+        sigma = np.exp(bs @ theta[p:])
+        z = (s - u) / sigma
+        kept = z <= z_high
+        observed = kept & (z >= z_low)
+        if design:  # stable: at most 1 in 1,000 scores (and 3 at least) changed sides
+            changed = int(np.sum(kept != design[0]) + np.sum(observed != design[1]))
+            if changed <= max(3, s.size // 1000):
+                break
+        design = (kept, observed, u + sigma * z_low, u + sigma * z_high)
+        theta, value = _minimise(_design_nll(k, s, bl, bs, design, trim), theta)
+    return theta, value, design
+
+
+def _design_nll(k: float, s: np.ndarray, bl: np.ndarray, bs: np.ndarray, design: tuple,
+                trim: float):
+    """The function of theta that :func:`_minimise` minimises for one censoring design:
+    the kept scores observed or censored below, the cut ones replaced by the expected number
+    of unrelated scores above the cuts."""
+    kept, observed, cut_low, cut_high = design
+    state = np.where(observed[kept], 0, -1).astype(np.int8)
+    args = (k, s[kept], bl[kept], bs[kept], state, cut_low[kept], trim / (1.0 - trim),
+            cut_high[kept])
+    return lambda theta: _guarded(theta, args)
+
+
+def _guarded(theta: np.ndarray, args: tuple) -> tuple[float, np.ndarray]:
+    """:func:`_negative_loglik` where a line search's trial overflows: +inf, not a warning."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _negative_loglik(theta, *args)
+
+
+def _censored_nll(k: float, s: np.ndarray, bl: np.ndarray, bs: np.ndarray, design: tuple):
+    """The plain censored likelihood of every score under one design (for comparing shapes
+    on the same data): cut scores censored above their cut, the lowest below theirs."""
+    kept, observed, cut_low, cut_high = design
+    state = np.where(~kept, 1, np.where(observed, 0, -1)).astype(np.int8)
+    cut = np.where(kept, cut_low, cut_high)
+    args = (k, s, bl, bs, state, cut, 0.0, cut_high)
+    return lambda theta: _guarded(theta, args)
+
+
+def _choose_shape(s: np.ndarray, bl: np.ndarray, bs: np.ndarray, trim: float, censor: float
+                  ) -> tuple[float, np.ndarray]:
+    """The shape of SHAPES with the largest likelihood, every shape fitted to the same data
+    under the same censoring (the cuts, in score units, of a Gumbel fit): (k, its theta)."""
+    _, _, design = _fit_shape(1.0, s, bl, bs, trim, censor)
+    best = (math.inf, 1.0, None)
+    for k in SHAPES:
+        start = np.concatenate(_robust_start(s, bl, bs, k))
+        theta, value = _minimise(_censored_nll(k, s, bl, bs, design), start)
+        if value < best[0]:
+            best = (value, k, theta)
+    return best[1], best[2]
+
+
+def _pieces(mode: str, x: np.ndarray, query_length: int | None, need: int
+            ) -> list[tuple[float, float, float]]:
+    """(lower, upper, shape) of each length range fitted apart. Global mode: subjects at
+    least FAR times shorter or longer than the query, whose best global alignment is the
+    best placement of the shorter sequence in the longer (a maximum over placements: k =
+    2, close to Gumbel), and those of similar length (k = 8); a range with fewer than
+    ``need`` // 5 subjects (at least 30) joins its neighbour and takes its shape."""
+    k = SHAPE[mode]
+    if mode != "global" or not query_length:
+        return [(-math.inf, math.inf, k)]
+    mid = math.log(query_length)
+    edges = [-math.inf, mid - math.log(FAR), mid + math.log(FAR), math.inf]
+    ranges = [[edges[i], edges[i + 1], shape]
+              for i, shape in enumerate((FAR_SHAPE, k, FAR_SHAPE))]
+    counts = [int(np.sum((x >= lo) & (x < hi))) for lo, hi, _ in ranges]
+    small = max(need // 5, 30)
+    while len(ranges) > 1 and min(counts) < small:
+        i = int(np.argmin(counts))
+        j = i + 1 if i == 0 else i - 1 if i == len(ranges) - 1 else \
+            (i - 1 if counts[i - 1] >= counts[i + 1] else i + 1)
+        lo, hi = min(ranges[i][0], ranges[j][0]), max(ranges[i][1], ranges[j][1])
+        shape = ranges[j][2]
+        keep = min(i, j)
+        ranges[keep] = [lo, hi, shape]
+        counts[keep] = counts[i] + counts[j]
+        del ranges[max(i, j)], counts[max(i, j)]
+    return [tuple(r) for r in ranges]
+
+
+def fit_or_reason(scores: np.ndarray, lengths: np.ndarray, mode: str = "local", *,
+                  query_length: int | None = None, count: int | None = None,
+                  min_subjects: int = MIN_SUBJECTS, trim: float = TRIM,
+                  censor: float = CENSOR, sample: int | None = SAMPLE,
+                  shape: float | str | None = None) -> tuple[Fit | None, str]:
+    """(the fit of one query's ``scores`` against subjects of ``lengths``, ""), or
+    (None, why not). See the module's notes for the model.
+
+    ``scores``: every database sequence's score against this query (integers or the
+    composition-adjusted effective scores), or a sample of them; ``count``: the number of
+    sequences E-values count (default: ``len(scores)``); ``query_length`` splits global
+    mode's lengths and gives bit scores; ``sample``: fit at most this many evenly spaced
+    scores (None: all); ``shape``: the family's k everywhere (default: the mode's, SHAPE
+    and FAR_SHAPE; ``"fit"``: chosen from SHAPES by profile likelihood)."""
+    if mode not in MODES:
+        raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if not 0 < trim < 0.5 or not 0 <= censor < 0.5:
+        raise InputError(f"trim must be in (0, 0.5) and censor in [0, 0.5), got {trim}, "
+                         f"{censor}")
+    if shape is not None and shape != "fit" and (
+            isinstance(shape, str) or not float(shape) > 0):
+        raise InputError(f"shape must be a positive number or 'fit', got {shape!r}")
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    n = np.asarray(lengths, dtype=np.float64).ravel()
+    if s.size != n.size:
+        raise InputError(f"{s.size} scores for {n.size} subject lengths")
+    total = int(count) if count is not None else s.size
+    good = np.isfinite(s) & (n > 0)
+    s, n = s[good], n[good]
+    if sample is not None and s.size > sample:
+        pick = np.round(np.linspace(0, s.size - 1, int(sample))).astype(np.int64)
+        s, n = s[pick], n[pick]
+    need = max(int(min_subjects), 10)
+    if s.size < need:
+        return None, (f"too few subjects for an empirical fit: {s.size} scored, at least "
+                      f"{need} needed")
+    if np.ptp(s) == 0:
+        return None, "the scores do not vary: no distribution to fit"
+    x = np.log(n)
+    pieces, used, censored = [], 0, 0
+    for lower, upper, k in _pieces(mode, x, query_length, need):
+        sel = (x >= lower) & (x < upper)
+        xs, ss = x[sel], s[sel]
+        location_basis, scale_basis = _bases(mode, xs, query_length)
+        bl, bs = location_basis.matrix(xs), scale_basis.matrix(xs)
+        theta = None
+        if shape == "fit":
+            k, theta = _choose_shape(ss, bl, bs, trim, censor)
+        elif shape is not None:
+            k = float(shape)
+        theta, value, (kept, observed, _, _) = _fit_shape(k, ss, bl, bs, trim, censor,
+                                                          theta)
+        if not np.isfinite(value) or not np.all(np.isfinite(theta)):
+            return None, "the empirical fit did not converge"
+        p = bl.shape[1]
+        pieces.append(Piece(lower, upper, k, location_basis, scale_basis, theta[:p],
+                            theta[p:]))
+        used += int(kept.sum())
+        censored += int(kept.sum() - observed.sum())
+    if used < need:
+        return None, (f"too few unrelated subjects for an empirical fit: {used} after "
+                      f"leaving out the high scores, at least {need} needed")
+    ref = float(np.exp(np.median(x)))
+    fit = Fit(mode=mode, count=total, used=used, trimmed=int(s.size - used),
+              censored=censored, pieces=tuple(pieces), query_length=query_length,
+              reference_length=ref)
+    u, sigma = fit.location(np.array([ref]))[0], fit.scale(np.array([ref]))[0]
+    lam = 1.0 / sigma
+    kk = None
+    if mode == "local" and fit.shape == 1.0:
+        log_k = lam * u - math.log(float(query_length or 1) * ref)
+        kk = math.exp(log_k) if log_k < 700 else None  # K is for reports; None past a float
+    return replace(fit, lambda_=lam, K=kk), ""
+
+
+def fit(scores: np.ndarray, lengths: np.ndarray, mode: str = "local", **options: object
+        ) -> Fit | None:
+    """:func:`fit_or_reason` without the reason: the Fit, or None where no fit is possible
+    (the caller then prints NA or uses the tables)."""
+    return fit_or_reason(scores, lengths, mode, **options)[0]

@@ -1,0 +1,156 @@
+"""The search under each ``stats``: ranking by E-value, the best ``top`` found exactly
+through rounds of alignment and rescoring, scores unchanged by the statistics, E-values in
+every mode, ``blast`` as before, ``mask``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wavedp
+from wavedp.errors import StatisticsWarning
+from wavedp.search import statistics
+from wavedp.search.significance import STATS
+
+PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+DNA = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+AMINO = "ACDEFGHIKLMNPQRSTVWY"
+
+
+def _library(rng, letters: str, count: int, planted: list[str]) -> list[str]:
+    texts = ["".join(rng.choice(list(letters), int(rng.integers(60, 400))))
+             for _ in range(count)]
+    for k, seed in enumerate(planted):  # relatives: 25% of positions redrawn
+        s = np.array(list(seed))
+        hit = rng.random(s.size) < 0.25
+        s[hit] = rng.choice(list(letters), int(hit.sum()))
+        texts[7 * k + 3] = "".join(s)
+    return texts
+
+
+@pytest.fixture(scope="module")
+def protein():
+    rng = np.random.default_rng(11)
+    queries = ["".join(rng.choice(list(AMINO), n)) for n in (120, 250)]
+    # a biased query: E/K-rich, the kind composition statistics are for
+    queries.append("".join(rng.choice(list("EKEKEKAL" + AMINO), 200)))
+    return queries, _library(rng, AMINO, 600, queries * 3)
+
+
+def _key(h):
+    return (h.evalue, -h.score)
+
+
+@pytest.mark.parametrize("stats", ["fitted", "empirical", "composition"])
+def test_hits_rank_by_evalue_and_top_is_exact(protein, stats):
+    queries, texts = protein
+    full = wavedp.search(queries, texts, PROT, top=0, evalue=None, device="cpu", stats=stats)
+    for top in (1, 3, 10):
+        cut = wavedp.search(queries, texts, PROT, top=top, evalue=None, device="cpu",
+                            stats=stats)
+        for got, every in zip(cut, full, strict=True):
+            assert [_key(h) for h in every] == sorted(_key(h) for h in every)
+            # top=0 aligns and rescores every candidate: the best ``top`` by final E-value
+            assert [(h.target_id, h.evalue) for h in got] == \
+                [(h.target_id, h.evalue) for h in every[:top]]
+
+
+def test_statistics_never_change_scores(protein):
+    queries, texts = protein
+    plain = wavedp.search(queries, texts, PROT, top=0, evalue=None, device="cpu",
+                          stats="none")
+    for stats in STATS:
+        hits = wavedp.search(queries, texts, PROT, top=0, evalue=None, device="cpu",
+                             stats=stats)
+        for a, b in zip(hits, plain, strict=True):
+            assert sorted((h.target_id, h.score, h.cigar) for h in a) == \
+                sorted((h.target_id, h.score, h.cigar) for h in b)
+            if stats == "none":
+                assert all(h.evalue is None and h.bitscore is None for h in a)
+                assert [h.score for h in a] == sorted((h.score for h in a), reverse=True)
+            else:
+                assert all(h.evalue is not None for h in a)
+
+
+def test_the_evalue_cutoff_loses_no_hit(protein):
+    """The scan's threshold comes from the fit: a cut search keeps exactly the hits of the
+    uncut one at or below the cutoff."""
+    queries, texts = protein
+    for stats in ("fitted", "empirical", "composition"):
+        every = wavedp.search(queries, texts, PROT, top=0, evalue=None, device="cpu",
+                              stats=stats)
+        cut = wavedp.search(queries, texts, PROT, top=0, evalue=1.0, device="cpu",
+                            stats=stats)
+        for a, b in zip(cut, every, strict=True):
+            assert [(h.target_id, h.evalue) for h in a] == \
+                [(h.target_id, h.evalue) for h in b if h.evalue <= 1.0]
+
+
+def test_relatives_are_significant_and_random_pairs_are_not(protein):
+    queries, texts = protein
+    hits = wavedp.search(queries[:2], texts, PROT, top=0, evalue=1e-3, device="cpu")
+    for k, found in enumerate(hits):
+        planted = {f"target{7 * j + 4}" for j in range(len(texts)) if j % 3 == k}
+        assert {h.target_id for h in found} <= planted | set()
+        assert len(found) >= 2
+
+
+@pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
+def test_every_mode_and_dna_get_evalues(mode):
+    rng = np.random.default_rng(3)
+    for scoring, letters in ((PROT, AMINO), (DNA, "ACGT")):
+        queries = ["".join(rng.choice(list(letters), 150))]
+        texts = _library(rng, letters, 400, queries)
+        hits = wavedp.search(queries, texts, scoring, top=5, mode=mode, device="cpu")[0]
+        assert hits and all(h.evalue is not None and h.bitscore is not None for h in hits)
+        assert hits[0].target_id == "target4" and hits[0].evalue < 1e-3
+
+
+def test_no_fit_and_no_table_is_na_said_once():
+    rng = np.random.default_rng(4)
+    texts = ["".join(rng.choice(list(AMINO), 100)) for _ in range(50)]
+    with pytest.warns(StatisticsWarning, match="too few subjects") as caught:
+        hits = wavedp.search([texts[0], texts[1]], texts, PROT, mode="global", device="cpu")
+    assert len([w for w in caught if w.category is StatisticsWarning]) == 1
+    assert all(h.evalue is None for q in hits for h in q)
+
+
+def test_blast_statistics_are_the_tables():
+    rng = np.random.default_rng(5)
+    texts = ["".join(rng.choice(list(AMINO), 120)) for _ in range(300)]
+    hits = wavedp.search([texts[9]], texts, PROT, top=5, device="cpu", stats="blast")[0]
+    table = statistics.parameters(PROT)
+    n = sum(map(len, texts))
+    for h in hits:
+        assert h.evalue == table.evalue(h.score, 120, n)
+        assert h.bitscore == table.bitscore(h.score)
+
+
+def test_mask_scores_low_complexity_as_x():
+    pytest.importorskip("pytantan")
+    query = "MKV" + "Q" * 40 + "ACDEFGHIKLMNPQRSTVWY"
+    texts = ["Q" * 60, "ACDEFGHIKLMNPQRSTVWY" * 2]
+    plain = wavedp.search([query], texts, PROT, top=0, evalue=None, device="cpu")[0]
+    masked = wavedp.search([query], texts, PROT, top=0, evalue=None, device="cpu",
+                           mask=True)[0]
+    best = {h.target_id: h.score for h in plain}
+    got = {h.target_id: h.score for h in masked}
+    assert best["target1"] >= 200 and got["target1"] < 10  # the Q run scores as X now
+    assert got["target2"] >= best["target2"] - 6  # the complex part is left as it was
+    # composition statistics already doubt the Q run unmasked: its E-value is far above
+    # the complex hit's, though its score is higher
+    e = {h.target_id: h.evalue for h in plain}
+    assert e["target1"] > 1e6 * e["target2"]
+
+
+@pytest.mark.gpu
+def test_statistics_are_the_same_on_the_gpu(protein):
+    """The GPU scans the sample and the database; the statistics are computed from the same
+    exact scores: every hit, E-value and bit score equal, bit for bit."""
+    queries, texts = protein
+    for stats in STATS:
+        cpu = wavedp.search(queries, texts, PROT, top=0, device="cpu", stats=stats)
+        gpu = wavedp.search(queries, texts, PROT, top=0, device="gpu", stats=stats)
+        assert [[(h.target_id, h.score, h.cigar, h.evalue, h.bitscore) for h in q]
+                for q in gpu] == [[(h.target_id, h.score, h.cigar, h.evalue, h.bitscore)
+                                   for h in q] for q in cpu]
