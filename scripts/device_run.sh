@@ -3,7 +3,7 @@
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
-#       labquick|energy|barriers|compare|scores|makedb|all][,...] [-k expr]
+#       labquick|energy|barriers|compare|scores|makedb|stats|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -103,6 +103,11 @@ if want scores; then
     # every score of 1,000 x 10,000 proteins as one matrix, the GPU's GCUPS
     python3 benchmarks/scores.py --device gpu --queries 1000 --sequences 10000 2>&1 \
         | tee "$out/scores_bench.log"
+fi
+if want stats; then
+    # what the statistics cost a GPU search of 1,000,000 proteins (none, blast, fitted)
+    python3 benchmarks/stats_cost.py --device gpu --sequences 1000000 --queries 20 \
+        2>&1 | tee "$out/stats_cost.log"
 fi
 if want makedb; then
     # makedb of a Swiss-Prot-sized FASTA (570,000 sequences, 211 M residues), the whole
