@@ -8,7 +8,8 @@ those of ``allqueries.fasta`` (in ``../shared/data`` beside the repository or in
 database is a seeded random protein set (BLOSUM62 background frequencies or uniform,
 fixed or lognormal lengths). Both engines use all cores; the scores are asserted equal.
 Warm-up first (Numba compile or cache load timed and reported apart); each engine's time
-is the median of ``--repeats`` runs, the two engines taking turns.
+is the median of ``--repeats`` runs, the two engines taking turns. Then the whole
+``wavedp.search`` on 1, 2, 4, ... threads up to every core (``threads=``), hits identical.
 GCUPS = sum over pairs of m*n / seconds / 1e9.
 ``--device`` names the part to run: ``cpu``, ``gpu`` (``search_gpu.py``) or ``both``.
 """
@@ -122,6 +123,30 @@ def cpu_part(queries: list[str], database: list[str], repeats: int) -> list[dict
     return rows
 
 
+def scaling(queries: list[str], database: list[str], repeats: int) -> list[tuple[int, float]]:
+    """The whole search (``wavedp.search``: scan and hits, top 10) on 1, 2, 4, ... threads
+    up to every core; (threads, median seconds). The hits are asserted identical."""
+    scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=GAP_OPEN, gap_extend=GAP_EXTEND)
+    db = wavedp.Database.from_sequences(database)
+    cores = wavedp.threads.cores()
+    counts = sorted({1, cores, *(t for t in (2, 4, 8, 16, 32, 64) if t < cores)})
+    wavedp.search(queries[:1], db, scoring, device="cpu", stats="blast")  # compile
+    rows, want = [], None
+    for threads in counts:
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            got = wavedp.search(queries, db, scoring, device="cpu", stats="blast",
+                                threads=threads)
+            times.append(time.perf_counter() - t0)
+        found = [[(h.target_id, h.score, h.cigar) for h in q] for q in got]
+        want = want or found
+        if found != want:
+            raise SystemExit(f"the hits on {threads} threads differ from those on 1")
+        rows.append((threads, statistics.median(times)))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=["cpu", "gpu", "both"], default="cpu",
@@ -173,6 +198,14 @@ def main() -> None:
         warm = "-" if row["compile"] is None else f"{row['compile']:.2f}"
         print(f"| {row['engine']} | {len(queries)} | {len(database)} | {residues} "
               f"| {row['seconds']:.3f} | {row['gcups']:.2f} | {row['ratio']:.2f} | {warm} |")
+    cells = sum(len(q) for q in queries) * residues
+    print("\nwavedp.search (scan and top-10 hits) by --threads, hits identical:\n")
+    print("| threads | seconds | GCUPS | speed-up over 1 |")
+    print("|---|---|---|---|")
+    rows = scaling(queries, database, args.repeats)
+    for threads, seconds in rows:
+        print(f"| {threads} | {seconds:.3f} | {cells / seconds / 1e9:.2f} "
+              f"| {rows[0][1] / seconds:.2f} |")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """wavedp: exact dynamic programming (Smith-Waterman/Gotoh and friends) on CPUs and GPUs."""
 
-from . import polyadic
+from . import polyadic, threads
 from .alignment import Alignment
 from .api import align, align_all
 from .errors import DeviceError, InputError
@@ -12,4 +12,4 @@ from .version import __version__
 
 __all__ = ["Alignment", "Database", "DeviceError", "InputError", "Scoring", "Searcher", "align",
            "align_all", "local_hits", "matrix_chain", "nussinov", "polyadic", "scores", "search",
-           "__version__"]
+           "threads", "__version__"]

@@ -22,6 +22,8 @@ from .engines.common import GLOBAL
 from .errors import InputError
 from .scoring import Scoring
 from .seqio import read_records
+from .threads import check as check_threads
+from .threads import limited
 
 #: host bytes the engine holds per (query of a batch, target) while a batch is scanned: the
 #: batch's int32 scores as the scan returns them, and a chunk's copy on the way
@@ -92,7 +94,7 @@ def _edge(length: np.ndarray, scoring: Scoring, code: int) -> np.ndarray:
 
 def scores(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
            device: str | Device = "auto", devices: Any = None,
-           all_vs_all: bool = False) -> np.ndarray:
+           all_vs_all: bool = False, threads: int | None = None) -> np.ndarray:
     """The exact score of every query against every target: an int32 array of
     ``len(queries) x len(targets)``, entry (i, j) equal to
     ``wavedp.align(queries[i], targets[j], scoring, mode).score``.
@@ -100,8 +102,9 @@ def scores(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
     ``queries`` and ``targets``: lists of sequences (str, bytes, Bio Seq or SeqRecord) or a
     FASTA/FASTQ path; ``targets=None`` (or ``all_vs_all=True``) scores the queries against
     themselves. The device (``auto``, ``cpu``, ``gpu``; on the GPU every visible one or
-    those of ``devices``) is chosen once. Before any work the int32 score range and the host
-    memory (:func:`memory_needed` against :func:`host_memory`) are checked (InputErrors).
+    those of ``devices``) is chosen once; on the CPU every core, or ``threads`` of them.
+    Before any work the int32 score range and the host memory (:func:`memory_needed`
+    against :func:`host_memory`) are checked (InputErrors).
     """
     scoring = check_scoring(scoring)
     code = mode_code(mode)
@@ -125,7 +128,8 @@ def scores(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
     out[:, tlen == 0] = _edge(qlen, scoring, code)[:, None]
     live_q, live_t = np.flatnonzero(qlen), np.flatnonzero(tlen)
     if live_q.size and live_t.size:
-        _scan(q, t, live_q, live_t, scoring, code, chosen, out)
+        with limited(check_threads(threads)):
+            _scan(q, t, live_q, live_t, scoring, code, chosen, out)
     return out
 
 

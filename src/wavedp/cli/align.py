@@ -78,6 +78,7 @@ blastn -outfmt 7 names them.
               help="Storage of the diagonal strategy: coalesced (default) or simple.")
 @click.option("--energy", is_flag=True, help=common.ENERGY_HELP)
 @click.pass_obj
+@common.threads_option
 def align(obj, query: str, target: str, mode: str, matrix: str | None, match: int | None,
           mismatch: int | None, gap_open: int | None, gap_extend: int | None,
           score_only: bool, fmt: str, device: str, devices: str | None, output: str | None,

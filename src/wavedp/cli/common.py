@@ -6,6 +6,7 @@ under the output contract (``output.py``); progress and notes go to stderr.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 
 import click
@@ -19,6 +20,7 @@ from ..errors import InputError
 from ..formats import FORMATS
 from ..scoring import Scoring
 from ..seqio import read_records
+from ..threads import limited
 
 #: exit status for user errors (click's usage errors use it too)
 USAGE_EXIT = 2
@@ -155,6 +157,22 @@ def columns(text: str | None, header: bool, fmt: str,
     if header and fmt != "blast6":
         raise InputError(f"--header applies to --format blast6, not {fmt}")
     return chosen
+
+
+THREADS_HELP = "CPU threads for the CPU stages (1: the calling thread). [default: every core]"
+
+
+def threads_option(command: Callable) -> Callable:
+    """--threads N: the command's CPU kernels on at most N threads (the decorator nearest
+    the function)."""
+
+    @functools.wraps(command)
+    def run(*args, threads: int | None, **kwargs):
+        with limited(threads):
+            return command(*args, **kwargs)
+
+    return click.option("--threads", type=click.IntRange(min=1), default=None, metavar="N",
+                        help=THREADS_HELP)(run)
 
 
 def device_options(gpus: bool = False) -> list[Callable]:

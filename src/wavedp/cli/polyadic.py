@@ -74,6 +74,7 @@ def read_dims(args: tuple[str, ...]) -> list[int]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="text: cost<TAB>order; json: one object.")
 @common.device_and_output
+@common.threads_option
 def chain(dims: tuple[str, ...], fmt: str, device: str, output: str | None) -> None:
     destination = outputs.target(output, dims if len(dims) == 1 else ())
     values = read_dims(dims)
@@ -96,6 +97,7 @@ def chain(dims: tuple[str, ...], fmt: str, device: str, output: str | None) -> N
 @click.option("--format", "fmt", type=click.Choice(["dotbracket", "json"]),
               default="dotbracket", show_default=True, help="Output format.")
 @common.device_and_output
+@common.threads_option
 def fold(fasta: str, algorithm: str, min_loop: int, no_gu: bool, fmt: str, device: str,
          output: str | None) -> None:
     destination = outputs.target(output, [fasta])

@@ -36,6 +36,7 @@ The format follows -o's name (.npy: npy), else --format.
 @common.devices_options
 @click.option("-o", "--output", default=None, metavar="FILE",
               help="Write the matrix to FILE instead of stdout ('-' is stdout).")
+@common.threads_option
 def scores_command(query: str, target: str | None, mode: str, matrix: str | None,
                    match: int | None, mismatch: int | None, gap_open: int | None,
                    gap_extend: int | None, fmt: str | None, device: str,

@@ -56,8 +56,10 @@ IUPAC codes), mostly bases; else protein.
 @click.option("--alphabet", type=click.Choice(["auto", *ALPHABETS]), default="auto",
               show_default=True, help="Residue alphabet of the sequences (auto: guessed from "
                                       "the first records).")
-def makedb(fasta: str, output: str, alphabet: str) -> None:
-    db = Database.build(fasta, output, alphabet=alphabet, progress=True)
+@click.option("--threads", type=click.IntRange(min=1), default=None, metavar="N",
+              help=common.THREADS_HELP)
+def makedb(fasta: str, output: str, alphabet: str, threads: int | None) -> None:
+    db = Database.build(fasta, output, alphabet=alphabet, progress=True, threads=threads)
     empty = int(np.count_nonzero(np.asarray(db.lengths) == 0))
     click.echo(f"wavedp: {output}: {len(db):,} sequences, {db.total_residues:,} residues "
                f"({db.alphabet}{', guessed' if alphabet == 'auto' else ''})"
@@ -254,6 +256,7 @@ class _Dask:
               help="Print each scan launch's predicted and measured time on stderr.")
 @click.option("--energy", is_flag=True, help=common.ENERGY_HELP)
 @click.pass_obj
+@common.threads_option
 def search_command(obj, query: str, database: str, top: int, evalue: float | None,
                    min_score: int | None, fraction: float | None, mode: str,
                    matrix: str | None, match: int | None, mismatch: int | None,

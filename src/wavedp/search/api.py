@@ -29,6 +29,8 @@ from ..errors import EmptyWarning, InputError
 from ..ranking import Scanner, merge
 from ..scoring import Scoring
 from ..seqio import read_records
+from ..threads import check as check_threads
+from ..threads import limited
 from ..trace import Trace
 from . import masking, statistics
 from .cluster import ClusterScanner, database_path
@@ -137,7 +139,7 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
            device: str | Device = "auto", fraction: float | None = None,
            client: Any = None, devices: Any = None,
            partition: str = "auto", trace: Trace | None = None, stats: str = DEFAULT_STATS,
-           mask: bool = False) -> list[list[Alignment]]:
+           mask: bool = False, threads: int | None = None) -> list[list[Alignment]]:
     """Search every query against ``database``; one ranked hit list per query (query order).
 
     ``database``: a list of sequences, a FASTA/FASTQ path, a ``.wdb`` folder or a
@@ -146,7 +148,8 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
     all, ``min_score`` and ``evalue`` (None: no E-value filter) filter. ``stats``: where
     E-values come from (``fitted``, ``empirical``, ``composition``, ``blast``, ``none``:
     ``search.significance``); ``mask``: the queries' low-complexity regions (tantan) score
-    as X (N for DNA).
+    as X (N for DNA). ``threads``: the CPU stages (scan, alignments, hits) on at most that
+    many threads (default every core).
     Each hit equals ``wavedp.align`` on its pair, with ``evalue``, ``bitscore`` (None without
     statistics) and ``strand`` (DNA; ``both`` strands by default) filled in.
     ``fraction`` (local mode, in (0, 1]): each reported (query, target) pair expands into its
@@ -170,7 +173,7 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
                           min_score=min_score, mode=mode, traceback=traceback, strand=strand,
                           device=device, fraction=fraction, client=client,
                           devices=devices, partition=partition, trace=trace, stats=stats,
-                          mask=mask)
+                          mask=mask, threads=threads)
     return [hits for _, hits in results]
 
 
@@ -181,7 +184,7 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
                 skip: Iterable[int] = (), fraction: float | None = None,
                 client: Any = None, devices: Any = None, partition: str = "auto",
                 trace: Trace | None = None, grid_cap: int | None = None,
-                stats: str = DEFAULT_STATS, mask: bool = False
+                stats: str = DEFAULT_STATS, mask: bool = False, threads: int | None = None
                 ) -> Iterator[tuple[int, list[Alignment]]]:
     """:func:`search` as a generator of ``(query index, hits)`` in query order, queries in
     ``skip`` left out; ``progress(cells)`` is called as work completes; ``grid_cap``: every
@@ -194,7 +197,8 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
                           stats, mask)
     q = _queries(queries, scoring)
     searcher = Searcher(database, scoring, mode=mode, device=device, devices=devices,
-                        partition=partition, client=client, grid_cap=grid_cap, trace=trace)
+                        partition=partition, client=client, grid_cap=grid_cap, trace=trace,
+                        threads=threads)
     return searcher.run(q, options, progress, skip)
 
 
@@ -241,13 +245,15 @@ class Searcher:
     on the GPU the database stays in GPU memory after the first search, the kernels stay
     compiled and the last plans are kept; each :meth:`search` then pays for the scan and
     the hits only. The arguments are :func:`search`'s; ``trace`` gathers every search's
-    record (default a trace of its own: :attr:`trace`)."""
+    record (default a trace of its own: :attr:`trace`); ``threads`` bounds the CPU stages
+    of every search."""
 
     def __init__(self, database: Any, scoring: Scoring, *, mode: str = "local",
                  device: str | Device = "auto", devices: Any = None, partition: str = "auto",
                  client: Any = None, grid_cap: int | None = None,
-                 trace: Trace | None = None) -> None:
+                 trace: Trace | None = None, threads: int | None = None) -> None:
         self.scoring = check_scoring(scoring)
+        self.threads = check_threads(threads)
         self.mode, self.code = mode, mode_code(mode)
         self.partition = check_partition(partition)
         self.db = open_database(database, self.scoring)
@@ -301,6 +307,10 @@ class Searcher:
         if options.mask:
             texts, codes = masking.masked(q.texts, q.codes, self.scoring)
             q = Prepared.from_codes(texts, q.ids, codes)
+        return _limited(self._results(q, options, progress, todo), self.threads)
+
+    def _results(self, q: Prepared, options: _Options, progress: Progress | None,
+             todo: list[int]) -> Iterator[tuple[int, list[Alignment]]]:
         method = options.method
         if method.name in ("blast", "none"):
             return _run(q, self.db, self.lut, self.scoring, self.mode, options.traceback,
@@ -325,6 +335,13 @@ class Searcher:
                                       self.code, self.partition, None, Trace())
             self._samples[key] = (sample, scanner)
         return self._samples[key]
+
+
+def _limited(results: Iterator[tuple[int, list[Alignment]]], threads: int | None
+             ) -> Iterator[tuple[int, list[Alignment]]]:
+    """``results`` with the CPU stages on at most ``threads`` threads while they run."""
+    with limited(threads):
+        yield from results
 
 
 def _warn_empty(q: Prepared, db: Database, todo: list[int]) -> None:

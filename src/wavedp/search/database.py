@@ -37,6 +37,8 @@ from ..engines.common import residue_ranges
 from ..errors import InputError
 from ..scoring import DNA_LETTERS, INVALID, Scoring, dna_table, matrix_table
 from ..seqio import FastaBlock, fasta_block, fasta_chunks, iter_records
+from ..threads import check as check_threads
+from ..threads import cores
 
 FORMAT = "wavedp-db"
 VERSION = 1
@@ -633,7 +635,8 @@ class Database:
         except OSError as exc:
             raise InputError(f"cannot write database {out}: {exc.strerror or exc}") from None
         try:
-            builder = _write(tmp, source, alphabet, progress, threads or _cores())
+            builder = _write(tmp, source, alphabet, progress,
+                             check_threads(threads) or cores())
             if builder.count == 0:
                 raise InputError(f"file {source}: no records")
             with open(os.path.join(tmp, HEADER), "w", encoding="utf-8") as fh:
@@ -846,14 +849,6 @@ class Database:
                              f"{scoring.matrix} matrix")
         table.setflags(write=False)
         return table
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _umask() -> int:

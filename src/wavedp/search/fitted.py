@@ -9,7 +9,6 @@ the reported hits are the best ``top`` by final E-value, exactly."""
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -24,6 +23,7 @@ from ..device import Device
 from ..errors import StatisticsWarning
 from ..ranking import Scanner
 from ..scoring import Scoring
+from ..threads import cores
 from ..trace import Trace
 from .database import Database
 from .hitlist import align_ranked, batch_jobs, query_batches
@@ -59,7 +59,7 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
     count = int(np.count_nonzero(lengths)) * len(wanted)  # what an E-value counts
     sizes = np.unique(lengths[lengths > 0])
     said: set[str] = set()
-    threads = max(1, min(16, _cores()))
+    threads = max(1, min(16, cores()))
     with ThreadPoolExecutor(threads, thread_name_prefix="wavedp-stats") as pool:
         for batch in query_batches(todo, [q.codes[k].size for k in todo], n, batch_cells):
             live, jobs = batch_jobs(q, batch, wanted)
@@ -90,13 +90,6 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
             trace.add("align", time.perf_counter() - start)
             for k in batch:
                 yield k, hits.get(k, [])
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _fits(method: Method, jobs: list, sample: tuple[Sample, Scanner] | None, mode: str,

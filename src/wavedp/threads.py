@@ -1,0 +1,47 @@
+"""How many CPU threads wavedp's CPU stages use (``threads=`` in Python, ``--threads`` on the
+command line): every core by default; 1 runs each kernel in the calling thread."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+from .errors import InputError
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def check(threads: object) -> int | None:
+    """``threads`` as a positive int (None: every core); an InputError otherwise."""
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise InputError(f"threads must be a positive integer (or None: every core), got "
+                         f"{threads!r}")
+    return threads
+
+
+@contextlib.contextmanager
+def limited(threads: int | None) -> Iterator[None]:
+    """The CPU kernels run in this thread on at most ``threads`` threads while the context
+    lasts (None: no limit, every core)."""
+    threads = check(threads)
+    if threads is None:
+        yield
+        return
+    # Numba loads here, only when a limit is asked for: it costs 0.2 s of a command's start
+    import numba
+
+    old = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
