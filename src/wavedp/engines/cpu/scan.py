@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -43,18 +43,9 @@ class CpuScanner:
         notice([(scan_slice, None, SECONDS["scan"] * (2 if self.mode == LOCAL else 1)),
                 (whole_pairs, None, SECONDS["whole"])])
         found: list[list] = [[] for _ in queries]
-        for start, stop in residue_ranges(self.offsets, CPU_CHUNK):
-            lo, hi = int(self.offsets[start]), int(self.offsets[stop])
-            residues = np.asarray(self.residues[lo:hi])
-            if self.lut is not None:
-                residues = self.lut[residues]
-            offsets = np.asarray(self.offsets[start:stop + 1]) - lo
-            for j, q in enumerate(queries):
-                s = scores(q, residues, offsets, self.sub, *self.gaps, self.mode)
-                idx = top(s, k, thresholds[j])
-                found[j].append((idx + start, s[idx], PLUS))
-                if progress is not None:
-                    progress(q.size * (hi - lo))
+        for start, j, s in self._scores(queries, progress):
+            idx = top(s, k, thresholds[j])
+            found[j].append((idx + start, s[idx], PLUS))
         return [merge(parts, k)[:2] for parts in found]
 
     def matrix(self, queries: list[np.ndarray],
@@ -63,6 +54,14 @@ class CpuScanner:
         database, in database order (no ranking)."""
         notice([(scan_slice, None, SECONDS["scan"] * (2 if self.mode == LOCAL else 1))])
         out = np.empty((len(queries), len(self.offsets) - 1), np.int32)
+        for start, j, s in self._scores(queries, progress):
+            out[j, start:start + s.size] = s
+        return out
+
+    def _scores(self, queries: list[np.ndarray], progress: Callable[[int], None] | None
+                ) -> Iterator[tuple[int, int, np.ndarray]]:
+        """(first database index of the chunk, query index, the query's scores against the
+        chunk) for every chunk of at most CPU_CHUNK residues and every query."""
         for start, stop in residue_ranges(self.offsets, CPU_CHUNK):
             lo, hi = int(self.offsets[start]), int(self.offsets[stop])
             residues = np.asarray(self.residues[lo:hi])
@@ -70,11 +69,9 @@ class CpuScanner:
                 residues = self.lut[residues]
             offsets = np.asarray(self.offsets[start:stop + 1]) - lo
             for j, q in enumerate(queries):
-                out[j, start:stop] = scores(q, residues, offsets, self.sub, *self.gaps,
-                                            self.mode)
+                yield start, j, scores(q, residues, offsets, self.sub, *self.gaps, self.mode)
                 if progress is not None:
                     progress(q.size * (hi - lo))
-        return out
 
 
 DEFAULT_CPU = Model(kind="cpu", device="default", version="", calibrated=False,
