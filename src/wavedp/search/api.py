@@ -121,18 +121,6 @@ def _cutoffs(top: int, evalue: float | None, min_score: int | None, mode: str,
     return int(top), evalue, None if min_score is None else int(min_score), method
 
 
-def _evalue_floor(stats: statistics.KarlinAltschul, evalue: float, m: int, n: int) -> int:
-    """The smallest score whose E-value is at most ``evalue`` (m: query, n: db residues)."""
-    if m == 0 or n == 0:
-        return -(1 << 30)
-    if math.isinf(evalue):  # no cutoff
-        return -(1 << 30)
-    s = math.floor((math.log(stats.K * m * n) - math.log(evalue)) / stats.lambda_) - 2
-    while stats.evalue(s, m, n) > evalue:
-        s += 1
-    return s
-
-
 def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scoring: Scoring,
            top: int = 10, evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
            mode: str = "local", traceback: bool = True, strand: str = "both",
@@ -389,8 +377,9 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
         for _, _, _, codes in jobs:
             floor = None if min_score is None else min_score
             if evalue is not None and stats is not None:
-                e_floor = _evalue_floor(stats, evalue, codes.size, n)
-                floor = e_floor if floor is None else max(floor, e_floor)
+                e_floor = stats.floor(evalue, codes.size, n)
+                if e_floor is not None:
+                    floor = e_floor if floor is None else max(floor, e_floor)
             if mode == "local":  # an alignment of no residues is not a hit
                 floor = 1 if floor is None else max(floor, 1)
             thresholds.append(floor)

@@ -163,6 +163,9 @@ def _hits(q: Prepared, live: list[int], jobs: list, ranked: dict[int, _Candidate
     taken = dict.fromkeys(live, 0)
     want = {k: (len(ranked[k].index) if top == 0 else
                 top + (max(SPARE, top) if rescore and fraction is None else 0)) for k in live}
+    views: dict[int, dict] = {}
+    for k, s, text, codes in jobs:
+        views.setdefault(k, {})[s] = (text, codes)
     pending = list(live)
     while pending:
         batch = []
@@ -170,9 +173,6 @@ def _hits(q: Prepared, live: list[int], jobs: list, ranked: dict[int, _Candidate
             c = ranked[k]
             stop = min(len(c.index), taken[k] + want[k])
             batch.append((k, taken[k], stop))
-        views = {}
-        for k, s, text, codes in jobs:
-            views.setdefault(k, {})[s] = (text, codes)
         entries = [(k, views[k], ranked[k].index[a:b], ranked[k].score[a:b],
                     ranked[k].strand[a:b]) for k, a, b in batch]
         aligned = align_ranked(q, entries, db, lut, scoring, mode, traceback, device, None,

@@ -163,15 +163,8 @@ class QueryStats:
             return None
         if self.fit is not None:
             return math.floor(float(np.min(self.fit.threshold(evalue, lengths)))) - 1
-        table = self.method.table
-        assert table is not None
-        if self.m == 0 or self.residues == 0:
-            return None
-        s = math.floor((math.log(table.K * self.m * self.residues) - math.log(evalue))
-                       / table.lambda_) - 2
-        while table.evalue(s, self.m, self.residues) > evalue:
-            s += 1
-        return s
+        assert self.method.table is not None
+        return self.method.table.floor(evalue, self.m, self.residues)
 
     def ratios(self, freqs: np.ndarray | None) -> np.ndarray | None:
         """The lambda ratios of this query against subjects of frequencies ``freqs``."""

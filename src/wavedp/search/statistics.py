@@ -160,6 +160,17 @@ class KarlinAltschul:
         """``(lambda*S - ln K) / ln 2``."""
         return (self.lambda_ * score - math.log(self.K)) / math.log(2)
 
+    def floor(self, evalue: float, query_length: int, database_residues: int) -> int | None:
+        """The smallest score whose E-value is at most ``evalue``; None where nothing is cut
+        (an infinite cutoff, an empty query or database)."""
+        m, n = query_length, database_residues
+        if m == 0 or n == 0 or math.isinf(evalue):
+            return None
+        s = math.floor((math.log(self.K * m * n) - math.log(evalue)) / self.lambda_) - 2
+        while self.evalue(s, m, n) > evalue:
+            s += 1
+        return s
+
     def evalue(self, score: int, query_length: int, database_residues: int) -> float:
         """``K * m * n * exp(-lambda*S)``: m the query length, n the database's residues."""
         if self.round_down:
