@@ -588,7 +588,7 @@ def main() -> None:
         print_table("Random sequences (every hit false): hits per query (E <= t)", rrows,
                     roc=False)
     acceptance(rows, rrows)
-    print("Cost of the statistics (NumPy, one core):")
+    print("Cost of the statistics (compiled kernels, one core):")
     for line in costs:
         print(f"  {line}")
     print(f"\ntotal {time.perf_counter() - start:.0f} s")

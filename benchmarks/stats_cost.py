@@ -1,7 +1,8 @@
 """What the statistics cost: one search under each ``--stats``, same resident database.
 
 Run from the repository root:  python benchmarks/stats_cost.py [--device gpu]
-[--sequences N] [--queries K] [--repeats R]  (with wavedp installed, or ``PYTHONPATH=src``).
+[--sequences N] [--queries K] [--repeats R] [--profile]  (with wavedp installed, or
+``PYTHONPATH=src``).
 
 A seeded protein database (BLOSUM62 background, lognormal lengths, median 300, written as
 FASTA and built with ``Database.build``) is held by one ``wavedp.Searcher``; the queries are
@@ -15,7 +16,9 @@ repeats is reported with its phases (the trace: fit, scan, rank, align) and the 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import statistics
 import tempfile
 import time
@@ -49,6 +52,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--profile", action="store_true",
+                        help="then profile one --stats fitted search (cProfile, top 30)")
     args = parser.parse_args()
     found = next((q for q in QUERIES if os.path.exists(q)), None)
     if found is None:
@@ -75,6 +80,12 @@ def main() -> None:
                 times[stats].append(time.perf_counter() - start)
                 for name, seconds in trace.seconds.items():
                     phases[stats].setdefault(name, []).append(seconds)
+        if args.profile:
+            profile = cProfile.Profile()
+            profile.runcall(searcher.search, queries, stats="fitted")
+            # the calling thread: what the search waits for (the pool's fits run beside it)
+            pstats.Stats(profile).sort_stats("cumulative").print_stats(
+                r"wavedp/(search|engines/cuda/scan/select|engines/cuda/gpus)", 30)
     for k in range(len(queries)):  # the statistics pick and order hits, never change scores
         seen: dict[str, int] = {}
         for stats in STATS:

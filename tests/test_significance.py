@@ -118,12 +118,15 @@ def test_counts_match_per_sequence_counting():
     db = Database.from_sequences(texts)
     lut = db.codes_for(BLOSUM62)
     size = len(BLOSUM62.alphabet)
-    for chunk in (1, 3, 7, 1 << 20):
-        got = composition.counts(db.residues, db.offsets, size, lut, chunk=chunk)
-        for k, t in enumerate(texts):
-            want = np.bincount(BLOSUM62.encode(t), minlength=size)[:size] if t \
-                else np.zeros(size)
-            assert got[k].tolist() == want.tolist(), (chunk, k)
+    def want(t: str) -> list[int]:
+        return (np.bincount(BLOSUM62.encode(t), minlength=size)[:size] if t
+                else np.zeros(size, int)).tolist()
+
+    got = composition.counts(db.residues, db.offsets, size, lut)
+    assert [row.tolist() for row in got] == [want(t) for t in texts]
+    some = np.array([6, 0, 3, 1, 3])  # a selection, in its order, with a repeat
+    got = composition.counts(db.residues, db.offsets, size, lut, some)
+    assert [row.tolist() for row in got] == [want(texts[k]) for k in some]
 
 
 def test_table_evalues_with_ratio(comp):

@@ -4,13 +4,39 @@ merge of candidate lists, and the interface of a scanner."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
 
 #: a query's candidates: database indices and their scores, ranked
 Candidates = tuple[np.ndarray, np.ndarray]
+
+class Later:
+    """Thresholds known only later (a search's statistics, fitted while its scan runs):
+    :meth:`get` computes them once, in the first thread that asks, and the others wait."""
+
+    def __init__(self, make: Callable[[], Sequence[int | None]]) -> None:
+        self._make = make
+        self._lock = threading.Lock()
+        self._value: Sequence[int | None] | None = None
+
+    def get(self) -> Sequence[int | None]:
+        with self._lock:
+            if self._value is None:
+                self._value = self._make()
+            return self._value
+
+
+#: each query's threshold (None: none), now or :class:`Later`
+Thresholds = Sequence[int | None] | Later
+
+
+def thresholds_of(thresholds: Thresholds) -> Sequence[int | None]:
+    """The thresholds themselves (waiting for :class:`Later` ones)."""
+    return thresholds.get() if isinstance(thresholds, Later) else thresholds
+
 
 #: strand codes in rank order (ties between the two strands of one sequence: plus first)
 PLUS, MINUS = 0, 1
@@ -54,7 +80,8 @@ def merge(parts: list[tuple[np.ndarray, np.ndarray, int]], k: int
 class Scanner(Protocol):
     """What a search asks of a scan engine (the CPU's, the GPUs', a Dask cluster's): each
     encoded query's best ``k`` (0: all) database indices and exact scores at or above its
-    threshold, ranked; ``progress(cells)`` as work completes."""
+    threshold, ranked; ``progress(cells)`` as work completes. :class:`Later` thresholds are
+    asked for as late as the engine can (the GPUs: once the first scores are computed)."""
 
-    def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
+    def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]: ...

@@ -30,7 +30,7 @@ from .. import engines
 from ..device import Device, choose, gpu_status
 from ..engines.common import shard_ranges
 from ..errors import DeviceError, InputError
-from ..ranking import PLUS, Candidates, merge
+from ..ranking import PLUS, Candidates, Thresholds, merge, thresholds_of
 from ..scoring import Scoring
 from .database import Database
 
@@ -172,13 +172,14 @@ class ClusterScanner:
         self.ranges = shard_ranges(db.offsets, parts)
         self.residues = [int(db.offsets[b]) - int(db.offsets[a]) for a, b in self.ranges]
 
-    def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
+    def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
         """Each query's best ``k`` (0: all) database indices and scores at or above its
         threshold; ``progress(cells)`` as shards finish. A round the cluster stops running
         is submitted again (:data:`STALL_RETRIES` times), then a DeviceError."""
         wait = _distributed().wait
         call = uuid.uuid4().hex
+        thresholds = list(thresholds_of(thresholds))  # the workers get plain numbers
         cells = sum(q.size for q in queries)
         parts: list[list[Candidates]] = [[] for _ in self.ranges]
         pending: dict[Any, int] = {}

@@ -11,8 +11,8 @@ under the user's matrix):
    :func:`effective_scores`), the ratio clipped to [0.5, 1] as Schaffer et al. do. A pair
    sharing a compositional bias scores higher by chance, has a smaller lambda, and its
    effective score shrinks. Vectorised over subjects: the pair's score distribution is one
-   (subjects x 20) @ (20 x distinct scores) product and the root a bracketed Newton iteration
-   on all subjects at once (:func:`solve_lambda`), under a microsecond per pair.
+   (subjects x 20) @ (20 x distinct scores) product and the root a bracketed Newton iteration,
+   compiled (:func:`solve_lambda`), a fraction of a microsecond per pair.
 2. **The alignment rescored under the pair's adjusted matrix** (Yu and Altschul 2005,
    Bioinformatics 21:902; Altschul et al. 2005, FEBS J 272:5101; BLAST's
    ``-comp_based_stats 2`` realigns with that matrix). The adjusted matrix has the target
@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from ..errors import InputError
 from ..scoring import Scoring
@@ -78,30 +79,32 @@ def background(scoring: Scoring) -> np.ndarray:
 
 
 def counts(residues: np.ndarray, offsets: np.ndarray, size: int,
-           lut: np.ndarray | None = None, chunk: int = 1 << 24) -> np.ndarray:
+           lut: np.ndarray | None = None, index: np.ndarray | None = None) -> np.ndarray:
     """Per-sequence residue counts, an int32 array (sequences x ``size``): sequence k is
     ``residues[offsets[k]:offsets[k+1]]`` (a database's arrays, memory-mapped or not), codes
-    translated by ``lut`` first where given (``Database.codes_for``). One ``bincount`` on
-    ``sequence index * size + code`` per ``chunk`` residues; codes >= ``size`` are left out."""
+    translated by ``lut`` first where given (``Database.codes_for``); ``index``: only
+    these sequences, one row each, in this order (default: all). Codes >= ``size`` are left
+    out. Compiled: reads each counted residue once."""
     offsets = np.asarray(offsets, dtype=np.int64)
-    n = offsets.size - 1
-    out = np.zeros((max(n, 0), size), dtype=np.int32)
-    total = int(offsets[-1]) if n > 0 else 0
-    for lo in range(0, total, chunk):
-        hi = min(lo + chunk, total)
-        codes = np.asarray(residues[lo:hi])
-        if lut is not None:
-            codes = lut[codes]
-        first = int(np.searchsorted(offsets, lo, side="right")) - 1
-        last = int(np.searchsorted(offsets, hi, side="left"))  # one past the last sequence
-        starts = np.clip(offsets[first:last], lo, hi)
-        ends = np.clip(offsets[first + 1:last + 1], lo, hi)
-        seq = np.repeat(np.arange(last - first, dtype=np.int64), ends - starts)
-        keep = codes < size
-        flat = seq[keep] * size + codes[keep]
-        part = np.bincount(flat, minlength=(last - first) * size)
-        out[first:last] += part.reshape(last - first, size).astype(np.int32)
+    if index is None:
+        index = np.arange(max(offsets.size - 1, 0), dtype=np.int64)
+    index = np.ascontiguousarray(index, dtype=np.int64)
+    table = np.arange(256, dtype=np.uint8) if lut is None else \
+        np.ascontiguousarray(lut, dtype=np.uint8)
+    out = np.zeros((index.size, size), dtype=np.int32)
+    _count(residues, offsets, index, table, size, out)
     return out
+
+
+@njit(cache=True, nogil=True)
+def _count(residues: np.ndarray, offsets: np.ndarray, index: np.ndarray, lut: np.ndarray,
+           size: int, out: np.ndarray) -> None:
+    for row in range(index.size):
+        k = index[row]
+        for i in range(offsets[k], offsets[k + 1]):
+            code = lut[residues[i]]
+            if code < size:
+                out[row, code] += 1
 
 
 def frequencies(counts: np.ndarray, background: np.ndarray,
@@ -117,81 +120,120 @@ def frequencies(counts: np.ndarray, background: np.ndarray,
     return (c + w * background) / (total + w)
 
 
-def score_distribution(sub: np.ndarray, query_freq: np.ndarray, subject_freqs: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """(distinct scores v, probabilities W): ``W[j, k]`` is the probability that a residue of
-    the query (frequencies ``query_freq``) aligned with one of subject j (row j of
-    ``subject_freqs``) scores ``v[k]`` under ``sub``. One (subjects x A) @ (A x K) product."""
+def letter_distribution(sub: np.ndarray, query_freq: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """(scores v, M): ``M[b, k]`` is the probability that a residue of the query
+    (frequencies ``query_freq``) aligned with the letter b scores ``v[k]`` under ``sub``. An
+    integer table's v is every integer from its lowest score to its highest."""
     sub = np.asarray(sub)
     values = np.unique(sub)
+    if np.issubdtype(sub.dtype, np.integer) and values[-1] - values[0] < 4096:
+        values = np.arange(values[0], values[-1] + 1)  # every integer between: no gaps
     onehot = (sub[:, :, None] == values[None, None, :]).astype(np.float64)  # a, b, k
-    per_subject_letter = np.einsum("a,abk->bk", np.asarray(query_freq, np.float64), onehot)
-    return values.astype(np.float64), np.atleast_2d(subject_freqs) @ per_subject_letter
+    mix = np.einsum("a,abk->bk", np.asarray(query_freq, np.float64), onehot)
+    return values.astype(np.float64), mix
+
+
+def score_distribution(sub: np.ndarray, query_freq: np.ndarray, subject_freqs: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """(scores v, probabilities W): ``W[j, k]`` is the probability that a residue of the
+    query aligned with one of subject j (row j of ``subject_freqs``) scores ``v[k]``:
+    ``subject_freqs @ M`` of :func:`letter_distribution`."""
+    values, mix = letter_distribution(sub, query_freq)
+    return values, np.atleast_2d(subject_freqs) @ mix
 
 
 def solve_lambda(values: np.ndarray, weights: np.ndarray, start: float | None = None,
-                 tol: float = 1e-9, max_iter: int = 200, block: int = 1 << 15) -> np.ndarray:
+                 tol: float = 1e-9, max_iter: int = 200, mix: np.ndarray | None = None
+                 ) -> np.ndarray:
     """The positive root lambda of ``f(lambda) = sum_k W[j, k] exp(lambda v[k]) - 1`` for
-    every row j of ``weights`` (``values`` v: distinct, ascending).
+    every row j of ``weights`` (``values`` v: distinct, ascending); with ``mix`` (M, as
+    :func:`letter_distribution` gives it), ``weights`` are letter frequencies and ``W =
+    weights @ M``, row by row inside the kernel (no BLAS call, whose threads contend when
+    several queries are solved at once).
 
     f is convex with a root at 0; a positive root exists when the expected score is negative
     and some positive score has weight. Rows without one get NaN (expected score >= 0) or
     +inf (no positive score). Newton's method from ``start`` (a guess, e.g. the background's
     lambda): a first step from the left of the root lands on its right (f lies above its
     tangents), from where Newton descends monotonically; every step is kept inside a bracket
-    [lo, hi] with f(lo) < 0 < f(hi), and bisected where it would leave it. Rows go
-    ``block`` at a time (the work arrays stay in cache).
+    [lo, hi] with f(lo) < 0 < f(hi), and bisected where it would leave it. Compiled, one
+    row at a time (:func:`_roots`); integer scores take ``exp(lambda v)`` as powers of
+    ``exp(lambda)``.
     """
-    w_all = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    w = np.ascontiguousarray(np.atleast_2d(np.asarray(weights, dtype=np.float64)))
     v = np.asarray(values, dtype=np.float64)
     if np.any(np.diff(v) <= 0):
         raise ValueError("values must be distinct and ascending")
-    out = np.empty(w_all.shape[0])
-    for first in range(0, w_all.shape[0], block):
-        out[first:first + block] = _solve_block(v, w_all[first:first + block], start, tol,
-                                                max_iter)
-    return out
+    m = np.eye(v.size) if mix is None else np.asarray(mix, dtype=np.float64)
+    integral = bool(v.size) and bool(np.all(v == np.round(v))) and v[-1] - v[0] < 4096
+    if integral and v[-1] - v[0] + 1 != v.size:  # the scores on the whole range v[0]..v[-1]
+        grid = np.zeros((m.shape[0], int(v[-1] - v[0]) + 1))
+        grid[:, (v - v[0]).astype(np.int64)] = m
+        m, v = grid, np.arange(v[0], v[-1] + 1.0)
+    return _roots(v, w, np.ascontiguousarray(m), math.nan if start is None else float(start),
+                  float(tol), int(max_iter), integral)
 
 
-def _solve_block(v: np.ndarray, w: np.ndarray, start: float | None, tol: float,
-                 max_iter: int) -> np.ndarray:
-    out = np.full(w.shape[0], np.nan)
-    moments = np.stack([np.ones_like(v), v], axis=1)  # e @ moments = (f + 1, f')
-    pos = v > 0
-    has_positive = (w[:, pos] > 0).any(axis=1)
-    out[~has_positive] = np.inf
-    todo = np.flatnonzero(has_positive & (w @ v < 0))
-    if not todo.size:
-        return out
-    w = w[todo]
-    # hi: f(hi) >= w_top exp(hi v_top) - 1 > 0 for the largest positive score with weight
-    top = np.where(w[:, pos] > 0, v[pos], 0.0).max(axis=1)
-    wtop = w[np.arange(todo.size), np.searchsorted(v, top)]
-    hi = (np.log(1.0 / wtop) + 1e-9) / top + 1e-12
-    lo = np.zeros(todo.size)
-    lam = hi.copy() if start is None else np.minimum(np.full(todo.size, float(start)), hi)
-    active = np.arange(todo.size)
-    for _ in range(max_iter):
-        x = lam[active]
-        e = np.multiply.outer(x, v)
-        np.exp(e, out=e)
-        e *= w[active] if active.size < todo.size else w
-        f, df = (e @ moments).T
-        f -= 1.0
-        below = f < 0
-        lo[active[below]] = x[below]
-        hi[active[~below]] = x[~below]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            new = x - f / df
-        a_lo, a_hi = lo[active], hi[active]
-        bad = ~((new > a_lo) & (new <= a_hi))
-        new[bad] = 0.5 * (a_lo[bad] + a_hi[bad])
-        lam[active] = new
-        done = (np.abs(new - x) <= tol * new) | (f == 0)
-        if done.all():
-            break
-        active = active[~done]
-    out[todo] = lam
+@njit(cache=True, nogil=True)
+def _roots(v: np.ndarray, freqs: np.ndarray, mix: np.ndarray, start: float, tol: float,
+           max_iter: int, integral: bool) -> np.ndarray:
+    """:func:`solve_lambda` of each row, ``W[j] = freqs[j] @ mix`` (``integral``: v is v[0],
+    v[0] + 1, ...)."""
+    rows = freqs.shape[0]
+    letters, size = mix.shape
+    out = np.full(rows, np.nan)
+    e = np.empty(size)
+    w = np.empty(size)
+    for j in range(rows):
+        for i in range(size):
+            w[i] = 0.0
+        for b in range(letters):
+            f = freqs[j, b]
+            if f != 0.0:
+                for i in range(size):
+                    w[i] += f * mix[b, i]
+        mean = 0.0
+        top = -1
+        for i in range(size):
+            mean += w[i] * v[i]
+            if v[i] > 0 and w[i] > 0:
+                top = i
+        if top < 0:
+            out[j] = np.inf
+            continue
+        if mean >= 0:
+            continue
+        # hi: f(hi) >= w_top exp(hi v_top) - 1 > 0 for the largest positive score with weight
+        hi = (math.log(1.0 / w[top]) + 1e-9) / v[top] + 1e-12
+        lo = 0.0
+        lam = hi if math.isnan(start) else min(start, hi)
+        for _ in range(max_iter):
+            x = lam
+            if integral:
+                step = math.exp(x)
+                e[0] = math.exp(x * v[0])
+                for i in range(1, size):
+                    e[i] = e[i - 1] * step
+            else:
+                for i in range(size):
+                    e[i] = math.exp(x * v[i])
+            f = -1.0
+            df = 0.0
+            for i in range(size):
+                f += w[i] * e[i]
+                df += w[i] * e[i] * v[i]
+            if f < 0:
+                lo = x
+            else:
+                hi = x
+            new = x - f / df if df != 0.0 else math.nan
+            if not (lo < new <= hi):
+                new = 0.5 * (lo + hi)
+            lam = new
+            if abs(new - x) <= tol * new or f == 0.0:
+                break
+        out[j] = lam
     return out
 
 
@@ -274,8 +316,8 @@ class Composition:
     def ratios_of(self, query_freq: np.ndarray, subject_freqs: np.ndarray) -> np.ndarray:
         """:meth:`ratios` from frequencies (:meth:`frequencies`): a search computes the
         database's once and reuses them for every query."""
-        values, weights = score_distribution(self.sub, query_freq, subject_freqs)
-        lam = solve_lambda(values, weights, start=self.lambda_background)
+        values, mix = letter_distribution(self.sub, query_freq)
+        lam = solve_lambda(values, subject_freqs, start=self.lambda_background, mix=mix)
         ratio = lam / self.lambda_background
         return np.clip(np.where(np.isnan(ratio), self.low, ratio), self.low, self.high)
 
@@ -332,39 +374,88 @@ def scale_margins(targets: np.ndarray, row: np.ndarray, column: np.ndarray,
                   tol: float = 1e-10, max_iter: int = 1000) -> np.ndarray:
     """``targets`` (A x A, positive) with rows and columns rescaled until its margins are
     ``row[k]`` and ``column[k]`` (one matrix per k; iterative proportional fitting, whose
-    limit is the matrix of those margins closest to ``targets`` in relative entropy)."""
+    limit is the matrix of those margins closest to ``targets`` in relative entropy). Each
+    matrix stops on its own once its row margins are within ``tol`` (compiled, pair by pair:
+    a result does not depend on the others fitted with it)."""
     row = np.atleast_2d(np.asarray(row, dtype=np.float64))
     column = np.atleast_2d(np.asarray(column, dtype=np.float64))
-    out = np.broadcast_to(targets, (row.shape[0], *targets.shape)).copy()
-    for _ in range(max_iter):
-        out *= (row / out.sum(axis=2))[:, :, None]
-        out *= (column / out.sum(axis=1))[:, None, :]
-        if np.max(np.abs(out.sum(axis=2) - row)) <= tol:
-            break
+    row, column = np.broadcast_arrays(row, column)
+    out = np.empty((row.shape[0], *targets.shape))
+    _scale(np.ascontiguousarray(targets, dtype=np.float64), np.ascontiguousarray(row),
+           np.ascontiguousarray(column), float(tol), int(max_iter), out)
     return out
+
+
+@njit(cache=True, nogil=True)
+def _scale(targets: np.ndarray, row: np.ndarray, column: np.ndarray, tol: float,
+           max_iter: int, out: np.ndarray) -> None:
+    a, b = targets.shape
+    sums = np.empty(max(a, b))
+    for k in range(row.shape[0]):
+        m = out[k]
+        m[:, :] = targets
+        for _ in range(max_iter):
+            for i in range(a):
+                total = 0.0
+                for j in range(b):
+                    total += m[i, j]
+                f = row[k, i] / total
+                for j in range(b):
+                    m[i, j] *= f
+            for j in range(b):
+                sums[j] = 0.0
+            for i in range(a):
+                for j in range(b):
+                    sums[j] += m[i, j]
+            for j in range(b):
+                sums[j] = column[k, j] / sums[j]
+            worst = 0.0
+            for i in range(a):
+                total = 0.0
+                for j in range(b):
+                    m[i, j] *= sums[j]
+                    total += m[i, j]
+                worst = max(worst, abs(total - row[k, i]))
+            if worst <= tol:
+                break
+
+
+_CIGAR = re.compile(r"(\d+)([=XIDM])")
+#: CIGAR operations: 1 aligned pair (=, X, M), 2 query only (I), 3 target only (D)
+_KINDS = {"=": 1, "X": 1, "M": 1, "I": 2, "D": 3}
 
 
 def pair_counts(query_codes: np.ndarray, target_codes: np.ndarray, cigar: str,
                 query_start: int, target_start: int, size: int) -> np.ndarray:
     """The aligned letter pairs of one alignment (``=`` and ``X`` columns of its CIGAR, from
     ``query_start`` and ``target_start``): a size x size count matrix, query letter first."""
-    ops = re.findall(r"(\d+)([=XIDM])", cigar)
+    ops = _CIGAR.findall(cigar)
     lengths = np.array([int(n) for n, _ in ops], dtype=np.int64)
-    kinds = np.array([op for _, op in ops])
-    on_query = np.isin(kinds, ["=", "X", "M", "I"])
-    on_target = np.isin(kinds, ["=", "X", "M", "D"])
-    paired = np.isin(kinds, ["=", "X", "M"])
-    q0 = query_start + np.concatenate([[0], np.cumsum(lengths * on_query)[:-1]])
-    t0 = target_start + np.concatenate([[0], np.cumsum(lengths * on_target)[:-1]])
-    runs = lengths[paired]
-    step = np.arange(int(runs.sum())) - np.repeat(np.cumsum(runs) - runs, runs)
-    qi = np.repeat(q0[paired], runs) + step
-    ti = np.repeat(t0[paired], runs) + step
-    a = np.asarray(query_codes)[qi].astype(np.int64)
-    b = np.asarray(target_codes)[ti].astype(np.int64)
-    keep = (a < size) & (b < size)
-    flat = np.bincount(a[keep] * size + b[keep], minlength=size * size)
-    return flat.reshape(size, size)
+    kinds = np.array([_KINDS[op] for _, op in ops], dtype=np.int8)
+    out = np.zeros((size, size), dtype=np.int64)
+    _pairs(np.asarray(query_codes), np.asarray(target_codes), lengths, kinds,
+           int(query_start), int(target_start), out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _pairs(query: np.ndarray, target: np.ndarray, lengths: np.ndarray, kinds: np.ndarray,
+           i: int, j: int, out: np.ndarray) -> None:
+    size = out.shape[0]
+    for r in range(lengths.size):
+        n = lengths[r]
+        if kinds[r] == 1:
+            for s in range(n):
+                a = query[i + s]
+                b = target[j + s]
+                if a < size and b < size:
+                    out[a, b] += 1
+            i += n
+            j += n
+        elif kinds[r] == 2:
+            i += n
+        else:
+            j += n
 
 
 def query_counts(codes: np.ndarray, size: int) -> np.ndarray:

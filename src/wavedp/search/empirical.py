@@ -49,6 +49,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import InputError
+from . import likelihood
 
 MODES = ("local", "global", "semiglobal")
 #: fewer scores than this (after the cut) give no fit
@@ -74,77 +75,17 @@ FAR_SHAPE = 2.0
 SHAPES = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 
 
-# ---- the log-gamma family --------------------------------------------------------------------
+# ---- the log-gamma family (compiled in likelihood.py) -----------------------------------------
 
 def _log_gammas(k: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(ln P(k, x), ln Q(k, x)): the regularised lower and upper incomplete gamma functions.
-    Below x = k + 1 the power series ``P = x^k e^-x / Gamma(k+1) sum_n x^n / ((k+1)..(k+n))``,
-    above it the continued fraction ``Q = x^k e^-x / Gamma(k) / (x+1-k - 1(1-k)/(x+3-k -
-    2(2-k)/(x+5-k - ...)))`` (evaluated by the modified Lentz method); each function's
-    complement is taken where it is not small."""
-    x = np.asarray(x, dtype=np.float64)
-    log_p = np.empty_like(x)
-    log_q = np.empty_like(x)
-    low = x < k + 1.0
-    if low.any():
-        xs = x[low]
-        total = np.ones_like(xs)
-        term = np.ones_like(xs)
-        for n in range(1, 1000):
-            term *= xs / (k + n)
-            total += term
-            if np.all(term <= 1e-16 * total):
-                break
-        lp = k * np.log(np.maximum(xs, 1e-300)) - xs - math.lgamma(k + 1.0) + np.log(total)
-        log_p[low] = lp
-        log_q[low] = np.log(np.maximum(-np.expm1(lp), 1e-300))
-    high = ~low
-    if high.any():
-        xs = x[high]
-        tiny = 1e-300
-        b = xs + 1.0 - k
-        c = np.full_like(xs, 1.0 / tiny)
-        d = 1.0 / b
-        h = d.copy()
-        for n in range(1, 1000):
-            a = -n * (n - k)
-            b = b + 2.0
-            d = a * d + b
-            d = np.where(np.abs(d) < tiny, tiny, d)
-            c = b + a / c
-            c = np.where(np.abs(c) < tiny, tiny, c)
-            d = 1.0 / d
-            delta = d * c
-            h *= delta
-            if np.all(np.abs(delta - 1.0) <= 1e-15):
-                break
-        lq = k * np.log(xs) - xs - math.lgamma(k) + np.log(h)
-        log_q[high] = lq
-        log_p[high] = np.log(np.maximum(-np.expm1(lq), 1e-300))
-    return log_p, log_q
+    """(ln P(k, x), ln Q(k, x)) of each element: the regularised lower and upper incomplete
+    gamma functions."""
+    return likelihood.log_gammas_of(float(k), np.asarray(x, dtype=np.float64))
 
 
 def _log_upper(k: float, z: np.ndarray) -> np.ndarray:
-    """ln P(Z > z) for Z = -ln G, G ~ Gamma(k, 1): ln P(k, e^-z)."""
-    z = np.clip(np.asarray(z, dtype=np.float64), -50.0, 700.0)
-    x = np.exp(-z)
-    if k == 1.0:
-        return np.log(-np.expm1(-x))
-    return _log_gammas(k, x)[0]
-
-
-def _log_lower(k: float, z: np.ndarray) -> np.ndarray:
-    """ln P(Z <= z) = ln Q(k, e^-z)."""
-    z = np.clip(np.asarray(z, dtype=np.float64), -50.0, 700.0)
-    if k == 1.0:
-        return -np.exp(-z)
-    return _log_gammas(k, np.exp(-z))[1]
-
-
-def _log_density(k: float, z: np.ndarray) -> np.ndarray:
-    """ln of Z's density, ``-k z - e^-z - ln Gamma(k)``."""
-    z = np.clip(np.asarray(z, dtype=np.float64), -50.0, 700.0)
-    return -k * z - np.exp(-z) - math.lgamma(k)
+    """ln P(Z > z) of each element, for Z = -ln G, G ~ Gamma(k, 1): ln P(k, e^-z)."""
+    return likelihood.log_uppers(float(k), np.asarray(z, dtype=np.float64))
 
 
 def _digamma(k: float) -> float:
@@ -167,17 +108,7 @@ def _trigamma(k: float) -> float:
 
 def _upper_quantile(k: float, p: float) -> float:
     """z with P(Z > z) = p."""
-    if k == 1.0:
-        return -math.log(-math.log1p(-p))
-    lo, hi = -50.0, 700.0
-    target = math.log(p)
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if _log_upper(k, np.array([mid]))[0] > target:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
+    return likelihood.upper_quantile(float(k), float(p))
 
 
 # ---- the fitted model ------------------------------------------------------------------------
@@ -311,9 +242,15 @@ class Fit:
         """``log2(m n / P(S >= s | n))``: in local mode Karlin and Altschul's
         ``(lambda S - ln K) / ln 2`` under the fitted lambda and K (m: the query's length,
         or 1 when the fit was not told it)."""
+        return self.values(scores, lengths, spacing)[1]
+
+    def values(self, scores: np.ndarray, lengths: np.ndarray,
+               spacing: float | np.ndarray = 1.0) -> tuple[np.ndarray, np.ndarray]:
+        """(:meth:`evalue`, :meth:`bitscore`) from one evaluation of the tail."""
+        log_p = self.log_pvalue(scores, lengths, spacing)
         m = float(self.query_length or 1)
         n = np.maximum(np.asarray(lengths, dtype=np.float64), 1.0)
-        return (np.log(m * n) - self.log_pvalue(scores, lengths, spacing)) / math.log(2.0)
+        return self.count * np.exp(log_p), (np.log(m * n) - log_p) / math.log(2.0)
 
     def threshold(self, evalue: float, lengths: np.ndarray,
                   spacing: float = 1.0) -> np.ndarray:
@@ -354,184 +291,46 @@ def _bases(mode: str, x: np.ndarray, query_length: int | None
             Basis(center, spread, True, knots, bounds=(lo, hi)))
 
 
-def _negative_loglik(theta: np.ndarray, k: float, s: np.ndarray, bl: np.ndarray,
-                     bs: np.ndarray, state: np.ndarray, cut: np.ndarray, above: float,
-                     cut_high: np.ndarray) -> tuple[float, np.ndarray]:
-    """Minus the log-likelihood and its gradient. Score j is observed (``state`` 0: its
-    density), censored below ``cut[j]`` (-1: its lower probability) or censored above it
-    (+1: its upper probability). ``above`` > 0 adds that many unrelated scores per score,
-    each censored above its ``cut_high[j]``: the scores a fit leaves out at the top are
-    replaced by the number an unrelated sample has there, whatever number of true hits was
-    cut (a truncated likelihood would be the exact alternative, but it is unbounded)."""
-    p = bl.shape[1]
-    u = bl @ theta[:p]
-    log_sigma = np.clip(bs @ theta[p:], -30.0, 30.0)
-    sigma = np.exp(log_sigma)
-    g_u = np.zeros_like(s)  # d loglik / d u_j
-    g_ls = np.zeros_like(s)  # d loglik / d log sigma_j
-    total = 0.0
-
-    o = state == 0
-    z = (s[o] - u[o]) / sigma[o]
-    total += float(np.sum(_log_density(k, z) - log_sigma[o]))
-    dz = -k + np.exp(-np.clip(z, -50.0, 700.0))  # d ln f / dz
-    g_u[o] += -dz / sigma[o]
-    g_ls[o] += -dz * z - 1.0
-
-    for side in (-1, 1):
-        c = state == side
-        if not c.any():
-            continue
-        zc = (cut[c] - u[c]) / sigma[c]
-        log_p = _log_lower(k, zc) if side < 0 else _log_upper(k, zc)
-        total += float(np.sum(log_p))
-        # d ln F / dz = f / F below, d ln S / dz = -f / S above
-        slope = side * -np.exp(np.minimum(_log_density(k, zc) - log_p, 700.0))
-        g_u[c] += -slope / sigma[c]
-        g_ls[c] += -slope * zc
-
-    if above > 0:
-        zt = (cut_high - u) / sigma
-        log_s = _log_upper(k, zt)
-        total += above * float(np.sum(log_s))
-        slope = -np.exp(np.minimum(_log_density(k, zt) - log_s, 700.0))
-        g_u += above * (-slope / sigma)
-        g_ls += above * (-slope * zt)
-
-    grad = np.concatenate([bl.T @ g_u, bs.T @ g_ls])
-    if not np.isfinite(total) or not np.all(np.isfinite(grad)):
-        return math.inf, grad
-    return -total, -grad
+def _robust_start(s: np.ndarray, group: np.ndarray, gbl: np.ndarray, gbs: np.ndarray,
+                  k: float) -> np.ndarray:
+    """The first theta: least squares of the location, three rounds without residuals beyond
+    median + 3 MAD, then the moments of the kept residuals as the family's location and
+    scale (:func:`likelihood.robust_start`)."""
+    return likelihood.robust_start(s, group, gbl, gbs.shape[1], _digamma(k), _trigamma(k))
 
 
-def _minimise(fun, theta: np.ndarray, iterations: int = 200) -> tuple[np.ndarray, float]:
-    """BFGS with a backtracking (Armijo) line search; the first step is a short gradient step
-    and the inverse Hessian starts at the scale that step measures."""
-    value, grad = fun(theta)
-    if not np.isfinite(value):
-        return theta, value
-    h = np.eye(theta.size) / max(float(np.max(np.abs(grad))), 1.0)
-    first = True
-    for _ in range(iterations):
-        direction = -h @ grad
-        if grad @ direction >= 0:  # not a descent direction: restart from the gradient
-            h = np.eye(theta.size)
-            direction = -grad
-        step = 1.0
-        while True:
-            trial = theta + step * direction
-            new_value, new_grad = fun(trial)
-            if np.isfinite(new_value) and new_value <= value + 1e-4 * step * (grad @ direction):
-                break
-            step *= 0.5
-            if step < 1e-12:
-                return theta, value
-        ds, dg = trial - theta, new_grad - grad
-        theta, grad = trial, new_grad
-        improvement = value - new_value
-        value = new_value
-        sy = float(ds @ dg)
-        if sy > 1e-12:
-            if first:
-                h = np.eye(theta.size) * (sy / float(dg @ dg))
-                first = False
-            rho = 1.0 / sy
-            eye = np.eye(theta.size)
-            h = (eye - rho * np.outer(ds, dg)) @ h @ (eye - rho * np.outer(dg, ds)) \
-                + rho * np.outer(ds, ds)
-        if np.max(np.abs(grad)) < 1e-6 or np.max(np.abs(ds)) < 1e-9 \
-                or improvement < 1e-13 * max(1.0, abs(value)):
-            break
-    return theta, value
-
-
-def _robust_start(s: np.ndarray, bl: np.ndarray, bs: np.ndarray, k: float
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Least squares of the location, three rounds without residuals beyond median + 3 MAD,
-    then the moments of the kept residuals as the family's location and scale."""
-    keep = np.ones(s.size, dtype=bool)
-    for _ in range(4):
-        a = bl[keep]
-        gram = a.T @ a
-        coef = np.linalg.solve(gram + 1e-9 * np.trace(gram) * np.eye(gram.shape[0]),
-                               a.T @ s[keep])
-        r = s - bl @ coef
-        med = np.median(r[keep])
-        mad = 1.4826 * np.median(np.abs(r[keep] - med)) or 1.0
-        keep = r <= med + 3.0 * mad
-    sd = float(np.std(r[keep])) or 1.0
-    sigma = sd / math.sqrt(_trigamma(k))
-    coef = coef.copy()
-    coef[0] += float(np.mean(r[keep])) + _digamma(k) * sigma  # E[Z] = -digamma(k)
-    scale = np.zeros(bs.shape[1])
-    scale[0] = math.log(sigma)
-    return coef, scale
-
-
-def _fit_shape(k: float, s: np.ndarray, bl: np.ndarray, bs: np.ndarray, trim: float,
-               censor: float, theta: np.ndarray | None = None, rounds: int = 20
+def _fit_shape(k: float, s: np.ndarray, group: np.ndarray, gbl: np.ndarray, gbs: np.ndarray,
+               trim: float, censor: float, theta: np.ndarray | None = None, rounds: int = 20
                ) -> tuple[np.ndarray, float, tuple]:
     """Maximum likelihood for one shape k, the cut sets recomputed until they are stable:
-    (theta, minus log-likelihood, the last design: kept, observed, cut_low, cut_high)."""
+    (theta, minus log-likelihood, the last design: kept, observed, cut_low, cut_high).
+    Score j's subject has the length of group ``group[j]``, whose regressors are row
+    ``group[j]`` of ``gbl`` (location) and ``gbs`` (log-scale)."""
     if theta is None:
-        theta = np.concatenate(_robust_start(s, bl, bs, k))
-    z_high = _upper_quantile(k, trim)
-    z_low = _upper_quantile(k, 1.0 - censor)
-    p = bl.shape[1]
-    design: tuple = ()
-    value = math.inf
-    for _ in range(rounds):
-        u = bl @ theta[:p]
-        sigma = np.exp(bs @ theta[p:])
-        z = (s - u) / sigma
-        kept = z <= z_high
-        observed = kept & (z >= z_low)
-        if design:  # stable: at most 1 in 1,000 scores (and 3 at least) changed sides
-            changed = int(np.sum(kept != design[0]) + np.sum(observed != design[1]))
-            if changed <= max(3, s.size // 1000):
-                break
-        design = (kept, observed, u + sigma * z_low, u + sigma * z_high)
-        theta, value = _minimise(_design_nll(k, s, bl, bs, design, trim), theta)
-    return theta, value, design
+        theta = _robust_start(s, group, gbl, gbs, k)
+    theta, value, *design = likelihood.fit_shape(
+        float(k), s, group, gbl, gbs, float(trim), _upper_quantile(k, trim),
+        _upper_quantile(k, 1.0 - censor), np.ascontiguousarray(theta, dtype=np.float64),
+        rounds)
+    return theta, value, tuple(design)
 
 
-def _design_nll(k: float, s: np.ndarray, bl: np.ndarray, bs: np.ndarray, design: tuple,
-                trim: float):
-    """The function of theta that :func:`_minimise` minimises for one censoring design:
-    the kept scores observed or censored below, the cut ones replaced by the expected number
-    of unrelated scores above the cuts."""
-    kept, observed, cut_low, cut_high = design
-    state = np.where(observed[kept], 0, -1).astype(np.int8)
-    args = (k, s[kept], bl[kept], bs[kept], state, cut_low[kept], trim / (1.0 - trim),
-            cut_high[kept])
-    return lambda theta: _guarded(theta, args)
-
-
-def _guarded(theta: np.ndarray, args: tuple) -> tuple[float, np.ndarray]:
-    """:func:`_negative_loglik` where a line search's trial overflows: +inf, not a warning."""
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return _negative_loglik(theta, *args)
-
-
-def _censored_nll(k: float, s: np.ndarray, bl: np.ndarray, bs: np.ndarray, design: tuple):
-    """The plain censored likelihood of every score under one design (for comparing shapes
-    on the same data): cut scores censored above their cut, the lowest below theirs."""
-    kept, observed, cut_low, cut_high = design
+def _choose_shape(s: np.ndarray, group: np.ndarray, gbl: np.ndarray, gbs: np.ndarray,
+                  trim: float, censor: float) -> tuple[float, np.ndarray]:
+    """The shape of SHAPES with the largest likelihood, every shape fitted to the same data
+    under the same censoring (the cuts, in score units, of a Gumbel fit; cut scores censored
+    above their cut, the lowest below theirs): (k, its theta)."""
+    _, _, (kept, observed, cut_low, cut_high) = _fit_shape(1.0, s, group, gbl, gbs, trim,
+                                                           censor)
     state = np.where(~kept, 1, np.where(observed, 0, -1)).astype(np.int8)
     cut = np.where(kept, cut_low, cut_high)
-    args = (k, s, bl, bs, state, cut, 0.0, cut_high)
-    return lambda theta: _guarded(theta, args)
-
-
-def _choose_shape(s: np.ndarray, bl: np.ndarray, bs: np.ndarray, trim: float, censor: float
-                  ) -> tuple[float, np.ndarray]:
-    """The shape of SHAPES with the largest likelihood, every shape fitted to the same data
-    under the same censoring (the cuts, in score units, of a Gumbel fit): (k, its theta)."""
-    _, _, design = _fit_shape(1.0, s, bl, bs, trim, censor)
+    none = np.zeros(gbl.shape[0])
+    size = gbl.shape[1] + gbs.shape[1]
     best = (math.inf, 1.0, None)
     for k in SHAPES:
-        start = np.concatenate(_robust_start(s, bl, bs, k))
-        theta, value = _minimise(_censored_nll(k, s, bl, bs, design), start)
+        theta, value = likelihood.minimise(_robust_start(s, group, gbl, gbs, k), k, s, group,
+                                           state, cut, gbl, gbs, none, none,
+                                           np.zeros((size, size)))
         if value < best[0]:
             best = (value, k, theta)
     return best[1], best[2]
@@ -566,11 +365,56 @@ def _pieces(mode: str, x: np.ndarray, query_length: int | None, need: int
     return [tuple(r) for r in ranges]
 
 
+@dataclass(frozen=True)
+class Part:
+    """One piece of a layout: the subjects of ln(length) in [lower, upper) (``select``), the
+    family's shape there, the bases, and the subjects' length groups (``group[j]``: the row
+    of ``gbl`` and ``gbs``, the bases at that length)."""
+
+    lower: float
+    upper: float
+    shape: float
+    select: np.ndarray = field(repr=False)
+    location_basis: Basis
+    scale_basis: Basis
+    group: np.ndarray = field(repr=False)
+    gbl: np.ndarray = field(repr=False)
+    gbs: np.ndarray = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a fit needs of its subjects' lengths alone (the same for every query fitted on
+    one sample, except in global mode, whose pieces depend on the query's length)."""
+
+    mode: str
+    size: int
+    parts: tuple[Part, ...]
+    reference_length: float  # the median length (for lambda and K in reports)
+
+    @classmethod
+    def of(cls, lengths: np.ndarray, mode: str, query_length: int | None = None,
+           need: int = MIN_SUBJECTS) -> Layout:
+        """The layout of subjects of these ``lengths`` (all positive)."""
+        x = np.log(np.asarray(lengths, dtype=np.float64))
+        parts = []
+        for lower, upper, k in _pieces(mode, x, query_length, need):
+            select = np.flatnonzero((x >= lower) & (x < upper))
+            xs = x[select]
+            location_basis, scale_basis = _bases(mode, xs, query_length)
+            values, group = np.unique(xs, return_inverse=True)
+            parts.append(Part(lower, upper, k, select, location_basis, scale_basis,
+                              group.astype(np.int64).ravel(), location_basis.matrix(values),
+                              scale_basis.matrix(values)))
+        return cls(mode, int(x.size), tuple(parts), float(np.exp(np.median(x))))
+
+
 def fit_or_reason(scores: np.ndarray, lengths: np.ndarray, mode: str = "local", *,
                   query_length: int | None = None, count: int | None = None,
                   min_subjects: int = MIN_SUBJECTS, trim: float = TRIM,
                   censor: float = CENSOR, sample: int | None = SAMPLE,
-                  shape: float | str | None = None) -> tuple[Fit | None, str]:
+                  shape: float | str | None = None, layout: Layout | None = None
+                  ) -> tuple[Fit | None, str]:
     """(the fit of one query's ``scores`` against subjects of ``lengths``, ""), or
     (None, why not). See the module's notes for the model.
 
@@ -579,7 +423,9 @@ def fit_or_reason(scores: np.ndarray, lengths: np.ndarray, mode: str = "local", 
     sequences E-values count (default: ``len(scores)``); ``query_length`` splits global
     mode's lengths and gives bit scores; ``sample``: fit at most this many evenly spaced
     scores (None: all); ``shape``: the family's k everywhere (default: the mode's, SHAPE
-    and FAR_SHAPE; ``"fit"``: chosen from SHAPES by profile likelihood)."""
+    and FAR_SHAPE; ``"fit"``: chosen from SHAPES by profile likelihood); ``layout``: the
+    :class:`Layout` of these lengths (a sample fitted for many queries), built here when
+    None or not of these scores (some were not finite or had no length)."""
     if mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if not 0 < trim < 0.5 or not 0 <= censor < 0.5:
@@ -604,31 +450,30 @@ def fit_or_reason(scores: np.ndarray, lengths: np.ndarray, mode: str = "local", 
                       f"{need} needed")
     if np.ptp(s) == 0:
         return None, "the scores do not vary: no distribution to fit"
-    x = np.log(n)
+    if layout is None or layout.size != s.size or layout.mode != mode:
+        layout = Layout.of(n, mode, query_length, need)
     pieces, used, censored = [], 0, 0
-    for lower, upper, k in _pieces(mode, x, query_length, need):
-        sel = (x >= lower) & (x < upper)
-        xs, ss = x[sel], s[sel]
-        location_basis, scale_basis = _bases(mode, xs, query_length)
-        bl, bs = location_basis.matrix(xs), scale_basis.matrix(xs)
+    for part in layout.parts:
+        ss = s[part.select]
         theta = None
+        k = part.shape
         if shape == "fit":
-            k, theta = _choose_shape(ss, bl, bs, trim, censor)
+            k, theta = _choose_shape(ss, part.group, part.gbl, part.gbs, trim, censor)
         elif shape is not None:
             k = float(shape)
-        theta, value, (kept, observed, _, _) = _fit_shape(k, ss, bl, bs, trim, censor,
-                                                          theta)
+        theta, value, (kept, observed, _, _) = _fit_shape(k, ss, part.group, part.gbl,
+                                                          part.gbs, trim, censor, theta)
         if not np.isfinite(value) or not np.all(np.isfinite(theta)):
             return None, "the empirical fit did not converge"
-        p = bl.shape[1]
-        pieces.append(Piece(lower, upper, k, location_basis, scale_basis, theta[:p],
-                            theta[p:]))
+        p = part.gbl.shape[1]
+        pieces.append(Piece(part.lower, part.upper, k, part.location_basis, part.scale_basis,
+                            theta[:p], theta[p:]))
         used += int(kept.sum())
         censored += int(kept.sum() - observed.sum())
     if used < need:
         return None, (f"too few unrelated subjects for an empirical fit: {used} after "
                       f"leaving out the high scores, at least {need} needed")
-    ref = float(np.exp(np.median(x)))
+    ref = layout.reference_length
     fit = Fit(mode=mode, count=total, used=used, trimmed=int(s.size - used),
               censored=censored, pieces=tuple(pieces), query_length=query_length,
               reference_length=ref)

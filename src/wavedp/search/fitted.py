@@ -1,18 +1,20 @@
 """A search whose E-values are fitted (``stats`` ``fitted``, ``empirical`` or
 ``composition``; ``significance.py`` says what each is): per batch of queries, each query's
-scores against the database's sample fit its distribution; the scan then returns every
-subject that can reach the E-value cutoff; candidates rank by E-value (then score, database
-order, strand); the best are aligned and, with composition, rescored under their pair's
-adjusted matrix. Rescoring can only raise an E-value, so candidates are aligned in rank
-order until the ``top``-th best final E-value is at most the next candidate's first one:
-the reported hits are the best ``top`` by final E-value, exactly."""
+scores against the database's sample fit its distribution, on the CPU's cores while the
+scan runs (the scan asks for the floors the fits give once it has scores to select from);
+the scan returns every subject that can reach the E-value cutoff; candidates rank by
+E-value (then score, database order, strand); the best are aligned and, with composition,
+rescored under their pair's adjusted matrix. Rescoring can only raise an E-value, so
+candidates are aligned in rank order until the ``top``-th best final E-value is at most the
+next candidate's first one: the reported hits are the best ``top`` by final E-value,
+exactly."""
 
 from __future__ import annotations
 
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,11 +22,14 @@ import numpy as np
 from ..alignment import Alignment, replaced
 from ..api import Prepared
 from ..device import Device
+from ..engines.cpu.compile import SECONDS, cold, notice
 from ..errors import StatisticsWarning
-from ..ranking import Scanner
+from ..ranking import Later, Scanner
 from ..scoring import Scoring
 from ..threads import cores
 from ..trace import Trace
+from . import composition as comp_stats
+from . import likelihood
 from .database import Database
 from .hitlist import align_ranked, batch_jobs, query_batches
 from .significance import Method, QueryStats, Sample, subject_freqs
@@ -57,30 +62,43 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
     n = db.total_residues
     lengths = np.asarray(db.lengths)
     count = int(np.count_nonzero(lengths)) * len(wanted)  # what an E-value counts
-    sizes = np.unique(lengths[lengths > 0])
+    sizes = db.sizes
     said: set[str] = set()
+    if method.fitted and sample is not None:
+        notice([(likelihood.fit_shape, None, SECONDS["fit"])])
     threads = max(1, min(16, cores()))
     with ThreadPoolExecutor(threads, thread_name_prefix="wavedp-stats") as pool:
         for batch in query_batches(todo, [q.codes[k].size for k in todo], n, batch_cells):
             live, jobs = batch_jobs(q, batch, wanted)
             start = time.perf_counter()
-            stats = _fits(method, jobs, sample, mode, count, n, pool)
-            trace.add("fit", time.perf_counter() - start)
+            scores = _sample_scores(method, jobs, sample)
+            trace.add("sample", time.perf_counter() - start)
+            fits = _fits(method, jobs, sample, scores, mode, count, n, pool)
+
+            def thresholds(fits: list[Future] = fits) -> list[int | None]:
+                """Each job's scan floor, once its fit is done (the scan asks when it
+                needs them: a GPU scan fits while it runs)."""
+                start = time.perf_counter()
+                stats = [f.result() for f in fits]
+                trace.add("fit", time.perf_counter() - start)  # what the scan waited
+                out = []
+                for st in stats:
+                    floor = st.floor(evalue, sizes)
+                    for other in (min_score, 1 if mode == "local" else None):
+                        if other is not None:
+                            floor = other if floor is None else max(floor, other)
+                    out.append(floor)
+                return out
+
+            found = scanner.top([codes for *_, codes in jobs], 0, Later(thresholds),
+                                progress) if jobs else []
+            stats = [f.result() for f in fits]
             for st in stats:
                 if not st.available and st.reason not in said:
                     said.add(st.reason)
                     warnings.warn(f"no E-values for some queries: {st.reason}, and BLAST has "
                                   "no table for this scoring and mode", StatisticsWarning,
                                   stacklevel=4)
-            thresholds = []
-            for st in stats:
-                floor = st.floor(evalue, sizes)
-                for other in (min_score, 1 if mode == "local" else None):
-                    if other is not None:
-                        floor = other if floor is None else max(floor, other)
-                thresholds.append(floor)
-            found = scanner.top([codes for *_, codes in jobs], 0, thresholds,
-                                progress) if jobs else []
             start = time.perf_counter()
             ranked = _rank(live, jobs, found, stats, db, lut, lengths, evalue, method, pool)
             trace.add("rank", time.perf_counter() - start)
@@ -92,16 +110,31 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
                 yield k, hits.get(k, [])
 
 
-def _fits(method: Method, jobs: list, sample: tuple[Sample, Scanner] | None, mode: str,
-          count: int, residues: int, pool: ThreadPoolExecutor) -> list[QueryStats]:
-    """Each job's statistics: fitted (on the sample's scores) where the method fits."""
-    scores = None
+def _sample_scores(method: Method, jobs: list, sample: tuple[Sample, Scanner] | None
+                   ) -> np.ndarray | None:
+    """Each job's scores against the sample (fitted methods), one row per job."""
     if method.fitted and sample is not None and jobs:
-        scores = sample[1].matrix([codes for *_, codes in jobs])
-    return list(pool.map(
-        lambda j: QueryStats.of(method, jobs[j][3], None if scores is None else scores[j],
-                                None if sample is None else sample[0], mode, count, residues),
-        range(len(jobs))))
+        return sample[1].matrix([codes for *_, codes in jobs])
+    return None
+
+
+def _fits(method: Method, jobs: list, sample: tuple[Sample, Scanner] | None,
+          scores: np.ndarray | None, mode: str, count: int, residues: int,
+          pool: ThreadPoolExecutor) -> list[Future]:
+    """Each job's statistics (fitted on the sample's scores where the method fits), as
+    futures of the pool's threads (the fit's kernels release the GIL). Where the kernels are
+    not compiled yet, the first job runs here first: they compile in half the time in this
+    thread."""
+    def one(j: int) -> QueryStats:
+        return QueryStats.of(method, jobs[j][3], None if scores is None else scores[j],
+                             None if sample is None else sample[0], mode, count, residues)
+
+    futures: list[Future] = []
+    if jobs and scores is not None and cold(likelihood.fit_shape, None):
+        here: Future = Future()
+        here.set_result(one(0))
+        futures.append(here)
+    return futures + [pool.submit(one, j) for j in range(len(futures), len(jobs))]
 
 
 def _rank(live: list[int], jobs: list, found: list, stats: list[QueryStats], db: Database,
@@ -119,9 +152,14 @@ def _rank(live: list[int], jobs: list, found: list, stats: list[QueryStats], db:
             index, score = found[j]
             index = np.asarray(index, np.int64)
             score = np.asarray(score, np.int64)
-            keep = lengths[index] > 0  # an empty subject has no hits
-            index, score = index[keep], score[keep]
             st = stats[j]
+            keep = lengths[index] > 0  # an empty subject has no hits
+            if st.fit is not None and evalue is not None and index.size:
+                # the scan's floor is the lowest over all lengths; a candidate whose raw score
+                # misses its own length's threshold cannot reach the cutoff (the effective
+                # score is at most the raw one)
+                keep &= score >= st.fit.threshold(evalue, lengths[index]) - 1e-6
+            index, score = index[keep], score[keep]
             freqs = None
             ratio = np.ones(index.size)
             if method.composition is not None and index.size:
@@ -177,13 +215,14 @@ def _hits(q: Prepared, live: list[int], jobs: list, ranked: dict[int, _Candidate
                     ranked[k].strand[a:b]) for k, a, b in batch]
         aligned = align_ranked(q, entries, db, lut, scoring, mode, traceback, device, None,
                                fraction, grouped=True)
-        for (k, a, _), pairs in zip(batch, aligned, strict=True):
+        items = [(k, i, aln) for (k, a, _), pairs in zip(batch, aligned, strict=True)
+                 for i, alns in enumerate(pairs, a) for aln in alns]
+        for (k, i, aln), (e, bits) in zip(
+                items, _finals(items, ranked, stats, jobs, db, lut, rescore, method),
+                strict=True):
             c = ranked[k]
-            for i, alns in enumerate(pairs, a):
-                for aln in alns:
-                    e, bits = _final(aln, c, i, stats, jobs, db, lut, rescore, method)
-                    done[k].append((e, -aln.score, int(c.index[i]), int(c.strand[i]),
-                                    replaced(aln, evalue=e, bitscore=bits)))
+            done[k].append((e, -aln.score, int(c.index[i]), int(c.strand[i]),
+                            replaced(aln, evalue=e, bitscore=bits)))
         for k, _, b in batch:
             taken[k] = b
         pending = []
@@ -224,20 +263,40 @@ def _key(e: float | None) -> float:
     return np.inf if e is None or np.isnan(e) else float(e)
 
 
-def _final(aln: Alignment, c: _Candidates, i: int, stats: list[QueryStats], jobs: list,
-           db: Database, lut: np.ndarray | None, rescore: bool,
-           method: Method) -> tuple[float | None, float | None]:
-    """A hit's E-value and bit score: from its own score (several alignments of a pair with
-    ``fraction``), rescored under the pair's adjusted matrix with composition."""
-    st = stats[int(c.job[i])]
-    ratio = float(c.ratio[i])
-    t = int(c.index[i])
-    eff = aln.score * ratio
-    if rescore and aln.cigar is not None and c.freqs is not None:
-        target = db.codes(t) if lut is None else lut[db.codes(t)]
-        eff = st.rescored(aln, jobs[int(c.job[i])][3], target, ratio, c.freqs[i])
-    values = st.values(np.array([eff]), np.array([int(db.lengths[t])]),
-                       None if method.composition is None else np.array([ratio]))
-    if values is None:
-        return None, None
-    return float(values[0][0]), float(values[1][0])
+def _finals(items: list[tuple[int, int, Alignment]], ranked: dict[int, _Candidates],
+            stats: list[QueryStats], jobs: list, db: Database, lut: np.ndarray | None,
+            rescore: bool, method: Method) -> list[tuple[float | None, float | None]]:
+    """Each aligned hit's E-value and bit score (``items``: query, its candidate's rank,
+    the alignment; several alignments of a pair with ``fraction``): from its own score,
+    with composition times its pair's lambda ratio and, rescoring, the smaller of that and
+    its alignment rescored under the pair's adjusted matrix (all hits at once)."""
+    n = len(items)
+    ratio = np.array([ranked[k].ratio[i] for k, i, _ in items], dtype=np.float64)
+    target = np.array([ranked[k].index[i] for k, i, _ in items], dtype=np.int64)
+    job = np.array([ranked[k].job[i] for k, i, _ in items], dtype=np.int64)
+    score = np.array([aln.score for _, _, aln in items], dtype=np.float64)
+    eff = score * ratio
+    c = method.composition
+    if rescore and c is not None:
+        sel = [x for x, (k, _, aln) in enumerate(items)
+               if aln.cigar is not None and ranked[k].freqs is not None]
+        if sel:
+            counts = np.stack([comp_stats.pair_counts(
+                jobs[job[x]][3], db.codes(int(target[x])) if lut is None
+                else lut[db.codes(int(target[x]))], items[x][2].cigar,
+                items[x][2].query_start or 0, items[x][2].target_start or 0, c.size)
+                for x in sel])
+            query_freqs = np.stack([stats[job[x]].query_freq for x in sel])
+            subject_freqs = np.stack([ranked[items[x][0]].freqs[items[x][1]] for x in sel])
+            adjusted = c.adjusted_scores(score[sel], counts, query_freqs, subject_freqs)
+            eff[sel] = c.combined(eff[sel], adjusted)
+    lengths = np.asarray(db.lengths)[target].astype(np.int64)
+    out: list[tuple[float | None, float | None]] = [(None, None)] * n
+    for j in np.unique(job):
+        sel = np.flatnonzero(job == j)
+        values = stats[int(j)].values(eff[sel], lengths[sel],
+                                      None if c is None else ratio[sel])
+        if values is not None:
+            for x, e, bits in zip(sel, values[0], values[1], strict=True):
+                out[x] = (float(e), float(bits))
+    return out

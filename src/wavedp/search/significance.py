@@ -17,11 +17,10 @@ default is ``benchmarks/significance.py``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..alignment import Alignment
 from ..errors import InputError
 from ..scoring import Scoring
 from . import composition as comp_stats
@@ -87,6 +86,17 @@ class Sample:
     index: np.ndarray
     lengths: np.ndarray
     freqs: np.ndarray | None
+    #: the fit's layout of these lengths per (mode, query length in global mode)
+    layouts: dict = field(default_factory=dict, repr=False)
+
+    def layout(self, mode: str, query_length: int) -> empirical.Layout:
+        """The :class:`empirical.Layout` of the sample's lengths (built once per mode, and
+        per query length in global mode)."""
+        key = (mode, query_length if mode == "global" else None)
+        found = self.layouts.get(key)
+        if found is None:
+            found = self.layouts[key] = empirical.Layout.of(self.lengths, mode, query_length)
+        return found
 
     @classmethod
     def of(cls, db: Database, lut: np.ndarray | None, method: Method,
@@ -116,8 +126,8 @@ def _gather(db: Database, index: np.ndarray, lut: np.ndarray | None
 def subject_freqs(db: Database, index: np.ndarray, lut: np.ndarray | None,
                   composition: Composition) -> np.ndarray:
     """The residue frequencies (with pseudocounts) of the database sequences ``index``."""
-    codes, offsets = _gather(db, np.asarray(index), lut)
-    return composition.frequencies(comp_stats.counts(codes, offsets, composition.size))
+    return composition.frequencies(comp_stats.counts(
+        db.residues, db.offsets, composition.size, lut, np.asarray(index)))
 
 
 @dataclass
@@ -146,8 +156,9 @@ class QueryStats:
             scores = np.asarray(sample_scores, dtype=np.float64)
             if qf is not None:
                 scores = scores * method.composition.ratios_of(qf, sample.freqs)
-            fit, reason = empirical.fit_or_reason(scores, sample.lengths, mode,
-                                                  query_length=int(codes.size), count=count)
+            fit, reason = empirical.fit_or_reason(
+                scores, sample.lengths, mode, query_length=int(codes.size), count=count,
+                layout=sample.layout(mode, int(codes.size)))
         return cls(method, fit, reason, qf, int(codes.size), int(residues))
 
     @property
@@ -178,9 +189,7 @@ class QueryStats:
         """(E-values, bit scores) of effective scores against subjects of ``lengths``."""
         eff = np.asarray(effective, dtype=np.float64)
         if self.fit is not None:
-            spacing = 1.0 if ratios is None else ratios
-            return (self.fit.evalue(eff, lengths, spacing),
-                    self.fit.bitscore(eff, lengths, spacing))
+            return self.fit.values(eff, lengths, 1.0 if ratios is None else ratios)
         table = self.method.table
         if table is None:
             return None
@@ -190,15 +199,3 @@ class QueryStats:
         bits = (table.lambda_ * np.asarray(effective, dtype=np.float64)
                 - math.log(table.K)) / math.log(2)
         return e, bits
-
-    def rescored(self, aln: Alignment, query_codes: np.ndarray, target_codes: np.ndarray,
-                 ratio: float, subject_freq: np.ndarray) -> float:
-        """The effective score of an aligned hit: ``min(S * ratio, S' + allowance)``, S' the
-        alignment rescored under its pair's adjusted matrix (composition only)."""
-        c = self.method.composition
-        assert c is not None and self.query_freq is not None and aln.cigar is not None
-        counts = comp_stats.pair_counts(query_codes, target_codes, aln.cigar,
-                                        aln.query_start or 0, aln.target_start or 0, c.size)
-        adjusted = c.adjusted_scores(np.array([aln.score]), counts[None], self.query_freq,
-                                     subject_freq[None])
-        return float(c.combined(np.array([aln.score * ratio]), adjusted)[0])

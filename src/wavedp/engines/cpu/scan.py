@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from ...ranking import PLUS, Candidates, merge, top
+from ...ranking import PLUS, Candidates, Thresholds, merge, thresholds_of, top
 from ...scoring import Scoring
 from ..calibration import Model, device_name, load, model_version
 from ..common import LOCAL, residue_ranges
@@ -36,15 +36,16 @@ class CpuScanner:
         self.sub = np.ascontiguousarray(sub, dtype=np.int32)
         self.gaps = int(gap_open), int(gap_extend)
 
-    def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
+    def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
         """Each query's best ``k`` (0: all) database indices and scores above its threshold."""
         # a first search compiles the scan at one or two widths, then aligns its best hits
         notice([(scan_slice, None, SECONDS["scan"] * (2 if self.mode == LOCAL else 1)),
                 (whole_pairs, None, SECONDS["whole"])])
         found: list[list] = [[] for _ in queries]
+        limits = thresholds_of(thresholds)
         for start, j, s in self._scores(queries, progress):
-            idx = top(s, k, thresholds[j])
+            idx = top(s, k, limits[j])
             found[j].append((idx + start, s[idx], PLUS))
         return [merge(parts, k)[:2] for parts in found]
 

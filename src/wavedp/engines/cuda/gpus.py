@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ranking import PLUS, Candidates, merge
+from ...ranking import PLUS, Candidates, Thresholds, merge
 from ...trace import Trace
 from ..common import shard_ranges
 from .scan.scanner import Scanner
@@ -101,7 +101,7 @@ class GpuScanner:
 
         self.scanners = on_gpus(self.devices, build, self.ranges)
 
-    def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
+    def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
         """Each query's best ``k`` (0: all) database indices and scores at or above its
         threshold, ranked."""

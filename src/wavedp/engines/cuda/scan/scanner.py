@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ....errors import InputError
-from ....ranking import PLUS, Candidates, merge
+from ....ranking import PLUS, Candidates, Thresholds, merge, thresholds_of
 from ....trace import LaunchTime, Trace
 from ...calibration import Model, capped
 from ...common import GLOBAL, LOCAL, residue_ranges
@@ -479,7 +479,7 @@ class Scanner:
                 exact = self._scan(ch, [[queries[row]]], False, cols)
                 out[row, cupy.asarray(cols)] = exact[0].view(cupy.int32)
 
-    def top(self, queries: list[np.ndarray], k: int, thresholds: list[int | None],
+    def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
         """Each query's best ``k`` (0: all) database indices and scores above its threshold,
         ranked (score descending, index ascending)."""
@@ -488,11 +488,12 @@ class Scanner:
             with self._timed("scan"):
                 scores = self.scores(ch, queries)
             residues = int(self.offsets[ch.stop] - self.offsets[ch.start])
+            limits = thresholds_of(thresholds)  # Later ones: while the first scan ran
             with self._timed("topk"):
                 if k == 0 or k >= ch.size:
-                    picked = select_all(scores, thresholds)
+                    picked = select_all(scores, limits)
                 else:
-                    picked = select(scores, k, thresholds)
+                    picked = select(scores, k, limits)
             for j, (idx, sc) in enumerate(picked):
                 found[j].append((idx + ch.start, sc, PLUS))
                 if progress is not None:
