@@ -26,6 +26,7 @@ from typing import BinaryIO
 
 import numpy as np
 import pyfastx
+from numba import njit
 
 from .errors import InputError
 
@@ -263,12 +264,13 @@ class FastaBlock:
     """Whole FASTA records read at once: ``ids`` (each followed by a newline, the bytes of the
     file), ``residues`` (uint8, the letters of every record one after another, line ends
     removed) and ``lengths`` (each record's letters, int64); ``first`` is the 1-based number of
-    its first record in the file."""
+    its first record in the file; ``letters`` counts each byte value among the residues."""
 
     ids: bytes
     residues: np.ndarray
     lengths: np.ndarray
     first: int
+    letters: np.ndarray | None = None  # each byte's count among the residues
 
 
 def fasta_blocks(path: str | os.PathLike, block: int = _CHUNK) -> Iterator[FastaBlock]:
@@ -284,15 +286,17 @@ def fasta_blocks(path: str | os.PathLike, block: int = _CHUNK) -> Iterator[Fasta
         yield fasta_block(path, data, first)
 
 
-def fasta_chunks(path: str | os.PathLike, block: int = _CHUNK
+def fasta_chunks(path: str | os.PathLike, block: int = _CHUNK, checked: bool = True
                  ) -> Iterator[tuple[memoryview, int]]:
     """The bytes of a FASTA file cut into pieces of whole records (about ``block`` bytes each),
     each with the 1-based number of its first record: :func:`fasta_block` parses a piece, so
     pieces can be parsed in parallel. Control bytes, FASTQ, a damaged stream and an empty file
-    are InputErrors here."""
+    are InputErrors here. ``checked`` False leaves the control bytes to :func:`fasta_block`
+    (which finds them in its own pass, on the parser's thread) and numbers no records (every
+    piece's number is 0; its errors then name no record)."""
     path = os.fspath(path)
     if path == STDIN:
-        yield from fasta_chunks(_stdin_copy(), block)
+        yield from fasta_chunks(_stdin_copy(), block, checked)
         return
     if _sniff(path) != "fasta":
         raise InputError(f"file {path}: FASTQ, not FASTA")
@@ -301,7 +305,7 @@ def fasta_chunks(path: str | os.PathLike, block: int = _CHUNK
         with _open(path) as fh:
             while True:
                 chunk = fh.read(block)
-                if chunk.translate(None, _NOT_CONTROL):
+                if checked and chunk.translate(None, _NOT_CONTROL):
                     at = offset + next(k for k, b in enumerate(chunk) if b in _CONTROL)
                     raise _control_byte(path, at)
                 offset += len(chunk)
@@ -314,8 +318,9 @@ def fasta_chunks(path: str | os.PathLike, block: int = _CHUNK
                     continue
                 if cut:
                     piece = memoryview(data)[:cut]
-                    yield piece, first
-                    first += data.count(b"\n>", 0, cut) + 1  # a record per header line
+                    yield piece, first if checked else 0
+                    first += 1 if not checked else \
+                        data.count(b"\n>", 0, cut) + 1  # a record per header line
                     del piece  # one piece alive here at a time
                 carry = data[cut:]
                 if not chunk:
@@ -329,48 +334,86 @@ def fasta_chunks(path: str | os.PathLike, block: int = _CHUNK
 
 
 #: the bytes that end a FASTA id (the first word of a header line)
-_ID_END = np.zeros(256, bool)
+_ID_END = np.zeros(256, np.bool_)
 _ID_END[[ord(" "), ord("\t"), ord("\r"), ord("\n")]] = True
+_CONTROL_BYTES = np.zeros(256, np.bool_)
+_CONTROL_BYTES[sorted(_CONTROL)] = True
+_IDENTITY = np.arange(256, dtype=np.uint8)
 
 
-def _spans(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The positions of every byte of the spans ``[starts[i], ends[i])``, in order."""
-    sizes = ends - starts
-    return np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
-
-
-def fasta_block(path: str, data: bytes | memoryview, first: int) -> FastaBlock:
+def fasta_block(path: str, data: bytes | memoryview, first: int,
+                lut: np.ndarray | None = None) -> FastaBlock:
     """The whole records of ``data``, a piece of :func:`fasta_chunks` (it starts at a header
-    line; ``path`` and ``first`` name them in errors)."""
+    line; ``path`` and ``first`` name them in errors), parsed in one compiled pass that
+    releases the GIL: residues translated by ``lut`` where given (bytes -> codes), and
+    ``letters``, the count of each byte among the residues (before translation)."""
     buf = np.frombuffer(data, np.uint8)
+    codes, lengths, ids, letters, status, where = parse_piece(
+        buf, _IDENTITY if lut is None else np.ascontiguousarray(lut, dtype=np.uint8),
+        _ID_END, _CONTROL_BYTES)
+    if status == _NO_ID:
+        raise InputError(f"file {path}: record {first + where} has no id (nothing after '>')")
+    if status == _CONTROL_BYTE:
+        raise InputError(f"file {path}: a control byte (code {int(buf[where])}) in record "
+                         f"{first + int(np.count_nonzero(buf[:where] == ord('>')) - 1)}")
+    if status == _NO_HEADER:
+        raise InputError(f"file {path}: text before the first header line")
+    return FastaBlock(ids.tobytes(), codes, lengths, first, letters)
+
+
+_NO_ID, _CONTROL_BYTE, _NO_HEADER = 1, 2, 3
+
+
+@njit(cache=True, nogil=True)
+def parse_piece(buf: np.ndarray, lut: np.ndarray, id_end: np.ndarray, control: np.ndarray):
+    """(codes, lengths, ids, letters, status, where) of a piece: status 0, or _NO_ID (where:
+    the record's index), _CONTROL_BYTE (where: its offset) or _NO_HEADER."""
     n = buf.size
-    eol = np.flatnonzero(buf == ord("\n"))
-    starts = np.concatenate(([0], eol + 1))
-    starts = starts[starts < n]
-    heads = starts[buf[starts] == ord(">")]  # every header line's first byte
-    k = np.searchsorted(eol, heads)
-    head_ends = np.append(eol, n)[k]  # each header line's end (its newline, or the end)
-    header = _spans(heads, head_ends)  # the header lines' bytes
-    ends = header[_ID_END[buf[header]]]  # where an id may end, in the header lines
-    id_ends = np.append(ends, n)[np.searchsorted(ends, heads + 1)]
-    id_ends = np.minimum(id_ends, head_ends)
-    missing = np.flatnonzero(id_ends == heads + 1)
-    if missing.size:
-        raise InputError(f"file {path}: record {first + int(missing[0])} has no id (nothing "
-                         "after '>')")
-    keep = buf != ord("\n")
-    cr = np.flatnonzero(buf == ord("\r"))
-    keep[cr] = False
-    keep[header] = False
-    residues = buf[keep]
-    np.logical_not(keep, out=keep)
-    removed = np.flatnonzero(keep)  # line ends and header bytes: a small part of the block
-    del keep
-    bounds = np.append(heads, n)
-    dropped = np.diff(np.searchsorted(removed, bounds))
-    counts = np.diff(bounds) - dropped  # each record's letters
-    names = _spans(heads + 1, id_ends)
-    sizes = id_ends - heads  # an id and its newline
-    ids = np.full(int(sizes.sum()), ord("\n"), np.uint8)
-    ids[_spans(np.cumsum(sizes) - sizes, np.cumsum(sizes) - 1)] = buf[names]
-    return FastaBlock(ids.tobytes(), residues, counts, first)
+    codes = np.empty(n, np.uint8)
+    ids = np.empty(n + 1, np.uint8)
+    heads = 1
+    for i in range(n):  # an upper bound of the records: every '>'
+        heads += buf[i] == 62
+    lengths = np.empty(heads, np.int64)
+    letters = np.zeros(256, np.int64)
+    nc = 0
+    ni = 0
+    records = 0
+    if n and buf[0] != 62:  # '>'
+        return codes[:0], lengths[:0], ids[:0], letters, _NO_HEADER, 0
+    i = 0
+    while i < n:
+        j = i + 1  # the header line: its id, then the rest
+        while j < n and not id_end[buf[j]]:
+            if control[buf[j]]:
+                return codes[:0], lengths[:0], ids[:0], letters, _CONTROL_BYTE, j
+            ids[ni] = buf[j]
+            ni += 1
+            j += 1
+        if j == i + 1:
+            return codes[:0], lengths[:0], ids[:0], letters, _NO_ID, records
+        ids[ni] = 10
+        ni += 1
+        while j < n and buf[j] != 10:
+            if control[buf[j]]:
+                return codes[:0], lengths[:0], ids[:0], letters, _CONTROL_BYTE, j
+            j += 1
+        j += 1
+        start = nc
+        while j < n:  # the sequence lines, up to the next line starting with '>'
+            b = buf[j]
+            if b == 10 or b == 13:
+                j += 1
+                continue
+            if b == 62 and buf[j - 1] == 10:
+                break
+            if control[b]:
+                return codes[:0], lengths[:0], ids[:0], letters, _CONTROL_BYTE, j
+            letters[b] += 1
+            codes[nc] = lut[b]
+            nc += 1
+            j += 1
+        lengths[records] = nc - start
+        records += 1
+        i = j
+    return codes[:nc], lengths[:records], ids[:ni].copy(), letters, 0, 0

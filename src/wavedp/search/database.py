@@ -19,6 +19,7 @@ DNA uses the DNA scoring codes (A C G T N, U as T, IUPAC ambiguity codes as N).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import operator
 import os
@@ -34,9 +35,10 @@ import numpy as np
 
 from .. import partfiles
 from ..engines.common import residue_ranges
+from ..engines.cpu.compile import SECONDS, notice
 from ..errors import InputError
 from ..scoring import DNA_LETTERS, INVALID, Scoring, dna_table, matrix_table
-from ..seqio import FastaBlock, fasta_block, fasta_chunks, iter_records
+from ..seqio import FastaBlock, fasta_block, fasta_chunks, iter_records, parse_piece
 from ..threads import check as check_threads
 from ..threads import cores
 
@@ -86,7 +88,8 @@ DNA_BASES = 0.9
 def guess_alphabet(texts: Sequence[str]) -> str:
     """``dna`` when every letter of ``texts`` is a DNA letter (A, C, G, T, U, N or an IUPAC
     ambiguity code) and at least DNA_BASES of them are A, C, G, T or U; else ``protein``."""
-    return _guess_codes(np.frombuffer("".join(texts).encode("latin-1", "replace"), np.uint8))
+    return _guess_letters(_composition(
+        np.frombuffer("".join(texts).encode("latin-1", "replace"), np.uint8)))
 
 
 def _label(alphabet: str) -> str:
@@ -207,10 +210,10 @@ class _Builder:
         self.longest = max(self.longest, int(lengths.max()))
         self.texts, self.ids, self.pending = [], [], 0
 
-    def choose(self, residues: np.ndarray) -> None:
-        """Decide the alphabet (``auto``) from the first block's letters."""
+    def choose(self, letters: np.ndarray) -> None:
+        """Decide the alphabet (``auto``) from the first block's letters (counts by byte)."""
         if self.lut is None:
-            self.alphabet = _guess_codes(residues)
+            self.alphabet = _guess_letters(letters)
             self.lut = _lut(self.alphabet)
 
     def add_block(self, block: FastaBlock, codes: np.ndarray, composition: np.ndarray) -> None:
@@ -256,23 +259,28 @@ class _Slow(Exception):
     """A FASTA block the fast path leaves to the per-record reader."""
 
 
-def _encode_block(source: str, data: memoryview, first: int, lut: np.ndarray
+def _encode_block(source: str, data: memoryview, lut: np.ndarray
                   ) -> tuple[FastaBlock, np.ndarray, np.ndarray]:
-    """A piece of :func:`fasta_chunks` parsed and encoded: the block, its codes and their
-    composition; :class:`_Slow` where the per-record reader must say what is wrong (a letter
-    not in the alphabet, a non-ASCII id, an over-long record)."""
-    block = fasta_block(source, data, first)
+    """A piece of :func:`fasta_chunks` parsed and encoded in one compiled pass: the block,
+    its codes and their composition; :class:`_Slow` where the per-record reader must say
+    what is wrong (a control byte, a letter not in the alphabet, a non-ASCII id, an
+    over-long record, a header without an id)."""
+    try:
+        block = fasta_block(source, data, 0, lut)
+    except InputError:
+        raise _Slow from None
+    assert block.letters is not None
     if block.lengths.size and int(block.lengths.max()) > _INT32_MAX:
         raise _Slow
-    codes = lut[block.residues]
-    if (codes.size and int(codes.max()) == INVALID) or not block.ids.isascii():
+    if block.letters[lut == INVALID].any() or not block.ids.isascii():
         raise _Slow
-    return block, codes, _composition(codes)
+    composition = np.zeros(256, np.int64)
+    np.add.at(composition, lut, block.letters)
+    return block, block.residues, composition
 
 
-def _guess_codes(residues: np.ndarray) -> str:
-    """:func:`guess_alphabet` of letters as bytes."""
-    counts = _composition(residues)
+def _guess_letters(counts: np.ndarray) -> str:
+    """:func:`guess_alphabet` of letters counted by byte value."""
     letters = int(counts.sum())
     if not letters or counts[~_DNA_LETTERS].any():
         return "protein"
@@ -308,23 +316,37 @@ def _write(folder: str, source: str, alphabet: str, progress: bool, threads: int
 
 def _write_blocks(builder: _Builder, source: str, threads: int,
                   update: Callable[[], None]) -> None:
-    """The fast path of :func:`_write`: at most ``threads`` + 1 pieces in flight (memory
-    bounded by them), the first one deciding the alphabet."""
-    pieces = fasta_chunks(source)
-    window: deque[Future] = deque()
-    with ThreadPoolExecutor(max(threads, 1), thread_name_prefix="wavedp-makedb") as pool:
+    """The fast path of :func:`_write`: this thread reads pieces, ``threads`` threads parse
+    them, one more writes them in order (reading, parsing and writing overlap; each releases
+    the GIL); at most ``threads`` + 1 pieces in flight (memory bounded by them), the first
+    one deciding the alphabet."""
+    pieces = fasta_chunks(source, checked=False)  # the parser checks its piece
+    window: deque[Future] = deque()  # each piece's write, in file order
+
+    def write(parsed: Future) -> None:
+        builder.add_block(*parsed.result())
+
+    notice([(parse_piece, None, SECONDS["fasta"])])
+    with ThreadPoolExecutor(max(threads, 1), thread_name_prefix="wavedp-makedb") as pool, \
+            ThreadPoolExecutor(1, thread_name_prefix="wavedp-makedb-write") as writer:
         try:
-            for data, first in pieces:
+            for data, _ in pieces:
                 if builder.lut is None:
-                    builder.choose(fasta_block(source, data, first).residues)
+                    try:
+                        letters = fasta_block(source, data, 0).letters
+                    except InputError:
+                        raise _Slow from None
+                    assert letters is not None
+                    builder.choose(letters)
                     assert builder.lut is not None
-                window.append(pool.submit(_encode_block, source, data, first, builder.lut))
+                parsed = pool.submit(_encode_block, source, data, builder.lut)
+                window.append(writer.submit(write, parsed))
                 del data
                 while len(window) > threads or (window and window[0].done()):
-                    builder.add_block(*window.popleft().result())
+                    window.popleft().result()
                     update()
             while window:
-                builder.add_block(*window.popleft().result())
+                window.popleft().result()
                 update()
         finally:
             for future in window:
@@ -745,6 +767,12 @@ class Database:
     def lengths(self) -> np.ndarray:
         """int32 length of each sequence."""
         return self._lengths
+
+    @functools.cached_property
+    def sizes(self) -> np.ndarray:
+        """The distinct lengths of the non-empty sequences, ascending (computed once)."""
+        lengths = np.asarray(self._lengths)
+        return np.unique(lengths[lengths > 0])
 
     @property
     def ids(self) -> Sequence[str]:
