@@ -3,7 +3,7 @@
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
-#       labquick|energy|barriers|compare|scores|makedb|stats|all][,...] [-k expr]
+#       labquick|energy|barriers|compare|scores|makedb|stats|versus|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -24,6 +24,27 @@ python3 -c "import wavedp; print('wavedp', wavedp.__version__, wavedp.__file__)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv
 status=0
 want() { [[ ,$what, == *,$1,* ]]; }  # the part $1 was asked for
+# CUDASW4_SRC: a folder of CUDASW++4.0's sources (not part of wavedp; default .carry/cudasw4);
+# build_cudasw4 TARGET... builds its programs there (kept in $OUT/cudasw4-bin, so that a
+# later call can carry them in CUDASW4_SRC and skip the build). CUDA 13 needs its .cpp files
+# compiled as CUDA (-x cu) and has NVTX header-only (no -lnvToolsExt).
+CUDASW4_SRC=${CUDASW4_SRC:-.carry/cudasw4}
+build_cudasw4() {
+    local missing=()
+    for target in "$@"; do [[ -x $CUDASW4_SRC/$target ]] || missing+=("$target"); done
+    if (( ${#missing[@]} )); then
+        sed -i 's/ -lnvToolsExt//; s/^COMPILE = $(COMPILER) /COMPILE = $(COMPILER) -x cu /' \
+            "$CUDASW4_SRC/Makefile"
+        local start=$SECONDS
+        make -C "$CUDASW4_SRC" -j"$(nproc)" "${missing[@]}" > "$out/cudasw4_build.log" 2>&1 \
+            || echo "CUDASW++4.0 did not build: see cudasw4_build.log"
+        echo "CUDASW++4.0 ${missing[*]} built in $((SECONDS - start)) s"
+        mkdir -p "$out/cudasw4-bin"
+        for target in "$@"; do
+            [[ -x $CUDASW4_SRC/$target ]] && cp "$CUDASW4_SRC/$target" "$out/cudasw4-bin/"
+        done
+    fi
+}
 if want tests || want all; then
     python3 -m pytest -m gpu -q --maxfail=8 --durations=12 -p no:cacheprovider ${TESTS:-tests} ${1:+-k "$1"} 2>&1 \
         | tee "$out/gpu_tests.log" | tail -40
@@ -106,8 +127,15 @@ if want scores; then
 fi
 if want stats; then
     # what the statistics cost a GPU search of 1,000,000 proteins (none, blast, fitted)
-    python3 benchmarks/stats_cost.py --device gpu --sequences 1000000 --queries 20 \
+    python3 benchmarks/stats_cost.py --device gpu --sequences 1000000 --queries 20 ${PROFILE:+--profile} \
         2>&1 | tee "$out/stats_cost.log"
+fi
+if want versus; then
+    # whole commands beside CUDASW++4.0 on a Swiss-Prot-sized database (one GPU): makedb,
+    # 20 queries and one, scores and traceback, each --stats; scans; top-10 lists compared
+    build_cudasw4 align makedb
+    python3 benchmarks/versus_cudasw4.py --cudasw4 "$CUDASW4_SRC" --repeats "${REPEATS:-2}" \
+        2>&1 | tee "$out/versus.log"
 fi
 if want makedb; then
     # makedb of a Swiss-Prot-sized FASTA (570,000 sequences, 211 M residues), the whole
@@ -161,15 +189,9 @@ if want labquick; then
     wavedp lab energy --quick --out /tmp/wavedp-lab 2>&1 | tail -3
     cp /tmp/wavedp-lab/*.md "$out/"
 fi
-# CUDASW4_SRC: a folder of CUDASW++4.0's sources (not part of wavedp): its align is built
-# there and the energy lab runs its peak benchmark beside wavedp's (the same-board anchor)
 anchor=()
 if [[ -n ${CUDASW4_SRC:-} ]] && { want energy || want lab || want all; }; then
-    if [[ ! -x $CUDASW4_SRC/align ]]; then
-        sed -i 's/ -lnvToolsExt//' "$CUDASW4_SRC/Makefile"  # header-only NVTX in CUDA 13
-        make -C "$CUDASW4_SRC" -j"$(nproc)" align > "$out/cudasw4_build.log" 2>&1 \
-            || echo "CUDASW++4.0 did not build: see cudasw4_build.log"
-    fi
+    build_cudasw4 align
     [[ -x $CUDASW4_SRC/align ]] && anchor=(--cudasw4 "$CUDASW4_SRC/align")
 fi
 if want energy; then

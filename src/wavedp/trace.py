@@ -4,6 +4,7 @@ scanners and its hit stage; ``search --explain`` and the benchmarks read it."""
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import NamedTuple
 
@@ -54,3 +55,16 @@ class Trace:
             self.launches.clear()
             self.seconds.clear()
             self.counts.clear()
+
+
+def process_seconds() -> float | None:
+    """Seconds since this process started (its interpreter's start-up and imports
+    included), from ``/proc``; None where there is none."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])  # field 22: starttime
+        with open("/proc/uptime", encoding="ascii") as fh:
+            uptime = float(fh.read().split()[0])
+        return uptime - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None

@@ -29,7 +29,7 @@ from ..search.significance import DEFAULT_STATS, STATS
 from ..search.strands import STRANDS
 from ..search.tables import check_parquet, write_parquet
 from ..seqio import STDIN
-from ..trace import Trace
+from ..trace import Trace, process_seconds
 from ..version import __version__
 from . import common, outputs
 from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
@@ -386,4 +386,10 @@ def _explain(trace: Trace, started: float, query_m: list[int], residues: int) ->
         guess = cpu_seconds(model_for("cpu"), np.array(query_m), residues)
         lines = [f"CPU scan predicted {guess:.3f} s; the whole search (scan, alignments, "
                  f"output) took {time.perf_counter() - started:.3f} s"]
+    whole = time.perf_counter() - started
+    phases = ", ".join(f"{name} {seconds:.3f} s" for name, seconds in trace.seconds.items())
+    alive = process_seconds()
+    start = "" if alive is None else f"; the process ran {alive:.2f} s, " \
+        f"{alive - whole:.2f} s of it before the search (start-up, inputs)"
+    lines.append(f"phases: {phases or 'none recorded'}; the search {whole:.3f} s{start}")
     click.echo("\n".join(["wavedp: explain:", *lines]), err=True)
