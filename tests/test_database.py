@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from wavedp import InputError, Scoring
 from wavedp.search import database as dbmod
+from wavedp.search.api import iter_search
 from wavedp.search.database import PROTEIN_LETTERS, Database
 from wavedp.seqio import fasta_blocks, iter_records, read_records
 
@@ -483,3 +484,23 @@ def test_makedb_faults_name_record_and_position_on_the_fast_path(tmp_path: Path,
         Database.build(write(tmp_path / "in.fa", text), tmp_path / "db.wdb", progress=False,
                        alphabet="protein")
     assert sorted(os.listdir(tmp_path)) == ["in.fa"]
+
+
+def test_background_verification_stops_a_search_before_its_first_result(tmp_path: Path):
+    build(tmp_path, ">a\nMKTAYIAKQR\n>b\nMKVLAAGIVG\n")
+    folder = tmp_path / "db.wdb"
+    data = bytearray((folder / "residues.u8").read_bytes())
+    data[3] ^= 1
+    (folder / "residues.u8").write_bytes(bytes(data))
+    db = Database.open(folder, verify="background")  # returns at once, the check runs on
+    with pytest.raises(InputError, match="residues.u8: checksum mismatch"):
+        db.verified()
+    results = iter_search(["MKTAYIAK"], db, Scoring(), device="cpu")
+    with pytest.raises(InputError, match="checksum mismatch"):
+        next(results)
+    good = tmp_path / "good"
+    good.mkdir()
+    build(good, ">a\nMKTAYIAKQR\n")
+    fine = Database.open(good / "db.wdb", verify="background")
+    fine.verified()
+    assert next(iter_search(["MKTAYIAK"], fine, Scoring(), device="cpu"))[1]

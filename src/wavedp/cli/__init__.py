@@ -11,6 +11,7 @@ ends quietly with status 0.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import os
@@ -133,8 +134,24 @@ for command in (align.align, search.makedb, search.search_command, scores.scores
 
 
 def main() -> None:
-    """Console-script entry point (``wavedp = "wavedp.cli:main"``)."""
-    cli()
+    """Console-script entry point (``wavedp = "wavedp.cli:main"``). A finished command leaves
+    at once: its outputs are closed and the exit handlers run, then the process ends without
+    the interpreter's teardown (freeing every module's objects, CuPy's memory pools and the
+    CUDA context one by one took about 0.4 s after a GPU search)."""
+    try:
+        cli()
+    except SystemExit as exc:
+        code = exc.code
+    else:
+        code = 0
+    status = code if isinstance(code, int) else (0 if code is None else 1)
+    if not isinstance(code, (int, type(None))):
+        error(str(code))
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    atexit._run_exitfuncs()
+    os._exit(status)
 
 
 if __name__ == "__main__":

@@ -293,7 +293,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         raise InputError("--energy measures this process's GPUs: not with --scheduler or "
                          "--cluster")
     queries = common.prepare(query, scoring, "query")
-    db = open_database(database, scoring)
+    db = open_database(database, scoring, verify="background")  # checked below
     if fmt == "sam":
         _check_unique_ids(db)
     journal = None
@@ -314,6 +314,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         started, trace = time.perf_counter(), Trace()
         # with a cluster the workers resolve the device of the scan: its name goes to them
         chosen = choose(device, devices) if dask is None else None
+        db.verified()  # the checksums, read while the device started: before any output
         with common.energy_meter(energy, chosen) as power:
             results = iter_search(queries, db, scoring, top=top,
                                   evalue=DEFAULT_EVALUE if evalue is None else evalue,

@@ -79,16 +79,17 @@ def _queries(queries: Any, scoring: Scoring) -> Prepared:
     return prepared
 
 
-def open_database(database: Any, scoring: Scoring) -> Database:
-    """A :class:`Database` from a Database, a ``.wdb`` folder (checked, checksums included),
-    a FASTA/FASTQ path (read into memory) or a list of sequences."""
+def open_database(database: Any, scoring: Scoring, verify: bool | str = True) -> Database:
+    """A :class:`Database` from a Database, a ``.wdb`` folder (checked, checksums included:
+    ``verify`` as :meth:`Database.open` takes it), a FASTA/FASTQ path (read into memory) or a
+    list of sequences."""
     kind = "dna" if scoring.is_dna else "protein"
     if isinstance(database, Database):
         return database
     if isinstance(database, (str, os.PathLike)):
         path = os.fspath(database)
         if os.path.isdir(path):
-            return Database.open(path)
+            return Database.open(path, verify)
         records = read_records(path)
         try:
             return Database.from_sequences([s for _, s in records], [r for r, _ in records],
@@ -295,7 +296,7 @@ class Searcher:
         if options.mask:
             texts, codes = masking.masked(q.texts, q.codes, self.scoring)
             q = Prepared.from_codes(texts, q.ids, codes)
-        return _limited(self._results(q, options, progress, todo), self.threads)
+        return _limited(self._results(q, options, progress, todo), self.threads, self.db)
 
     def _results(self, q: Prepared, options: _Options, progress: Progress | None,
              todo: list[int]) -> Iterator[tuple[int, list[Alignment]]]:
@@ -325,11 +326,16 @@ class Searcher:
         return self._samples[key]
 
 
-def _limited(results: Iterator[tuple[int, list[Alignment]]], threads: int | None
-             ) -> Iterator[tuple[int, list[Alignment]]]:
-    """``results`` with the CPU stages on at most ``threads`` threads while they run."""
+def _limited(results: Iterator[tuple[int, list[Alignment]]], threads: int | None,
+             db: Database) -> Iterator[tuple[int, list[Alignment]]]:
+    """``results`` with the CPU stages on at most ``threads`` threads while they run, the
+    first once the database's background checksums (:meth:`Database.verified`) passed."""
     with limited(threads):
-        yield from results
+        for n, item in enumerate(results):
+            if not n:
+                db.verified()
+            yield item
+        db.verified()  # a search without results
 
 
 def _warn_empty(q: Prepared, db: Database, todo: list[int]) -> None:

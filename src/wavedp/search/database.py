@@ -24,6 +24,7 @@ import json
 import operator
 import os
 import shutil
+import threading
 import zlib
 from abc import abstractmethod
 from collections import deque
@@ -353,6 +354,23 @@ def _write_blocks(builder: _Builder, source: str, threads: int,
                 future.cancel()
 
 
+def _verify(files: dict[str, str], header: dict) -> None:
+    """Each file's CRC-32 against the header's (an InputError naming the first that differs)."""
+    for name, file in files.items():
+        if _crc32_file(file) != header["files"][name]["crc32"]:
+            raise _fail(file, "checksum mismatch (the database is corrupt; rebuild it)")
+
+
+def _verify_into(future: Future, files: dict[str, str], header: dict) -> None:
+    """:func:`_verify` on a thread, its outcome into ``future``."""
+    try:
+        _verify(files, header)
+    except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+        future.set_exception(exc)
+    else:
+        future.set_result(None)
+
+
 def _header_text(header: dict) -> str:
     """JSON with one top-level key per line."""
     rows = (f" {json.dumps(key)}: {json.dumps(value)}" for key, value in header.items())
@@ -631,6 +649,7 @@ class Database:
         self._residues, self._offsets, self._lengths = residues, offsets, lengths
         self._ids, self._composition, self._longest = ids, composition, longest
         self._letter_bytes = np.frombuffer(letters.encode("ascii"), dtype=np.uint8)
+        self._verifying: Future | None = None  # the checksums read in the background
 
     # ---- making and opening ----------------------------------------------------------------
 
@@ -673,13 +692,15 @@ class Database:
         return cls.open(out, verify=False)
 
     @classmethod
-    def open(cls, path: str | os.PathLike, verify: bool = True) -> Database:
+    def open(cls, path: str | os.PathLike, verify: bool | str = True) -> Database:
         """Memory-map a ``.wdb`` folder read-only, after checking it.
 
         Always checked: the header, every file's presence and size, and the offsets (12 bytes
         read per sequence). ``verify`` also reads every byte to compare CRC-32 checksums
         (about 0.5 s per GB from the page cache, disk speed otherwise); without it a corrupt
-        residue goes unnoticed.
+        residue goes unnoticed. ``verify="background"`` reads them on a thread of its own
+        while the caller goes on (a search starts its scan), and :meth:`verified` waits for
+        that check and raises its error: a search calls it before its first result.
         """
         folder = os.fspath(path)
         header = _read_header(folder)
@@ -692,10 +713,8 @@ class Database:
             if size != expected or header["files"][name].get("bytes") != expected:
                 raise _fail(files[name], f"{size} bytes where the header says {expected} "
                                          "(truncated or damaged database)")
-        if verify:
-            for name, file in files.items():
-                if _crc32_file(file) != header["files"][name]["crc32"]:
-                    raise _fail(file, "checksum mismatch (the database is corrupt; rebuild it)")
+        if verify and verify != "background":
+            _verify(files, header)
         n = header["sequences"]
         residues = _map(files["residues.u8"], FILES["residues.u8"], header["residues"])
         offsets = _map(files["offsets.i64"], FILES["offsets.i64"], n + 1)
@@ -707,11 +726,22 @@ class Database:
             raise _fail(files["lengths.i32"], f"damaged lengths (the longest is {longest}, "
                                               f"the header says {header['longest']})")
         _check_offsets(files["id_offsets.i64"], id_offsets, header["id_bytes"], None, 2)
-        return cls(path=folder, alphabet=header["alphabet"], letters=header["letters"],
-                   residues=residues, offsets=offsets, lengths=lengths,
-                   ids=_Ids(blob, id_offsets),
-                   composition=np.asarray(header["composition"], dtype=np.int64),
-                   longest=longest)
+        db = cls(path=folder, alphabet=header["alphabet"], letters=header["letters"],
+                 residues=residues, offsets=offsets, lengths=lengths,
+                 ids=_Ids(blob, id_offsets),
+                 composition=np.asarray(header["composition"], dtype=np.int64),
+                 longest=longest)
+        if verify == "background":
+            db._verifying = Future()
+            threading.Thread(target=_verify_into, args=(db._verifying, files, header),
+                             name="wavedp-verify", daemon=True).start()
+        return db
+
+    def verified(self) -> None:
+        """Wait for the checksums :meth:`open` reads in the background (if it does); raise
+        its InputError when one does not match."""
+        if self._verifying is not None:
+            self._verifying.result()
 
     @classmethod
     def from_sequences(cls, texts: list[str], ids: list[str] | None = None,
