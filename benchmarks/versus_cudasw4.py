@@ -124,7 +124,7 @@ def main() -> None:
     # one untimed run of each command first: the file cache warm, and the CPU kernels that
     # the first run on a machine compiles (once, cached) compiled
     for extra in (["--score-only"], []):
-        timed([*wavedp, "search", one, wdb, "--device", DEVICE, *extra, "-o", os.devnull])
+        timed([*wavedp, "search", qfa, wdb, "--device", DEVICE, *extra, "-o", os.devnull])
     if align:
         timed([align, "--query", one, "--db", cdb, "--top", "10", "--uploadFull",
                "--prefetchDBFile", "--mat", "blosum62", *KERNELS, "--of", os.devnull])
