@@ -3,7 +3,7 @@
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
-#       labquick|energy|barriers|compare|scores|makedb|stats|versus|all][,...] [-k expr]
+#       labquick|energy|barriers|compare|scores|makedb|stats|versus|coldscan|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -136,6 +136,10 @@ if want versus; then
     build_cudasw4 align makedb
     python3 benchmarks/versus_cudasw4.py --cudasw4 "$CUDASW4_SRC" --repeats "${REPEATS:-2}" \
         2>&1 | tee "$out/versus.log"
+fi
+if want coldscan; then
+    # where a fresh process's first GPU search spends its time beyond a warm one
+    python3 benchmarks/cold_scan.py --profile 2>&1 | tee "$out/cold_scan.log"
 fi
 if want makedb; then
     # makedb of a Swiss-Prot-sized FASTA (570,000 sequences, 211 M residues), the whole

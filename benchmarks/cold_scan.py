@@ -1,0 +1,102 @@
+"""What a fresh process's first GPU search costs beyond a warm one: where the whole command's
+time goes.
+
+Run from the repository root:  python benchmarks/cold_scan.py [--sequences N] [--profile]
+(wavedp installed with its GPU extra). A seeded Swiss-Prot-sized database
+(``seeded_fasta.py``, 570,000 sequences by default) is built once; the queries are
+``allqueries.fasta``. Printed: ``wavedp search --score-only --stats none --explain`` from
+fresh processes (wall and phases); in one process, a :class:`wavedp.Searcher` searching
+three times (the first pays for loading kernels, allocating and planning; the GPU's clocks
+ramp up from idle), each with its phases; the GPU's SM clock sampled every 50 ms during the
+first command (NVML); with ``--profile``, the first search's calls by cumulative time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from search import QUERIES, read_fasta
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def clocks(stop: threading.Event, out: list[tuple[float, int]]) -> None:
+    """The SM clock (MHz) every 50 ms until ``stop``, through NVML (if installed)."""
+    try:
+        import pynvml
+    except ImportError:
+        return
+    pynvml.nvmlInit()
+    handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+    start = time.perf_counter()
+    while not stop.is_set():
+        out.append((time.perf_counter() - start,
+                    pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)))
+        time.sleep(0.05)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sequences", type=int, default=570_000)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    found = next((q for q in QUERIES if os.path.exists(q)), None)
+    if found is None:
+        raise SystemExit(f"no queries: looked for {', '.join(QUERIES)}")
+    work = tempfile.mkdtemp(prefix="wavedp-cold-")
+    fasta, wdb = os.path.join(work, "db.fa"), os.path.join(work, "db.wdb")
+    subprocess.run([sys.executable, os.path.join(HERE, "seeded_fasta.py"), fasta,
+                    "--sequences", str(args.sequences), "--plant", found], check=True)
+    subprocess.run([sys.executable, "-m", "wavedp.cli", "makedb", fasta, "-o", wdb],
+                   check=True)
+    command = [sys.executable, "-m", "wavedp.cli", "search", found, wdb, "--device", "gpu",
+               "--score-only", "--stats", "none", "--explain", "-o", os.devnull]
+    subprocess.run(command, capture_output=True, check=True)  # the file cache warm
+    for turn in range(3):
+        samples: list[tuple[float, int]] = []
+        stop = threading.Event()
+        sampler = threading.Thread(target=clocks, args=(stop, samples))
+        sampler.start()
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        wall = time.perf_counter() - start
+        stop.set()
+        sampler.join()
+        print(f"command {turn + 1}: {wall:.2f} s wall; "
+              f"{done.stderr.split('phases:')[-1].strip()}")
+        if samples and turn == 0:
+            print("  SM clock (s: MHz): " + ", ".join(
+                f"{t:.2f}: {mhz}" for t, mhz in samples[::4]))
+    import wavedp  # here: the commands above ran in fresh processes
+    from wavedp.trace import Trace
+
+    queries = read_fasta(found)
+    scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    trace = Trace()
+    start = time.perf_counter()
+    searcher = wavedp.Searcher(wavedp.Database.open(wdb), scoring, device="gpu", trace=trace)
+    print(f"\nin one process: Searcher made in {time.perf_counter() - start:.2f} s")
+    profile = cProfile.Profile() if args.profile else None
+    for turn in range(3):
+        trace.clear()
+        start = time.perf_counter()
+        if profile is not None and turn == 0:
+            profile.runcall(searcher.search, queries, stats="none", traceback=False)
+        else:
+            searcher.search(queries, stats="none", traceback=False)
+        phases = ", ".join(f"{k} {v:.3f} s" for k, v in trace.seconds.items())
+        print(f"search {turn + 1}: {time.perf_counter() - start:.3f} s ({phases})")
+    if profile is not None:
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(45)
+
+
+if __name__ == "__main__":
+    main()
