@@ -38,7 +38,10 @@ alignment mode. wavedp's fit is its own:
 E-values: ``E = count * P(S >= s | n)``, count the database's sequences (Pearson's E()),
 with a continuity correction of half the score lattice (integer scores: ``s - 1/2``).
 A search of a large database may fit a sample of the scores (``sample``) and evaluate only
-its candidates; the fit's cost is O(sample) per query.
+its candidates; the fit's cost is O(sample) per query. The likelihood, its gradient, the
+maximisation and the rounds of censoring are compiled (``likelihood.py``, nogil: a search
+fits its queries on every core), over the sample's distinct lengths (:class:`Layout`)
+wherever only the length matters.
 """
 
 from __future__ import annotations
