@@ -70,9 +70,10 @@ def _cuda_includes() -> tuple[str, ...]:
 OPTIONS = ("--std=c++17", *_cuda_includes())
 
 
+@functools.cache
 def source(name: str) -> str:
     """Text of one kernel file with the ``#include "*.cuh"`` headers it names inlined (NVRTC
-    sees one unit)."""
+    sees one unit); read once per process (a search loads a module per kernel instance)."""
     kernels = resources.files("wavedp.kernels")
     return re.sub(r'#include "(\w+\.cuh)"', lambda m: kernels.joinpath(m[1]).read_text(),
                   kernels.joinpath(name).read_text())
