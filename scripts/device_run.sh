@@ -3,7 +3,7 @@
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
-#       labquick|energy|barriers|compare|scores|makedb|stats|versus|coldscan|all][,...] [-k expr]
+#       labquick|energy|barriers|compare|scores|makedb|stats|versus|coldscan|twogpus|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -136,6 +136,24 @@ if want versus; then
     build_cudasw4 align makedb
     python3 benchmarks/versus_cudasw4.py --cudasw4 "$CUDASW4_SRC" --repeats "${REPEATS:-2}" \
         2>&1 | tee "$out/versus.log"
+fi
+if want twogpus; then
+    # the whole command on one GPU and on two, a 741 M-residue database (2,000,000 proteins),
+    # from fresh processes, taking turns; the outputs compared byte for byte
+    queries=$(ls ../shared/data/allqueries.fasta .carry/allqueries.fasta 2>/dev/null | head -1)
+    (cd benchmarks && python3 seeded_fasta.py /tmp/two.fa --sequences 2000000 \
+        --plant "../$queries")
+    python3 -m wavedp.cli makedb /tmp/two.fa -o /tmp/two.wdb
+    python3 -m wavedp.cli search "$queries" /tmp/two.wdb --devices 0,1 -o /dev/null 2>/dev/null
+    for turn in 1 2; do
+        for devices in 0 0,1; do
+            TIMEFORMAT="devices $devices, turn $turn: %R s"
+            time python3 -m wavedp.cli search "$queries" /tmp/two.wdb --devices $devices \
+                --explain -o /tmp/two-$devices.tsv 2> >(grep phases >&2)
+        done
+    done 2>&1 | tee "$out/twogpus.log"
+    cmp /tmp/two-0.tsv /tmp/two-0,1.tsv && echo "outputs identical ($(wc -l < /tmp/two-0.tsv) lines)" \
+        | tee -a "$out/twogpus.log"
 fi
 if want coldscan; then
     # where a fresh process's first GPU search spends its time beyond a warm one
