@@ -4,12 +4,16 @@ compile message comes once. One tiny kernel compiles, into a cache in a temporar
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import numba
 import numpy as np
 import pytest
 
+import wavedp
 from wavedp.engines.common import LOCAL
 from wavedp.engines.cpu import align_pairs, whole_pairs
 from wavedp.engines.cpu import compile as jit
@@ -115,3 +119,12 @@ def test_engine_kernels_are_warm_once_called():
     sub = np.eye(4, dtype=np.int32)
     align_pairs(codes, codes, np.zeros((1, 2), np.int64), sub, 2, 1, LOCAL, True)
     assert not jit.cold(whole_pairs, None)
+
+
+def test_the_command_line_imports_numba_only_when_it_compiles_or_runs_a_kernel():
+    """Numba costs about 0.2 s of a start-up: ``wavedp --help`` and the search command's
+    modules import it only where a kernel runs (the CPU engines, the fit, makedb's parser)."""
+    code = ("import sys, wavedp.cli, wavedp.search.fitted, wavedp.search.database; "
+            "assert 'numba' not in sys.modules, 'numba imported'")
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})

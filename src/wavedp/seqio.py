@@ -26,7 +26,6 @@ from typing import BinaryIO
 
 import numpy as np
 import pyfastx
-from numba import njit
 
 from .errors import InputError
 
@@ -347,73 +346,19 @@ def fasta_block(path: str, data: bytes | memoryview, first: int,
     line; ``path`` and ``first`` name them in errors), parsed in one compiled pass that
     releases the GIL: residues translated by ``lut`` where given (bytes -> codes), and
     ``letters``, the count of each byte among the residues (before translation)."""
+    from .fasta_parser import CONTROL_BYTE, NO_HEADER, NO_ID, parse_piece  # lazy: Numba
+
     buf = np.frombuffer(data, np.uint8)
     codes, lengths, ids, letters, status, where = parse_piece(
         buf, _IDENTITY if lut is None else np.ascontiguousarray(lut, dtype=np.uint8),
         _ID_END, _CONTROL_BYTES)
-    if status == _NO_ID:
+    if status == NO_ID:
         raise InputError(f"file {path}: record {first + where} has no id (nothing after '>')")
-    if status == _CONTROL_BYTE:
+    if status == CONTROL_BYTE:
         raise InputError(f"file {path}: a control byte (code {int(buf[where])}) in record "
                          f"{first + int(np.count_nonzero(buf[:where] == ord('>')) - 1)}")
-    if status == _NO_HEADER:
+    if status == NO_HEADER:
         raise InputError(f"file {path}: text before the first header line")
     return FastaBlock(ids.tobytes(), codes, lengths, first, letters)
 
 
-_NO_ID, _CONTROL_BYTE, _NO_HEADER = 1, 2, 3
-
-
-@njit(cache=True, nogil=True)
-def parse_piece(buf: np.ndarray, lut: np.ndarray, id_end: np.ndarray, control: np.ndarray):
-    """(codes, lengths, ids, letters, status, where) of a piece: status 0, or _NO_ID (where:
-    the record's index), _CONTROL_BYTE (where: its offset) or _NO_HEADER."""
-    n = buf.size
-    codes = np.empty(n, np.uint8)
-    ids = np.empty(n + 1, np.uint8)
-    heads = 1
-    for i in range(n):  # an upper bound of the records: every '>'
-        heads += buf[i] == 62
-    lengths = np.empty(heads, np.int64)
-    letters = np.zeros(256, np.int64)
-    nc = 0
-    ni = 0
-    records = 0
-    if n and buf[0] != 62:  # '>'
-        return codes[:0], lengths[:0], ids[:0], letters, _NO_HEADER, 0
-    i = 0
-    while i < n:
-        j = i + 1  # the header line: its id, then the rest
-        while j < n and not id_end[buf[j]]:
-            if control[buf[j]]:
-                return codes[:0], lengths[:0], ids[:0], letters, _CONTROL_BYTE, j
-            ids[ni] = buf[j]
-            ni += 1
-            j += 1
-        if j == i + 1:
-            return codes[:0], lengths[:0], ids[:0], letters, _NO_ID, records
-        ids[ni] = 10
-        ni += 1
-        while j < n and buf[j] != 10:
-            if control[buf[j]]:
-                return codes[:0], lengths[:0], ids[:0], letters, _CONTROL_BYTE, j
-            j += 1
-        j += 1
-        start = nc
-        while j < n:  # the sequence lines, up to the next line starting with '>'
-            b = buf[j]
-            if b == 10 or b == 13:
-                j += 1
-                continue
-            if b == 62 and buf[j - 1] == 10:
-                break
-            if control[b]:
-                return codes[:0], lengths[:0], ids[:0], letters, _CONTROL_BYTE, j
-            letters[b] += 1
-            codes[nc] = lut[b]
-            nc += 1
-            j += 1
-        lengths[records] = nc - start
-        records += 1
-        i = j
-    return codes[:nc], lengths[:records], ids[:ni].copy(), letters, 0, 0

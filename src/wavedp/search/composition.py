@@ -34,7 +34,6 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from ..errors import InputError
 from ..scoring import Scoring
@@ -61,6 +60,14 @@ ALLOWANCE_BITS = 2.0
 #: the lambda ratio is clipped to [LOW, HIGH]: Schaffer et al. only ever raise E-values
 #: (HIGH = 1, their conservative choice) and bound the correction (LOW = 0.5)
 LOW, HIGH = 0.5, 1.0
+
+
+def _kernels():
+    """``composition_kernels.py``, imported on first use (it imports Numba: 0.2 s of every
+    command's start-up otherwise)."""
+    from . import composition_kernels
+
+    return composition_kernels
 
 
 def background(scoring: Scoring) -> np.ndarray:
@@ -92,19 +99,8 @@ def counts(residues: np.ndarray, offsets: np.ndarray, size: int,
     table = np.arange(256, dtype=np.uint8) if lut is None else \
         np.ascontiguousarray(lut, dtype=np.uint8)
     out = np.zeros((index.size, size), dtype=np.int32)
-    _count(residues, offsets, index, table, size, out)
+    _kernels().count(residues, offsets, index, table, size, out)
     return out
-
-
-@njit(cache=True, nogil=True)
-def _count(residues: np.ndarray, offsets: np.ndarray, index: np.ndarray, lut: np.ndarray,
-           size: int, out: np.ndarray) -> None:
-    for row in range(index.size):
-        k = index[row]
-        for i in range(offsets[k], offsets[k + 1]):
-            code = lut[residues[i]]
-            if code < size:
-                out[row, code] += 1
 
 
 def frequencies(counts: np.ndarray, background: np.ndarray,
@@ -158,8 +154,8 @@ def solve_lambda(values: np.ndarray, weights: np.ndarray, start: float | None = 
     lambda): a first step from the left of the root lands on its right (f lies above its
     tangents), from where Newton descends monotonically; every step is kept inside a bracket
     [lo, hi] with f(lo) < 0 < f(hi), and bisected where it would leave it. Compiled, one
-    row at a time (:func:`_roots`); integer scores take ``exp(lambda v)`` as powers of
-    ``exp(lambda)``.
+    row at a time (:func:`composition_kernels.roots`); integer scores take
+    ``exp(lambda v)`` as powers of ``exp(lambda)``.
     """
     w = np.ascontiguousarray(np.atleast_2d(np.asarray(weights, dtype=np.float64)))
     v = np.asarray(values, dtype=np.float64)
@@ -171,70 +167,9 @@ def solve_lambda(values: np.ndarray, weights: np.ndarray, start: float | None = 
         grid = np.zeros((m.shape[0], int(v[-1] - v[0]) + 1))
         grid[:, (v - v[0]).astype(np.int64)] = m
         m, v = grid, np.arange(v[0], v[-1] + 1.0)
-    return _roots(v, w, np.ascontiguousarray(m), math.nan if start is None else float(start),
-                  float(tol), int(max_iter), integral)
-
-
-@njit(cache=True, nogil=True)
-def _roots(v: np.ndarray, freqs: np.ndarray, mix: np.ndarray, start: float, tol: float,
-           max_iter: int, integral: bool) -> np.ndarray:
-    """:func:`solve_lambda` of each row, ``W[j] = freqs[j] @ mix`` (``integral``: v is v[0],
-    v[0] + 1, ...)."""
-    rows = freqs.shape[0]
-    letters, size = mix.shape
-    out = np.full(rows, np.nan)
-    e = np.empty(size)
-    w = np.empty(size)
-    for j in range(rows):
-        for i in range(size):
-            w[i] = 0.0
-        for b in range(letters):
-            f = freqs[j, b]
-            if f != 0.0:
-                for i in range(size):
-                    w[i] += f * mix[b, i]
-        mean = 0.0
-        top = -1
-        for i in range(size):
-            mean += w[i] * v[i]
-            if v[i] > 0 and w[i] > 0:
-                top = i
-        if top < 0:
-            out[j] = np.inf
-            continue
-        if mean >= 0:
-            continue
-        # hi: f(hi) >= w_top exp(hi v_top) - 1 > 0 for the largest positive score with weight
-        hi = (math.log(1.0 / w[top]) + 1e-9) / v[top] + 1e-12
-        lo = 0.0
-        lam = hi if math.isnan(start) else min(start, hi)
-        for _ in range(max_iter):
-            x = lam
-            if integral:
-                step = math.exp(x)
-                e[0] = math.exp(x * v[0])
-                for i in range(1, size):
-                    e[i] = e[i - 1] * step
-            else:
-                for i in range(size):
-                    e[i] = math.exp(x * v[i])
-            f = -1.0
-            df = 0.0
-            for i in range(size):
-                f += w[i] * e[i]
-                df += w[i] * e[i] * v[i]
-            if f < 0:
-                lo = x
-            else:
-                hi = x
-            new = x - f / df if df != 0.0 else math.nan
-            if not (lo < new <= hi):
-                new = 0.5 * (lo + hi)
-            lam = new
-            if abs(new - x) <= tol * new or f == 0.0:
-                break
-        out[j] = lam
-    return out
+    return _kernels().roots(v, w, np.ascontiguousarray(m),
+                            math.nan if start is None else float(start), float(tol),
+                            int(max_iter), integral)
 
 
 def ungapped_lambda(sub: np.ndarray, query_freq: np.ndarray, subject_freqs: np.ndarray
@@ -381,43 +316,9 @@ def scale_margins(targets: np.ndarray, row: np.ndarray, column: np.ndarray,
     column = np.atleast_2d(np.asarray(column, dtype=np.float64))
     row, column = np.broadcast_arrays(row, column)
     out = np.empty((row.shape[0], *targets.shape))
-    _scale(np.ascontiguousarray(targets, dtype=np.float64), np.ascontiguousarray(row),
+    _kernels().scale(np.ascontiguousarray(targets, dtype=np.float64), np.ascontiguousarray(row),
            np.ascontiguousarray(column), float(tol), int(max_iter), out)
     return out
-
-
-@njit(cache=True, nogil=True)
-def _scale(targets: np.ndarray, row: np.ndarray, column: np.ndarray, tol: float,
-           max_iter: int, out: np.ndarray) -> None:
-    a, b = targets.shape
-    sums = np.empty(max(a, b))
-    for k in range(row.shape[0]):
-        m = out[k]
-        m[:, :] = targets
-        for _ in range(max_iter):
-            for i in range(a):
-                total = 0.0
-                for j in range(b):
-                    total += m[i, j]
-                f = row[k, i] / total
-                for j in range(b):
-                    m[i, j] *= f
-            for j in range(b):
-                sums[j] = 0.0
-            for i in range(a):
-                for j in range(b):
-                    sums[j] += m[i, j]
-            for j in range(b):
-                sums[j] = column[k, j] / sums[j]
-            worst = 0.0
-            for i in range(a):
-                total = 0.0
-                for j in range(b):
-                    m[i, j] *= sums[j]
-                    total += m[i, j]
-                worst = max(worst, abs(total - row[k, i]))
-            if worst <= tol:
-                break
 
 
 _CIGAR = re.compile(r"(\d+)([=XIDM])")
@@ -433,29 +334,9 @@ def pair_counts(query_codes: np.ndarray, target_codes: np.ndarray, cigar: str,
     lengths = np.array([int(n) for n, _ in ops], dtype=np.int64)
     kinds = np.array([_KINDS[op] for _, op in ops], dtype=np.int8)
     out = np.zeros((size, size), dtype=np.int64)
-    _pairs(np.asarray(query_codes), np.asarray(target_codes), lengths, kinds,
+    _kernels().pairs(np.asarray(query_codes), np.asarray(target_codes), lengths, kinds,
            int(query_start), int(target_start), out)
     return out
-
-
-@njit(cache=True, nogil=True)
-def _pairs(query: np.ndarray, target: np.ndarray, lengths: np.ndarray, kinds: np.ndarray,
-           i: int, j: int, out: np.ndarray) -> None:
-    size = out.shape[0]
-    for r in range(lengths.size):
-        n = lengths[r]
-        if kinds[r] == 1:
-            for s in range(n):
-                a = query[i + s]
-                b = target[j + s]
-                if a < size and b < size:
-                    out[a, b] += 1
-            i += n
-            j += n
-        elif kinds[r] == 2:
-            i += n
-        else:
-            j += n
 
 
 def query_counts(codes: np.ndarray, size: int) -> np.ndarray:
