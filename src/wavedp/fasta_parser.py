@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .engines.cpu.compile import SECONDS, notice
+
 #: :func:`parse_piece`'s status: a header without an id, a control byte, text before the
 #: first header line
 NO_ID, CONTROL_BYTE, NO_HEADER = 1, 2, 3
@@ -65,3 +67,9 @@ def parse_piece(buf: np.ndarray, lut: np.ndarray, id_end: np.ndarray, control: n
         records += 1
         i = j
     return codes[:nc], lengths[:records], ids[:ni].copy(), letters, 0, 0
+
+
+def announce() -> bool:
+    """Say once, on stderr, that the parser compiles (a machine's first makedb); whether it
+    did."""
+    return notice([(parse_piece, None, SECONDS["fasta"])])

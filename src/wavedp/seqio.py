@@ -340,24 +340,31 @@ _CONTROL_BYTES[sorted(_CONTROL)] = True
 _IDENTITY = np.arange(256, dtype=np.uint8)
 
 
+def parser():
+    """``fasta_parser.py``, makedb's compiled parser, imported on first use (it imports
+    Numba: 0.2 s of every command's start-up otherwise)."""
+    from . import fasta_parser
+
+    return fasta_parser
+
+
 def fasta_block(path: str, data: bytes | memoryview, first: int,
                 lut: np.ndarray | None = None) -> FastaBlock:
     """The whole records of ``data``, a piece of :func:`fasta_chunks` (it starts at a header
     line; ``path`` and ``first`` name them in errors), parsed in one compiled pass that
     releases the GIL: residues translated by ``lut`` where given (bytes -> codes), and
     ``letters``, the count of each byte among the residues (before translation)."""
-    from .fasta_parser import CONTROL_BYTE, NO_HEADER, NO_ID, parse_piece  # lazy: Numba
-
+    fp = parser()
     buf = np.frombuffer(data, np.uint8)
-    codes, lengths, ids, letters, status, where = parse_piece(
+    codes, lengths, ids, letters, status, where = fp.parse_piece(
         buf, _IDENTITY if lut is None else np.ascontiguousarray(lut, dtype=np.uint8),
         _ID_END, _CONTROL_BYTES)
-    if status == NO_ID:
+    if status == fp.NO_ID:
         raise InputError(f"file {path}: record {first + where} has no id (nothing after '>')")
-    if status == CONTROL_BYTE:
+    if status == fp.CONTROL_BYTE:
         raise InputError(f"file {path}: a control byte (code {int(buf[where])}) in record "
                          f"{first + int(np.count_nonzero(buf[:where] == ord('>')) - 1)}")
-    if status == NO_HEADER:
+    if status == fp.NO_HEADER:
         raise InputError(f"file {path}: text before the first header line")
     return FastaBlock(ids.tobytes(), codes, lengths, first, letters)
 

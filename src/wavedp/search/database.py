@@ -38,7 +38,7 @@ from .. import partfiles
 from ..engines.common import residue_ranges
 from ..errors import InputError
 from ..scoring import DNA_LETTERS, INVALID, Scoring, dna_table, matrix_table
-from ..seqio import FastaBlock, fasta_block, fasta_chunks, iter_records
+from ..seqio import FastaBlock, fasta_block, fasta_chunks, iter_records, parser
 from ..threads import check as check_threads
 from ..threads import cores
 
@@ -326,11 +326,7 @@ def _write_blocks(builder: _Builder, source: str, threads: int,
     def write(parsed: Future) -> None:
         builder.add_block(*parsed.result())
 
-    # lazy: Numba (0.2 s of a start-up) only where a FASTA file is parsed
-    from ..engines.cpu.compile import SECONDS, notice
-    from ..fasta_parser import parse_piece
-
-    notice([(parse_piece, None, SECONDS["fasta"])])
+    parser().announce()
     with ThreadPoolExecutor(max(threads, 1), thread_name_prefix="wavedp-makedb") as pool, \
             ThreadPoolExecutor(1, thread_name_prefix="wavedp-makedb-write") as writer:
         try:

@@ -77,9 +77,9 @@ FAR_SHAPE = 2.0
 SHAPES = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 
 
-def _kernels():
-    """``likelihood.py``, imported on first use (it imports Numba: 0.2 s of every command's
-    start-up otherwise)."""
+def kernels():
+    """``likelihood.py``, the fit's compiled kernels, imported on first use (it imports
+    Numba: 0.2 s of every command's start-up otherwise)."""
     from . import likelihood
 
     return likelihood
@@ -90,12 +90,12 @@ def _kernels():
 def _log_gammas(k: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(ln P(k, x), ln Q(k, x)) of each element: the regularised lower and upper incomplete
     gamma functions."""
-    return _kernels().log_gammas_of(float(k), np.asarray(x, dtype=np.float64))
+    return kernels().log_gammas_of(float(k), np.asarray(x, dtype=np.float64))
 
 
 def _log_upper(k: float, z: np.ndarray) -> np.ndarray:
     """ln P(Z > z) of each element, for Z = -ln G, G ~ Gamma(k, 1): ln P(k, e^-z)."""
-    return _kernels().log_uppers(float(k), np.asarray(z, dtype=np.float64))
+    return kernels().log_uppers(float(k), np.asarray(z, dtype=np.float64))
 
 
 def _digamma(k: float) -> float:
@@ -118,7 +118,7 @@ def _trigamma(k: float) -> float:
 
 def _upper_quantile(k: float, p: float) -> float:
     """z with P(Z > z) = p."""
-    return _kernels().upper_quantile(float(k), float(p))
+    return kernels().upper_quantile(float(k), float(p))
 
 
 # ---- the fitted model ------------------------------------------------------------------------
@@ -306,7 +306,7 @@ def _robust_start(s: np.ndarray, group: np.ndarray, gbl: np.ndarray, gbs: np.nda
     """The first theta: least squares of the location, three rounds without residuals beyond
     median + 3 MAD, then the moments of the kept residuals as the family's location and
     scale (:func:`likelihood.robust_start`)."""
-    return _kernels().robust_start(s, group, gbl, gbs.shape[1], _digamma(k), _trigamma(k))
+    return kernels().robust_start(s, group, gbl, gbs.shape[1], _digamma(k), _trigamma(k))
 
 
 def _fit_shape(k: float, s: np.ndarray, group: np.ndarray, gbl: np.ndarray, gbs: np.ndarray,
@@ -318,7 +318,7 @@ def _fit_shape(k: float, s: np.ndarray, group: np.ndarray, gbl: np.ndarray, gbs:
     ``group[j]`` of ``gbl`` (location) and ``gbs`` (log-scale)."""
     if theta is None:
         theta = _robust_start(s, group, gbl, gbs, k)
-    theta, value, *design = _kernels().fit_shape(
+    theta, value, *design = kernels().fit_shape(
         float(k), s, group, gbl, gbs, float(trim), _upper_quantile(k, trim),
         _upper_quantile(k, 1.0 - censor), np.ascontiguousarray(theta, dtype=np.float64),
         rounds)
@@ -338,7 +338,7 @@ def _choose_shape(s: np.ndarray, group: np.ndarray, gbl: np.ndarray, gbs: np.nda
     size = gbl.shape[1] + gbs.shape[1]
     best = (math.inf, 1.0, None)
     for k in SHAPES:
-        theta, value = _kernels().minimise(_robust_start(s, group, gbl, gbs, k), k, s, group,
+        theta, value = kernels().minimise(_robust_start(s, group, gbl, gbs, k), k, s, group,
                                            state, cut, gbl, gbs, none, none,
                                            np.zeros((size, size)))
         if value < best[0]:

@@ -28,6 +28,7 @@ from ..scoring import Scoring
 from ..threads import cores
 from ..trace import Trace
 from . import composition as comp_stats
+from . import empirical
 from .database import Database
 from .hitlist import align_ranked, batch_jobs, query_batches
 from .significance import Method, QueryStats, Sample, subject_freqs
@@ -63,11 +64,7 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
     sizes = db.sizes
     said: set[str] = set()
     if method.fitted and sample is not None:
-        # lazy: Numba (0.2 s of a start-up) only where a search fits
-        from ..engines.cpu.compile import SECONDS, notice
-        from .likelihood import fit_shape
-
-        notice([(fit_shape, None, SECONDS["fit"])])
+        empirical.kernels().announce()
     threads = max(1, min(16, cores()))
     with ThreadPoolExecutor(threads, thread_name_prefix="wavedp-stats") as pool:
         for batch in query_batches(todo, [q.codes[k].size for k in todo], n, batch_cells):
@@ -131,11 +128,8 @@ def _fits(method: Method, jobs: list, sample: tuple[Sample, Scanner] | None,
         return QueryStats.of(method, jobs[j][3], None if scores is None else scores[j],
                              None if sample is None else sample[0], mode, count, residues)
 
-    from ..engines.cpu.compile import cold  # lazy: see run_fitted
-    from .likelihood import fit_shape
-
     futures: list[Future] = []
-    if jobs and scores is not None and cold(fit_shape, None):
+    if jobs and scores is not None and not empirical.kernels().compiled():
         here: Future = Future()
         here.set_result(one(0))
         futures.append(here)

@@ -15,6 +15,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ..engines.cpu.compile import SECONDS, cold, notice
+
 #: the clip of standardised scores (beyond it every tail is 0 or 1 in float64)
 Z_LOW, Z_HIGH = -50.0, 700.0
 TINY = 1e-300
@@ -511,3 +513,14 @@ def fit_shape(k: float, s: np.ndarray, group: np.ndarray, gbl: np.ndarray, gbs: 
         theta, value = minimise(theta, k, s[idx], group[idx], state, cut, gbl, gbs, high,
                                 weight, h)
     return theta, value, kept, observed, low[group], high[group]
+
+
+def announce() -> bool:
+    """Say once, on stderr, that the fit's kernels compile (a machine's first fit); whether
+    it did."""
+    return notice([(fit_shape, None, SECONDS["fit"])])
+
+
+def compiled() -> bool:
+    """Whether the fit's kernels are compiled or cached (no compilation on the next call)."""
+    return not cold(fit_shape, None)
