@@ -275,11 +275,12 @@ class FastaBlock:
 def fasta_blocks(path: str | os.PathLike, block: int = _CHUNK) -> Iterator[FastaBlock]:
     """The records of a FASTA file (plain or gzipped; ``-`` standard input) as
     :class:`FastaBlock`\\ s of whole records, about ``block`` bytes of the file each (a longer
-    record is a block alone), with NumPy over each block instead of a parser call per record:
-    what ``makedb`` reads a large file with. The records, ids and checks are those of
-    :func:`iter_records` (an id is the first word of its header, ``\\r`` is dropped, a control
-    byte, a header without an id, a damaged gzip stream or no record at all is an InputError);
-    an InputError where the file is FASTQ (read it with :func:`iter_records`)."""
+    record is a block alone), each parsed in one compiled pass (:func:`fasta_block`) instead
+    of a parser call per record, as ``makedb`` reads a large file. The records, ids and
+    checks are those of :func:`iter_records` (an id is the first word of its header, ``\\r``
+    is dropped, a control byte, a header without an id, a damaged gzip stream or no record
+    at all is an InputError); an InputError where the file is FASTQ (read it with
+    :func:`iter_records`)."""
     path = os.fspath(path)
     for data, first in fasta_chunks(path, block):
         yield fasta_block(path, data, first)
