@@ -10,9 +10,9 @@ under the user's matrix):
    score counts as ``S * lambda_pair / lambda_background`` (the *effective* score,
    :func:`effective_scores`), the ratio clipped to [0.5, 1] as Schaffer et al. do. A pair
    sharing a compositional bias scores higher by chance, has a smaller lambda, and its
-   effective score shrinks. Vectorised over subjects: the pair's score distribution is one
-   (subjects x 20) @ (20 x distinct scores) product and the root a bracketed Newton iteration,
-   compiled (:func:`solve_lambda`), a fraction of a microsecond per pair.
+   effective score shrinks. Per pair, one compiled pass mixes the subject's letter
+   frequencies into the pair's score distribution and finds the root by a bracketed Newton
+   iteration (:func:`solve_lambda`), about a microsecond per pair.
 2. **The alignment rescored under the pair's adjusted matrix** (Yu and Altschul 2005,
    Bioinformatics 21:902; Altschul et al. 2005, FEBS J 272:5101; BLAST's
    ``-comp_based_stats 2`` realigns with that matrix). The adjusted matrix has the target
@@ -130,15 +130,6 @@ def letter_distribution(sub: np.ndarray, query_freq: np.ndarray
     return values.astype(np.float64), mix
 
 
-def score_distribution(sub: np.ndarray, query_freq: np.ndarray, subject_freqs: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """(scores v, probabilities W): ``W[j, k]`` is the probability that a residue of the
-    query aligned with one of subject j (row j of ``subject_freqs``) scores ``v[k]``:
-    ``subject_freqs @ M`` of :func:`letter_distribution`."""
-    values, mix = letter_distribution(sub, query_freq)
-    return values, np.atleast_2d(subject_freqs) @ mix
-
-
 def solve_lambda(values: np.ndarray, weights: np.ndarray, start: float | None = None,
                  tol: float = 1e-9, max_iter: int = 200, mix: np.ndarray | None = None
                  ) -> np.ndarray:
@@ -172,11 +163,13 @@ def solve_lambda(values: np.ndarray, weights: np.ndarray, start: float | None = 
                             int(max_iter), integral)
 
 
-def ungapped_lambda(sub: np.ndarray, query_freq: np.ndarray, subject_freqs: np.ndarray
-                    ) -> np.ndarray:
+def ungapped_lambda(sub: np.ndarray, query_freq: np.ndarray, subject_freqs: np.ndarray,
+                    start: float | None = None) -> np.ndarray:
     """The ungapped lambda of ``sub`` for each pair (the query's frequencies, each row of
-    ``subject_freqs``): the positive root of ``sum_ab p_a q_b exp(lambda s_ab) = 1``."""
-    return solve_lambda(*score_distribution(sub, query_freq, subject_freqs))
+    ``subject_freqs``): the positive root of ``sum_ab p_a q_b exp(lambda s_ab) = 1``
+    (Newton from ``start``, see :func:`solve_lambda`)."""
+    values, mix = letter_distribution(sub, query_freq)
+    return solve_lambda(values, np.atleast_2d(subject_freqs), start=start, mix=mix)
 
 
 @dataclass(frozen=True)
@@ -251,8 +244,7 @@ class Composition:
     def ratios_of(self, query_freq: np.ndarray, subject_freqs: np.ndarray) -> np.ndarray:
         """:meth:`ratios` from frequencies (:meth:`frequencies`): a search computes the
         database's once and reuses them for every query."""
-        values, mix = letter_distribution(self.sub, query_freq)
-        lam = solve_lambda(values, subject_freqs, start=self.lambda_background, mix=mix)
+        lam = ungapped_lambda(self.sub, query_freq, subject_freqs, self.lambda_background)
         ratio = lam / self.lambda_background
         return np.clip(np.where(np.isnan(ratio), self.low, ratio), self.low, self.high)
 
