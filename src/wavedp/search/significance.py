@@ -86,16 +86,18 @@ class Sample:
     index: np.ndarray
     lengths: np.ndarray
     freqs: np.ndarray | None
-    #: the fit's layout of these lengths per (mode, query length in global mode)
+    #: the fit's layout of these lengths per mode (local and semiglobal)
     layouts: dict = field(default_factory=dict, repr=False)
 
     def layout(self, mode: str, query_length: int) -> empirical.Layout:
-        """The :class:`empirical.Layout` of the sample's lengths (built once per mode, and
-        per query length in global mode)."""
-        key = (mode, query_length if mode == "global" else None)
-        found = self.layouts.get(key)
+        """The :class:`empirical.Layout` of the sample's lengths: built once per mode, except
+        in global mode, whose pieces depend on the query's length (built per query there, not
+        kept: a search of many queries would keep one per length)."""
+        if mode == "global":
+            return empirical.Layout.of(self.lengths, mode, query_length)
+        found = self.layouts.get(mode)
         if found is None:
-            found = self.layouts[key] = empirical.Layout.of(self.lengths, mode, query_length)
+            found = self.layouts[mode] = empirical.Layout.of(self.lengths, mode, query_length)
         return found
 
     @classmethod
