@@ -44,11 +44,70 @@ def clocks(stop: threading.Event, out: list[tuple[float, int]]) -> None:
         time.sleep(0.05)
 
 
+#: what a fresh process pays before any search: each line run alone, from a fresh interpreter
+FLOORS = {
+    "interpreter": "pass",
+    "import numpy": "import numpy",
+    "import cupy": "import cupy",
+    "CUDA context (cupy)": "import cupy; cupy.zeros(1); cupy.cuda.Device().synchronize()",
+    "import numba": "import numba",
+    "Numba: first cached kernel": "import numpy as np; from wavedp.search import likelihood; "
+    "likelihood.log_gammas_of(1.0, np.ones(3))",
+    "import wavedp.cli": "import wavedp.cli",
+    "wavedp search --help": "import sys; from wavedp.cli import main; sys.argv = ['wavedp', "
+    "'search', '--help']; main()",
+}
+
+
+def floors() -> None:
+    """Each of FLOORS from a fresh interpreter, best of three (seconds, wall)."""
+    for label, code in FLOORS.items():
+        best = min(timed_python(code) for _ in range(3))
+        print(f"floor: {label}: {best:.3f} s")
+
+
+def timed_python(code: str) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
+    return time.perf_counter() - start
+
+
+PROFILED = """
+import cProfile, pstats, sys
+profile = cProfile.Profile()
+profile.enable()
+from wavedp.cli import cli
+try:
+    cli(sys.argv[1:])
+except SystemExit:
+    pass
+profile.disable()
+pstats.Stats(profile, stream=sys.stdout).sort_stats("cumulative").print_stats(50)
+"""
+
+
+def command_profile(args: list[str]) -> None:
+    """The whole command ``wavedp ARGS`` in a fresh process under cProfile (imports
+    included), its calls by cumulative time; then its imports by cumulative time."""
+    done = subprocess.run([sys.executable, "-c", PROFILED, *args], capture_output=True,
+                          text=True, check=False)
+    print(done.stdout[-30000:])
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", PROFILED, *args],
+                          capture_output=True, text=True, check=False)
+    rows = [line.split("|") for line in done.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line]
+    rows = [(int(r[1]), r[2].rstrip()) for r in rows if r[1].strip().isdigit()]
+    print("imports by cumulative microseconds:")
+    for us, name in sorted(rows, reverse=True)[:30]:
+        print(f"  {us:>9} {name}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sequences", type=int, default=570_000)
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
+    floors()
     found = next((q for q in QUERIES if os.path.exists(q)), None)
     if found is None:
         raise SystemExit(f"no queries: looked for {', '.join(QUERIES)}")
@@ -61,6 +120,14 @@ def main() -> None:
     command = [sys.executable, "-m", "wavedp.cli", "search", found, wdb, "--device", "gpu",
                "--score-only", "--stats", "none", "--explain", "-o", os.devnull]
     subprocess.run(command, capture_output=True, check=True)  # the file cache warm
+    if args.profile:
+        one = os.path.join(work, "one.fa")
+        with open(one, "w") as fh:
+            fh.write(f">q0\n{read_fasta(found)[0]}\n")
+        for qf in (one, found):
+            print(f"\n# the whole command under cProfile: {os.path.basename(qf)}")
+            command_profile(["search", qf, wdb, "--device", "gpu", "--score-only",
+                             "-o", os.devnull])
     for turn in range(3):
         samples: list[tuple[float, int]] = []
         stop = threading.Event()

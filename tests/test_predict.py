@@ -95,6 +95,63 @@ def test_waves_run_a_full_grid_at_the_full_rate_while_tickets_are_queued(monkeyp
         work / full, rel=1e-6)
 
 
+def _tickets_one_by_one(work, alone, blocks, sms, speed, older, sm_major, steady):
+    """waves' queue by its definition, one ticket at a time: block b on SM b mod sms; the
+    block that ends first (ties: the lower) takes the next ticket; then each SM's blocks
+    finish, the SM shared by those still sweeping."""
+    n, most = work.shape
+    resident = min(blocks, most * sms, n)
+    sm = [b % sms for b in range(resident)]
+    slot = [b // sms for b in range(resident)]
+    count = [sm.count(s) for s in range(sms)]
+    weight = [0.0] * sms
+    for b in range(resident):
+        weight[sm[b]] += older ** slot[b]
+    k = [count[sm[b]] - 1 for b in range(resident)]
+    rate = [steady[k[b]] * speed[k[b]] * older ** slot[b] * count[sm[b]] / weight[sm[b]]
+            for b in range(resident)]
+    order = sorted(range(resident), key=lambda b: (sm[b], b)) if resident > sm_major * sms \
+        else list(range(resident))
+    last = [0] * resident
+    for i, b in enumerate(order):
+        last[b] = i
+    start = [0.0] * resident
+    end = [work[last[b], k[b]] / rate[b] for b in range(resident)]
+    for i in range(resident, n):
+        b = min(range(resident), key=lambda c: (end[c], c))
+        start[b], last[b] = end[b], i
+        end[b] += work[i, k[b]] / rate[b]
+    taken = max(start)
+    result = 0.0
+    for s in range(sms):
+        left = sorted(max(work[last[b], k[b]] - (taken - start[b]) * rate[b], 0.0)
+                      for b in range(resident) if sm[b] == s)
+        left = [0.0] * (most - len(left)) + left
+        t, before = taken, 0.0
+        for j in range(most):
+            t += (left[j] - before) / speed[most - j - 1]
+            before = left[j]
+        result = max(result, t)
+    return max([result] + [start[b] + alone[last[b]] for b in range(resident)])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_ticket_queue_is_its_definition(seed):
+    """waves' heap of block ends takes the tickets as the definition does, one by one: the
+    first block to end (ties: the lower) takes the next; ties are forced by equal tickets."""
+    rng = np.random.default_rng(seed)
+    sms, most = int(rng.integers(1, 6)), int(rng.integers(1, 5))
+    blocks = int(rng.integers(1, 3 * sms * most))
+    n = int(rng.integers(1, 8 * blocks + 2))
+    base = rng.choice([1.0, 2.0, 3.5], n)[:, None] if seed % 2 else rng.random((n, 1)) + 0.1
+    work = base * (1 + np.arange(most))[None, :]
+    alone = rng.random(n) * 3
+    speed = np.sort(rng.random(most) + 0.5)[::-1].copy()
+    steady = 1 + 0.1 * np.arange(most) / max(most - 1, 1)
+    args = (work, alone, blocks, sms, speed, 0.8, 1.5, steady)
+    assert ticket_waves._queue(*args) == pytest.approx(_tickets_one_by_one(*args), rel=1e-12)
+
+
 def test_a_launch_adds_the_longer_of_the_host_and_the_gpu_but_the_first_adds_both():
     """The host prepares a launch while the one before runs: among others a launch adds the
     longer of the host's work and its GPU work (kernel, its start, the work besides it);

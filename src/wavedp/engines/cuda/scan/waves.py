@@ -1,11 +1,12 @@
 """The ticket-by-ticket simulation of a scan launch of few tickets per block (the cost
 model's ``waves``): the resident blocks take tickets in order, an SM's blocks share it by
-age while tickets are queued, then finish sharing it evenly (Numba, compiled once)."""
+age while tickets are queued, then finish sharing it evenly."""
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
-from numba import njit
 
 #: with more than this many resident blocks per SM, an SM's blocks take consecutive tickets
 #: (a probe of %smid per ticket: consecutive at 3.65 per SM, about 20 apart at 1.25)
@@ -48,85 +49,52 @@ def waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, np.ndar
     shared = np.broadcast_to(np.asarray(later[1], np.float64), (most,))
     work = ((1 + (passes - 1) * shared[None, None, :]) * spent[None, :, :]).reshape(-1, most)
     alone = ((1 + (passes[:, :, 0] - 1) * later[0]) * batch[None, :, -1]).ravel() / single
-    return _queue(np.ascontiguousarray(work), np.ascontiguousarray(alone), int(blocks), int(sms),
-                  np.ascontiguousarray(speed, np.float64), OLDER_SHARE, SM_MAJOR,
+    return _queue(work, alone, int(blocks), int(sms), np.asarray(speed, np.float64),
+                  OLDER_SHARE, SM_MAJOR,
                   1 + (steady - 1) * np.arange(most) / max(most - 1, 1))
 
 
-@njit(cache=True, nogil=True)
 def _queue(work: np.ndarray, alone: np.ndarray, blocks: int, sms: int, speed: np.ndarray,
-           older: float, sm_major: float, steady: np.ndarray) -> float:  # pragma: no cover
+           older: float, sm_major: float, steady: np.ndarray) -> float:
     """:func:`waves` from the tickets' lane-cells at each k (``work``, tickets x k) and
     their sweeps alone (``alone``) on: the resident blocks take tickets (a heap of their
-    ends, ties to the lower block), then finish sharing their SMs."""
+    (end, block): the first to end takes the next, ties to the lower block), then finish
+    sharing their SMs. Plain Python and NumPy (about 0.3 us a ticket): the planner needs no
+    compiled kernel, so a search's first plan does not wait for Numba to load (1.0-1.2 s
+    on the H100 machine)."""
     n, most = work.shape
     resident = min(blocks, most * sms, n)
-    per_sm = np.zeros(sms, np.int64)
-    slot = np.empty(resident, np.int64)  # each block's place among its SM's
-    for b in range(resident):
-        slot[b] = per_sm[b % sms]
-        per_sm[b % sms] += 1
+    block = np.arange(resident)
+    sm, slot = block % sms, block // sms  # placed round-robin: each block's SM and place
+    per_sm = np.bincount(sm, minlength=sms)
+    powers = np.array([older ** j for j in range(most)])
     weights = np.zeros(sms)
-    for b in range(resident):
-        weights[b % sms] += older ** slot[b]
-    k = np.empty(resident, np.int64)
-    rate = np.empty(resident)
-    for b in range(resident):  # the SM's k blocks share it unevenly, by age
-        s = b % sms
-        k[b] = per_sm[s] - 1
-        rate[b] = steady[k[b]] * speed[k[b]] * older ** slot[b] * per_sm[s] / weights[s]
+    for j in range(most):  # summed in the order the blocks are placed
+        weights = weights + np.where(j < per_sm, powers[j], 0.0)
+    k = per_sm[sm] - 1
+    # the SM's k blocks share it unevenly, by age
+    rate = steady[k] * speed[k] * powers[slot] * per_sm[sm] / weights[sm]
     start = np.zeros(resident)
     last = np.arange(resident)
     if resident > sm_major * sms:  # the SMs fill in turn: an SM's blocks take consecutive tickets
-        i = 0
-        for s in range(sms):
-            for b in range(s, resident, sms):
-                last[b] = i
-                i += 1
-    if n > resident:  # a binary heap of (end, block)
-        end = np.empty(resident)
-        heap = np.arange(resident)
-        for b in range(resident):
-            end[b] = work[last[b], k[b]] / rate[b]
-        for j in range(resident // 2 - 1, -1, -1):
-            _sift(heap, end, j, resident)
-        for i in range(resident, n):
-            b = heap[0]
-            start[b], last[b] = end[b], i
-            end[b] += work[i, k[b]] / rate[b]
-            _sift(heap, end, 0, resident)
+        last[np.lexsort((block, sm))] = block
+    if n > resident:
+        heap = list(zip((work[last, k] / rate).tolist(), range(resident), strict=True))
+        heapq.heapify(heap)
+        starts, lasts, ks, rates = start.tolist(), last.tolist(), k.tolist(), rate.tolist()
+        replace = heapq.heapreplace
+        for i, row in enumerate(work[resident:].tolist(), resident):
+            end, b = heap[0]
+            starts[b], lasts[b] = end, i
+            replace(heap, (end + row[ks[b]] / rates[b], b))
+        start, last = np.array(starts), np.array(lasts)
     taken = start.max()  # the queue is empty from here
     left = np.zeros((sms, most))  # each SM's blocks' lane-cells still to sweep
-    for b in range(resident):
-        s = b % sms
-        left[s, most - per_sm[s] + slot[b]] = max(
-            work[last[b], k[b]] - (taken - start[b]) * rate[b], 0.0)
-    result = 0.0
-    for s in range(sms):
-        row = np.sort(left[s])
-        t, before = taken, 0.0
-        for j in range(most):  # most - j blocks still sweeping while the j-th ends
-            t += (row[j] - before) / speed[most - j - 1]
-            before = row[j]
-        result = max(result, t)
-    for b in range(resident):
-        result = max(result, start[b] + alone[last[b]])
-    return result
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _sift(heap: np.ndarray, end: np.ndarray, j: int, n: int) -> None:  # pragma: no cover
-    """Restore the heap below position j (the least end first, ties to the lower block)."""
-    while True:
-        child = 2 * j + 1
-        if child >= n:
-            return
-        if child + 1 < n and (end[heap[child + 1]] < end[heap[child]] or (
-                end[heap[child + 1]] == end[heap[child]] and heap[child + 1] < heap[child])):
-            child += 1
-        a, c = heap[j], heap[child]
-        if end[c] < end[a] or (end[c] == end[a] and c < a):
-            heap[j], heap[child] = c, a
-            j = child
-        else:
-            return
+    left[sm, most - per_sm[sm] + slot] = np.maximum(work[last, k] - (taken - start) * rate,
+                                                    0.0)
+    left.sort(axis=1)
+    t, before = np.full(sms, taken), np.zeros(sms)
+    for j in range(most):  # most - j blocks still sweeping while the j-th ends
+        t = t + (left[:, j] - before) / speed[most - j - 1]
+        before = left[:, j]
+    return max(float(t.max()), float((start + alone[last]).max()))
