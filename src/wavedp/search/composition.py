@@ -29,6 +29,7 @@ per chunk); frequencies get 20 pseudo-residues of background (:meth:`Composition
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -184,10 +185,6 @@ class Composition:
     letters: np.ndarray  # codes of the letters that count (the 20 amino acids)
     sub: np.ndarray  # the table on those letters
     background: np.ndarray  # their background frequencies
-    lambda_background: float
-    #: the matrix's implied target frequencies ``b_a b_b exp(lambda s_ab)``, scaled to the
-    #: background's margins: what :meth:`adjusted_matrices` starts from
-    targets: np.ndarray
     pseudocounts: float = PSEUDOCOUNTS
     low: float = LOW
     high: float = HIGH
@@ -207,14 +204,29 @@ class Composition:
         letters = np.flatnonzero(bg > 0)
         sub = np.asarray(scoring.table, dtype=np.int64)[np.ix_(letters, letters)]
         bg = bg[letters]
-        lam = float(ungapped_lambda(sub, bg, bg[None, :])[0])
-        if not np.isfinite(lam):
+        # a positive root exists exactly where the expected score is negative and some
+        # score positive (see solve_lambda); the root itself is found on first use
+        if not (bg @ sub @ bg < 0 and sub.max() > 0):
             raise InputError("composition-based statistics need a matrix with a negative "
                              "expected score and some positive score on the background")
-        targets = np.outer(bg, bg) * np.exp(lam * sub)
-        targets = scale_margins(targets / targets.sum(), bg[None, :], bg[None, :])[0]
-        return cls(letters, sub, bg, lam, targets, float(pseudocounts), float(low),
-                   float(high), float(allowance_bits))
+        return cls(letters, sub, bg, float(pseudocounts), float(low), float(high),
+                   float(allowance_bits))
+
+    @functools.cached_property
+    def lambda_background(self) -> float:
+        """The background's ungapped lambda, found on first use (by the compiled root
+        finder: a search checks its options without waiting for Numba to load, and the
+        fits that first need it run while the GPU scans)."""
+        bg = self.background
+        return float(ungapped_lambda(self.sub, bg, bg[None, :])[0])
+
+    @functools.cached_property
+    def targets(self) -> np.ndarray:
+        """The matrix's implied target frequencies ``b_a b_b exp(lambda s_ab)``, scaled to
+        the background's margins: what :meth:`adjusted_matrices` starts from."""
+        bg = self.background
+        targets = np.outer(bg, bg) * np.exp(self.lambda_background * self.sub)
+        return scale_margins(targets / targets.sum(), bg[None, :], bg[None, :])[0]
 
     @property
     def size(self) -> int:

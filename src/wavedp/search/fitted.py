@@ -63,8 +63,6 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
     count = int(np.count_nonzero(lengths)) * len(wanted)  # what an E-value counts
     sizes = db.sizes
     said: set[str] = set()
-    if method.fitted and sample is not None:
-        empirical.kernels().announce()
     threads = max(1, min(16, cores()))
     with ThreadPoolExecutor(threads, thread_name_prefix="wavedp-stats") as pool:
         for batch in query_batches(todo, [q.codes[k].size for k in todo], n, batch_cells):
@@ -72,11 +70,18 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
             start = time.perf_counter()
             scores = _sample_scores(method, jobs, sample)
             trace.add("sample", time.perf_counter() - start)
-            fits = _fits(method, jobs, sample, scores, mode, count, n, pool)
+            fits: list[Future] = []
+
+            def begin(fits: list[Future] = fits, jobs: list = jobs, scores=scores) -> None:
+                """The fits started (a GPU scan starts them once its launches are
+                enqueued: they run while it scans; their kernels load Numba)."""
+                if method.fitted and sample is not None:
+                    empirical.kernels().announce()
+                fits += _fits(method, jobs, sample, scores, mode, count, n, pool)
 
             def thresholds(fits: list[Future] = fits) -> list[int | None]:
                 """Each job's scan floor, once its fit is done (the scan asks when it
-                needs them: a GPU scan fits while it runs)."""
+                needs them)."""
                 start = time.perf_counter()
                 stats = [f.result() for f in fits]
                 trace.add("fit", time.perf_counter() - start)  # what the scan waited
@@ -89,8 +94,10 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
                     out.append(floor)
                 return out
 
-            found = scanner.top([codes for *_, codes in jobs], 0, Later(thresholds),
+            later = Later(thresholds, begin)
+            found = scanner.top([codes for *_, codes in jobs], 0, later,
                                 progress) if jobs else []
+            later.begin()  # where the scan asked for none
             stats = [f.result() for f in fits]
             for st in stats:
                 if not st.available and st.reason not in said:

@@ -16,7 +16,10 @@ default is ``benchmarks/significance.py``.
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -81,13 +84,27 @@ class Method:
 class Sample:
     """The database sequences each query's distribution is fitted on: ``index`` (at most
     SAMPLE non-empty ones, evenly spaced), their ``lengths`` and, with composition, their
-    residue frequencies."""
+    residue frequencies (:attr:`freqs`, counted on first use: by the fits, which run while
+    the GPU scans, not before the scan, since the counting kernel loads Numba)."""
 
     index: np.ndarray
     lengths: np.ndarray
-    freqs: np.ndarray | None
+    #: how :attr:`freqs` are counted (None: no composition)
+    counted: Callable[[], np.ndarray] | None = field(default=None, repr=False)
     #: the fit's layout of these lengths per mode (local and semiglobal)
     layouts: dict = field(default_factory=dict, repr=False)
+    _freqs: list = field(default_factory=list, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def freqs(self) -> np.ndarray | None:
+        """The sample's residue frequencies with pseudocounts (composition), else None."""
+        if self.counted is None:
+            return None
+        with self._lock:  # the fits' threads ask at once: counted once
+            if not self._freqs:
+                self._freqs.append(self.counted())
+            return self._freqs[0]
 
     def layout(self, mode: str, query_length: int) -> empirical.Layout:
         """The :class:`empirical.Layout` of the sample's lengths: built once per mode, except
@@ -106,10 +123,10 @@ class Sample:
         live = np.flatnonzero(np.asarray(db.lengths) > 0)
         if live.size > size:
             live = live[np.round(np.linspace(0, live.size - 1, size)).astype(np.int64)]
-        freqs = None
+        counted = None
         if method.composition is not None:
-            freqs = subject_freqs(db, live, lut, method.composition)
-        return cls(live, np.asarray(db.lengths)[live].astype(np.int64), freqs)
+            counted = functools.partial(subject_freqs, db, live, lut, method.composition)
+        return cls(live, np.asarray(db.lengths)[live].astype(np.int64), counted)
 
     def residues(self, db: Database, lut: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """The sample's residues one after another (in the scoring's codes) and offsets."""
