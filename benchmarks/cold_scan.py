@@ -175,7 +175,10 @@ def main() -> None:
     print(f"top 10: {t10:.3f} s ({hits[10]} hits); top 0: {t0:.3f} s ({hits[0]} hits); "
           f"{t0 / t10:.3f}x (default statistics, scores only, best of 3)")
     if profile is not None:
-        pstats.Stats(profile).sort_stats("cumulative").print_stats(45)
+        stats = pstats.Stats(profile).sort_stats("cumulative")
+        stats.print_stats(45)
+        print("the first search's CuPy calls (kernel modules compiled or loaded):")
+        stats.print_stats("cupy", 20)
 
 
 if __name__ == "__main__":
