@@ -23,6 +23,8 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
+from importlib.abc import MetaPathFinder
 
 from search import QUERIES, read_fasta
 
@@ -102,6 +104,41 @@ def command_profile(args: list[str]) -> None:
         print(f"  {us:>9} {name}")
 
 
+class WhoImports(MetaPathFinder):
+    """Prints the stack that first imports one of ``names`` (an import a search should not
+    need, such as CuPy's ``cupyx`` and SciPy behind it)."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = set(names)
+
+    def find_spec(self, name, path, target=None):
+        if name in self.names and name not in sys.modules:
+            self.names.discard(name)
+            print(f"first import of {name}:\n" + "".join(traceback.format_stack(limit=14)[:-1]))
+        return None
+
+
+def modules_loaded() -> list[tuple[str, float]]:
+    """From here on, every kernel module CuPy compiles or loads (its first kernel's name, the
+    seconds): a list to read after the search."""
+    from cupy.cuda import compiler
+
+    loaded: list[tuple[str, float]] = []
+    original = compiler._compile_with_cache_cuda
+
+    def timed(source, *args, **kwargs):
+        start = time.perf_counter()
+        found = original(source, *args, **kwargs)
+        names = kwargs.get("name_expressions") or [
+            line.split("(")[0].split()[-1] for line in source.splitlines()
+            if "__global__" in line][:1]
+        loaded.append((", ".join(names)[:60], time.perf_counter() - start))
+        return found
+
+    compiler._compile_with_cache_cuda = timed
+    return loaded
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sequences", type=int, default=570_000)
@@ -153,6 +190,8 @@ def main() -> None:
     searcher = wavedp.Searcher(wavedp.Database.open(wdb), scoring, device="gpu", trace=trace)
     print(f"\nin one process: Searcher made in {time.perf_counter() - start:.2f} s")
     profile = cProfile.Profile() if args.profile else None
+    sys.meta_path.insert(0, WhoImports(("cupyx", "scipy", "numba")))
+    loaded = modules_loaded()
     for turn in range(3):
         trace.clear()
         start = time.perf_counter()
@@ -162,6 +201,9 @@ def main() -> None:
             searcher.search(queries, stats="none", traceback=False)
         phases = ", ".join(f"{k} {v:.3f} s" for k, v in trace.seconds.items())
         print(f"search {turn + 1}: {time.perf_counter() - start:.3f} s ({phases})")
+        if turn == 0:
+            print(f"  {len(loaded)} kernel modules, {sum(t for _, t in loaded):.3f} s: " +
+                  "; ".join(f"{n} {t * 1e3:.0f} ms" for n, t in loaded))
     # every hit (top 0) against the best 10, scores only, default statistics (E <= 10)
     times: dict[int, list[float]] = {10: [], 0: []}
     hits = {}
