@@ -84,7 +84,9 @@ try:
 except SystemExit:
     pass
 profile.disable()
-pstats.Stats(profile, stream=sys.stdout).sort_stats("cumulative").print_stats(50)
+stats = pstats.Stats(profile, stream=sys.stdout).sort_stats("cumulative")
+stats.print_stats(25)
+stats.print_stats("wavedp/", 45)
 """
 
 
@@ -192,6 +194,7 @@ def main() -> None:
     profile = cProfile.Profile() if args.profile else None
     sys.meta_path.insert(0, WhoImports(("cupyx", "scipy", "numba")))
     loaded = modules_loaded()
+    before = set(sys.modules)
     for turn in range(3):
         trace.clear()
         start = time.perf_counter()
@@ -202,6 +205,8 @@ def main() -> None:
         phases = ", ".join(f"{k} {v:.3f} s" for k, v in trace.seconds.items())
         print(f"search {turn + 1}: {time.perf_counter() - start:.3f} s ({phases})")
         if turn == 0:
+            new = sorted({m.split(".")[0] for m in set(sys.modules) - before})
+            print(f"  packages first imported by the search: {', '.join(new)}")
             print(f"  {len(loaded)} kernel modules, {sum(t for _, t in loaded):.3f} s: " +
                   "; ".join(f"{n} {t * 1e3:.0f} ms" for n, t in loaded))
     # every hit (top 0) against the best 10, scores only, default statistics (E <= 10)
@@ -221,6 +226,8 @@ def main() -> None:
         stats.print_stats(45)
         print("the first search's CuPy calls (kernel modules compiled or loaded):")
         stats.print_stats("cupy", 20)
+        print("who loads the lazily imported modules:")
+        stats.print_callers("__getattribute__|hasattr")
 
 
 if __name__ == "__main__":
