@@ -27,6 +27,7 @@ from typing import BinaryIO
 import numpy as np
 import pyfastx
 
+from . import fasta_parser as fp
 from .errors import InputError
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -275,8 +276,8 @@ class FastaBlock:
 def fasta_blocks(path: str | os.PathLike, block: int = _CHUNK) -> Iterator[FastaBlock]:
     """The records of a FASTA file (plain or gzipped; ``-`` standard input) as
     :class:`FastaBlock`\\ s of whole records, about ``block`` bytes of the file each (a longer
-    record is a block alone), each parsed in one compiled pass (:func:`fasta_block`) instead
-    of a parser call per record, as ``makedb`` reads a large file. The records, ids and
+    record is a block alone), each parsed in a few whole-array passes (:func:`fasta_block`)
+    instead of a parser call per record, as ``makedb`` reads a large file. The records, ids and
     checks are those of :func:`iter_records` (an id is the first word of its header, ``\\r``
     is dropped, a control byte, a header without an id, a damaged gzip stream or no record
     at all is an InputError); an InputError where the file is FASTQ (read it with
@@ -341,21 +342,13 @@ _CONTROL_BYTES[sorted(_CONTROL)] = True
 _IDENTITY = np.arange(256, dtype=np.uint8)
 
 
-def parser():
-    """``fasta_parser.py``, makedb's compiled parser, imported on first use (it imports
-    Numba: 0.2 s of every command's start-up otherwise)."""
-    from . import fasta_parser
-
-    return fasta_parser
-
-
 def fasta_block(path: str, data: bytes | memoryview, first: int,
                 lut: np.ndarray | None = None) -> FastaBlock:
     """The whole records of ``data``, a piece of :func:`fasta_chunks` (it starts at a header
-    line; ``path`` and ``first`` name them in errors), parsed in one compiled pass that
-    releases the GIL: residues translated by ``lut`` where given (bytes -> codes), and
-    ``letters``, the count of each byte among the residues (before translation)."""
-    fp = parser()
+    line; ``path`` and ``first`` name them in errors), parsed by
+    :func:`fasta_parser.parse_piece` (whole-array passes that release the GIL): residues
+    translated by ``lut`` where given (bytes -> codes), and ``letters``, the count of each
+    byte among the residues (before translation)."""
     buf = np.frombuffer(data, np.uint8)
     codes, lengths, ids, letters, status, where = fp.parse_piece(
         buf, _IDENTITY if lut is None else np.ascontiguousarray(lut, dtype=np.uint8),

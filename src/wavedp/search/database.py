@@ -38,7 +38,7 @@ from .. import partfiles
 from ..engines.common import residue_ranges
 from ..errors import InputError
 from ..scoring import DNA_LETTERS, INVALID, Scoring, dna_table, matrix_table
-from ..seqio import FastaBlock, fasta_block, fasta_chunks, iter_records, parser
+from ..seqio import FastaBlock, fasta_block, fasta_chunks, iter_records
 from ..threads import check as check_threads
 from ..threads import cores
 
@@ -261,7 +261,7 @@ class _Slow(Exception):
 
 def _encode_block(source: str, data: memoryview, lut: np.ndarray
                   ) -> tuple[FastaBlock, np.ndarray, np.ndarray]:
-    """A piece of :func:`fasta_chunks` parsed and encoded in one compiled pass: the block,
+    """A piece of :func:`fasta_chunks` parsed and encoded (:func:`fasta_block`): the block,
     its codes and their composition; :class:`_Slow` where the per-record reader must say
     what is wrong (a control byte, a letter not in the alphabet, a non-ASCII id, an
     over-long record, a header without an id)."""
@@ -326,7 +326,6 @@ def _write_blocks(builder: _Builder, source: str, threads: int,
     def write(parsed: Future) -> None:
         builder.add_block(*parsed.result())
 
-    parser().announce()
     with ThreadPoolExecutor(max(threads, 1), thread_name_prefix="wavedp-makedb") as pool, \
             ThreadPoolExecutor(1, thread_name_prefix="wavedp-makedb-write") as writer:
         try:

@@ -39,7 +39,7 @@ MESSAGE = "wavedp: compiling the CPU kernels for this machine, once (about {seco
 #: the non-intersecting hits, the polyadic solver, a search's empirical fit and makedb's
 #: FASTA parser
 SECONDS = {"whole": 4.0, "checkpointed": 5.0, "rows": 4.0, "striped": 2.0, "scan": 2.5,
-           "scan32": 6.0, "hits": 4.0, "polyadic": 3.0, "fit": 7.0, "fasta": 1.5}
+           "scan32": 6.0, "hits": 4.0, "polyadic": 3.0, "fit": 7.0}
 
 #: (kernel, its arguments or None for any, estimated compile seconds) of a call to be made
 Call = tuple[Callable, tuple | None, float]
