@@ -192,7 +192,8 @@ def main() -> None:
     searcher = wavedp.Searcher(wavedp.Database.open(wdb), scoring, device="gpu", trace=trace)
     print(f"\nin one process: Searcher made in {time.perf_counter() - start:.2f} s")
     profile = cProfile.Profile() if args.profile else None
-    sys.meta_path.insert(0, WhoImports(("cupyx", "scipy", "numba")))
+    sys.meta_path.insert(0, WhoImports(("cupyx.scipy", "cupyx.optimizing", "cupy.testing",
+                                        "numpy.testing", "unittest", "pydoc", "scipy", "numba")))
     loaded = modules_loaded()
     before = set(sys.modules)
     for turn in range(3):
