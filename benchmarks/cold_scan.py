@@ -116,7 +116,8 @@ class WhoImports(MetaPathFinder):
     def find_spec(self, name, path, target=None):
         if name in self.names and name not in sys.modules:
             self.names.discard(name)
-            print(f"first import of {name}:\n" + "".join(traceback.format_stack(limit=14)[:-1]))
+            frames = [f for f in traceback.format_stack()[:-1] if "<frozen" not in f]
+            print(f"first import of {name}:\n" + "".join(frames[-12:]))
         return None
 
 
@@ -192,8 +193,7 @@ def main() -> None:
     searcher = wavedp.Searcher(wavedp.Database.open(wdb), scoring, device="gpu", trace=trace)
     print(f"\nin one process: Searcher made in {time.perf_counter() - start:.2f} s")
     profile = cProfile.Profile() if args.profile else None
-    sys.meta_path.insert(0, WhoImports(("cupyx.scipy", "cupyx.optimizing", "cupy.testing",
-                                        "numpy.testing", "unittest", "pydoc", "scipy", "numba")))
+    sys.meta_path.insert(0, WhoImports(("cupyx.optimizing", "scipy", "numba")))
     loaded = modules_loaded()
     before = set(sys.modules)
     for turn in range(3):
