@@ -41,6 +41,7 @@ KERNELS: dict[str, list[str]] = {
     ] + [f"align_batch<0, {rows}, true, true>" for rows in (4, 8)],
     "ceiling.cu": ["ceiling<16>"],
     "endcell.cu": ["best_cell"],
+    "select.cu": ["chunk_best", "chunk_keys"],
     "polyadic.cu": [
         *(f"product<{v}, {w}, {tile}, {pack}>"
           for v, packs in (("int", ("false", "true")), ("long long", ("false",)),
