@@ -15,16 +15,31 @@ Candidates = tuple[np.ndarray, np.ndarray]
 
 class Later:
     """Thresholds known only later (a search's statistics, fitted while its scan runs):
-    :meth:`get` computes them once, in the first thread that asks, and the others wait."""
+    ``begin`` starts the work that gives them (a GPU scanner calls it once its launches are
+    enqueued, so that the work does not compete with the planning for the interpreter),
+    :meth:`get` waits for them, computing them once, in the first thread that asks (and
+    begins first where nothing did)."""
 
-    def __init__(self, make: Callable[[], Sequence[int | None]]) -> None:
-        self._make = make
+    def __init__(self, make: Callable[[], Sequence[int | None]],
+                 begin: Callable[[], None] | None = None) -> None:
+        self._make, self._begin = make, begin
         self._lock = threading.Lock()
         self._value: Sequence[int | None] | None = None
+
+    def begin(self) -> None:
+        """Start the work (once, whichever thread calls first)."""
+        with self._lock:
+            self._started()
+
+    def _started(self) -> None:
+        if self._begin is not None:
+            begin, self._begin = self._begin, None
+            begin()
 
     def get(self) -> Sequence[int | None]:
         with self._lock:
             if self._value is None:
+                self._started()
                 self._value = self._make()
             return self._value
 
@@ -36,6 +51,12 @@ Thresholds = Sequence[int | None] | Later
 def thresholds_of(thresholds: Thresholds) -> Sequence[int | None]:
     """The thresholds themselves (waiting for :class:`Later` ones)."""
     return thresholds.get() if isinstance(thresholds, Later) else thresholds
+
+
+def begin(thresholds: Thresholds) -> None:
+    """Start the work of :class:`Later` thresholds (nothing for known ones)."""
+    if isinstance(thresholds, Later):
+        thresholds.begin()
 
 
 #: strand codes in rank order (ties between the two strands of one sequence: plus first)

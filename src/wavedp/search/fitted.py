@@ -70,7 +70,14 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
             start = time.perf_counter()
             scores = _sample_scores(method, jobs, sample)
             trace.add("sample", time.perf_counter() - start)
-            fits = _fits(method, jobs, sample, scores, mode, count, n, pool)
+            fits: list[Future] = []
+
+            def begin(fits: list[Future] = fits, jobs: list = jobs, scores=scores) -> None:
+                """The fits started (a GPU scan starts them once its launches are
+                enqueued: they run while it scans; their kernels load Numba)."""
+                if method.fitted and sample is not None:
+                    empirical.kernels().announce()
+                fits += _fits(method, jobs, sample, scores, mode, count, n, pool)
 
             def thresholds(fits: list[Future] = fits) -> list[int | None]:
                 """Each job's scan floor, once its fit is done (the scan asks when it
@@ -87,8 +94,10 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
                     out.append(floor)
                 return out
 
-            found = scanner.top([codes for *_, codes in jobs], 0, Later(thresholds),
+            later = Later(thresholds, begin)
+            found = scanner.top([codes for *_, codes in jobs], 0, later,
                                 progress) if jobs else []
+            later.begin()  # where the scan asked for none
             stats = [f.result() for f in fits]
             for st in stats:
                 if not st.available and st.reason not in said:
@@ -119,22 +128,19 @@ def _fits(method: Method, jobs: list, sample: tuple[Sample, Scanner] | None,
           scores: np.ndarray | None, mode: str, count: int, residues: int,
           pool: ThreadPoolExecutor) -> list[Future]:
     """Each job's statistics (fitted on the sample's scores where the method fits), as
-    futures of the pool's threads (the fit's kernels release the GIL), started before the
-    scan so that they run while it does. The first also says, where the fit's kernels
-    compile (a machine's first fit), that they do: Numba is imported and loaded on the
-    pool, never on the thread that plans and launches the scan."""
+    futures of the pool's threads (the fit's kernels release the GIL). Where the kernels are
+    not compiled yet, the first job runs here first: they compile in half the time in this
+    thread."""
     def one(j: int) -> QueryStats:
         return QueryStats.of(method, jobs[j][3], None if scores is None else scores[j],
                              None if sample is None else sample[0], mode, count, residues)
 
-    def first() -> QueryStats:
-        if method.fitted and sample is not None:
-            empirical.kernels().announce()
-        return one(0)
-
-    if not jobs:
-        return []
-    return [pool.submit(first)] + [pool.submit(one, j) for j in range(1, len(jobs))]
+    futures: list[Future] = []
+    if jobs and scores is not None and not empirical.kernels().compiled():
+        here: Future = Future()
+        here.set_result(one(0))
+        futures.append(here)
+    return futures + [pool.submit(one, j) for j in range(len(futures), len(jobs))]
 
 
 def _rank(live: list[int], jobs: list, found: list, stats: list[QueryStats], db: Database,

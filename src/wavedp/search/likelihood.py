@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..engines.cpu.compile import SECONDS, notice
+from ..engines.cpu.compile import SECONDS, cold, notice
 
 #: the clip of standardised scores (beyond it every tail is 0 or 1 in float64)
 Z_LOW, Z_HIGH = -50.0, 700.0
@@ -519,3 +519,8 @@ def announce() -> bool:
     """Say once, on stderr, that the fit's kernels compile (a machine's first fit); whether
     it did."""
     return notice([(fit_shape, None, SECONDS["fit"])])
+
+
+def compiled() -> bool:
+    """Whether the fit's kernels are compiled or cached (no compilation on the next call)."""
+    return not cold(fit_shape, None)

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ....errors import InputError
-from ....ranking import PLUS, Candidates, Thresholds, merge, thresholds_of
+from ....ranking import PLUS, Candidates, Thresholds, begin, merge, thresholds_of
 from ....trace import LaunchTime, Trace
 from ...calibration import Model, capped
 from ...common import GLOBAL, LOCAL, residue_ranges
@@ -369,9 +369,11 @@ class Scanner:
                                 scan_need(a, multiprocessors()), OUT_BYTES + SCRATCH_BYTES,
                                 wide=True)
 
-    def scores(self, ch: Chunk, queries: list[np.ndarray]) -> list:
+    def scores(self, ch: Chunk, queries: list[np.ndarray],
+               enqueued: Callable[[], None] | None = None) -> list:
         """Exact scores (device int32, queries x chunk index) of each query against the
-        chunk; each launch recorded in the trace."""
+        chunk; each launch recorded in the trace; ``enqueued`` is called once the launches
+        are enqueued, before the host waits for them."""
         import cupy  # optional dependency: the GPU extra
 
         out = cupy.zeros((len(queries), ch.size), cupy.int32)
@@ -404,6 +406,8 @@ class Scanner:
             self.enqueue(ch, queries, chosen, launch.subjects, out, launch.shape,
                          launch.longest, over, launch.blocks)
             ends.append(mark())
+        if enqueued is not None:
+            enqueued()
         saturated = int(self.uploads.read(over)[0])  # the one wait of the chunk's scan
         for k, (batch, guess, end) in enumerate(zip(batches, predicted, ends, strict=True)):
             self.trace.launch(LaunchTime(
@@ -490,7 +494,7 @@ class Scanner:
         found: list[list] = [[] for _ in queries]
         for ch in self.chunks():
             with self._timed("scan"):
-                scores = self.scores(ch, queries)
+                scores = self.scores(ch, queries, lambda: begin(thresholds))
             residues = int(self.offsets[ch.stop] - self.offsets[ch.start])
             limits = thresholds_of(thresholds)  # Later ones: while the first scan ran
             with self._timed("topk"):
