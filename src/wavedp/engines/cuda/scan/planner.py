@@ -132,8 +132,10 @@ def _sample(subj_n: np.ndarray) -> tuple[np.ndarray, float]:
     if subj_n.size <= CHOICE_SUBJECTS:
         return np.arange(subj_n.size), 1.0
     every = -(-subj_n.size // CHOICE_SUBJECTS)
-    picked = np.union1d(np.arange(0, subj_n.size, every),
-                        np.argpartition(subj_n, subj_n.size - 64)[-64:])
+    marked = np.zeros(subj_n.size, np.bool_)
+    marked[::every] = True
+    marked[np.argpartition(subj_n, subj_n.size - 64)[-64:]] = True
+    picked = np.flatnonzero(marked)
     return picked, subj_n.size / picked.size
 
 
