@@ -4,12 +4,16 @@ time goes.
 Run from the repository root:  python benchmarks/cold_scan.py [--sequences N] [--profile]
 (wavedp installed with its GPU extra). A seeded Swiss-Prot-sized database
 (``seeded_fasta.py``, 570,000 sequences by default) is built once; the queries are
-``allqueries.fasta``. Printed: ``wavedp search --score-only --stats none --explain`` from
-fresh processes (wall and phases); in one process, a :class:`wavedp.Searcher` searching
-three times (the first pays for loading kernels, allocating and planning; the GPU's clocks
-ramp up from idle), each with its phases, then every hit (``top=0``) against the best 10
-(scores only, default statistics); the GPU's SM clock sampled every 50 ms during the first
-command (NVML); with ``--profile``, the first search's calls by cumulative time.
+``allqueries.fasta``. Printed: the floors of a fresh process (the interpreter, NumPy, CuPy
+and its CUDA context, Numba's first cached kernel, wavedp's command line; each alone, best of
+three); ``wavedp search --score-only --stats none --explain`` from fresh processes (wall and
+phases); in one process, a :class:`wavedp.Searcher` searching three times (the first pays for
+loading kernels, allocating and planning), with the packages its first search imports and
+the kernel modules it loads, then every hit (``top=0``) against the best 10 (scores only,
+default statistics); the GPU's SM clock sampled every 50 ms during the first command (NVML);
+with ``--profile``, the whole command (one query, then all) under cProfile in a fresh
+process with its imports by cumulative time, the first search's calls by cumulative time,
+and the stack that first imports cupyx's optimizing module, SciPy or Numba during it.
 """
 
 from __future__ import annotations
