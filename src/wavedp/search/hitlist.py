@@ -93,7 +93,9 @@ def align_ranked(q: Prepared, ranked: list, db: Database, lut, scoring: Scoring,
                     extra["evalue"] = stats.evalue(aln.score, q.codes[k].size,
                                                    db.total_residues)
                     extra["bitscore"] = stats.bitscore(aln.score)
-                (pair if grouped else hits).append(replaced(aln, **extra))
+                changed = {f: v for f, v in extra.items() if getattr(aln, f) != v}
+                (pair if grouped else hits).append(replaced(aln, **changed) if changed
+                                                    else aln)
             if grouped:
                 hits.append(pair)
         if fraction is not None and not grouped:  # stable: database order, strand, discovery
