@@ -100,6 +100,8 @@ def command_profile(args: list[str]) -> None:
     done = subprocess.run([sys.executable, "-c", PROFILED, *args], capture_output=True,
                           text=True, check=False)
     print(done.stdout[-30000:])
+    if done.returncode:
+        print(f"(exit status {done.returncode}) {done.stderr[-3000:]}")
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", PROFILED, *args],
                           capture_output=True, text=True, check=False)
     rows = [line.split("|") for line in done.stderr.splitlines()
@@ -136,7 +138,8 @@ def modules_loaded() -> list[tuple[str, float]]:
     def timed(source, *args, **kwargs):
         start = time.perf_counter()
         found = original(source, *args, **kwargs)
-        names = kwargs.get("name_expressions") or [
+        expressions = kwargs.get("name_expressions") or (args[5] if len(args) > 5 else None)
+        names = expressions or [
             line.split("(")[0].split()[-1] for line in source.splitlines()
             if "__global__" in line][:1]
         loaded.append((", ".join(names)[:60], time.perf_counter() - start))

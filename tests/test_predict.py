@@ -106,10 +106,10 @@ def _tickets_one_by_one(work, alone, blocks, sms, speed, older, sm_major, steady
     count = [sm.count(s) for s in range(sms)]
     weight = [0.0] * sms
     for b in range(resident):
-        weight[sm[b]] += older ** slot[b]
+        weight[sm[b]] += ticket_waves.power(older, slot[b])
     k = [count[sm[b]] - 1 for b in range(resident)]
-    rate = [steady[k[b]] * speed[k[b]] * older ** slot[b] * count[sm[b]] / weight[sm[b]]
-            for b in range(resident)]
+    rate = [steady[k[b]] * speed[k[b]] * ticket_waves.power(older, slot[b]) * count[sm[b]]
+            / weight[sm[b]] for b in range(resident)]
     order = sorted(range(resident), key=lambda b: (sm[b], b)) if resident > sm_major * sms \
         else list(range(resident))
     last = [0] * resident

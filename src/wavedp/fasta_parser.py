@@ -37,7 +37,9 @@ def parse_piece(buf: np.ndarray, lut: np.ndarray, id_end: np.ndarray, control: n
     length, each id (the header's first word, up to a byte of ``id_end``) followed by a
     newline, each byte's count among the residues; status 0, or NO_ID (where: the record's
     index), CONTROL_BYTE (where: the offset of the first byte of ``control``) or
-    NO_HEADER, whichever a reader from the start meets first."""
+    NO_HEADER, whichever a reader from the start meets first. ``id_end`` must hold the line
+    feed and ``control`` none of tab, line feed and carriage return (as seqio's tables)."""
+    assert id_end[10] and not control[[9, 10, 13]].any()
     n = buf.size
     letters = np.zeros(256, np.int64)
     none = (_EMPTY, np.zeros(0, np.int64), _EMPTY, letters)

@@ -32,9 +32,9 @@ class Later:
             self._started()
 
     def _started(self) -> None:
-        if self._begin is not None:
-            begin, self._begin = self._begin, None
-            begin()
+        if self._begin is not None:  # cleared once it succeeds (a failure is raised again)
+            self._begin()
+            self._begin = None
 
     def get(self) -> Sequence[int | None]:
         with self._lock:

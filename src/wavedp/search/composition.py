@@ -62,6 +62,9 @@ ALLOWANCE_BITS = 2.0
 #: (HIGH = 1, their conservative choice) and bound the correction (LOW = 0.5)
 LOW, HIGH = 0.5, 1.0
 
+NO_LAMBDA = ("composition-based statistics need a matrix with a negative expected score and "
+             "some positive score on the background")
+
 
 def _kernels():
     """``composition_kernels.py``, imported on first use (it imports Numba: 0.2 s of every
@@ -207,8 +210,7 @@ class Composition:
         # a positive root exists exactly where the expected score is negative and some
         # score positive (see solve_lambda); the root itself is found on first use
         if not (bg @ sub @ bg < 0 and sub.max() > 0):
-            raise InputError("composition-based statistics need a matrix with a negative "
-                             "expected score and some positive score on the background")
+            raise InputError(NO_LAMBDA)
         return cls(letters, sub, bg, float(pseudocounts), float(low), float(high),
                    float(allowance_bits))
 
@@ -218,7 +220,10 @@ class Composition:
         finder: a search checks its options without waiting for Numba to load, and the
         fits that first need it run while the GPU scans)."""
         bg = self.background
-        return float(ungapped_lambda(self.sub, bg, bg[None, :])[0])
+        lam = float(ungapped_lambda(self.sub, bg, bg[None, :])[0])
+        if not np.isfinite(lam):  # an expected score within rounding of 0
+            raise InputError(NO_LAMBDA)
+        return lam
 
     @functools.cached_property
     def targets(self) -> np.ndarray:

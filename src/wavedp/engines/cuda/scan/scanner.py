@@ -399,7 +399,7 @@ class Scanner:
                     self.packed, self.sub.shape[0])
         over = staging.workspace().counter()
         self.events.clear()
-        begin = mark()
+        first = mark()
         ends = []
         for batch, launch in zip(batches, launches, strict=True):
             chosen = [units[i] for i in batch.queries.tolist()]
@@ -412,7 +412,7 @@ class Scanner:
         for k, (batch, guess, end) in enumerate(zip(batches, predicted, ends, strict=True)):
             self.trace.launch(LaunchTime(
                 name, batch.queries.size, batch.subjects.size, guess,
-                cupy.cuda.get_elapsed_time(ends[k - 1] if k else begin, end) / 1e3,
+                cupy.cuda.get_elapsed_time(ends[k - 1] if k else first, end) / 1e3,
                 cupy.cuda.get_elapsed_time(*self.events[k]) / 1e3))
         self.events.clear()
         if saturated:

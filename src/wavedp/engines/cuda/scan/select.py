@@ -50,6 +50,9 @@ def select(scores, k: int, thresholds: list[int | None]) -> list[Candidates]:
     routine runs (the first of a process loaded 20 kernel modules and, where CuPy's
     accelerators include cuTENSOR, imported cupyx and SciPy: 0.35 s)."""
     rows, n = scores.shape
+    if len(thresholds) != rows or scores.dtype != np.int32:
+        raise ValueError(f"select: {len(thresholds)} thresholds for {rows} rows of "
+                         f"{scores.dtype} scores (one per row, int32)")
     c = SELECT_CHUNK
     chunks = -(-n // c)
     kk = min(k, chunks)

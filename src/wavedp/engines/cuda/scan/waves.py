@@ -67,7 +67,7 @@ def _queue(work: np.ndarray, alone: np.ndarray, blocks: int, sms: int, speed: np
     block = np.arange(resident)
     sm, slot = block % sms, block // sms  # placed round-robin: each block's SM and place
     per_sm = np.bincount(sm, minlength=sms)
-    powers = np.array([older ** j for j in range(most)])
+    powers = np.array([power(older, j) for j in range(most)])
     weights = np.zeros(sms)
     for j in range(most):  # summed in the order the blocks are placed
         weights = weights + np.where(j < per_sm, powers[j], 0.0)
@@ -98,3 +98,16 @@ def _queue(work: np.ndarray, alone: np.ndarray, blocks: int, sms: int, speed: np
         t = t + (left[:, j] - before) / speed[most - j - 1]
         before = left[:, j]
     return max(float(t.max()), float((start + alone[last]).max()))
+
+
+def power(x: float, j: int) -> float:
+    """``x ** j`` by repeated squaring, as Numba's kernel of this simulation computed it
+    (Python's ``pow`` differs in the last bit for 0.8 ** 4 and beyond, which can flip a
+    tie between two blocks' ends)."""
+    result = 1.0
+    while j:
+        if j & 1:
+            result *= x
+        x *= x
+        j >>= 1
+    return result
