@@ -77,7 +77,7 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
                 enqueued: they run while it scans; their kernels load Numba)."""
                 if method.fitted and sample is not None:
                     empirical.kernels().announce()
-                fits += _fits(method, jobs, sample, scores, mode, count, n, pool)
+                fits.extend(_fits(method, jobs, sample, scores, mode, count, n, pool))
 
             def thresholds(fits: list[Future] = fits) -> list[int | None]:
                 """Each job's scan floor, once its fit is done (the scan asks when it
