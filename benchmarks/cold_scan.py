@@ -11,9 +11,10 @@ phases); in one process, a :class:`wavedp.Searcher` searching three times (the f
 loading kernels, allocating and planning), with the packages its first search imports and
 the kernel modules it loads, then every hit (``top=0``) against the best 10 (scores only,
 default statistics); the GPU's SM clock sampled every 50 ms during the first command (NVML);
-with ``--profile``, the whole command (one query, then all) under cProfile in a fresh
-process with its imports by cumulative time, the first search's calls by cumulative time,
-and the stack that first imports cupyx's optimizing module, SciPy or Numba during it.
+with ``--profile``, the whole command (one query, then all; ``--stats none``) under cProfile
+in a fresh process with its imports by cumulative time (and what the hits' stage calls),
+the first search's calls by cumulative time, and the stack that first imports cupyx's
+optimizing module, SciPy or Numba during it.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ profile.disable()
 stats = pstats.Stats(profile, stream=sys.stdout).sort_stats("cumulative")
 stats.print_stats(25)
 stats.print_stats("wavedp/", 45)
+stats.print_callees("align_ranked|run_pairs|align_pairs")
 """
 
 
@@ -174,7 +176,7 @@ def main() -> None:
         for qf in (one, found):
             print(f"\n# the whole command under cProfile: {os.path.basename(qf)}")
             command_profile(["search", qf, wdb, "--device", "gpu", "--score-only",
-                             "-o", os.devnull])
+                             "--stats", "none", "-o", os.devnull])
     for turn in range(3):
         samples: list[tuple[float, int]] = []
         stop = threading.Event()

@@ -19,7 +19,8 @@ from helpers import (
 from hypothesis import given, settings
 
 import wavedp
-from wavedp.engines.common import MODES
+from wavedp.engines import cpu
+from wavedp.engines.common import MODES, empty_pair
 from wavedp.engines.cpu import rows
 
 
@@ -182,3 +183,19 @@ def test_replaced_equals_dataclasses_replace():
     assert aln.evalue is None and aln.strand is None
     with pytest.raises(TypeError, match="no field 'evalues'"):
         replaced(aln, evalues=1.0)
+
+
+@pytest.mark.parametrize("mode", sorted(MODES.values()))
+@pytest.mark.parametrize("traceback", [False, True])
+@pytest.mark.parametrize("m,n", [(0, 0), (0, 5), (3, 0)])
+def test_an_empty_pair_is_the_boundary_in_every_engine(mode, traceback, m, n):
+    """``empty_pair`` (what the GPU engine returns for a pair with nothing to sweep) is the
+    CPU engine's result, field for field."""
+    q, t = np.ones(m, np.uint8), np.full(n, 2, np.uint8)
+    sub = np.eye(4, dtype=np.int32) * 5 - 1
+    want = cpu.align_pairs([q], [t], np.zeros((1, 2), np.int64), sub, 11, 2, mode, traceback)[0]
+    got = empty_pair(m, n, mode, 11, 2, traceback)
+    assert got[:5] == tuple(want[:5])
+    assert (got[5] is None) == (want[5] is None)
+    if traceback:
+        assert bytes(got[5]) == bytes(want[5])

@@ -148,3 +148,14 @@ def test_planning_a_gpu_scan_loads_no_numba():
             "assert 'numba' not in sys.modules, 'numba imported'")
     subprocess.run([sys.executable, "-c", code], check=True,
                    env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
+
+
+def test_gpu_scores_of_pairs_load_no_numba():
+    """The GPU's score-only pairs (a score-only search's hits) import no Numba: a fresh
+    command's hits' stage paid Numba's import (0.25-0.4 s on the H100 machine). Traceback
+    does: its host walk is a Numba kernel."""
+    code = ("import sys\n"
+            "import wavedp.engines.cuda.pairs\n"
+            "assert 'numba' not in sys.modules, 'numba imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})

@@ -63,3 +63,19 @@ def shard_ranges(offsets: np.ndarray, parts: int) -> list[tuple[int, int]]:
         bounds.append(min(max(cut, bounds[-1] + 1), n - (parts - j)))
     bounds.append(n)
     return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def empty_pair(m: int, n: int, mode: int, gap_open: int, gap_extend: int,
+               traceback: bool) -> tuple:
+    """The alignment of a pair where m or n is 0, as the engines return it (the boundary
+    decides: global is one gap over the other, local and semiglobal align nothing):
+    (score, query start, query end, target start, target end, ops or None; starts -1
+    without traceback)."""
+    glob = mode == GLOBAL
+    k = m + n
+    score = -(gap_open + (k - 1) * gap_extend) if glob and k else 0
+    qe, te = (m, n) if glob else (0, 0)
+    if not traceback:
+        return score, -1, qe, -1, te, None
+    ops = np.frombuffer((b"D" * n + b"I" * m) if glob else b"", np.uint8).copy()
+    return score, 0, qe, 0, te, ops

@@ -137,6 +137,22 @@ class Outputs:
     persisting: bool = False  # the ring rows were marked persisting in L2 (reset by check)
 
 
+def sweep_bytes(m: int, n: int) -> int:
+    """GPU memory a score-only sweep of an m x n pair needs (its codes, profile, column
+    state and outputs)."""
+    return m + n + 20 * (n + 1) + 4 * (m + n) + 4096
+
+
+def check_free(need: int, what: str) -> None:
+    """An InputError before any launch when ``what`` needs more than the GPU's free memory."""
+    import cupy
+
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    if need > free:
+        raise InputError(f"{what} needs {need / 2**30:.2f} GiB of GPU memory, "
+                         f"{free / 2**30:.2f} GiB free")
+
+
 def multiprocessors() -> int:
     """Multiprocessor count of the current device (queried once per device)."""
     import cupy

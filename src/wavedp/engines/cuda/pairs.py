@@ -16,12 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import InputError
-from .. import cpu
-from ..common import STRATEGIES
+from ..common import STRATEGIES, empty_pair
 from . import batch, diagonal, tiled
-from .multipass import end_cell, sweep, upload
+from .multipass import check_free, end_cell, sweep, sweep_bytes, upload
 from .sync import check_sync
-from .traceback import align_traceback, check_memory
 
 
 def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
@@ -47,13 +45,18 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
                                            gap_extend, mode, traceback), strict=True):
         results[p] = found
     rest = sorted(set(range(len(pairs))) - set(small))
+    if traceback:  # its host walk is a Numba kernel: a score-only search loads no Numba
+        from .traceback import align_traceback, check_memory
     for p in rest:
-        check_memory(qcodes[pairs[p, 0]].size, tcodes[pairs[p, 1]].size, traceback)
+        m, n = qcodes[pairs[p, 0]].size, tcodes[pairs[p, 1]].size
+        if traceback:
+            check_memory(m, n, traceback)
+        else:
+            check_free(sweep_bytes(m, n), f"a {m} x {n} pair")
     for p in rest:
         q, t = qcodes[pairs[p, 0]], tcodes[pairs[p, 1]]
         if q.size == 0 or t.size == 0:  # nothing for a kernel to do: the boundary decides
-            results[p] = cpu.align_pairs([q], [t], np.zeros((1, 2), np.int64), sub, gap_open,
-                                         gap_extend, mode, traceback)[0]
+            results[p] = empty_pair(q.size, t.size, mode, gap_open, gap_extend, traceback)
             continue
         dev = upload(q, t, sub, gap_open, gap_extend, mode)
         if traceback:

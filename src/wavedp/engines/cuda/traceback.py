@@ -37,11 +37,13 @@ from .multipass import (
     Checkpoints,
     Pair,
     check,
+    check_free,
     end_cell,
     rows_for,
     scratch,
     strip_height,
     sweep,
+    sweep_bytes,
 )
 
 #: rows between row checkpoints, columns between column checkpoints: the tile size
@@ -88,7 +90,7 @@ def tile_bytes(k: int) -> int:
 
 def gpu_bytes(m: int, n: int, traceback: bool) -> int:
     """GPU memory one pair needs (the module docstring's bound)."""
-    base = m + n + 20 * (n + 1) + 4 * (m + n) + 4096
+    base = sweep_bytes(m, n)
     if not traceback:
         return base
     k = tile_size(m, n)
@@ -106,13 +108,7 @@ def host_bytes(m: int, n: int) -> int:
 
 def check_memory(m: int, n: int, traceback: bool) -> None:
     """Raise InputError before any launch when the GPU (or pinned host RAM) is too small."""
-    import cupy
-
-    free, _ = cupy.cuda.runtime.memGetInfo()
-    need = gpu_bytes(m, n, traceback)
-    if need > free:
-        raise InputError(f"a {m} x {n} pair needs {need / 2**30:.2f} GiB of GPU memory, "
-                         f"{free / 2**30:.2f} GiB free")
+    check_free(gpu_bytes(m, n, traceback), f"a {m} x {n} pair")
     if traceback and host_bytes(m, n) > DEVICE_CHECKPOINTS:
         avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         if host_bytes(m, n) > avail // 2:
