@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+from Bio.Align import substitution_matrices
 from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wavedp
-from wavedp import Alignment, InputError
+from wavedp import Alignment, InputError, scoring
 from wavedp.search.strands import reverse_complement
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
@@ -105,3 +110,26 @@ def test_score_only_and_textless_alignments_are_input_errors():
                      cigar="2=")
     with pytest.raises(InputError, match="texts"):
         bare.to_biopython()
+
+
+@pytest.mark.parametrize("name", substitution_matrices.load())
+def test_matrix_files_read_plainly_equal_biopythons(name):
+    """Every matrix wavedp reads straight from Biopython's data folder (to start without
+    importing Bio.Align) is the one Biopython reads, letters, scores and dtype; the rest go
+    through Biopython (and are refused with its reasons)."""
+    plain = scoring._read_plain(os.path.join(scoring._matrix_folder(), name))
+    usable = scoring._usable(name)
+    if plain is not None:
+        assert not isinstance(usable, str)
+        assert plain[0] == usable[0]
+        assert plain[1].dtype == usable[1].dtype and np.array_equal(plain[1], usable[1])
+    else:
+        assert isinstance(usable, str)
+
+
+def test_a_matrix_loads_without_importing_bio_align():
+    code = ("import sys, wavedp\n"
+            "s = wavedp.Scoring(matrix='blosum62', gap_open=11, gap_extend=1)\n"
+            "assert s.table.shape == (24, 24)\n"
+            "assert 'Bio.Align' not in sys.modules, 'Bio.Align imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

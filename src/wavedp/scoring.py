@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,7 +47,17 @@ def matrix_table(alphabet: str) -> np.ndarray:
 
 def _load_matrix(name: str) -> tuple[str, np.ndarray]:
     """(alphabet, integer table) of Biopython's matrix ``name`` (any case); an InputError for
-    an unknown one, or one wavedp cannot use (scores not integers, letters not single)."""
+    an unknown one, or one wavedp cannot use (scores not integers, letters not single).
+    A plain integer file is read straight from Biopython's data folder (importing
+    ``Bio.Align`` costs 0.1-0.15 s of a command's start-up); anything else goes through
+    Biopython's reader."""
+    folder = _matrix_folder()
+    if folder is not None:
+        names = {n.upper(): n for n in os.listdir(folder) if n != "README.txt"}
+        key = names.get(name.upper())
+        found = None if key is None else _read_plain(os.path.join(folder, key))
+        if found is not None and np.abs(found[1]).max() < SCORE_LIMIT:
+            return found
     key = {n.upper(): n for n in _matrices().load()}.get(name.upper())
     if key is None:
         raise InputError(f"unknown substitution matrix {name!r}; the matrices wavedp takes: "
@@ -76,6 +88,39 @@ def usable_matrices() -> tuple[str, ...]:
     """The names of Biopython's substitution matrices that wavedp takes (integer scores over
     single letters)."""
     return tuple(n for n in _matrices().load() if not isinstance(_usable(n), str))
+
+
+def _matrix_folder() -> str | None:
+    """Biopython's folder of substitution matrix files, found without importing it."""
+    spec = importlib.util.find_spec("Bio")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = os.path.join(spec.submodule_search_locations[0], "Align",
+                          "substitution_matrices", "data")
+    return folder if os.path.isdir(folder) else None
+
+
+def _read_plain(path: str) -> tuple[str, np.ndarray] | None:
+    """(alphabet, int32 table) of a matrix file that is plainly square: ``#`` comments, a
+    header of single letters, then one row per letter in the header's order, each that
+    letter and integer scores; None for any other file (Biopython's reader takes those)."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            lines = [line.split() for line in fh if line.strip() and not line.startswith("#")]
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not lines:
+        return None
+    header, rows = lines[0], lines[1:]
+    if (any(len(a) != 1 for a in header) or len(set(header)) != len(header)
+            or [r[0] for r in rows] != header
+            or any(len(r) != len(header) + 1 for r in rows)):
+        return None
+    try:
+        table = np.array([[int(v) for v in r[1:]] for r in rows], np.int64)
+    except ValueError:
+        return None
+    return "".join(header), table.astype(np.int32)
 
 
 def _matrices():
