@@ -374,8 +374,28 @@ def test_no_nvidia_driver_is_said_plainly(monkeypatch):
                     return 0
 
     monkeypatch.setitem(sys.modules, "cupy", NoDriver)
-    device.gpu_status.cache_clear()
+    device._probe.cache_clear()
     try:
         assert device.gpu_status() == (False, "no NVIDIA driver on this machine")
     finally:
-        device.gpu_status.cache_clear()
+        device._probe.cache_clear()
+
+
+def test_starting_the_gpus_early_changes_no_choice():
+    """``start_gpus`` (a command's GPUs started while it reads its inputs) leaves every
+    decision to ``choose``: the same device as without it, bad device lists still refused
+    there, and nothing started for the CPU."""
+    from wavedp import device
+
+    before = threading.active_count()
+    device.start_gpus("cpu")
+    assert threading.active_count() == before
+    device.start_gpus("auto", "0,nine")  # a bad list: the thread swallows, choose refuses
+    device.start_gpus("auto")
+    for thread in threading.enumerate():
+        if thread.name == "wavedp-gpu-start":
+            thread.join(30)
+    assert device.choose("auto").kind == ("gpu" if device.gpu_status()[0] else "cpu")
+    with pytest.raises(wavedp.InputError, match="comma-separated"):
+        device.choose("auto", "0,nine") if device.gpu_status()[0] else device.check_devices(
+            "0,nine")

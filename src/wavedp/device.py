@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import threading
 from dataclasses import dataclass
 
 from .errors import InputError
@@ -13,9 +14,18 @@ from .errors import InputError
 DEVICES = ("auto", "cpu", "gpu")
 
 
-@functools.cache
+_probing = threading.Lock()
+
+
 def gpu_status() -> tuple[bool, str]:
-    """(available, description): CuPy imports and at least one CUDA device answers."""
+    """(available, description): CuPy imports and at least one CUDA device answers (found
+    once; a second thread asking meanwhile waits for the first's answer)."""
+    with _probing:
+        return _probe()
+
+
+@functools.cache
+def _probe() -> tuple[bool, str]:
     try:
         import cupy
     except Exception as exc:  # noqa: BLE001 - any import failure means no GPU backend
@@ -31,6 +41,31 @@ def gpu_status() -> tuple[bool, str]:
     props = cupy.cuda.runtime.getDeviceProperties(0)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
     return True, f"{count} CUDA device(s), device 0: {name}"
+
+
+def start_gpus(device: str, devices: object = None) -> None:
+    """Begin, in a background thread, what a call on ``device`` (``auto`` or ``gpu``; the
+    CPU needs nothing) will need of its GPUs: CuPy's import, the driver's start and each
+    GPU's CUDA context (0.3-0.4 s of a command's start-up, the driver's part without the
+    interpreter's lock, so the caller's own work meanwhile overlaps it). Whatever goes
+    wrong is left for :func:`choose` to report; the process waits for the thread at exit."""
+    if device in ("auto", "gpu"):
+        threading.Thread(target=_start, args=(devices,), name="wavedp-gpu-start").start()
+
+
+def _start(devices: object) -> None:
+    try:
+        if not gpu_status()[0]:
+            return
+        import cupy
+
+        chosen = check_devices(devices)
+        for d in chosen if chosen is not None else range(gpu_count()):
+            if d != cupy.cuda.runtime.getDevice():
+                cupy.cuda.runtime.setDevice(d)  # this thread's device (and its context)
+            cupy.cuda.runtime.deviceSynchronize()  # the context, without the lock
+    except Exception:  # noqa: BLE001, S110 - choose() meets and reports it again
+        pass
 
 
 def _driver_version(cupy) -> int:

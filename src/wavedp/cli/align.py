@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import columns as fields
 from ..api import run_pairs
-from ..device import choose
+from ..device import choose, start_gpus
 from ..engines.cuda.sync import SYNCS
 from ..formats import format_alignment, sam_header
 from . import common, outputs
@@ -87,6 +87,7 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
     destination = outputs.target(output, [query, target])
     scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
     columns = common.columns(column_text, header, fmt)
+    start_gpus(device, devices)  # the GPUs start while the inputs are read
     queries = common.prepare(query, scoring, "query")
     targets = common.prepare(target, scoring, "target")
     qlens = np.array([c.size for c in queries.codes], dtype=np.int64)

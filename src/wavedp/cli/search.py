@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import columns as fields
 from ..alignment import Alignment
-from ..device import choose
+from ..device import choose, start_gpus
 from ..errors import InputError
 from ..formats import format_alignment, sam_header_lines
 from ..scoring import Scoring
@@ -292,6 +292,8 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
     if energy and (scheduler is not None or cluster is not None):
         raise InputError("--energy measures this process's GPUs: not with --scheduler or "
                          "--cluster")
+    if scheduler is None and cluster is None:  # the GPUs start while the inputs are read
+        start_gpus(device, devices)
     queries = common.prepare(query, scoring, "query")
     db = open_database(database, scoring, verify="background")  # checked below
     if fmt == "sam":
