@@ -93,6 +93,8 @@ stats = pstats.Stats(profile, stream=sys.stdout).sort_stats("cumulative")
 stats.print_stats(25)
 stats.print_stats("wavedp/", 45)
 stats.print_callees("align_ranked|run_pairs|align_pairs")
+stats.print_callees("gpus.py:[0-9]+[(](__init__|run)[)]|scanner.py:[0-9]+[(]__init__[)]|"
+                    "device.py:[0-9]+[(]choose[)]")
 """
 
 

@@ -91,20 +91,25 @@ class GpuScanner:
         self.devices = tuple(devices)[:len(self.ranges)]
         self.trace = trace if trace is not None else Trace()
 
-        def build(shard: tuple[int, int]) -> Scanner:
+        def build(device: int, shard: tuple[int, int]) -> Scanner:
             start, stop = shard
             lo, hi = int(offsets[start]), int(offsets[stop])
             part = offsets[start:stop + 1] - lo if shard != (0, n) else offsets
             return Scanner(residues[lo:hi] if shard != (0, n) else residues, part, lut, sub,
                            gap_open, gap_extend, mode, partition, grid_cap=grid_cap,
-                           trace=self.trace)
+                           trace=self.trace, device=device)
 
-        self.scanners = on_gpus(self.devices, build, self.ranges)
+        # made without the GPUs: their contexts may still be starting
+        self.scanners = [build(d, shard) for d, shard in zip(self.devices, self.ranges,
+                                                             strict=True)]
 
     def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
         """Each query's best ``k`` (0: all) database indices and scores at or above its
-        threshold, ranked."""
+        threshold, ranked. The scans are planned first, here, while the GPUs may still be
+        starting."""
+        for scanner in self.scanners:
+            scanner.plan(queries)
         parts = on_gpus(self.devices, lambda s: s.top(queries, k, thresholds, progress),
                         self.scanners)
         return [merge([(part[j][0] + start, part[j][1], PLUS)
@@ -115,5 +120,7 @@ class GpuScanner:
                progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Every query's exact score against every database sequence: host int32, queries x
         database, each GPU filling its shard's columns."""
+        for scanner in self.scanners:
+            scanner.plan(queries)
         parts = on_gpus(self.devices, lambda s: s.matrix(queries, progress), self.scanners)
         return np.concatenate(parts, axis=1)

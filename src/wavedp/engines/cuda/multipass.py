@@ -153,15 +153,21 @@ def check_free(need: int, what: str) -> None:
                          f"{free / 2**30:.2f} GiB free")
 
 
-def multiprocessors() -> int:
-    """Multiprocessor count of the current device (queried once per device)."""
+def current_device() -> int:
+    """This thread's current CUDA device (no CUDA context needed)."""
     import cupy
 
-    return _multiprocessors(cupy.cuda.Device().id)
+    return int(cupy.cuda.runtime.getDevice())
+
+
+def multiprocessors() -> int:
+    """Multiprocessor count of the current device (queried once per device)."""
+    return device_multiprocessors(current_device())
 
 
 @functools.cache
-def _multiprocessors(device_id: int) -> int:
+def device_multiprocessors(device_id: int) -> int:
+    """Multiprocessor count of device ``device_id`` (no CUDA context needed)."""
     import cupy
 
     return int(cupy.cuda.runtime.deviceGetAttribute(

@@ -31,7 +31,7 @@ from ...common import GLOBAL, LOCAL, residue_ranges
 from .. import staging
 from ..hostmem import settle
 from ..module import function
-from ..multipass import multiprocessors
+from ..multipass import current_device, device_multiprocessors, multiprocessors
 from . import planner
 from .cost import launch_grid, launch_shape
 from .model import gpu_model
@@ -110,9 +110,11 @@ def _profile_inputs(units: list[list[np.ndarray]], own: np.ndarray, a: int, g: i
 
 
 class Chunk:
-    """One resident slice of the database: residues, offsets and subject lengths."""
+    """One slice of the database: subject lengths, and its residues and offsets on the GPU
+    (None for a slice only planned so far)."""
 
-    def __init__(self, start: int, stop: int, offsets: np.ndarray, d_res, d_off) -> None:
+    def __init__(self, start: int, stop: int, offsets: np.ndarray, d_res=None,
+                 d_off=None) -> None:
         lengths = np.diff(offsets)
         self.start, self.stop = start, stop
         self.lengths = lengths
@@ -134,24 +136,35 @@ class Scanner:
     to the scoring's (None: the same), the substitution table, gaps and mode code; the
     launches cut by ``partition`` and planned with ``model`` (default this GPU's:
     :func:`~.model.gpu_model`), each on at most ``grid_cap`` blocks where given; what it
-    does recorded in ``trace`` (default a trace of its own)."""
+    does recorded in ``trace`` (default a trace of its own); on GPU ``device`` (default the
+    current one). Making it and planning a scan (:meth:`plan`) need no CUDA context."""
 
     def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
                  sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
                  partition: str = "auto", model: Model | None = None,
-                 grid_cap: int | None = None, trace: Trace | None = None) -> None:
-        import cupy  # optional dependency: the GPU extra
-
+                 grid_cap: int | None = None, trace: Trace | None = None,
+                 device: int | None = None) -> None:
         self.residues, self.offsets, self.lut = residues, np.asarray(offsets), lut
         self.sub = np.ascontiguousarray(sub, dtype=np.int32)
         self.go, self.ge, self.mode = int(gap_open), int(gap_extend), int(mode)
         self.partition = partition
+        self.device = current_device() if device is None else int(device)
         self.model = capped(model if model is not None else gpu_model(), grid_cap)
         self.trace = trace if trace is not None else Trace()
         self.events: list = []  # CUDA events around each kernel since the last kernel_seconds
-        self._sub = cupy.asarray(self.sub)  # the substitution matrix on the GPU
         self._plans: dict[tuple, tuple] = {}  # the last scans' plans (see launches), oldest first
         self.packed = mode == LOCAL and packable(self.sub, self.go, self.ge)
+        self._on_gpu: tuple | None = None  # (the substitution matrix, the chunk ranges)
+        self._resident: Chunk | None = None
+
+    def _gpu(self) -> tuple:
+        """(the substitution matrix on the GPU, the database's chunk ranges), made on first
+        use, under this scanner's device: the scanner is made and plans without the GPU
+        (its CUDA context may still be starting meanwhile)."""
+        if self._on_gpu is not None:
+            return self._on_gpu
+        import cupy  # optional dependency: the GPU extra
+
         free, _ = cupy.cuda.runtime.memGetInfo()
         budget = DATABASE_BYTES if DATABASE_BYTES is not None else int(free * 0.6)
         n = self.offsets.size - 1
@@ -160,17 +173,24 @@ class Scanner:
         longest = int(lengths.max()) if n else 0
         per_seq = 8 + 4 + 4 + 8  # offset, order, score, key
         if total + per_seq * n <= budget:
-            self.ranges = [(0, n)]
+            ranges = [(0, n)]
         else:
             cap = max((budget // 2) - per_seq * 1024, longest)
-            self.ranges = list(residue_ranges(self.offsets, cap))
+            ranges = list(residue_ranges(self.offsets, cap))
         need = max(int(self.offsets[b] - self.offsets[a]) + per_seq * (b - a)
-                   for a, b in self.ranges) * (1 if len(self.ranges) == 1 else 2)
+                   for a, b in ranges) * (1 if len(ranges) == 1 else 2)
         if need > free:
             raise InputError(f"the database needs {need / 2**30:.2f} GiB of GPU memory for its "
                              f"longest sequence ({longest} residues), "
                              f"{free / 2**30:.2f} GiB free")
-        self._resident: Chunk | None = None
+        self._on_gpu = cupy.asarray(self.sub), ranges
+        return self._on_gpu
+
+    @property
+    def ranges(self) -> list[tuple[int, int]]:
+        """The database's chunks (first, last + 1 sequence): one where it fits in GPU
+        memory, else as many as stream through two buffers."""
+        return self._gpu()[1]
 
     @contextmanager
     def _timed(self, phase: str) -> Iterator[None]:
@@ -313,7 +333,7 @@ class Scanner:
         prof = cupy.empty(words, cupy.uint32)
         grid = (min(-(-most * a * g * r // 256), 1024), min(units, 65535))
         function("search.cu", "build_profiles")(grid, (256,), (
-            codes, meta, poffs, np.int32(units), self._sub, np.int32(a), np.int32(g),
+            codes, meta, poffs, np.int32(units), self._gpu()[0], np.int32(a), np.int32(g),
             np.int32(r), np.int32(self.go), np.int32(PAD16 if packed else PAD32),
             np.int32(packed), prof))
         return prof
@@ -366,8 +386,8 @@ class Scanner:
         subj_n = ch.lengths[ch.nonempty]
         a = self.sub.shape[0]
         return planner.schedule(self.model, self.partition, unit_m, subj_n, a, self.packed,
-                                scan_need(a, multiprocessors()), OUT_BYTES + SCRATCH_BYTES,
-                                wide=True)
+                                scan_need(a, device_multiprocessors(self.device)),
+                                OUT_BYTES + SCRATCH_BYTES, wide=True)
 
     def scores(self, ch: Chunk, queries: list[np.ndarray],
                enqueued: Callable[[], None] | None = None) -> list:
@@ -382,34 +402,35 @@ class Scanner:
                 s[cupy.asarray(ch.empty)] = _edge(q.size, self.go, self.ge)
             if q.size == 0 and self.mode == GLOBAL:
                 s[:] = cupy.asarray(_edges(ch.lengths, self.go, self.ge))
-        live = sorted((k for k, q in enumerate(queries) if q.size > 0),
-                      key=lambda k: -queries[k].size)
-        if ch.count == 0 or not live:
+        units = self._units(queries)
+        if ch.count == 0 or not units:
             return out
-        units = pair_up(live, self.packed)
-        name, batches, predicted, launches = self.launches(ch, [[queries[k] for k in u]
-                                                                for u in units])
-        # load the kernels first: the trace times launches only, and a module loaded while
-        # a kernel runs waits for it (scatter_scores, loaded after the first scan launch,
-        # took 0.35 s of a fresh process's first search)
-        function("search.cu", "build_profiles")
-        function("search.cu", "scatter_scores")
-        for launch in launches:
-            _kernel(LOCAL if self.packed else self.mode, launch.shape[0], launch.shape[1],
-                    self.packed, self.sub.shape[0])
         over = staging.workspace().counter()
         self.events.clear()
         first = mark()
-        ends = []
-        for batch, launch in zip(batches, launches, strict=True):
-            chosen = [units[i] for i in batch.queries.tolist()]
-            self.enqueue(ch, queries, chosen, launch.subjects, out, launch.shape,
-                         launch.longest, over, launch.blocks)
-            ends.append(mark())
+        ends, planned = [], []
+        for group in self._groups(ch, queries, units):
+            # a group after the first is planned while the launches before it run
+            name, batches, predicted, launches = self.launches(ch, [[queries[k] for k in u]
+                                                                    for u in group])
+            # load the kernels first: the trace times launches only, and a module loaded
+            # while a kernel runs waits for it (scatter_scores, loaded after the first scan
+            # launch, took 0.35 s of a fresh process's first search)
+            function("search.cu", "build_profiles")
+            function("search.cu", "scatter_scores")
+            for launch in launches:
+                _kernel(LOCAL if self.packed else self.mode, launch.shape[0], launch.shape[1],
+                        self.packed, self.sub.shape[0])
+            for batch, launch, guess in zip(batches, launches, predicted, strict=True):
+                chosen = [group[i] for i in batch.queries.tolist()]
+                self.enqueue(ch, queries, chosen, launch.subjects, out, launch.shape,
+                             launch.longest, over, launch.blocks)
+                ends.append(mark())
+                planned.append((name, batch, guess))
         if enqueued is not None:
             enqueued()
         saturated = int(self.uploads.read(over)[0])  # the one wait of the chunk's scan
-        for k, (batch, guess, end) in enumerate(zip(batches, predicted, ends, strict=True)):
+        for k, ((name, batch, guess), end) in enumerate(zip(planned, ends, strict=True)):
             self.trace.launch(LaunchTime(
                 name, batch.queries.size, batch.subjects.size, guess,
                 cupy.cuda.get_elapsed_time(ends[k - 1] if k else first, end) / 1e3,
@@ -418,6 +439,44 @@ class Scanner:
         if saturated:
             self.rescore(ch, queries, query_rows(units), None, out)
         return out
+
+    def _units(self, queries: list[np.ndarray]) -> list[list[int]]:
+        """The launch units of ``queries`` (indices, longest first; one query, or two packed),
+        the empty ones left out."""
+        live = sorted((k for k, q in enumerate(queries) if q.size > 0),
+                      key=lambda k: -queries[k].size)
+        return pair_up(live, self.packed)
+
+    def _groups(self, ch: Chunk, queries: list[np.ndarray], units: list[list[int]]
+                ) -> list[list[list[int]]]:
+        """The units in the groups a scan plans and launches in turn: all at once where
+        their plan is kept (or one unit); else the longest first, then the rest, planned
+        while the first one's launches run (a fresh process's plan of 20 queries against
+        570,000 subjects took 0.45 s on the H100 machine before any launch; the longest
+        query's own plans about a third of that)."""
+        if len(units) < 2 or self._key(ch, [[queries[k] for k in u] for u in units]) in \
+                self._plans:
+            return [units]
+        return [units[:1], units[1:]]
+
+    @staticmethod
+    def _key(ch: Chunk, units: list[list[np.ndarray]]) -> tuple:
+        """The key of a plan kept: the chunk and the units' query lengths."""
+        return ch.start, ch.stop, tuple(tuple(q.size for q in u) for u in units)
+
+    def plan(self, queries: list[np.ndarray]) -> None:
+        """Plan the scan of ``queries`` over the database's first chunk ahead of the scan,
+        without the GPU (a fresh process plans while its CUDA context starts, which takes
+        0.2-0.3 s without the interpreter's lock): the plan is kept with the others, where
+        the scan finds it. Before the chunks are known (they need the GPU's free memory),
+        the first is taken to be the whole database, as it is wherever it fits."""
+        units = self._units(queries)
+        first = self._on_gpu[1][0] if self._on_gpu is not None else (0, self.offsets.size - 1)
+        start, stop = first
+        ch = Chunk(start, stop, self.offsets[start:stop + 1] - self.offsets[start])
+        if ch.count and units:
+            group = self._groups(ch, queries, units)[0]
+            self.launches(ch, [[queries[k] for k in u] for u in group])
 
     def kernel_seconds(self) -> float:
         """The GPU time of the kernels launched since the last call (CUDA events; their
@@ -434,9 +493,10 @@ class Scanner:
         about 0.2 s of host time on 2M subjects, so the last PLANS are kept: a scan of the
         same query lengths again (a query set searched once more, a benchmark's repeats)
         reuses its plan. A launch's subjects are looked up here once, not per launch."""
-        key = (ch.start, ch.stop, tuple(tuple(q.size for q in u) for u in units))
+        key = self._key(ch, units)
         plan_ = self._plans.pop(key, None)
         if plan_ is None:
+            start = time.perf_counter()
             name, batches, predicted = self.batches(ch, units)
             launches = []
             for batch in batches:
@@ -447,6 +507,7 @@ class Scanner:
                 launches.append(Launch(shape, subjects, int(lengths.max()),
                                        self._grid(chosen, lengths, self.packed, shape)))
             plan_ = name, batches, predicted, launches
+            self.trace.add("plan", time.perf_counter() - start)
         self._plans[key] = plan_
         while len(self._plans) > PLANS:
             self._plans.pop(next(iter(self._plans)))
