@@ -8,9 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wavedp import Scoring
+from wavedp.engines import cpu
 from wavedp.engines.common import GLOBAL, LOCAL, SEMIGLOBAL
-from wavedp.engines.cpu import score_only
-from wavedp.engines.cpu.intersequence import LANES, scores, scores_many
+from wavedp.engines.cpu.intersequence import LANES, local_ends, scores, scores_many
+from wavedp.engines.cpu.score import score_only
 
 MODES = (LOCAL, GLOBAL, SEMIGLOBAL)
 WIDTHS = (8, 16, 32, "auto")
@@ -144,3 +145,60 @@ def test_bad_width():
     with pytest.raises(ValueError):
         scores(np.zeros(3, np.uint8), np.zeros(3, np.uint8), np.array([0, 3]), BLOSUM62, 11,
                1, LOCAL, width=4)
+
+
+def _related(rng, alphabet: int, count: int, low: int, high: int, query: np.ndarray,
+             repeats: bool) -> list[np.ndarray]:
+    """Random sequences, some holding a piece of ``query``; ``repeats``: short periods, so
+    that many cells tie for the best."""
+    seqs = []
+    for _ in range(count):
+        n = int(rng.integers(low, high))
+        t = (np.tile(rng.integers(0, alphabet, 2), n)[:n] if repeats
+             else rng.integers(0, alphabet, n)).astype(np.uint8)
+        if rng.random() < 0.3:
+            a = int(rng.integers(0, query.size))
+            t = np.concatenate([t, query[a:a + int(rng.integers(1, 300))]])
+        seqs.append(t)
+    return seqs
+
+
+@pytest.mark.parametrize("case", ["protein", "dna", "dna repeats", "long", "width 16",
+                                  "width 32"])
+def test_local_ends_are_score_onlys(case):
+    """The kernel's tracked end cells are ``score_only``'s, tie rules included (the
+    maximum, smallest i, then smallest j), at every width, saturated lanes moving up; the
+    subjects not asked for stay 0."""
+    rng = np.random.default_rng(len(case))
+    protein = case not in ("dna", "dna repeats")
+    sub, alphabet = (BLOSUM62, 20) if protein else (dna_table(2, -3), 4)
+    gaps = (11, 1) if protein else (5, 2)
+    low, high = (300, 2500) if case == "long" else (1, 250)
+    width = {"width 16": 16, "width 32": 32}.get(case, "auto")
+    for _ in range(3):
+        m = int(rng.integers(1, high))
+        query = (np.tile(rng.integers(0, alphabet, 3), m)[:m] if case == "dna repeats"
+                 else rng.integers(0, alphabet, m)).astype(np.uint8)
+        seqs = _related(rng, alphabet, 80 if case != "long" else 20, low, high, query,
+                        case == "dna repeats")
+        residues, offsets = database(seqs)
+        asked = rng.choice(len(seqs), size=len(seqs) * 3 // 4, replace=False)
+        got, ends = local_ends(query, residues, offsets, asked, sub, *gaps, width)
+        for k, t in enumerate(seqs):
+            want = score_only(query, t, sub, *gaps, LOCAL) if k in asked else (0, 0, 0)
+            assert (int(got[k]), int(ends[k, 0]), int(ends[k, 1])) == tuple(map(int, want))
+
+
+def test_many_score_only_pairs_of_a_query_take_the_kernel(monkeypatch):
+    """``align_pairs`` without traceback gives the same results whether a query's pairs go
+    through ``local_ends`` (at least ENDS_MIN_PAIRS of them) or pair by pair."""
+    rng = np.random.default_rng(4)
+    queries = [rng.integers(0, 20, int(rng.integers(20, 300))).astype(np.uint8)
+               for _ in range(3)]
+    targets = _related(rng, 20, 150, 1, 300, queries[0], False)
+    pairs = np.array([(q, t) for q in range(3) for t in range(150) if q == 0 or t % 3],
+                     np.int64)
+    rng.shuffle(pairs)
+    fast = cpu.align_pairs(queries, targets, pairs, BLOSUM62, 11, 1, LOCAL, False)
+    monkeypatch.setattr(cpu, "ENDS_MIN_PAIRS", 10**9)
+    assert fast == cpu.align_pairs(queries, targets, pairs, BLOSUM62, 11, 1, LOCAL, False)

@@ -8,7 +8,7 @@ from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
 
 import wavedp
 from wavedp.engines.common import MODES
-from wavedp.engines.cpu import score_only
+from wavedp.engines.cpu.score import score_only
 from wavedp.trace import Trace
 
 pytestmark = pytest.mark.gpu

@@ -47,8 +47,8 @@ import numpy as np
 from numba import njit
 
 from ..common import GLOBAL, LOCAL, SEMIGLOBAL
-from . import score_only
 from .compile import SECONDS, Call, notice
+from .score import score_only
 from .simd16 import LANES, adds, blend, codes, lane, load, lookup, splat, store, subs
 from .simd16 import vmax as _max
 from .simd16 import vmin as _min
@@ -182,14 +182,38 @@ def _sweep_reset(he, prof, qoff, m, hd, f, best, low, vopen, vext, local, glob, 
     return best, low
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _events(he, m, cm, cmax, lane_seq, lane_j, lane_best, lane_bi, lane_bj, lo):
+    """End cells (local): after a column whose H the buffer holds and whose per-lane maximum
+    is ``cm``, each live lane whose maximum is positive and reaches its best so far takes
+    the column's first row holding it when it beats the best, or ties it in an earlier row
+    (docs/design.md: the maximum H, smallest i, then smallest j; columns come in order)."""
+    store(cmax, 0, cm)
+    rows = 2 * W
+    for ln in range(W):
+        c = np.int64(cmax[ln])
+        if lane_seq[ln] < 0 or c <= lo or c < lane_best[ln]:
+            continue
+        i = 1
+        while i < m and np.int64(he[i * rows + ln]) != c:
+            i += 1
+        if c > lane_best[ln] or i < lane_bi[ln]:
+            lane_best[ln] = c
+            lane_bi[ln] = i
+            lane_bj[ln] = lane_j[ln]
+
+
 @njit(cache=True, nogil=True)
 def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_extend, mode,
-           he, prof, prof2, out, flags):
+           he, prof, prof2, out, flags, ends):
     """Score the query (profile offsets qoff, length m >= 1) against seqs (all non-empty),
     W lanes refilled as sequences end; out[k] = score, flags[k] = 1 where it may have
-    saturated."""
+    saturated. Local mode with ``ends`` (int64 [n, 2], else [0, 2]): ends[k] = the end cell
+    (i, j), (0, 0) for a score of 0; columns then go one at a time, so that the buffer
+    holds each one's H for ``_events``."""
     local = mode == LOCAL
     glob = mode == GLOBAL
+    track = local and ends.shape[0] > 0
     hi = (1 << (8 * he.itemsize - 1)) - 1
     lo = -hi - 1
     # local scores are stored biased by lo (score 0 = lo, as Opal does): the saturation at
@@ -203,6 +227,10 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
     hd0 = np.zeros(W, he.dtype)
     f0 = np.zeros(W, he.dtype)
     cod = np.zeros(W, np.uint8)
+    lane_best = np.zeros(W, np.int64)  # track: each lane's best (biased), its end cell
+    lane_bi = np.zeros(W, np.int64)
+    lane_bj = np.zeros(W, np.int64)
+    cmax = np.empty(W, he.dtype)
     vopen = splat(he, gap_open)
     vext = splat(he, gap_extend)
     zero = splat(he, base)
@@ -233,6 +261,9 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
                                 score = max(score, np.int64(he[i * rows + ln]))
                     out[k] = score
                     flags[k] = flag
+                    if track:
+                        ends[k, 0] = lane_bi[ln] if score > 0 else 0
+                        ends[k, 1] = lane_bj[ln] if score > 0 else 0
                 if nxt < seqs.size:
                     k = seqs[nxt]
                     nxt += 1
@@ -240,6 +271,9 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
                     lane_pos[ln] = offsets[k]
                     lane_left[ln] = offsets[k + 1] - offsets[k]
                     lane_j[ln] = 0
+                    lane_best[ln] = lo
+                    lane_bi[ln] = 0
+                    lane_bj[ln] = 0
                     rm[ln] = -1
                     any_reset = True
                 else:
@@ -259,7 +293,7 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
         # the first column of a round may start sequences; then pairs; then a last single
         s = 0
         while s < steps:
-            pair = steps - s >= 2 and not (s == 0 and any_reset)
+            pair = not track and steps - s >= 2 and not (s == 0 and any_reset)
             _column(prof, lane_seq, lane_pos, lane_j, residues, cod, table, nletters, glob,
                     hd0, f0, lo, gap_open, gap_extend)
             hd = load(hd0, 0) if glob else zero
@@ -275,11 +309,18 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
                     rowbest = _max(rowbest, h)
                 s += 2
             else:
+                # tracking ends: the column's own maximum, then the running best
+                start = vlo if track else best
                 if s == 0 and any_reset:
-                    best, low = _sweep_reset(he, prof, qoff, m, hd, f, best, low, vopen, vext,
-                                             local, glob, rmv, base, gap_open, gap_extend)
+                    top, low = _sweep_reset(he, prof, qoff, m, hd, f, start, low, vopen, vext,
+                                            local, glob, rmv, base, gap_open, gap_extend)
                 else:
-                    best, low = _sweep(he, prof, qoff, m, hd, f, best, low, vopen, vext, local)
+                    top, low = _sweep(he, prof, qoff, m, hd, f, start, low, vopen, vext, local)
+                if track:
+                    best = _max(best, top)
+                    _events(he, m, top, cmax, lane_seq, lane_j, lane_best, lane_bi, lane_bj, lo)
+                else:
+                    best = top
                 s += 1
             if mode == SEMIGLOBAL:
                 rowbest = _max(rowbest, load(he, m * rows))
@@ -290,24 +331,29 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
 
 @njit(cache=True, nogil=True)
 def scan_slice(first, step, qoff, m, residues, offsets, seqs, bounds, table, nletters, gap_open,
-         gap_extend, mode, proto, out, flags):
+         gap_extend, mode, proto, out, flags, ends):
     """Chunks first, first + step, ... of seqs (``bounds``), each by ``_chunk`` in buffers
-    of proto's dtype."""
+    of proto's dtype (``ends``: see ``_chunk``)."""
     for c in range(first, bounds.size - 1, step):
         he = np.empty((m + 1) * 2 * W, proto.dtype)
         prof = np.empty(max(nletters, 1) * W, proto.dtype)
         prof2 = np.empty(max(nletters, 1) * W, proto.dtype)
         _chunk(qoff, m, residues, offsets, seqs[bounds[c]:bounds[c + 1]], table, nletters,
-               gap_open, gap_extend, mode, he, prof, prof2, out, flags)
+               gap_open, gap_extend, mode, he, prof, prof2, out, flags, ends)
 
 
 @njit(cache=True, nogil=True)
-def _run32(first, step, query, residues, offsets, seqs, sub, gap_open, gap_extend, mode, out):
-    """seqs[first::step] by ``score_only``."""
+def _run32(first, step, query, residues, offsets, seqs, sub, gap_open, gap_extend, mode, out,
+           ends):
+    """seqs[first::step] by ``score_only`` (``ends``: see ``_chunk``)."""
     for p in range(first, seqs.size, step):
         k = seqs[p]
         t = residues[offsets[k]:offsets[k + 1]]
-        out[k] = score_only(query, t, sub, gap_open, gap_extend, mode)[0]
+        score, ei, ej = score_only(query, t, sub, gap_open, gap_extend, mode)
+        out[k] = score
+        if ends.shape[0] > 0:
+            ends[k, 0] = ei
+            ends[k, 1] = ej
 
 
 def _table(sub: np.ndarray) -> np.ndarray | None:
@@ -340,8 +386,13 @@ def _scan_calls(args: tuple, bits: int, mode: int) -> list[Call]:
     """The ``scan_slice`` calls of ``args`` at ``bits`` and, from 8 bits in local mode, at 16 (the
     lanes flagged at 8 bits usually move up): what a first search compiles."""
     widths = (8, 16) if bits == 8 and mode == LOCAL else (bits,)
-    return [(scan_slice, (0, 1, *args[:-3], np.zeros(1, _DTYPES[b]), *args[-2:]), SECONDS["scan"])
-            for b in widths]
+    return [(scan_slice, (0, 1, *args[:-4], np.zeros(1, _DTYPES[b]), *args[-3:]),
+             SECONDS["scan"]) for b in widths]
+
+
+def _check_width(width: int | str) -> None:
+    if width not in ("auto", *WIDTHS):
+        raise ValueError(f"width must be 'auto', 8, 16 or 32, got {width!r}")
 
 
 def scores_many(queries: list[np.ndarray], residues: np.ndarray, offsets: np.ndarray,
@@ -352,8 +403,7 @@ def scores_many(queries: list[np.ndarray], residues: np.ndarray, offsets: np.nda
 
     width: lane width the search starts at ("auto", 8, 16 or 32); flagged lanes move up.
     """
-    if width not in ("auto", *WIDTHS):
-        raise ValueError(f"width must be 'auto', 8, 16 or 32, got {width!r}")
+    _check_width(width)
     residues = np.ascontiguousarray(residues, dtype=np.uint8)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     sub = np.ascontiguousarray(sub, dtype=np.int32)
@@ -361,10 +411,9 @@ def scores_many(queries: list[np.ndarray], residues: np.ndarray, offsets: np.nda
     n = offsets.size - 1
     lengths = np.diff(offsets)
     out = np.zeros((len(queries), n), np.int32)
-    first = (8 if mode == LOCAL else 16) if width == "auto" else width
-    table = _table(sub)
     order = np.argsort(lengths, kind="stable")
     order = order[lengths[order] > 0]
+    no_ends = np.zeros((0, 2), np.int64)
     for qi, query in enumerate(queries):
         query = np.ascontiguousarray(query, dtype=np.uint8)
         m = query.size
@@ -372,38 +421,76 @@ def scores_many(queries: list[np.ndarray], residues: np.ndarray, offsets: np.nda
         if mode == GLOBAL:  # an empty query or sequence: one gap over the other
             edge = np.where(lengths + m > 0, -(gap_open + (lengths + m - 1) * gap_extend), 0)
             row[(lengths == 0) | (m == 0)] = edge[(lengths == 0) | (m == 0)]
-        if m == 0:
-            continue
-        pending = order
-        for bits in WIDTHS:
-            if pending.size == 0:
-                break
-            if bits < first or (bits < 32 and not _fits(bits, sub, gap_open, gap_extend)):
-                continue
-            if bits == 32 or table is None:
-                args = (query, residues, offsets, pending, sub, gap_open, gap_extend, mode, row)
-                notice([(_run32, (0, 1, *args), SECONDS["scan32"])])
-                spread(_run32, pending.size, *args)
-                break
-            hi = (1 << (bits - 1)) - 1
-            if mode == GLOBAL:  # boundary values must be representable
-                span = np.maximum(lengths[pending], m)
-                ok = gap_open + (span - 1) * gap_extend < hi
-                later, pending = pending[~ok], pending[ok]
-            else:
-                later = pending[:0]
-            if pending.size:
-                flags = np.zeros(n, np.uint8)
-                qoff = query.astype(np.int64) * W
-                bounds = _chunks(pending, lengths)
-                args = (qoff, m, residues, offsets, pending, bounds, table, sub.shape[0],
-                        gap_open, gap_extend, mode, np.zeros(1, _DTYPES[bits]), row, flags)
-                notice(_scan_calls(args, bits, mode))
-                spread(scan_slice, bounds.size - 1, *args)
-                pending = pending[flags[pending] != 0]
-            pending = np.sort(np.concatenate((later, pending)))
-            pending = pending[np.argsort(lengths[pending], kind="stable")]
+        if m:
+            _scan(query, residues, offsets, order, sub, gap_open, gap_extend, mode, width, row,
+                  no_ends)
     return out
+
+
+def local_ends(query: np.ndarray, residues: np.ndarray, offsets: np.ndarray,
+               subjects: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
+               width: int | str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """(int32 scores [n], int64 end cells [n, 2]) of the local alignments of ``query``
+    against the database sequences ``subjects`` (indices; the others are left 0): what
+    ``score_only`` returns for each, tie rules included, from the inter-sequence kernel
+    with each lane's end cell tracked (``_chunk``)."""
+    _check_width(width)
+    residues = np.ascontiguousarray(residues, dtype=np.uint8)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    query = np.ascontiguousarray(query, dtype=np.uint8)
+    n = offsets.size - 1
+    out = np.zeros(n, np.int32)
+    ends = np.zeros((n, 2), np.int64)
+    lengths = np.diff(offsets)
+    subjects = np.unique(np.asarray(subjects, np.int64))
+    order = subjects[np.argsort(lengths[subjects], kind="stable")]
+    order = order[lengths[order] > 0]
+    if query.size and order.size:
+        _scan(query, residues, offsets, order, np.ascontiguousarray(sub, dtype=np.int32),
+              int(gap_open), int(gap_extend), LOCAL, width, out, ends)
+    return out, ends
+
+
+def _scan(query: np.ndarray, residues: np.ndarray, offsets: np.ndarray, order: np.ndarray,
+          sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, width: int | str,
+          row: np.ndarray, ends: np.ndarray) -> None:
+    """Scores (into ``row``) and, with ``ends`` of n rows, end cells of ``query`` (m >= 1)
+    against the sequences ``order`` (non-empty, by length), from the first width up: the
+    lanes flagged at a width move up to the next."""
+    n, m = offsets.size - 1, query.size
+    lengths = np.diff(offsets)
+    first = (8 if mode == LOCAL else 16) if width == "auto" else width
+    table = _table(sub)
+    pending = order
+    for bits in WIDTHS:
+        if pending.size == 0:
+            break
+        if bits < first or (bits < 32 and not _fits(bits, sub, gap_open, gap_extend)):
+            continue
+        if bits == 32 or table is None:
+            args = (query, residues, offsets, pending, sub, gap_open, gap_extend, mode, row,
+                    ends)
+            notice([(_run32, (0, 1, *args), SECONDS["scan32"])])
+            spread(_run32, pending.size, *args)
+            break
+        hi = (1 << (bits - 1)) - 1
+        if mode == GLOBAL:  # boundary values must be representable
+            span = np.maximum(lengths[pending], m)
+            ok = gap_open + (span - 1) * gap_extend < hi
+            later, pending = pending[~ok], pending[ok]
+        else:
+            later = pending[:0]
+        if pending.size:
+            flags = np.zeros(n, np.uint8)
+            qoff = query.astype(np.int64) * W
+            bounds = _chunks(pending, lengths)
+            args = (qoff, m, residues, offsets, pending, bounds, table, sub.shape[0],
+                    gap_open, gap_extend, mode, np.zeros(1, _DTYPES[bits]), row, flags, ends)
+            notice(_scan_calls(args, bits, mode))
+            spread(scan_slice, bounds.size - 1, *args)
+            pending = pending[flags[pending] != 0]
+        pending = np.sort(np.concatenate((later, pending)))
+        pending = pending[np.argsort(lengths[pending], kind="stable")]
 
 
 def scores(query: np.ndarray, residues: np.ndarray, offsets: np.ndarray, sub: np.ndarray,
