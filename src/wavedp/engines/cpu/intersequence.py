@@ -144,6 +144,23 @@ def _sweep2(he, prof, prof2, qoff, m, hd, f, hd2, f2, best, low, vopen, vext, lo
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _sweep2_track(he, hc, prof, prof2, qoff, m, hd, f, hd2, f2, top, top2, vopen, vext):
+    """``_sweep2``'s local loop for end cells: each column's own maximum (top, top2), and
+    the first column's H kept in hc (the buffer holds the second's) for ``_events``."""
+    for i in range(1, m + 1):
+        o = i * 2 * W
+        p = qoff[i - 1]
+        hl = load(he, o)
+        h, e, f, top = _step(hd, load(prof, p), load(he, o + W), f, top, vopen, vext)
+        store(hc, i * W, h)
+        h2 = _max(_max(adds(hd2, load(prof2, p)), e), f2)
+        top2, f2 = _finish(he, o, h2, e, f2, top2, vopen, vext)
+        hd = hl
+        hd2 = h
+    return top, top2
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _column(prof, lane_seq, lane_pos, lane_j, residues, cod, table, nletters, glob, hd0, f0,
             lo, gap_open, gap_extend):
     """Advance every live lane by one residue and build the column's profile (prof[a] =
@@ -183,34 +200,34 @@ def _sweep_reset(he, prof, qoff, m, hd, f, best, low, vopen, vext, local, glob, 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _events(he, m, cm, cmax, lane_seq, lane_j, lane_best, lane_bi, lane_bj, lo):
-    """End cells (local): after a column whose H the buffer holds and whose per-lane maximum
-    is ``cm``, each live lane whose maximum is positive and reaches its best so far takes
-    the column's first row holding it when it beats the best, or ties it in an earlier row
+def _events(col, rows, back, m, cm, cmax, lane_seq, lane_j, lane_best, lane_bi, lane_bj, lo):
+    """End cells (local): after a column whose H ``col`` holds (row i's at i * rows; the
+    lanes' column is ``back`` before their current one) and whose per-lane maximum is
+    ``cm``, each live lane whose maximum is positive and reaches its best so far takes the
+    column's first row holding it when it beats the best, or ties it in an earlier row
     (docs/design.md: the maximum H, smallest i, then smallest j; columns come in order)."""
     store(cmax, 0, cm)
-    rows = 2 * W
     for ln in range(W):
         c = np.int64(cmax[ln])
         if lane_seq[ln] < 0 or c <= lo or c < lane_best[ln]:
             continue
         i = 1
-        while i < m and np.int64(he[i * rows + ln]) != c:
+        while i < m and np.int64(col[i * rows + ln]) != c:
             i += 1
         if c > lane_best[ln] or i < lane_bi[ln]:
             lane_best[ln] = c
             lane_bi[ln] = i
-            lane_bj[ln] = lane_j[ln]
+            lane_bj[ln] = lane_j[ln] - back
 
 
 @njit(cache=True, nogil=True)
 def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_extend, mode,
-           he, prof, prof2, out, flags, ends):
+           he, hc, prof, prof2, out, flags, ends):
     """Score the query (profile offsets qoff, length m >= 1) against seqs (all non-empty),
     W lanes refilled as sequences end; out[k] = score, flags[k] = 1 where it may have
     saturated. Local mode with ``ends`` (int64 [n, 2], else [0, 2]): ends[k] = the end cell
-    (i, j), (0, 0) for a score of 0; columns then go one at a time, so that the buffer
-    holds each one's H for ``_events``."""
+    (i, j), (0, 0) for a score of 0, from each column's maximum and H (``_events``; hc holds
+    the first column of a pair)."""
     local = mode == LOCAL
     glob = mode == GLOBAL
     track = local and ends.shape[0] > 0
@@ -293,7 +310,7 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
         # the first column of a round may start sequences; then pairs; then a last single
         s = 0
         while s < steps:
-            pair = not track and steps - s >= 2 and not (s == 0 and any_reset)
+            pair = steps - s >= 2 and not (s == 0 and any_reset)
             _column(prof, lane_seq, lane_pos, lane_j, residues, cod, table, nletters, glob,
                     hd0, f0, lo, gap_open, gap_extend)
             hd = load(hd0, 0) if glob else zero
@@ -303,8 +320,17 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
                         glob, hd0, f0, lo, gap_open, gap_extend)
                 hd2 = load(hd0, 0) if glob else zero
                 f2 = load(f0, 0) if glob else subs(zero, vopen)
-                best, low, h = _sweep2(he, prof, prof2, qoff, m, hd, f, hd2, f2, best, low,
-                                       vopen, vext, local)
+                if track:
+                    top, top2 = _sweep2_track(he, hc, prof, prof2, qoff, m, hd, f, hd2, f2,
+                                              vlo, vlo, vopen, vext)
+                    best, h = _max(best, _max(top, top2)), top2  # h: semiglobal's only
+                    _events(hc, W, 1, m, top, cmax, lane_seq, lane_j, lane_best, lane_bi,
+                            lane_bj, lo)
+                    _events(he, 2 * W, 0, m, top2, cmax, lane_seq, lane_j, lane_best, lane_bi,
+                            lane_bj, lo)
+                else:
+                    best, low, h = _sweep2(he, prof, prof2, qoff, m, hd, f, hd2, f2, best,
+                                           low, vopen, vext, local)
                 if mode == SEMIGLOBAL:
                     rowbest = _max(rowbest, h)
                 s += 2
@@ -318,7 +344,8 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
                     top, low = _sweep(he, prof, qoff, m, hd, f, start, low, vopen, vext, local)
                 if track:
                     best = _max(best, top)
-                    _events(he, m, top, cmax, lane_seq, lane_j, lane_best, lane_bi, lane_bj, lo)
+                    _events(he, 2 * W, 0, m, top, cmax, lane_seq, lane_j, lane_best, lane_bi,
+                            lane_bj, lo)
                 else:
                     best = top
                 s += 1
@@ -336,10 +363,11 @@ def scan_slice(first, step, qoff, m, residues, offsets, seqs, bounds, table, nle
     of proto's dtype (``ends``: see ``_chunk``)."""
     for c in range(first, bounds.size - 1, step):
         he = np.empty((m + 1) * 2 * W, proto.dtype)
+        hc = np.empty((m + 1) * W if ends.shape[0] else W, proto.dtype)
         prof = np.empty(max(nletters, 1) * W, proto.dtype)
         prof2 = np.empty(max(nletters, 1) * W, proto.dtype)
         _chunk(qoff, m, residues, offsets, seqs[bounds[c]:bounds[c + 1]], table, nletters,
-               gap_open, gap_extend, mode, he, prof, prof2, out, flags, ends)
+               gap_open, gap_extend, mode, he, hc, prof, prof2, out, flags, ends)
 
 
 @njit(cache=True, nogil=True)
