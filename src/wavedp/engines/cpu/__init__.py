@@ -161,6 +161,6 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
     for kernel, args, _ in calls:
         spread(kernel, args[0].size, *args)
     if not traceback:
-        return [(*row[:5], None) for row in out.tolist()]
+        return [(score, qs, qe, ts, te, None) for score, qs, qe, ts, te in out[:, :5].tolist()]
     return [(score, qs, qe, ts, te, ops[opoff[p]:opoff[p] + nops][::-1].copy())
             for p, (score, qs, qe, ts, te, nops) in enumerate(out.tolist())]
