@@ -399,3 +399,26 @@ def test_starting_the_gpus_early_changes_no_choice():
     with pytest.raises(wavedp.InputError, match="comma-separated"):
         device.choose("auto", "0,nine") if device.gpu_status()[0] else device.check_devices(
             "0,nine")
+
+
+def test_after_a_stop_a_teardown_error_prints_nothing():
+    """What a stop signal interrupts may fail again as it is torn down (an object of
+    Numba's compiler left half made raised in its ``__del__``, printing a traceback after
+    the stop's line): after a stop, those errors are dropped."""
+    code = ("import os, signal, sys, time\n"
+            "from wavedp.cli.stops import Stopped, stop_on_signals\n"
+            "class HalfMade:\n"
+            "    def __del__(self):\n"
+            "        raise AttributeError('half made')\n"
+            "try:\n"
+            "    with stop_on_signals():\n"
+            "        os.kill(os.getpid(), signal.SIGTERM)\n"
+            "        time.sleep(5)\n"
+            "except Stopped:\n"
+            "    print('stopped')\n"
+            "thing = HalfMade()\n"
+            "del thing\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": SRC}, check=True)
+    assert done.stdout.strip() == "stopped"
+    assert "half made" not in done.stderr

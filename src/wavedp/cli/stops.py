@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -25,7 +26,14 @@ class Stopped(BaseException):
 
 def _stop(signum: int, frame) -> None:
     _pending.append(signum)
+    # what the signal interrupts may fail again as it is torn down (an object of Numba's
+    # compiler left half made prints its __del__'s error): the stop's one line says it all
+    sys.unraisablehook = _ignore
     raise Stopped(signum)
+
+
+def _ignore(unraisable) -> None:
+    """An unraisable exception after a stop signal: dropped."""
 
 
 def raise_if_stopped() -> None:
@@ -43,9 +51,12 @@ def stop_on_signals() -> Iterator[None]:
         return
     _pending.clear()
     old = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
+    hook = sys.unraisablehook
     try:
         yield
         raise_if_stopped()
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
+        if not _pending:  # after a stop the process is ending: its teardown stays quiet
+            sys.unraisablehook = hook
