@@ -6,7 +6,6 @@ on one thread."""
 
 from __future__ import annotations
 
-import functools
 import mmap
 import os
 import zlib
@@ -14,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .threads import cores
 
-#: pieces checksummed on a thread each
+#: pieces checksummed on a thread each (a power of two, so one zero-append operator serves)
 PIECE = 16 << 20
 
 #: the CRC-32 polynomial, reflected
@@ -39,36 +38,40 @@ def crc32_file(path: str | os.PathLike, threads: int | None = None, block: int =
                     crcs = list(pool.map(lambda a: zlib.crc32(view[a:a + block]), starts))
             finally:
                 view.release()
+    full = _zeros_operator(block)  # appending one whole piece
     crc = crcs[0]
-    for start, piece_crc in zip(starts[1:], crcs[1:], strict=True):
-        crc = crc32_combine(crc, piece_crc, min(block, size - start))
+    for piece_crc in crcs[1:-1]:
+        crc = _times(full, crc) ^ piece_crc
+    if len(crcs) > 1:
+        last = size - (len(crcs) - 1) * block
+        crc = _times(full if last == block else _zeros_operator(last), crc) ^ crcs[-1]
     return crc
 
 
 def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
-    """The CRC-32 of A + B from crc1 = CRC-32 of A, crc2 = CRC-32 of B and B's length:
-    crc1's register advanced over len2 zero bytes (one GF(2) product per bit set in len2),
-    then crc2 added. About 50 us."""
-    k = 0
-    while len2:
-        if len2 & 1:
-            crc1 = _times(_zero_bytes(k), crc1)
-        len2 >>= 1
-        k += 1
-    return crc1 ^ crc2
+    """The CRC-32 of A + B from crc1 = CRC-32 of A, crc2 = CRC-32 of B and B's length."""
+    if len2 <= 0:
+        return crc1
+    return _times(_zeros_operator(len2), crc1) ^ crc2
 
 
-@functools.cache
-def _zero_bytes(k: int) -> tuple[int, ...]:
+def _zeros_operator(count: int) -> list[int]:
     """The GF(2) 32 x 32 matrix (its columns as ints) that advances a CRC-32 register over
-    2**k zero bytes: the one-zero-bit operator squared 3 + k times."""
-    if k == 0:
-        one_bit = (_POLY, *(1 << n for n in range(31)))
-        return _square(_square(_square(one_bit)))
-    return _square(_zero_bytes(k - 1))
+    ``count`` zero bytes: the one-zero-bit operator squared up to the bytes' bits."""
+    one_bit = [_POLY] + [1 << n for n in range(31)]
+    power = _square(_square(_square(one_bit)))  # one zero byte
+    result: list[int] | None = None
+    while count:
+        if count & 1:
+            result = power if result is None else [_times(power, c) for c in result]
+        count >>= 1
+        if count:
+            power = _square(power)
+    assert result is not None
+    return result
 
 
-def _times(matrix: tuple[int, ...], vector: int) -> int:
+def _times(matrix: list[int], vector: int) -> int:
     """matrix x vector over GF(2) (bit n of vector selects column n)."""
     out, n = 0, 0
     while vector:
@@ -79,5 +82,5 @@ def _times(matrix: tuple[int, ...], vector: int) -> int:
     return out
 
 
-def _square(matrix: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(_times(matrix, column) for column in matrix)
+def _square(matrix: list[int]) -> list[int]:
+    return [_times(matrix, column) for column in matrix]

@@ -35,7 +35,7 @@ from typing import overload
 import numpy as np
 
 from .. import partfiles
-from ..checksum import crc32_combine, crc32_file
+from ..checksum import crc32_file
 from ..engines.common import residue_ranges
 from ..errors import InputError
 from ..scoring import DNA_LETTERS, INVALID, Scoring, dna_table, matrix_table
@@ -142,13 +142,10 @@ class _Sink:
         self.crc = 0
         self.size = 0
 
-    def write(self, array: np.ndarray | bytes, crc: int | None = None) -> None:
-        """Append ``array``'s bytes; ``crc``: their CRC-32, computed already (elsewhere, in
-        parallel), joined to the file's."""
+    def write(self, array: np.ndarray | bytes) -> None:
         data = array if isinstance(array, bytes) else np.ascontiguousarray(array).view(np.uint8)
         self.fh.write(data)
-        self.crc = (zlib.crc32(data, self.crc) if crc is None
-                    else crc32_combine(self.crc, crc, len(data)))
+        self.crc = zlib.crc32(data, self.crc)
         self.size += len(data)
 
 
@@ -216,12 +213,10 @@ class _Builder:
             self.alphabet = _guess_letters(letters)
             self.lut = _lut(self.alphabet)
 
-    def add_block(self, block: FastaBlock, codes: np.ndarray, composition: np.ndarray,
-                  crc: int) -> None:
-        """Append a block of whole FASTA records, their codes and the codes' CRC-32
-        (:func:`_encode_block`)."""
+    def add_block(self, block: FastaBlock, codes: np.ndarray, composition: np.ndarray) -> None:
+        """Append a block of whole FASTA records and their codes (:func:`_encode_block`)."""
         lengths = block.lengths
-        self.sinks["residues.u8"].write(codes, crc)
+        self.sinks["residues.u8"].write(codes)
         self.sinks["offsets.i64"].write((self.residues + np.cumsum(lengths)).astype("<i8"))
         self.sinks["lengths.i32"].write(lengths.astype("<i4"))
         self.sinks["ids.txt"].write(block.ids)
@@ -262,11 +257,9 @@ class _Slow(Exception):
 
 
 def _encode_block(source: str, data: memoryview, lut: np.ndarray
-                  ) -> tuple[FastaBlock, np.ndarray, np.ndarray, int]:
+                  ) -> tuple[FastaBlock, np.ndarray, np.ndarray]:
     """A piece of :func:`fasta_chunks` parsed and encoded (:func:`fasta_block`): the block,
-    its codes, their composition and their CRC-32 (here, on the parsing threads: checksummed
-    by the one writing thread, the residues took it 0.1-0.5 s); :class:`_Slow` where the
-    per-record reader must say
+    its codes and their composition; :class:`_Slow` where the per-record reader must say
     what is wrong (a control byte, a letter not in the alphabet, a non-ASCII id, an
     over-long record, a header without an id)."""
     try:
@@ -280,7 +273,7 @@ def _encode_block(source: str, data: memoryview, lut: np.ndarray
         raise _Slow
     composition = np.zeros(256, np.int64)
     np.add.at(composition, lut, block.letters)
-    return block, block.residues, composition, zlib.crc32(block.residues)
+    return block, block.residues, composition
 
 
 def _guess_letters(counts: np.ndarray) -> str:
