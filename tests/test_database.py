@@ -504,3 +504,15 @@ def test_background_verification_stops_a_search_before_its_first_result(tmp_path
     fine = Database.open(good / "db.wdb", verify="background")
     fine.verified()
     assert next(iter_search(["MKTAYIAK"], fine, Scoring(), device="cpu"))[1]
+
+
+@pytest.mark.parametrize("size", [0, 1, 255, 4096, 1 << 17])
+def test_the_parsers_byte_counts_are_bincounts(size):
+    """makedb counts each piece's bytes by sorting (which releases the GIL, where
+    ``np.bincount`` holds it): the same counts."""
+    from wavedp.fasta_parser import _counts
+
+    rng = np.random.default_rng(size)
+    for part in (rng.integers(0, 256, size, dtype=np.uint8),
+                 np.full(size, 255, np.uint8), np.zeros(size, np.uint8)):
+        assert _counts(part).tolist() == np.bincount(part, minlength=256).tolist()

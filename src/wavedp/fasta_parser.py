@@ -13,7 +13,7 @@ NO_ID, CONTROL_BYTE, NO_HEADER = 1, 2, 3
 
 _EMPTY = np.zeros(0, np.uint8)
 
-#: residues translated and counted at once (np.take and np.bincount copy them to int64)
+#: residues translated and counted at once (kept small: the counting sorts a copy)
 STEP = 1 << 17
 
 
@@ -23,6 +23,17 @@ def _spans(starts: np.ndarray, stops: np.ndarray) -> tuple[np.ndarray, np.ndarra
     total = int(sizes.sum())
     first = np.cumsum(sizes) - sizes
     return np.arange(total) + np.repeat(starts - first, sizes), sizes
+
+
+_EDGES = np.arange(257)
+
+
+def _counts(part: np.ndarray) -> np.ndarray:
+    """How many of each byte value ``part`` holds (int64 [256]): sorted (a radix sort for
+    bytes, which releases the GIL) and cut at each value. ``np.bincount`` is faster on one
+    core but holds the GIL: on 16 threads its 0.3 s for a Swiss-Prot-sized file ran one
+    piece at a time."""
+    return np.diff(np.searchsorted(np.sort(part, kind="stable"), _EDGES))
 
 
 def _next(found: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
@@ -75,9 +86,9 @@ def parse_piece(buf: np.ndarray, lut: np.ndarray, id_end: np.ndarray, control: n
     codes = buf[keep]  # the residues, translated in place below
     del keep
     letters = np.zeros(256, np.int64)
-    for at in range(0, codes.size, STEP):  # take and bincount copy to int64: kept small
+    for at in range(0, codes.size, STEP):  # counted and translated in steps: kept small
         part = codes[at:at + STEP]
-        letters += np.bincount(part, minlength=256)
+        letters += _counts(part)
         np.take(lut, part, out=part, mode="clip")  # a uint8 is in range
     bounds = np.append(heads[1:], n)  # each record's end
     body = np.minimum(head_end + 1, n)  # and its sequence lines' start
