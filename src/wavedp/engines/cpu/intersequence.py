@@ -114,10 +114,14 @@ def _step(hd, pv, e, f, best, vopen, vext):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sweep2(he, prof, prof2, qoff, m, hd, f, hd2, f2, best, low, vopen, vext, local):
+def _sweep2(he, hc, prof, prof2, qoff, m, hd, f, hd2, f2, best, best2, low, vopen, vext,
+            local):
     """Two database columns per pass over the query rows (the buffer is read and written
-    once for both). Returns (best, low, H of row m in the first column). The loop is written
-    twice so that local sweeps carry no minimum (``low`` is for global/semiglobal flags)."""
+    once for both). Returns (the first column's running maximum from ``best``, the
+    second's from ``best2``, low, H of row m in the first column); ``hc``: the first
+    column's H kept there (end cells), None: not kept (pruned by Numba). The loop is
+    written twice so that local sweeps carry no minimum (``low`` is for global/semiglobal
+    flags)."""
     h = hd
     if local:
         for i in range(1, m + 1):
@@ -125,8 +129,10 @@ def _sweep2(he, prof, prof2, qoff, m, hd, f, hd2, f2, best, low, vopen, vext, lo
             p = qoff[i - 1]
             hl = load(he, o)
             h, e, f, best = _step(hd, load(prof, p), load(he, o + W), f, best, vopen, vext)
+            if hc is not None:
+                store(hc, i * W, h)
             h2 = _max(_max(adds(hd2, load(prof2, p)), e), f2)
-            best, f2 = _finish(he, o, h2, e, f2, best, vopen, vext)
+            best2, f2 = _finish(he, o, h2, e, f2, best2, vopen, vext)
             hd = hl
             hd2 = h
     else:
@@ -137,27 +143,10 @@ def _sweep2(he, prof, prof2, qoff, m, hd, f, hd2, f2, best, low, vopen, vext, lo
             h, e, f, best = _step(hd, load(prof, p), load(he, o + W), f, best, vopen, vext)
             h2 = _max(_max(adds(hd2, load(prof2, p)), e), f2)
             low = _min(_min(low, h), h2)
-            best, f2 = _finish(he, o, h2, e, f2, best, vopen, vext)
+            best2, f2 = _finish(he, o, h2, e, f2, best2, vopen, vext)
             hd = hl
             hd2 = h
-    return best, low, h
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _sweep2_track(he, hc, prof, prof2, qoff, m, hd, f, hd2, f2, top, top2, vopen, vext):
-    """``_sweep2``'s local loop for end cells: each column's own maximum (top, top2), and
-    the first column's H kept in hc (the buffer holds the second's) for ``_events``."""
-    for i in range(1, m + 1):
-        o = i * 2 * W
-        p = qoff[i - 1]
-        hl = load(he, o)
-        h, e, f, top = _step(hd, load(prof, p), load(he, o + W), f, top, vopen, vext)
-        store(hc, i * W, h)
-        h2 = _max(_max(adds(hd2, load(prof2, p)), e), f2)
-        top2, f2 = _finish(he, o, h2, e, f2, top2, vopen, vext)
-        hd = hl
-        hd2 = h
-    return top, top2
+    return best, best2, low, h
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -320,17 +309,18 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
                         glob, hd0, f0, lo, gap_open, gap_extend)
                 hd2 = load(hd0, 0) if glob else zero
                 f2 = load(f0, 0) if glob else subs(zero, vopen)
-                if ends is not None:
-                    top, top2 = _sweep2_track(he, hc, prof, prof2, qoff, m, hd, f, hd2, f2,
-                                              vlo, vlo, vopen, vext)
-                    best, h = _max(best, _max(top, top2)), top2  # h: semiglobal's only
+                if ends is not None:  # each column's own maximum, its H kept in hc
+                    top, top2, low, h = _sweep2(he, hc, prof, prof2, qoff, m, hd, f, hd2, f2,
+                                                vlo, vlo, low, vopen, vext, local)
+                    best = _max(best, _max(top, top2))
                     _events(hc, W, 1, m, top, cmax, lane_seq, lane_j, lane_best, lane_bi,
                             lane_bj, lo)
                     _events(he, 2 * W, 0, m, top2, cmax, lane_seq, lane_j, lane_best, lane_bi,
                             lane_bj, lo)
                 else:
-                    best, low, h = _sweep2(he, prof, prof2, qoff, m, hd, f, hd2, f2, best,
-                                           low, vopen, vext, local)
+                    top, top2, low, h = _sweep2(he, None, prof, prof2, qoff, m, hd, f, hd2,
+                                                f2, best, best, low, vopen, vext, local)
+                    best = _max(top, top2)
                 if mode == SEMIGLOBAL:
                     rowbest = _max(rowbest, h)
                 s += 2
