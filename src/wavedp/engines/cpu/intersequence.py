@@ -45,11 +45,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ..common import GLOBAL, LOCAL, SEMIGLOBAL
 from .compile import SECONDS, Call, notice
 from .score import score_only
-from .simd16 import LANES, adds, blend, codes, lane, load, lookup, splat, store, subs
+from .simd16 import LANES, adds, blend, codes, ge_mask, lane, load, lookup, splat, store, subs
 from .simd16 import vmax as _max
 from .simd16 import vmin as _min
 from .threads import spread
@@ -59,6 +60,9 @@ W = LANES
 WIDTHS = (8, 16, 32)
 _DTYPES = {8: np.int8, 16: np.int16}
 _BIG = 1 << 62
+#: end cells: a column's running maximum is kept every MARK rows (``_events`` finds the block
+#: of a lane's maximum from them, then its row within the block)
+MARK = 16
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -79,10 +83,11 @@ def _finish(he, o, h, e, f, best, vopen, vext):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sweep(he, prof, qoff, m, hd, f, best, low, vopen, vext, local):
+def _sweep(he, prof, qoff, m, hd, f, best, low, vopen, vext, local, marks):
     """One database column over all query rows, no lane starting a sequence. Two loops
     (local: the floor at 0 is the saturation at lo, see ``_chunk``; else: track the
-    minimum) so neither carries a branch."""
+    minimum) so neither carries a branch. ``marks``: the running maximum kept every MARK
+    rows (end cells; None: not kept, pruned by Numba)."""
     if local:
         for i in range(1, m + 1):
             o = i * 2 * W
@@ -90,6 +95,8 @@ def _sweep(he, prof, qoff, m, hd, f, best, low, vopen, vext, local):
             e = load(he, o + W)
             h = _max(_max(adds(hd, load(prof, qoff[i - 1])), e), f)
             best, f = _finish(he, o, h, e, f, best, vopen, vext)
+            if marks is not None and i % MARK == 0:
+                store(marks, (i // MARK - 1) * W, best)
             hd = hl
     else:
         for i in range(1, m + 1):
@@ -114,12 +121,14 @@ def _step(hd, pv, e, f, best, vopen, vext):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sweep2(he, hc, prof, prof2, qoff, m, hd, f, hd2, f2, best, best2, low, vopen, vext,
-            local):
+def _sweep2(he, hc, marks, prof, prof2, qoff, m, hd, f, hd2, f2, best, best2, low, vopen,
+            vext, local):
     """Two database columns per pass over the query rows (the buffer is read and written
     once for both). Returns (the first column's running maximum from ``best``, the
     second's from ``best2``, low, H of row m in the first column); ``hc``: the first
-    column's H kept there (end cells), None: not kept (pruned by Numba). The loop is
+    column's H kept there and ``marks`` the two columns' running maxima every MARK rows
+    (end cells: the second column's from ``marks.size // 2``), None: not kept (pruned by
+    Numba). The loop is
     written twice so that local sweeps carry no minimum (``low`` is for global/semiglobal
     flags)."""
     h = hd
@@ -133,6 +142,9 @@ def _sweep2(he, hc, prof, prof2, qoff, m, hd, f, hd2, f2, best, best2, low, vope
                 store(hc, i * W, h)
             h2 = _max(_max(adds(hd2, load(prof2, p)), e), f2)
             best2, f2 = _finish(he, o, h2, e, f2, best2, vopen, vext)
+            if marks is not None and i % MARK == 0:
+                store(marks, (i // MARK - 1) * W, best)
+                store(marks, marks.size // 2 + (i // MARK - 1) * W, best2)
             hd = hl
             hd2 = h
     else:
@@ -173,7 +185,7 @@ def _column(prof, lane_seq, lane_pos, lane_j, residues, cod, table, nletters, gl
 
 @njit(cache=True, nogil=True)
 def _sweep_reset(he, prof, qoff, m, hd, f, best, low, vopen, vext, local, glob, rmv,
-                 base, gap_open, gap_extend):
+                 base, gap_open, gap_extend, marks):
     """As ``_sweep``, but lanes set in rmv start a sequence: column 0 is the boundary."""
     for i in range(1, m + 1):
         o = i * 2 * W
@@ -184,26 +196,41 @@ def _sweep_reset(he, prof, qoff, m, hd, f, best, low, vopen, vext, local, glob, 
         if not local:
             low = _min(low, h)
         best, f = _finish(he, o, h, e, f, best, vopen, vext)
+        if marks is not None and i % MARK == 0:
+            store(marks, (i // MARK - 1) * W, best)
         hd = hl
     return best, low
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _events(col, rows, back, m, cm, cmax, lane_seq, lane_j, lane_best, lane_bi, lane_bj, lo):
+def _events(col, rows, back, m, cm, reach, cmax, marks, moff, lane_seq, lane_j, lane_best,
+            lane_bi, lane_bj):
     """End cells (local): after a column whose H ``col`` holds (row i's at i * rows; the
     lanes' column is ``back`` before their current one) and whose per-lane maximum is
-    ``cm``, each live lane whose maximum is positive and reaches its best so far takes the
+    ``cm``, each live lane whose maximum reaches ``reach`` (its best so far, and above 0:
+    lanes found by one vector compare) takes the
     column's first row holding it when it beats the best, or ties it in an earlier row
-    (docs/design.md: the maximum H, smallest i, then smallest j; columns come in order)."""
+    (docs/design.md: the maximum H, smallest i, then smallest j; columns come in order).
+    The column's running maxima every MARK rows (``marks`` from ``moff``) say in which
+    block of rows the search starts."""
+    bits = ge_mask(cm, reach)
+    if bits == 0:
+        return
     store(cmax, 0, cm)
-    for ln in range(W):
+    while bits:
+        ln = trailing_zeros(bits)
+        bits &= bits - 1
         c = np.int64(cmax[ln])
-        if lane_seq[ln] < 0 or c <= lo or c < lane_best[ln]:
+        if lane_seq[ln] < 0:
             continue
-        i = 1
-        while i < m and np.int64(col[i * rows + ln]) != c:
+        stop = m if c > lane_best[ln] else lane_bi[ln]  # a tie counts in an earlier row
+        b = 0
+        while b < m // MARK and np.int64(marks[moff + b * W + ln]) < c:
+            b += 1
+        i = b * MARK + 1
+        while i < stop and np.int64(col[i * rows + ln]) != c:
             i += 1
-        if c > lane_best[ln] or i < lane_bi[ln]:
+        if i < stop or c > lane_best[ln]:
             lane_best[ln] = c
             lane_bi[ln] = i
             lane_bj[ln] = lane_j[ln] - back
@@ -211,7 +238,7 @@ def _events(col, rows, back, m, cm, cmax, lane_seq, lane_j, lane_best, lane_bi, 
 
 @njit(cache=True, nogil=True)
 def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_extend, mode,
-           he, hc, prof, prof2, out, flags, ends):
+           he, hc, marks, prof, prof2, out, flags, ends):
     """Score the query (profile offsets qoff, length m >= 1) against seqs (all non-empty),
     W lanes refilled as sequences end; out[k] = score, flags[k] = 1 where it may have
     saturated. Local mode with ``ends`` (int64 [n, 2], else None): ends[k] = the end cell
@@ -241,6 +268,7 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
     vext = splat(he, gap_extend)
     zero = splat(he, base)
     vlo = splat(he, lo)
+    vpos = splat(he, lo + 1)  # local: a score above 0
     vhi = splat(he, hi)
     best = vlo
     low = vhi
@@ -310,16 +338,17 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
                 hd2 = load(hd0, 0) if glob else zero
                 f2 = load(f0, 0) if glob else subs(zero, vopen)
                 if ends is not None:  # each column's own maximum, its H kept in hc
-                    top, top2, low, h = _sweep2(he, hc, prof, prof2, qoff, m, hd, f, hd2, f2,
-                                                vlo, vlo, low, vopen, vext, local)
-                    best = _max(best, _max(top, top2))
-                    _events(hc, W, 1, m, top, cmax, lane_seq, lane_j, lane_best, lane_bi,
-                            lane_bj, lo)
-                    _events(he, 2 * W, 0, m, top2, cmax, lane_seq, lane_j, lane_best, lane_bi,
-                            lane_bj, lo)
+                    top, top2, low, h = _sweep2(he, hc, marks, prof, prof2, qoff, m, hd, f,
+                                                hd2, f2, vlo, vlo, low, vopen, vext, local)
+                    _events(hc, W, 1, m, top, _max(best, vpos), cmax, marks, 0, lane_seq,
+                            lane_j, lane_best, lane_bi, lane_bj)
+                    best = _max(best, top)
+                    _events(he, 2 * W, 0, m, top2, _max(best, vpos), cmax, marks,
+                            marks.size // 2, lane_seq, lane_j, lane_best, lane_bi, lane_bj)
+                    best = _max(best, top2)
                 else:
-                    top, top2, low, h = _sweep2(he, None, prof, prof2, qoff, m, hd, f, hd2,
-                                                f2, best, best, low, vopen, vext, local)
+                    top, top2, low, h = _sweep2(he, None, None, prof, prof2, qoff, m, hd, f,
+                                                hd2, f2, best, best, low, vopen, vext, local)
                     best = _max(top, top2)
                 if mode == SEMIGLOBAL:
                     rowbest = _max(rowbest, h)
@@ -329,13 +358,15 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
                 start = best if ends is None else vlo
                 if s == 0 and any_reset:
                     top, low = _sweep_reset(he, prof, qoff, m, hd, f, start, low, vopen, vext,
-                                            local, glob, rmv, base, gap_open, gap_extend)
+                                            local, glob, rmv, base, gap_open, gap_extend,
+                                            marks)
                 else:
-                    top, low = _sweep(he, prof, qoff, m, hd, f, start, low, vopen, vext, local)
+                    top, low = _sweep(he, prof, qoff, m, hd, f, start, low, vopen, vext, local,
+                                      marks)
                 if ends is not None:
+                    _events(he, 2 * W, 0, m, top, _max(best, vpos), cmax, marks, 0, lane_seq,
+                            lane_j, lane_best, lane_bi, lane_bj)
                     best = _max(best, top)
-                    _events(he, 2 * W, 0, m, top, cmax, lane_seq, lane_j, lane_best, lane_bi,
-                            lane_bj, lo)
                 else:
                     best = top
                 s += 1
@@ -353,11 +384,17 @@ def scan_slice(first, step, qoff, m, residues, offsets, seqs, bounds, table, nle
     of proto's dtype (``ends``: see ``_chunk``)."""
     for c in range(first, bounds.size - 1, step):
         he = np.empty((m + 1) * 2 * W, proto.dtype)
-        hc = np.empty((m + 1) * W if ends is not None else W, proto.dtype)
         prof = np.empty(max(nletters, 1) * W, proto.dtype)
         prof2 = np.empty(max(nletters, 1) * W, proto.dtype)
-        _chunk(qoff, m, residues, offsets, seqs[bounds[c]:bounds[c + 1]], table, nletters,
-               gap_open, gap_extend, mode, he, hc, prof, prof2, out, flags, ends)
+        chunk = seqs[bounds[c]:bounds[c + 1]]
+        if ends is None:  # the buffers of end cells are None: Numba prunes their code
+            _chunk(qoff, m, residues, offsets, chunk, table, nletters, gap_open, gap_extend,
+                   mode, he, None, None, prof, prof2, out, flags, None)
+        else:
+            hc = np.empty((m + 1) * W, proto.dtype)
+            marks = np.empty(2 * (m // MARK + 1) * W, proto.dtype)
+            _chunk(qoff, m, residues, offsets, chunk, table, nletters, gap_open, gap_extend,
+                   mode, he, hc, marks, prof, prof2, out, flags, ends)
 
 
 @njit(cache=True, nogil=True)

@@ -147,6 +147,17 @@ def blend(typingctx, m, a, b):
 
 
 @intrinsic
+def ge_mask(typingctx, a, b):
+    """int64 whose bit l is set where lane l of a is at least lane l of b (a compare and a
+    ``vpmovmskb``)."""
+    def codegen(context, builder, sig, args):
+        ge = builder.icmp_signed(">=", args[0], args[1])
+        bits = builder.bitcast(ge, ir.IntType(args[0].type.count))
+        return builder.zext(bits, ir.IntType(64))
+    return types.int64(a, b), codegen
+
+
+@intrinsic
 def lane(typingctx, v, k):
     """Lane k of v as int64."""
     def codegen(context, builder, sig, args):
