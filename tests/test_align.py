@@ -185,6 +185,27 @@ def test_replaced_equals_dataclasses_replace():
         replaced(aln, evalues=1.0)
 
 
+def test_built_equals_alignments_made_one_by_one():
+    """alignment.built: the Alignments ``Alignment(...)`` makes (fields in the same order,
+    equality, hash, repr), the collector left as it was; every field given once."""
+    import gc
+
+    from wavedp.alignment import FIELDS, built
+
+    scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    made = [wavedp.align("HEAGAWGHEE", t, scoring) for t in ("PAWHEAE", "AWGHE", "W")]
+    same = {"mode": "local", "strand": None}
+    columns = {f: [getattr(a, f) for a in made] for f in FIELDS if f not in same}
+    got = built(columns, **same)
+    assert got == made and [hash(a) for a in got] == [hash(a) for a in made]
+    assert [list(vars(a).items()) for a in got] == [list(vars(a).items()) for a in made]
+    assert [repr(a) for a in got] == [repr(a) for a in made] and gc.isenabled()
+    with pytest.raises(TypeError, match="strand"):
+        built(columns, mode="local")
+    with pytest.raises(ValueError, match="one length"):
+        built({**columns, "score": [1]}, **same)
+
+
 @pytest.mark.parametrize("mode", sorted(MODES.values()))
 @pytest.mark.parametrize("traceback", [False, True])
 @pytest.mark.parametrize("m,n", [(0, 0), (0, 5), (3, 0)])

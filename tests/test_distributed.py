@@ -398,7 +398,7 @@ def test_gpu_workers_for_a_client_without_gpu(client, data, monkeypatch):
     with pytest.raises(wavedp.InputError, match="no GPU here"):
         wavedp.search(prot_q, prot_db, PROT, device="gpu")  # no client: no fallback
     scanned, aligned = [], []
-    real_init, real_pairs = ClusterScanner.__init__, hitlist.run_pairs
+    real_init, real_pairs = ClusterScanner.__init__, hitlist.pair_results
 
     def init(self, client, db, scoring, mode, device, partition="auto", shards=None):
         scanned.append(device)
@@ -409,7 +409,7 @@ def test_gpu_workers_for_a_client_without_gpu(client, data, monkeypatch):
         return real_pairs(*args, **kwargs)
 
     monkeypatch.setattr(ClusterScanner, "__init__", init)
-    monkeypatch.setattr(hitlist, "run_pairs", run_pairs)
+    monkeypatch.setattr(hitlist, "pair_results", run_pairs)
     got = wavedp.search(prot_q, prot_db, PROT, device="gpu", client=client)
     assert got == wavedp.search(prot_q, prot_db, PROT, device="cpu") and any(got)
     assert scanned == ["gpu"] and set(aligned) == {"cpu"}

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wavedp
+from wavedp.search import hitlist
 from wavedp.search.strands import reverse_complement
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
@@ -84,6 +85,28 @@ def test_score_only_hits_carry_end_cells():
     assert (hit.score, hit.query_end, hit.target_end, hit.cigar) == \
         (aln.score, aln.query_end, aln.target_end, None)
     assert hit.evalue is not None and hit.bitscore is not None and hit.strand is None
+
+
+@pytest.mark.parametrize("dna", [False, True])
+@pytest.mark.parametrize("stats", ["none", "blast"])
+def test_every_score_only_hit_takes_its_end_cell_from_the_scan(dna, stats, monkeypatch):
+    rng = np.random.default_rng(21 + dna)
+    letters, scoring = (DNA, DNA_SCORING) if dna else (PROTEIN, PROT)
+    queries = [random_seq(rng, letters, int(n)) for n in (1, 40, 90, 200)]
+    texts = _database(rng, letters, 150, queries[2]) + [""]  # an empty one has no hits
+    kwargs = {"traceback": False, "evalue": None, "stats": stats, "device": "cpu"}
+    with pytest.warns(wavedp.errors.EmptyWarning):  # every hit: the pairwise engine
+        aligned = wavedp.search(queries, texts, scoring, top=10**6, **kwargs)
+
+    def no_engine(*args, **kw):
+        raise AssertionError("every score-only local hit is known from the scan")
+
+    monkeypatch.setattr(hitlist, "pair_results", no_engine)
+    with pytest.warns(wavedp.errors.EmptyWarning):
+        scanned = wavedp.search(queries, texts, scoring, top=0, **kwargs)
+    assert scanned == aligned and sum(map(len, scanned)) > 300
+    for got, want in zip(scanned, aligned, strict=True):  # all fields, not only compared ones
+        assert [vars(h) for h in got] == [vars(h) for h in want]
 
 
 def test_minus_strand_hit_aligns_the_reverse_complement():

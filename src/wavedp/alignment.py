@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -162,6 +164,35 @@ class Alignment:
                               SeqRecord(query, id=self.query_id, description="")], coordinates)
         found.score = self.score
         return found
+
+
+#: Alignment's fields, in order
+FIELDS = tuple(Alignment.__dataclass_fields__)
+
+
+def built(columns: dict[str, Sequence[Any]], **same: Any) -> list[Alignment]:
+    """Alignments from columns (a field's values, one per alignment; at least one column)
+    and fields ``same`` for all, every field given once: without the frozen ``__init__``'s
+    per-field cost (it checks nothing), for the thousands of results of a search or a
+    batch of pairs."""
+    if sorted((*columns, *same)) != sorted(FIELDS):
+        missing = set(FIELDS) - set(columns) - set(same)
+        raise TypeError(f"Alignment fields: {sorted(missing) or 'some given twice or unknown'}")
+    if len({len(c) for c in columns.values()}) != 1:
+        raise ValueError("built needs columns, all of one length")
+    values = [columns[f] if f in columns else repeat(same[f]) for f in FIELDS]
+    new, out = object.__new__, []
+    collecting = gc.isenabled()
+    gc.disable()  # thousands of new objects, none cyclic: no collection passes over them
+    try:
+        for row in zip(*values, strict=False):  # the constants repeat; in field order
+            aln = new(Alignment)
+            aln.__dict__.update(zip(FIELDS, row, strict=True))
+            out.append(aln)
+    finally:
+        if collecting:
+            gc.enable()
+    return out
 
 
 def replaced(aln: Alignment, **changes: object) -> Alignment:

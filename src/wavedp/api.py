@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import engines
-from .alignment import Alignment, cigars_from_ops
+from .alignment import Alignment, built, cigars_from_ops
 from .device import Device, choose
 from .engines.common import GLOBAL, MODES, STRATEGIES
 from .engines.cuda.diagonal import check_storage
@@ -98,6 +98,17 @@ def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: 
               storage: str | None = None) -> list[Alignment]:
     """Align the (query index, target index) rows of ``pairs`` on the resolved ``device``
     (on the GPU, spread over its GPUs) and wrap the results."""
+    raw = pair_results(queries, targets, pairs, scoring, mode, traceback, device, strategy,
+                       sync, storage)
+    return alignments(raw, queries, targets, pairs, mode)
+
+
+def pair_results(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: Scoring,
+                 mode: str, traceback: bool, device: Device,
+                 strategy: str | None = None, sync: str | None = None,
+                 storage: str | None = None) -> list[tuple]:
+    """:func:`run_pairs`' engine results, (score, query start, query end, target start,
+    target end, ops or None) per pair, checked first (ranges, options)."""
     code = mode_code(mode)
     check_pairs_range(queries, targets, pairs, scoring)
     if strategy is not None and strategy not in STRATEGIES:
@@ -115,7 +126,7 @@ def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: 
                               scoring.gap_open, scoring.gap_extend, code, traceback, **options)
     if not traceback and code == GLOBAL:
         raw = [(found[0], 0, found[2], 0, *found[4:]) for found in raw]
-    return alignments(raw, queries, targets, pairs.tolist(), mode)
+    return raw
 
 
 def check_pairs_range(queries: Prepared, targets: Prepared, pairs: np.ndarray,
@@ -130,22 +141,45 @@ def check_pairs_range(queries: Prepared, targets: Prepared, pairs: np.ndarray,
 
 
 def alignments(raws: Sequence[tuple], queries: Prepared, targets: Prepared,
-               pairs: Sequence[tuple[int, int]], mode: str) -> list[Alignment]:
+               pairs: np.ndarray | Sequence[tuple[int, int]], mode: str, **columns: list
+               ) -> list[Alignment]:
     """Engines' (score, query start, query end, target start, target end, ops) results as
     the Alignments of their (query index, target index) ``pairs`` (a start of -1: not
-    computed; ops None: score-only); the CIGARs are written all at once."""
+    computed; ops None: score-only), with more fields' ``columns`` (as ``built``); the
+    CIGARs are written all at once."""
     traced = [k for k, raw in enumerate(raws) if raw[5] is not None]
     cigars: list[str | None] = [None] * len(raws)
     for k, cigar in zip(traced, cigars_from_ops([raws[k][5] for k in traced]), strict=True):
         cigars[k] = cigar
-    return [Alignment(
-        score=int(score),
-        query_start=None if qs < 0 else int(qs), query_end=int(qe),
-        target_start=None if ts < 0 else int(ts), target_end=int(te),
-        cigar=cigar, query_id=queries.ids[qi], target_id=targets.ids[ti], mode=mode,
-        query_length=len(queries.codes[qi]), target_length=len(targets.codes[ti]),
-        query=queries.texts[qi], target=targets.texts[ti],
-    ) for (score, qs, qe, ts, te, _), cigar, (qi, ti) in zip(raws, cigars, pairs, strict=True)]
+    fields = [[int(v) for v in field]
+              for field in zip(*(raw[:5] for raw in raws), strict=True)] or [[]] * 5
+    return pair_alignments(*fields, queries, targets, pairs, mode, cigar=cigars, **columns)
+
+
+def pair_alignments(score: list[int], query_start: list[int], query_end: list[int],
+                    target_start: list[int], target_end: list[int], queries: Prepared,
+                    targets: Prepared, pairs: np.ndarray | Sequence[tuple[int, int]],
+                    mode: str, **columns: list
+                    ) -> list[Alignment]:
+    """The Alignments of (query index, target index) ``pairs`` from their columns (a start
+    of -1: not computed) and more fields' ``columns`` (as ``built``; the CIGAR None where
+    not given, as the E-value, bit score and strand)."""
+    pairs = np.asarray(pairs, np.int64).reshape(-1, 2)
+    qi, ti = pairs[:, 0].tolist(), pairs[:, 1].tolist()
+    qlen = [c.size for c in queries.codes]
+    tlen = [c.size for c in targets.codes]
+    given = {"cigar": None, "evalue": None, "bitscore": None, "strand": None}
+    for name in columns:
+        given.pop(name)
+    return built({
+        "score": score,
+        "query_start": [None if v < 0 else v for v in query_start], "query_end": query_end,
+        "target_start": [None if v < 0 else v for v in target_start],
+        "target_end": target_end,
+        "query_id": [queries.ids[k] for k in qi], "target_id": [targets.ids[k] for k in ti],
+        "query_length": [qlen[k] for k in qi], "target_length": [tlen[k] for k in ti],
+        "query": [queries.texts[k] for k in qi], "target": [targets.texts[k] for k in ti],
+        **columns}, mode=mode, **given)
 
 
 def align(query: SeqLike, target: SeqLike, scoring: Scoring, mode: str = "local",

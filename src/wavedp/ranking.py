@@ -13,6 +13,7 @@ import numpy as np
 #: a query's candidates: database indices and their scores, ranked
 Candidates = tuple[np.ndarray, np.ndarray]
 
+
 class Later:
     """Thresholds known only later (a search's statistics, fitted while its scan runs):
     ``begin`` starts the work that gives them (a GPU scanner calls it once its launches are
@@ -82,27 +83,35 @@ def top(scores: np.ndarray, k: int, threshold: int | None) -> np.ndarray:
     return idx[order]
 
 
-def merge(parts: list[tuple[np.ndarray, np.ndarray, int]], k: int
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Merge candidate lists ``(database indices, scores, strand)`` into one ranked list of
-    at most ``k`` entries (all when k == 0): (indices, scores, strands)."""
+def merge(parts: list[tuple], k: int
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Merge candidate lists ``(database indices, scores, strand[, end cells])`` into one
+    ranked list of at most ``k`` entries (all when k == 0): (indices, scores, strands, end
+    cells), the end cells (int64 [n, 2]) where every part has them, else None."""
     if not parts:
         empty = np.empty(0, np.int64)
-        return empty, empty.astype(np.int32), empty.astype(np.int8)
+        return empty, empty.astype(np.int32), empty.astype(np.int8), None
     index = np.concatenate([p[0] for p in parts]).astype(np.int64)
     score = np.concatenate([p[1] for p in parts]).astype(np.int64)
     strand = np.concatenate([np.full(p[0].size, p[2], np.int8) for p in parts])
     order = np.lexsort((strand, index, -score))
     if k:
         order = order[:k]
-    return index[order], score[order].astype(np.int32), strand[order]
+    ends = (np.concatenate([p[3] for p in parts])[order]
+            if all(len(p) > 3 for p in parts) else None)
+    return index[order], score[order].astype(np.int32), strand[order], ends
 
 
 class Scanner(Protocol):
     """What a search asks of a scan engine (the CPU's, the GPUs', a Dask cluster's): each
     encoded query's best ``k`` (0: all) database indices and exact scores at or above its
     threshold, ranked; ``progress(cells)`` as work completes. :class:`Later` thresholds are
-    asked for as late as the engine can (the GPUs: once the first scores are computed)."""
+    asked for as late as the engine can (the GPUs: once the first scores are computed).
+
+    A scanner whose scan finds local alignments' end cells as it scores (the CPU's) also
+    has ``every_hit(queries, thresholds, progress)``: each query's every candidate at or
+    above its threshold, ranked, with their end cells (indices, scores, int64 [n, 2]
+    (i, j)): what a score-only local hit reports, without aligning the hits again."""
 
     def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]: ...

@@ -36,7 +36,7 @@ from . import masking, statistics
 from .cluster import ClusterScanner, database_path
 from .database import Database
 from .fitted import run_fitted
-from .hitlist import align_ranked, batch_jobs, query_batches
+from .hitlist import Ranked, align_ranked, batch_jobs, query_batches
 from .hits import check_fraction
 from .significance import DEFAULT_STATS, Method, Sample
 from .strands import strands
@@ -389,20 +389,26 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
             if mode == "local":  # an alignment of no residues is not a hit
                 floor = 1 if floor is None else max(floor, 1)
             thresholds.append(floor)
-        found = scanner.top([codes for *_, codes in jobs], top + extra if top else 0,
-                            thresholds, progress) if jobs else []
-        ranked = []  # per query of the batch: (k, views, index, score, strand)
+        # every score-only local hit: its end cell from the scan where the scanner finds it
+        every = (getattr(scanner, "every_hit", None) if not top and not traceback and
+                 fraction is None and mode == "local" else None)
+        asked = [codes for *_, codes in jobs]
+        found = ((every(asked, thresholds, progress) if every is not None else
+                  scanner.top(asked, top + extra if top else 0, thresholds, progress))
+                 if jobs else [])
+        ranked = []
         by_query: dict[int, list] = {}
-        for (k, s, text, codes), (index, score) in zip(jobs, found, strict=True):
+        for (k, s, text, codes), candidates in zip(jobs, found, strict=True):
             if extra:
-                keep = ~empty[index]
-                index, score = index[keep], score[keep]
-            by_query.setdefault(k, []).append((index, score, s, text, codes))
+                keep = ~empty[candidates[0]]
+                candidates = tuple(c[keep] for c in candidates)
+            by_query.setdefault(k, []).append((s, text, codes, candidates))
         for k in live:
             parts = by_query[k]
-            index, score, strand_of = merge([(i, sc, s) for i, sc, s, _, _ in parts], top)
-            views = {s: (text, codes) for _, _, s, text, codes in parts}
-            ranked.append((k, views, index, score, strand_of))
+            index, score, strand_of, ends = merge([(c[0], c[1], s, *c[2:])
+                                                   for s, _, _, c in parts], top)
+            views = {s: (text, codes) for s, text, codes, _ in parts}
+            ranked.append(Ranked(k, views, index, score, strand_of, ends))
         start = time.perf_counter()
         aligned = dict(zip(live, align_ranked(q, ranked, db, lut, scoring, mode, traceback,
                                              device, stats, fraction), strict=True))

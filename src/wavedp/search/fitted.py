@@ -30,7 +30,7 @@ from ..trace import Trace
 from . import composition as comp_stats
 from . import empirical
 from .database import Database
-from .hitlist import align_ranked, batch_jobs, query_batches
+from .hitlist import Ranked, align_ranked, batch_jobs, query_batches
 from .significance import Method, QueryStats, Sample, subject_freqs
 
 #: candidates aligned in a first round beyond ``top`` (rescoring may reorder them)
@@ -217,8 +217,8 @@ def _hits(q: Prepared, live: list[int], jobs: list, ranked: dict[int, _Candidate
             c = ranked[k]
             stop = min(len(c.index), taken[k] + want[k])
             batch.append((k, taken[k], stop))
-        entries = [(k, views[k], ranked[k].index[a:b], ranked[k].score[a:b],
-                    ranked[k].strand[a:b]) for k, a, b in batch]
+        entries = [Ranked(k, views[k], ranked[k].index[a:b], ranked[k].score[a:b],
+                          ranked[k].strand[a:b]) for k, a, b in batch]
         aligned = align_ranked(q, entries, db, lut, scoring, mode, traceback, device, None,
                                fraction, grouped=True)
         items = [(k, i, aln) for (k, a, _), pairs in zip(batch, aligned, strict=True)

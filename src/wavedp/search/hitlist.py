@@ -4,11 +4,12 @@ aligned in one pairwise engine call (``wavedp.align``'s pair for each)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 
 from ..alignment import Alignment, replaced
-from ..api import Prepared, run_pairs
+from ..api import Prepared, alignments, pair_alignments, pair_results
 from ..device import Device
 from ..ranking import MINUS
 from ..scoring import Scoring
@@ -48,57 +49,120 @@ def batch_jobs(q: Prepared, batch: list[int], wanted: tuple[int, ...]
     return live, jobs
 
 
-def align_ranked(q: Prepared, ranked: list, db: Database, lut, scoring: Scoring, mode: str,
-                traceback: bool, device: Device, stats,
-                fraction: float | None = None, grouped: bool = False) -> list[list]:
+class Ranked(NamedTuple):
+    """A query's ranked candidates: its index, its (text, codes) by strand searched, the
+    database indices, scores and strands in rank order and, where the scan found them,
+    the end cells (int64 [n, 2]: what a score-only local hit reports)."""
+
+    query: int
+    views: dict[int, tuple[str, np.ndarray]]
+    index: np.ndarray
+    score: np.ndarray
+    strand: np.ndarray
+    ends: np.ndarray | None = None
+
+
+def align_ranked(q: Prepared, ranked: list[Ranked], db: Database, lut, scoring: Scoring,
+                 mode: str, traceback: bool, device: Device, stats,
+                 fraction: float | None = None, grouped: bool = False) -> list[list]:
     """The hits of each ranked query as Alignments, in rank order: every hit of the batch in
-    one pairwise engine call (each strand of a query is a query of that call); with
-    ``fraction``, each hit's non-intersecting alignments (``hits.run_hits``); ``grouped``:
-    per query a list per ranked pair (its alignments), in the order asked."""
-    views, texts, ids, codes = {}, [], [], []  # (query, strand) -> index among the views
-    targets: dict[int, int] = {}  # database index -> index among the targets
-    rows = []
-    for k, by_strand, index, _, strand_of in ranked:
-        for s, (text, view) in by_strand.items():
-            views[(k, s)] = len(texts)
+    one pairwise engine call (each strand of a query is a query of that call), or none
+    where the scan found every score-only hit's end cell; with ``fraction``, each hit's
+    non-intersecting alignments (``hits.run_hits``); ``grouped``: per query a list per
+    ranked pair (its alignments), in the order asked."""
+    texts, ids, codes, rows = [], [], [], []  # each (query, strand) is a query of the call
+    for r in ranked:
+        view = np.zeros(2, np.int64)  # the strand's index among the calls' queries
+        for s, (text, seq) in r.views.items():
+            view[s] = len(texts)
             texts.append(text)
-            ids.append(q.ids[k])
-            codes.append(view)
-        for t, s in zip(index.tolist(), strand_of.tolist(), strict=True):
-            rows.append((views[(k, s)], targets.setdefault(t, len(targets))))
-    order = list(targets)
+            ids.append(q.ids[r.query])
+            codes.append(seq)
+        rows.append(view[r.strand.astype(np.int64)])
+    every = np.concatenate([r.index for r in ranked]) if ranked else np.empty(0, np.int64)
+    order, target = np.unique(every, return_inverse=True)  # the call's targets
+    order = order.tolist()
     subjects = Prepared.from_codes(
         [db.text(t) for t in order], [db.id(t) for t in order],
         [db.codes(t) if lut is None else lut[db.codes(t)] for t in order])
     queries = Prepared.from_codes(texts, ids, codes)
-    pairs = np.array(rows, dtype=np.int64).reshape(-1, 2)
-    if fraction is None:
-        found = iter([a] for a in run_pairs(queries, subjects, pairs, scoring, mode, traceback,
-                                            device))
+    pairs = np.stack([np.concatenate(rows) if rows else np.empty(0, np.int64),
+                      target.reshape(-1)], axis=1).astype(np.int64)
+    if fraction is not None:
+        return _with_fraction(q, ranked, db, queries, subjects, pairs, scoring, device, stats,
+                              fraction, grouped)
+    scanned = np.concatenate([r.score for r in ranked]) if ranked else np.empty(0, np.int32)
+    strands = np.concatenate([r.strand for r in ranked]) if ranked else np.empty(0, np.int8)
+    owners = [r.query for r in ranked for _ in range(r.index.size)]
+    if not traceback and mode == "local" and all(r.ends is not None for r in ranked):
+        ends = np.concatenate([r.ends for r in ranked]).reshape(-1, 2)
+        unknown = [-1] * len(ends)
+        found = pair_alignments(scanned.tolist(), unknown, ends[:, 0].tolist(), unknown,
+                                ends[:, 1].tolist(), queries, subjects, pairs, mode,
+                                **_extra(q, owners, scanned, strands, db, scoring, stats))
     else:
-        found = iter(run_hits(queries, subjects, pairs, scoring, fraction, None, device))
+        raws = pair_results(queries, subjects, pairs, scoring, mode, traceback, device)
+        got = np.array([raw[0] for raw in raws], np.int64)
+        wrong = np.flatnonzero(got != scanned)
+        if wrong.size:
+            p = int(wrong[0])
+            raise RuntimeError(f"search engine bug: query {q.ids[owners[p]]!r} vs database "
+                               f"index {order[pairs[p, 1]]} scanned {scanned[p]}, aligned "
+                               f"{got[p]}")
+        found = alignments(raws, queries, subjects, pairs, mode,
+                           **_extra(q, owners, scanned, strands, db, scoring, stats))
+    out, start = [], 0
+    for r in ranked:
+        hits = found[start:start + r.index.size]
+        start += r.index.size
+        out.append([[h] for h in hits] if grouped else hits)
+    return out
+
+
+def _extra(q: Prepared, owners: list[int], scores: np.ndarray, strands: np.ndarray,
+           db: Database, scoring: Scoring, stats) -> dict[str, list]:
+    """The search's fields of each hit (query ``owners``, ``scores``, ``strands``): the
+    strand (DNA), the E-value and bit score (with ``stats``)."""
+    n = len(owners)
+    sign = [SIGN[s] for s in strands.tolist()] if scoring.is_dna else [None] * n
+    if stats is None:
+        return {"strand": sign, "evalue": [None] * n, "bitscore": [None] * n}
+    total = db.total_residues
+    pairs = list(zip(scores.tolist(), [q.codes[k].size for k in owners], strict=True))
+    return {"strand": sign, "evalue": [stats.evalue(s, m, total) for s, m in pairs],
+            "bitscore": [stats.bitscore(s) for s, _ in pairs]}
+
+
+def _with_fraction(q: Prepared, ranked: list[Ranked], db: Database, queries: Prepared,
+                   subjects: Prepared, pairs: np.ndarray, scoring: Scoring, device: Device,
+                   stats, fraction: float, grouped: bool) -> list[list]:
+    """:func:`align_ranked` with ``fraction``: each ranked pair's non-intersecting local
+    alignments (``hits.run_hits``), the first scoring what the scan found."""
+    found = iter(run_hits(queries, subjects, pairs, scoring, fraction, None, device))
     out = []
-    for k, _, index, score, strand_of in ranked:
+    for r in ranked:
         hits: list = []
-        for t, sc, s in zip(index.tolist(), score.tolist(), strand_of.tolist(), strict=True):
-            alns = next(found)  # with fraction, none for a pair whose best is 0
+        for t, sc, s in zip(r.index.tolist(), r.score.tolist(), r.strand.tolist(),
+                            strict=True):
+            alns = next(found)  # none for a pair whose best is 0
             if (alns[0].score if alns else 0) != sc:
-                raise RuntimeError(f"search engine bug: query {q.ids[k]!r} vs database index "
-                                   f"{t} scanned {sc}, aligned "
+                raise RuntimeError(f"search engine bug: query {q.ids[r.query]!r} vs database "
+                                   f"index {t} scanned {sc}, aligned "
                                    f"{alns[0].score if alns else 'nothing'}")
             extra = {"strand": SIGN[s] if scoring.is_dna else None}
             pair: list[Alignment] = []
             for aln in alns:
                 if stats is not None:
-                    extra["evalue"] = stats.evalue(aln.score, q.codes[k].size,
+                    extra["evalue"] = stats.evalue(aln.score, q.codes[r.query].size,
                                                    db.total_residues)
                     extra["bitscore"] = stats.bitscore(aln.score)
                 changed = {f: v for f, v in extra.items() if getattr(aln, f) != v}
-                (pair if grouped else hits).append(replaced(aln, **changed) if changed
-                                                    else aln)
+                pair.append(replaced(aln, **changed) if changed else aln)
             if grouped:
                 hits.append(pair)
-        if fraction is not None and not grouped:  # stable: database order, strand, discovery
+            else:
+                hits.extend(pair)
+        if not grouped:  # stable: database order, strand, discovery
             hits.sort(key=lambda h: -h.score)
         out.append(hits)
     return out

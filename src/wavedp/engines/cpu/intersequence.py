@@ -203,17 +203,16 @@ def _sweep_reset(he, prof, qoff, m, hd, f, best, low, vopen, vext, local, glob, 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _events(col, rows, back, m, cm, reach, cmax, marks, moff, lane_seq, lane_j, lane_best,
+def _events(col, rows, back, m, cm, bits, cmax, marks, moff, lane_seq, lane_j, lane_best,
             lane_bi, lane_bj):
     """End cells (local): after a column whose H ``col`` holds (row i's at i * rows; the
     lanes' column is ``back`` before their current one) and whose per-lane maximum is
-    ``cm``, each live lane whose maximum reaches ``reach`` (its best so far, and above 0:
-    lanes found by one vector compare) takes the
+    ``cm``, each live lane of the mask ``bits`` (its maximum reaches its best so far and is
+    above 0: found by vector compares, ``ge_mask``) takes the
     column's first row holding it when it beats the best, or ties it in an earlier row
     (docs/design.md: the maximum H, smallest i, then smallest j; columns come in order).
     The column's running maxima every MARK rows (``marks`` from ``moff``) say in which
     block of rows the search starts."""
-    bits = ge_mask(cm, reach)
     if bits == 0:
         return
     store(cmax, 0, cm)
@@ -340,11 +339,12 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
                 if ends is not None:  # each column's own maximum, its H kept in hc
                     top, top2, low, h = _sweep2(he, hc, marks, prof, prof2, qoff, m, hd, f,
                                                 hd2, f2, vlo, vlo, low, vopen, vext, local)
-                    _events(hc, W, 1, m, top, _max(best, vpos), cmax, marks, 0, lane_seq,
-                            lane_j, lane_best, lane_bi, lane_bj)
+                    _events(hc, W, 1, m, top, ge_mask(top, _max(best, vpos)), cmax, marks, 0,
+                            lane_seq, lane_j, lane_best, lane_bi, lane_bj)
                     best = _max(best, top)
-                    _events(he, 2 * W, 0, m, top2, _max(best, vpos), cmax, marks,
-                            marks.size // 2, lane_seq, lane_j, lane_best, lane_bi, lane_bj)
+                    _events(he, 2 * W, 0, m, top2, ge_mask(top2, _max(best, vpos)), cmax,
+                            marks, marks.size // 2, lane_seq, lane_j, lane_best, lane_bi,
+                            lane_bj)
                     best = _max(best, top2)
                 else:
                     top, top2, low, h = _sweep2(he, None, None, prof, prof2, qoff, m, hd, f,
@@ -364,8 +364,8 @@ def _chunk(qoff, m, residues, offsets, seqs, table, nletters, gap_open, gap_exte
                     top, low = _sweep(he, prof, qoff, m, hd, f, start, low, vopen, vext, local,
                                       marks)
                 if ends is not None:
-                    _events(he, 2 * W, 0, m, top, _max(best, vpos), cmax, marks, 0, lane_seq,
-                            lane_j, lane_best, lane_bi, lane_bj)
+                    _events(he, 2 * W, 0, m, top, ge_mask(top, _max(best, vpos)), cmax, marks,
+                            0, lane_seq, lane_j, lane_best, lane_bi, lane_bj)
                     best = _max(best, top)
                 else:
                     best = top
@@ -482,12 +482,12 @@ def scores_many(queries: list[np.ndarray], residues: np.ndarray, offsets: np.nda
 
 
 def local_ends(query: np.ndarray, residues: np.ndarray, offsets: np.ndarray,
-               subjects: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
+               subjects: np.ndarray | None, sub: np.ndarray, gap_open: int, gap_extend: int,
                width: int | str = "auto") -> tuple[np.ndarray, np.ndarray]:
     """(int32 scores [n], int64 end cells [n, 2]) of the local alignments of ``query``
-    against the database sequences ``subjects`` (indices; the others are left 0): what
-    ``score_only`` returns for each, tie rules included, from the inter-sequence kernel
-    with each lane's end cell tracked (``_chunk``)."""
+    against the database sequences ``subjects`` (indices, None: all; the others are left
+    0): what ``score_only`` returns for each, tie rules included, from the inter-sequence
+    kernel with each lane's end cell tracked (``_chunk``)."""
     _check_width(width)
     residues = np.ascontiguousarray(residues, dtype=np.uint8)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
@@ -496,7 +496,8 @@ def local_ends(query: np.ndarray, residues: np.ndarray, offsets: np.ndarray,
     out = np.zeros(n, np.int32)
     ends = np.zeros((n, 2), np.int64)
     lengths = np.diff(offsets)
-    subjects = np.unique(np.asarray(subjects, np.int64))
+    subjects = (np.arange(n, dtype=np.int64) if subjects is None else
+                np.unique(np.asarray(subjects, np.int64)))
     order = subjects[np.argsort(lengths[subjects], kind="stable")]
     order = order[lengths[order] > 0]
     if query.size and order.size:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from ..calibration import Model, device_name, load, model_version
 from ..common import LOCAL, residue_ranges
 from . import whole_pairs
 from .compile import SECONDS, notice
-from .intersequence import scan_slice, scores
+from .intersequence import local_ends, scan_slice, scores
 
 #: the CPU engine scans the database in chunks of at most this many residues (memory-mapped
 #: databases are read chunk by chunk; the translated copy of a chunk is this large)
@@ -49,6 +50,22 @@ class CpuScanner:
             found[j].append((idx + start, s[idx], PLUS))
         return [merge(parts, k)[:2] for parts in found]
 
+    def every_hit(self, queries: list[np.ndarray], thresholds: Thresholds,
+                  progress: Callable[[int], None] | None = None
+                  ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Each query's every database index at or above its threshold, ranked, with the
+        end cells (local mode): the kernel tracks them as it scores, one pass."""
+        if self.mode != LOCAL:
+            raise ValueError("end cells are tracked in local mode only")
+        notice([(scan_slice, None, SECONDS["scan"] * 2)])
+        found: list[list] = [[] for _ in queries]
+        limits = thresholds_of(thresholds)
+        for start, j, (s, ends) in self._scores(queries, progress, ends=True):
+            idx = top(s, 0, limits[j])
+            found[j].append((idx + start, s[idx], PLUS, ends[idx]))
+        return [(index, score, ends) for index, score, _, ends in
+                (merge(parts, 0) for parts in found)]
+
     def matrix(self, queries: list[np.ndarray],
                progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Every query's exact score against every database sequence: int32, queries x
@@ -59,10 +76,11 @@ class CpuScanner:
             out[j, start:start + s.size] = s
         return out
 
-    def _scores(self, queries: list[np.ndarray], progress: Callable[[int], None] | None
-                ) -> Iterator[tuple[int, int, np.ndarray]]:
+    def _scores(self, queries: list[np.ndarray], progress: Callable[[int], None] | None,
+                ends: bool = False) -> Iterator[tuple[int, int, Any]]:
         """(first database index of the chunk, query index, the query's scores against the
-        chunk) for every chunk of at most CPU_CHUNK residues and every query."""
+        chunk, with ``ends`` (local mode) a pair (scores, end cells)) for every chunk of at
+        most CPU_CHUNK residues and every query."""
         for start, stop in residue_ranges(self.offsets, CPU_CHUNK):
             lo, hi = int(self.offsets[start]), int(self.offsets[stop])
             residues = np.asarray(self.residues[lo:hi])
@@ -70,7 +88,9 @@ class CpuScanner:
                 residues = self.lut[residues]
             offsets = np.asarray(self.offsets[start:stop + 1]) - lo
             for j, q in enumerate(queries):
-                yield start, j, scores(q, residues, offsets, self.sub, *self.gaps, self.mode)
+                yield start, j, (local_ends(q, residues, offsets, None, self.sub, *self.gaps)
+                                 if ends else
+                                 scores(q, residues, offsets, self.sub, *self.gaps, self.mode))
                 if progress is not None:
                     progress(q.size * (hi - lo))
 
