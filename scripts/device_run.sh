@@ -3,7 +3,8 @@
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
-#       labquick|energy|barriers|compare|scores|makedb|stats|versus|coldscan|twogpus|all][,...] [-k expr]
+#       labquick|energy|barriers|compare|scores|makedb|stats|versus|timeline|coldscan|twogpus|
+#       all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -154,6 +155,31 @@ if want twogpus; then
     done 2>&1 | tee "$out/twogpus.log"
     cmp /tmp/two-0.tsv /tmp/two-0,1.tsv && echo "outputs identical ($(wc -l < /tmp/two-0.tsv) lines)" \
         | tee -a "$out/twogpus.log"
+fi
+if want timeline; then
+    # thread-by-thread timelines of whole commands from fresh processes (benchmarks/timeline.py):
+    # makedb of a Swiss-Prot-sized FASTA, then searches of one query and of 20 against it
+    queries=$(ls ../shared/data/allqueries.fasta .carry/allqueries.fasta 2>/dev/null | head -1)
+    [[ -f /tmp/sp.fa ]] || (cd benchmarks && python3 seeded_fasta.py /tmp/sp.fa \
+        --sequences 570000 --plant "../$queries")
+    python3 -c "import sys; r = open(sys.argv[1]).read().split('>')[1]; \
+open('/tmp/one.fa', 'w').write('>' + r)" "$queries"
+    python3 -m wavedp.cli makedb /tmp/sp.fa -o /tmp/sp.wdb 2>/dev/null  # the file cache warm
+    {
+        for turn in 1 2; do
+            echo "## makedb, turn $turn"
+            python3 benchmarks/timeline.py --least 0.03 -- makedb /tmp/sp.fa -o /tmp/sp.wdb
+        done
+        for qf in /tmp/one.fa "$queries"; do
+            python3 -m wavedp.cli search "$qf" /tmp/sp.wdb --device gpu --score-only \
+                --stats none -o /dev/null
+            for turn in 1 2; do
+                echo "## search $(basename "$qf") --score-only --stats none, turn $turn"
+                python3 benchmarks/timeline.py --least 0.02 -- search "$qf" /tmp/sp.wdb \
+                    --device gpu --score-only --stats none --explain -o /dev/null
+            done
+        done
+    } 2>&1 | tee "$out/timeline.log"
 fi
 if want coldscan; then
     # where a fresh process's first GPU search spends its time beyond a warm one

@@ -68,3 +68,18 @@ def process_seconds() -> float | None:
         return uptime - ticks / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return None
+
+
+def explain_lines(log: list[LaunchTime]) -> list[str]:
+    """``search --explain``'s table: every scan launch predicted beside measured (and the
+    kernel's share of the measurement), and the totals."""
+    lines = ["| launch | partition | units | subjects | predicted s | measured s | kernel s "
+             "| error |", "|---|---|---|---|---|---|---|---|"]
+    for k, (name, units, subjects, guess, seen, kernel) in enumerate(log, 1):
+        lines.append(f"| {k} | {name} | {units} | {subjects:,} | {guess:.4f} | {seen:.4f} | "
+                     f"{kernel:.4f} | {(guess - seen) / seen:+.1%} |")
+    guess, seen, kernel = (sum(r[k] for r in log) for k in (3, 4, 5))
+    if seen > 0:
+        lines.append(f"| total | | | | {guess:.4f} | {seen:.4f} | {kernel:.4f} | "
+                     f"{(guess - seen) / seen:+.1%} |")
+    return lines

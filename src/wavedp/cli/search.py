@@ -29,7 +29,7 @@ from ..search.significance import DEFAULT_STATS, STATS
 from ..search.strands import STRANDS
 from ..search.tables import check_parquet, write_parquet
 from ..seqio import STDIN
-from ..trace import Trace, process_seconds
+from ..trace import Trace, explain_lines, process_seconds
 from ..version import __version__
 from . import common, outputs
 from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
@@ -380,12 +380,12 @@ def _counted(results: Iterable[tuple[int, list[Alignment]]],
 def _explain(trace: Trace, started: float, query_m: list[int], residues: int) -> None:
     """``search --explain``: the GPU scan's launches predicted beside measured, or the CPU
     engine's predicted scan beside the whole run."""
-    # lazy: the predictor loads Numba and the scan's planner, 0.1 s of every search's start-up
-    from ..search.predict import cpu_seconds, explain_lines, model_for
-
     if trace.launches:
         lines = explain_lines(trace.launches)
     else:
+        # lazy: the CPU's predictor loads Numba (0.3 s of a GPU command's wall clock)
+        from ..search.predict import cpu_seconds, model_for
+
         guess = cpu_seconds(model_for("cpu"), np.array(query_m), residues)
         lines = [f"CPU scan predicted {guess:.3f} s; the whole search (scan, alignments, "
                  f"output) took {time.perf_counter() - started:.3f} s"]

@@ -2,7 +2,7 @@
 (``wavedp.engines.cuda.scan``: ``cost``, ``planner``, ``calibrate``) and the CPU engine's
 (``wavedp.engines.cpu.scan``), calibrated per device (``wavedp.engines.calibration``), and a
 whole search's plan (:func:`search_plan`, for ``wavedp predict``) and launch table
-(:func:`explain_lines`, for ``search --explain``)."""
+(``trace.explain_lines``, for ``search --explain``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from ..engines.cuda.scan.cost import gpu_seconds, launch_grid, launch_parts, lau
 from ..engines.cuda.scan.model import DEFAULT_GPU, gpu_model
 from ..engines.cuda.scan.planner import CANDIDATES, schedule, schedules
 from ..engines.cuda.scan.shapes import OUT_BYTES, SCRATCH_BYTES, pair_up, scan_need
-from ..trace import LaunchTime
+from ..trace import explain_lines
 from .hitlist import query_batches
 
 __all__ = ["CANDIDATES", "DEFAULT_CPU", "DEFAULT_GPU", "Model", "cache_path", "calibrate",
@@ -71,16 +71,3 @@ def search_plan(model: Model, query_m: list[int], subj_n: np.ndarray, alphabet: 
     return plans
 
 
-def explain_lines(log: list[LaunchTime]) -> list[str]:
-    """``search --explain``'s table: every scan launch predicted beside measured (and the
-    kernel's share of the measurement), and the totals."""
-    lines = ["| launch | partition | units | subjects | predicted s | measured s | kernel s "
-             "| error |", "|---|---|---|---|---|---|---|---|"]
-    for k, (name, units, subjects, guess, seen, kernel) in enumerate(log, 1):
-        lines.append(f"| {k} | {name} | {units} | {subjects:,} | {guess:.4f} | {seen:.4f} | "
-                     f"{kernel:.4f} | {(guess - seen) / seen:+.1%} |")
-    guess, seen, kernel = (sum(r[k] for r in log) for k in (3, 4, 5))
-    if seen > 0:
-        lines.append(f"| total | | | | {guess:.4f} | {seen:.4f} | {kernel:.4f} | "
-                     f"{(guess - seen) / seen:+.1%} |")
-    return lines

@@ -1,0 +1,106 @@
+"""Where a whole ``wavedp`` command spends its wall clock, thread by thread: a timeline.
+
+Run:  python benchmarks/timeline.py [--every 0.005] [--least 0.01] -- search QUERIES DB ...
+(the words after ``--`` are the command's, as ``wavedp`` takes them). The command runs in this
+process (its imports included: nothing of wavedp is imported before it starts) while a
+sampler thread reads every thread's stack every ``--every`` seconds. Printed to stderr after
+the command: per thread, the spans during which its innermost frame of interest stayed the
+same (wavedp's own frames first, else the innermost frame's module and function), those of
+at least ``--least`` seconds, with their start and end in seconds since this script started
+(the interpreter's own start-up before it is not included: ``python -X importtime`` or the
+``interpreter`` floor of ``cold_scan.py`` gives it); then the thread's samples summed by
+frame of interest (samples x ``--every``: a thread's time, busy or waiting).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+
+START = time.perf_counter()
+
+
+def label(frame) -> str:
+    """The frame of interest of a stack: "importing X" where a module of the package X is
+    being run before any of wavedp's frames (from the innermost), else the innermost frame
+    of wavedp (module:function), else the innermost frame's."""
+    inner = frame
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "<module>":  # by package: numpy's many modules are one span
+            return f"importing {_module(code.co_filename).split(os.sep)[0]}"
+        if "wavedp" in code.co_filename.split(os.sep):
+            return f"{_module(code.co_filename)}:{code.co_name}"
+        frame = frame.f_back
+    return f"{_module(inner.f_code.co_filename)}:{inner.f_code.co_name}"
+
+
+def _module(path: str) -> str:
+    return path.split("site-packages" + os.sep)[-1].split("src" + os.sep)[-1].removesuffix(".py")
+
+
+def sample(stop: threading.Event, every: float, out: dict[str, list]) -> None:
+    """Every ``every`` seconds, each other thread's (time, label) into ``out``."""
+    me = threading.get_ident()
+    while not stop.is_set():
+        now = time.perf_counter() - START
+        names = {t.ident: t.name for t in threading.enumerate()}
+        for ident, frame in sys._current_frames().items():
+            if ident != me:
+                out.setdefault(names.get(ident, str(ident)), []).append((now, label(frame)))
+        time.sleep(every)
+
+
+def spans(samples: list[tuple[float, str]], least: float) -> list[tuple[float, float, str]]:
+    """Runs of one label: (start, end, label), those of at least ``least`` seconds."""
+    runs: list[list] = []
+    for t, name in samples:
+        if runs and runs[-1][2] == name:
+            runs[-1][1] = t
+        else:
+            runs.append([t, t, name])
+    return [(a, b, n) for a, b, n in runs if b - a >= least]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--every", type=float, default=0.005)
+    parser.add_argument("--least", type=float, default=0.01)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    words = args.command[1:] if args.command[:1] == ["--"] else args.command
+    found: dict[str, list] = {}
+    stop = threading.Event()
+    sampler = threading.Thread(target=sample, args=(stop, args.every, found), daemon=True)
+    sampler.start()
+    code = 0
+    try:
+        from wavedp.cli import cli  # timed: the command's imports (``main`` would leave
+        # by os._exit: the click group raises SystemExit as it ends)
+
+        sys.argv = ["wavedp", *words]
+        cli()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        wall = time.perf_counter() - START
+        stop.set()
+        sampler.join()
+        print(f"\ntimeline: the command took {wall:.3f} s in this process", file=sys.stderr)
+        for thread, samples in found.items():
+            print(f"thread {thread}:", file=sys.stderr)
+            for a, b, name in spans(samples, args.least):
+                print(f"  {a:7.3f} - {b:7.3f}  {b - a:6.3f} s  {name}", file=sys.stderr)
+            totals: dict[str, float] = {}
+            for name in (n for _, n in samples):
+                totals[name] = totals.get(name, 0.0) + args.every
+            print("  in all: " + ", ".join(f"{n} {t:.3f} s" for n, t in sorted(
+                totals.items(), key=lambda item: -item[1])[:6]), file=sys.stderr)
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":
+    main()
