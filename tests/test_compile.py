@@ -166,6 +166,21 @@ def test_explaining_gpu_launches_loads_no_numba():
     assert "| 1 | static | 1 | 10 |" in done.stderr
 
 
+def test_preload_walk_loads_numba_and_the_host_walk():
+    """``engines.preload_walk``: on its thread, Numba, its code generator (the smallest
+    cached kernel loaded) and the traceback walk's module."""
+    code = ("import sys\n"
+            "from wavedp import engines\n"
+            "assert 'numba' not in sys.modules\n"
+            "engines.preload_walk().join()\n"
+            "from wavedp.engines.cpu import compile\n"
+            "assert 'wavedp.engines.cuda.traceback' in sys.modules\n"
+            "assert compile._ready.signatures, 'nothing loaded'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
+    assert done.returncode == 0, done.stderr
+
+
 def test_gpu_scores_of_pairs_load_no_numba():
     """The GPU's score-only pairs (a score-only search's hits) import no Numba: a fresh
     command's hits' stage paid Numba's import (0.25-0.4 s on the H100 machine). Traceback

@@ -266,3 +266,28 @@ def test_a_launch_on_fewer_blocks_than_its_own_grid_gives_the_same_words():
         assert launch.blocks == predict.launch_grid(
             predict.model_for("gpu"), shapes.unit_rows(units), ch.lengths[launch.subjects],
             True, launch.shape, wide=True)
+
+
+@pytest.mark.parametrize("stats", ["none", "blast", "fitted"])
+def test_a_traceback_search_preloads_the_host_walk_once_its_scan_is_planned(stats,
+                                                                            monkeypatch):
+    """A GPU search with traceback starts loading the host's traceback walk (Numba) when its
+    scan is planned, before its hits are aligned; a score-only search does not."""
+    from wavedp import engines
+    from wavedp.engines.cuda.scan.scanner import Scanner
+
+    events = []
+    real_launches, real_preload = Scanner.launches, engines.preload_walk
+    monkeypatch.setattr(Scanner, "launches", lambda *a: events.append("plan") or
+                        real_launches(*a))
+    monkeypatch.setattr(engines, "preload_walk", lambda: events.append("preload") or
+                        real_preload())
+    rng = np.random.default_rng(5)
+    queries = [random_seq(rng, PROTEIN, 120), random_seq(rng, PROTEIN, 40)]
+    texts = _database(rng, PROTEIN, 300, 400, seed_from=queries[0])
+    want = wavedp.search(queries, texts, PROT, device="cpu", stats=stats)
+    assert wavedp.search(queries, texts, PROT, device="gpu", stats=stats) == want
+    assert events.count("preload") == 1 and events.index("preload") > events.index("plan")
+    events.clear()
+    wavedp.search(queries, texts, PROT, device="gpu", traceback=False, stats=stats)
+    assert "preload" not in events

@@ -17,7 +17,7 @@ Candidates = tuple[np.ndarray, np.ndarray]
 class Later:
     """Thresholds known only later (a search's statistics, fitted while its scan runs):
     ``begin`` starts the work that gives them (a GPU scanner calls it once its launches are
-    enqueued, so that the work does not compete with the planning for the interpreter),
+    planned, so that the work does not compete with the planning for the interpreter),
     :meth:`get` waits for them, computing them once, in the first thread that asks (and
     begins first where nothing did)."""
 

@@ -6,6 +6,7 @@ branches on the device."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -77,6 +78,23 @@ def scanner(device: Device, residues: np.ndarray, offsets: np.ndarray, lut: np.n
     from .cpu.scan import CpuScanner  # lazy: see above
 
     return CpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode)
+
+
+def preload_walk() -> threading.Thread:
+    """Load, on a thread of its own, what the host's traceback walk of GPU alignments needs
+    (Numba, its code generator, the walk's module; about 1 s of a fresh process on the H100
+    machine): a GPU search with traceback starts it once its scan is planned, so that the
+    hits' stage after the scan finds them loaded."""
+    thread = threading.Thread(target=_load_walk, name="wavedp-preload", daemon=True)
+    thread.start()
+    return thread
+
+
+def _load_walk() -> None:
+    from .cpu.compile import warm  # lazy: see above
+    from .cuda import traceback  # noqa: F401  (lazy: see above; the import is the work)
+
+    warm()
 
 
 def _cells(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ from ..api import Prepared, SeqLike, check_scoring, mode_code, sequences
 from ..device import Device, choose
 from ..engines.cuda.scan.partition import check_partition
 from ..errors import EmptyWarning, InputError
-from ..ranking import Scanner, merge
+from ..ranking import Later, Scanner, Thresholds, merge
 from ..scoring import Scoring
 from ..seqio import read_records
 from ..threads import check as check_threads
@@ -393,8 +393,11 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
         every = (getattr(scanner, "every_hit", None) if not top and not traceback and
                  fraction is None and mode == "local" else None)
         asked = [codes for *_, codes in jobs]
-        found = ((every(asked, thresholds, progress) if every is not None else
-                  scanner.top(asked, top + extra if top else 0, thresholds, progress))
+        floors: Thresholds = thresholds
+        if traceback and device.gpu:  # the hits' host walk loads Numba while the GPU scans
+            floors = Later(lambda known=thresholds: known, lambda: engines.preload_walk())
+        found = ((every(asked, floors, progress) if every is not None else
+                  scanner.top(asked, top + extra if top else 0, floors, progress))
                  if jobs else [])
         ranked = []
         by_query: dict[int, list] = {}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import engines
 from ..alignment import Alignment, replaced
 from ..api import Prepared
 from ..device import Device
@@ -74,9 +75,11 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
 
             def begin(fits: list[Future] = fits, jobs: list = jobs, scores=scores) -> None:
                 """The fits started (a GPU scan starts them once its launches are
-                enqueued: they run while it scans; their kernels load Numba)."""
+                planned: they run while it scans; their kernels load Numba)."""
                 if method.fitted and sample is not None:
                     empirical.kernels().announce()
+                if traceback and device.gpu:  # the hits' host walk (Numba) as well
+                    engines.preload_walk()
                 fits.extend(_fits(method, jobs, sample, scores, mode, count, n, pool))
 
             def thresholds(fits: list[Future] = fits) -> list[int | None]:

@@ -390,10 +390,11 @@ class Scanner:
                                 OUT_BYTES + SCRATCH_BYTES, wide=True)
 
     def scores(self, ch: Chunk, queries: list[np.ndarray],
-               enqueued: Callable[[], None] | None = None) -> list:
+               planned: Callable[[], None] | None = None) -> list:
         """Exact scores (device int32, queries x chunk index) of each query against the
-        chunk; each launch recorded in the trace; ``enqueued`` is called once the launches
-        are enqueued, before the host waits for them."""
+        chunk; each launch recorded in the trace; ``planned`` is called once the launches
+        are planned, before the last group of them is enqueued (the host's own work is then
+        little more than waiting for the GPU: what starts then runs beside the scan)."""
         import cupy  # optional dependency: the GPU extra
 
         out = cupy.zeros((len(queries), ch.size), cupy.int32)
@@ -409,10 +410,13 @@ class Scanner:
         self.events.clear()
         first = mark()
         ends, planned = [], []
-        for group in self._groups(ch, queries, units):
+        groups = self._groups(ch, queries, units)
+        for g, group in enumerate(groups):
             # a group after the first is planned while the launches before it run
             name, batches, predicted, launches = self.launches(ch, [[queries[k] for k in u]
                                                                     for u in group])
+            if g == len(groups) - 1 and planned is not None:
+                planned()
             # load the kernels first: the trace times launches only, and a module loaded
             # while a kernel runs waits for it (scatter_scores, loaded after the first scan
             # launch, took 0.35 s of a fresh process's first search)
@@ -427,8 +431,6 @@ class Scanner:
                              launch.longest, over, launch.blocks)
                 ends.append(mark())
                 planned.append((name, batch, guess))
-        if enqueued is not None:
-            enqueued()
         saturated = int(self.uploads.read(over)[0])  # the one wait of the chunk's scan
         for k, ((name, batch, guess), end) in enumerate(zip(planned, ends, strict=True)):
             self.trace.launch(LaunchTime(
