@@ -171,12 +171,13 @@ open('/tmp/one.fa', 'w').write('>' + r)" "$queries"
             python3 benchmarks/timeline.py --least 0.03 -- makedb /tmp/sp.fa -o /tmp/sp.wdb
         done
         for qf in /tmp/one.fa "$queries"; do
-            python3 -m wavedp.cli search "$qf" /tmp/sp.wdb --device gpu --score-only \
-                --stats none -o /dev/null
-            for turn in 1 2; do
-                echo "## search $(basename "$qf") --score-only --stats none, turn $turn"
+            for how in "--score-only --stats none" "--stats none" ""; do
+                # shellcheck disable=SC2086
+                python3 -m wavedp.cli search "$qf" /tmp/sp.wdb --device gpu $how -o /dev/null
+                echo "## search $(basename "$qf") $how"
+                # shellcheck disable=SC2086
                 python3 benchmarks/timeline.py --least 0.02 -- search "$qf" /tmp/sp.wdb \
-                    --device gpu --score-only --stats none --explain -o /dev/null
+                    --device gpu $how --explain -o /dev/null
             done
         done
     } 2>&1 | tee "$out/timeline.log"
@@ -213,6 +214,8 @@ print(f"{sys.argv[1]}: {t:.2f} s wall, peak RSS {peak:.0f} MiB, exit {rc}")' "$@
         [[ -d /tmp/sp-base.wdb ]] && cmp /tmp/sp-base.wdb/$f /tmp/sp-this.wdb/$f \
             && echo "$f identical"
     done 2>&1 | tee -a "$out/makedb_bench.log"
+    # each stage alone (reading, parsing on 1-16 threads, writing) beside the whole build
+    python3 benchmarks/makedb_stages.py /tmp/sp.fa --repeats 2 2>&1 | tee -a "$out/makedb_bench.log"
 fi
 if want terms; then
     # the predictor's terms one by one: launches split into host and kernel, and the

@@ -516,3 +516,18 @@ def test_the_parsers_byte_counts_are_bincounts(size):
     for part in (rng.integers(0, 256, size, dtype=np.uint8),
                  np.full(size, 255, np.uint8), np.zeros(size, np.uint8)):
         assert _counts(part).tolist() == np.bincount(part, minlength=256).tolist()
+
+
+@pytest.mark.parametrize("cores,asked,used", [(16, None, dbmod.MAKEDB_THREADS), (2, None, 2),
+                                              (16, 12, 12)])
+def test_makedb_parses_on_every_core_up_to_a_cap(tmp_path: Path, monkeypatch, cores, asked,
+                                                 used):
+    """makedb's default threads: every core, at most MAKEDB_THREADS (more contend for the
+    interpreter between the parser's passes); an explicit count is taken as given."""
+    seen = []
+    real = dbmod._write
+    monkeypatch.setattr(dbmod, "cores", lambda: cores)
+    monkeypatch.setattr(dbmod, "_write", lambda *a, **k: seen.append(a[4]) or real(*a, **k))
+    fasta = write(tmp_path / "in.fa", ">a\nACDE\n>b\nKLMN\n")
+    Database.build(fasta, tmp_path / "x.wdb", progress=False, threads=asked)
+    assert seen == [used]

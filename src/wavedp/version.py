@@ -1,8 +1,4 @@
-"""The installed version of wavedp (``0.0.0+src`` when running from a source tree)."""
+"""wavedp's version: the one place it is written (``pyproject.toml`` reads it from here;
+a constant, so that a command does not pay for ``importlib.metadata`` at start-up)."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("wavedp")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0.0.0+src"
+__version__ = "0.1.0"

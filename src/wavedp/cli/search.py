@@ -22,7 +22,7 @@ from ..formats import format_alignment, sam_header_lines
 from ..scoring import Scoring
 from ..search import cluster as dask_cluster
 from ..search.api import DEFAULT_EVALUE, iter_search, open_database
-from ..search.database import ALPHABETS, HEADER, Database
+from ..search.database import ALPHABETS, HEADER, MAKEDB_THREADS, Database
 from ..search.hits import check_fraction
 from ..search.journal import Journal, file_identity
 from ..search.significance import DEFAULT_STATS, STATS
@@ -57,7 +57,8 @@ IUPAC codes), mostly bases; else protein.
               show_default=True, help="Residue alphabet of the sequences (auto: guessed from "
                                       "the first records).")
 @click.option("--threads", type=click.IntRange(min=1), default=None, metavar="N",
-              help=common.THREADS_HELP)
+              help="Threads parsing the FASTA. [default: every core, at most "
+                   f"{MAKEDB_THREADS}: more contend for the interpreter]")
 def makedb(fasta: str, output: str, alphabet: str, threads: int | None) -> None:
     db = Database.build(fasta, output, alphabet=alphabet, progress=True, threads=threads)
     empty = int(np.count_nonzero(np.asarray(db.lengths) == 0))

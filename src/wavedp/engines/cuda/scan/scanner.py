@@ -409,7 +409,7 @@ class Scanner:
         over = staging.workspace().counter()
         self.events.clear()
         first = mark()
-        ends, planned = [], []
+        ends, made = [], []
         groups = self._groups(ch, queries, units)
         for g, group in enumerate(groups):
             # a group after the first is planned while the launches before it run
@@ -430,9 +430,9 @@ class Scanner:
                 self.enqueue(ch, queries, chosen, launch.subjects, out, launch.shape,
                              launch.longest, over, launch.blocks)
                 ends.append(mark())
-                planned.append((name, batch, guess))
+                made.append((name, batch, guess))
         saturated = int(self.uploads.read(over)[0])  # the one wait of the chunk's scan
-        for k, ((name, batch, guess), end) in enumerate(zip(planned, ends, strict=True)):
+        for k, ((name, batch, guess), end) in enumerate(zip(made, ends, strict=True)):
             self.trace.launch(LaunchTime(
                 name, batch.queries.size, batch.subjects.size, guess,
                 cupy.cuda.get_elapsed_time(ends[k - 1] if k else first, end) / 1e3,
