@@ -215,7 +215,7 @@ print(f"{sys.argv[1]}: {t:.2f} s wall, peak RSS {peak:.0f} MiB, exit {rc}")' "$@
             && echo "$f identical"
     done 2>&1 | tee -a "$out/makedb_bench.log"
     # each stage alone (reading, parsing on 1-16 threads, writing) beside the whole build
-    python3 benchmarks/makedb_stages.py /tmp/sp.fa --repeats 2 2>&1 | tee -a "$out/makedb_bench.log"
+    python3 benchmarks/makedb_stages.py /tmp/sp.fa --threads 1,4,6,8,16 --repeats 2 2>&1 | tee -a "$out/makedb_bench.log"
 fi
 if want terms; then
     # the predictor's terms one by one: launches split into host and kernel, and the
