@@ -71,22 +71,27 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
             start = time.perf_counter()
             scores = _sample_scores(method, jobs, sample)
             trace.add("sample", time.perf_counter() - start)
-            fits: list[Future] = []
+            started: list[Future] = []  # the fits' futures, once their kernels loaded
 
-            def begin(fits: list[Future] = fits, jobs: list = jobs, scores=scores) -> None:
+            def begin(started: list[Future] = started, jobs: list = jobs,
+                      scores=scores) -> None:
                 """The fits started (a GPU scan starts them once its launches are
-                planned: they run while it scans; their kernels load Numba)."""
-                if method.fitted and sample is not None:
-                    empirical.kernels().announce()
+                planned: they run while it scans). Their kernels load Numba on a thread of
+                the pool, not in the thread that goes on to enqueue the launches."""
                 if traceback and device.gpu:  # the hits' host walk (Numba) as well
                     engines.preload_walk()
-                fits.extend(_fits(method, jobs, sample, scores, mode, count, n, pool))
+                started.append(pool.submit(_started_fits, method, jobs, sample, scores, mode,
+                                           count, n, pool))
 
-            def thresholds(fits: list[Future] = fits) -> list[int | None]:
+            def fitted(started: list[Future] = started) -> list[QueryStats]:
+                """Each job's statistics, once fitted."""
+                return [f.result() for f in started[0].result()] if started else []
+
+            def thresholds() -> list[int | None]:
                 """Each job's scan floor, once its fit is done (the scan asks when it
                 needs them)."""
                 start = time.perf_counter()
-                stats = [f.result() for f in fits]
+                stats = fitted()
                 trace.add("fit", time.perf_counter() - start)  # what the scan waited
                 out = []
                 for st in stats:
@@ -101,7 +106,7 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
             found = scanner.top([codes for *_, codes in jobs], 0, later,
                                 progress) if jobs else []
             later.begin()  # where the scan asked for none
-            stats = [f.result() for f in fits]
+            stats = fitted()
             for st in stats:
                 if not st.available and st.reason not in said:
                     said.add(st.reason)
@@ -125,6 +130,16 @@ def _sample_scores(method: Method, jobs: list, sample: tuple[Sample, Scanner] | 
     if method.fitted and sample is not None and jobs:
         return sample[1].matrix([codes for *_, codes in jobs])
     return None
+
+
+def _started_fits(method: Method, jobs: list, sample: tuple[Sample, Scanner] | None,
+                  scores: np.ndarray | None, mode: str, count: int, residues: int,
+                  pool: ThreadPoolExecutor) -> list[Future]:
+    """:func:`_fits`, after saying that the fit's kernels compile where they do (the
+    kernels' module loads Numba): a task of the pool."""
+    if method.fitted and sample is not None:
+        empirical.kernels().announce()
+    return _fits(method, jobs, sample, scores, mode, count, residues, pool)
 
 
 def _fits(method: Method, jobs: list, sample: tuple[Sample, Scanner] | None,
