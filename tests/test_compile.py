@@ -121,6 +121,15 @@ def test_engine_kernels_are_warm_once_called():
     assert not jit.cold(whole_pairs, None)
 
 
+def fresh(code: str) -> subprocess.CompletedProcess:
+    """``code`` run in a fresh interpreter that imports this wavedp (stdout and stderr
+    captured); an AssertionError with its stderr where it fails."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def test_the_command_line_imports_numba_only_when_it_compiles_or_runs_a_kernel():
     """Numba costs about 0.2 s of a start-up: ``wavedp --help`` and the search command's
     modules import it only where a kernel runs (the CPU engines, the fit); makedb's parser
@@ -128,8 +137,7 @@ def test_the_command_line_imports_numba_only_when_it_compiles_or_runs_a_kernel()
     code = ("import sys, wavedp.cli, wavedp.search.fitted, wavedp.search.database, "
             "wavedp.fasta_parser; "
             "assert 'numba' not in sys.modules, 'numba imported'")
-    subprocess.run([sys.executable, "-c", code], check=True,
-                   env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
+    fresh(code)
 
 
 def test_planning_a_gpu_scan_loads_no_numba():
@@ -146,8 +154,7 @@ def test_planning_a_gpu_scan_loads_no_numba():
             "    shapes.scan_need(24, 132), 1 << 30, wide=True)\n"
             "assert batches and all(s > 0 for s in seconds)\n"
             "assert 'numba' not in sys.modules, 'numba imported'")
-    subprocess.run([sys.executable, "-c", code], check=True,
-                   env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
+    fresh(code)
 
 
 def test_explaining_gpu_launches_loads_no_numba():
@@ -160,10 +167,7 @@ def test_explaining_gpu_launches_loads_no_numba():
             "trace.launch(LaunchTime('static', 1, 10, 0.1, 0.1, 0.1))\n"
             "_explain(trace, time.perf_counter(), [5], 50)\n"
             "assert 'numba' not in sys.modules, 'numba imported'\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
-    assert done.returncode == 0, done.stderr
-    assert "| 1 | static | 1 | 10 |" in done.stderr
+    assert "| 1 | static | 1 | 10 |" in fresh(code).stderr
 
 
 def test_preload_walk_loads_numba_and_the_host_walk():
@@ -176,9 +180,7 @@ def test_preload_walk_loads_numba_and_the_host_walk():
             "from wavedp.engines.cpu import compile\n"
             "assert 'wavedp.engines.cuda.traceback' in sys.modules\n"
             "assert compile._ready.signatures, 'nothing loaded'\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
-    assert done.returncode == 0, done.stderr
+    fresh(code)
 
 
 def test_gpu_scores_of_pairs_load_no_numba():
@@ -188,5 +190,4 @@ def test_gpu_scores_of_pairs_load_no_numba():
     code = ("import sys\n"
             "import wavedp.engines.cuda.pairs\n"
             "assert 'numba' not in sys.modules, 'numba imported'\n")
-    subprocess.run([sys.executable, "-c", code], check=True,
-                   env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
+    fresh(code)

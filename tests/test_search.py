@@ -109,6 +109,20 @@ def test_every_score_only_hit_takes_its_end_cell_from_the_scan(dna, stats, monke
         assert [vars(h) for h in got] == [vars(h) for h in want]
 
 
+def test_every_hit_over_several_scan_chunks_equals_one_chunk(monkeypatch):
+    """The CPU scan's chunks (CPU_CHUNK residues each) merge their every-hit candidates and
+    end cells into the ranking one chunk gives."""
+    from wavedp.engines.cpu import scan
+
+    rng = np.random.default_rng(31)
+    queries = [random_seq(rng, PROTEIN, int(n)) for n in (30, 120)]
+    texts = _database(rng, PROTEIN, 200, queries[1])
+    kwargs = {"top": 0, "traceback": False, "evalue": None, "stats": "none", "device": "cpu"}
+    whole = wavedp.search(queries, texts, PROT, **kwargs)
+    monkeypatch.setattr(scan, "CPU_CHUNK", 1500)  # about 30 sequences a chunk
+    assert wavedp.search(queries, texts, PROT, **kwargs) == whole and all(whole)
+
+
 def test_minus_strand_hit_aligns_the_reverse_complement():
     rng = np.random.default_rng(4)
     q = random_seq(rng, DNA, 60)
