@@ -291,3 +291,29 @@ def test_a_traceback_search_preloads_the_host_walk_once_its_scan_is_planned(stat
     events.clear()
     wavedp.search(queries, texts, PROT, device="gpu", traceback=False, stats=stats)
     assert "preload" not in events
+
+
+@pytest.mark.parametrize("early", [True, False])
+def test_a_short_fitted_gpu_search_loads_its_fit_kernels_before_its_scan(early, monkeypatch):
+    """A fitted GPU search shorter than EARLY_CELLS starts loading its fits' kernels before
+    its scan is planned (a short scan cannot hide their load); a longer one when the scan
+    is planned. The hits are the same."""
+    from wavedp.engines.cuda.scan.scanner import Scanner
+    from wavedp.search import fitted
+
+    events = []
+    real_launches, real_load = Scanner.launches, fitted._load_fit
+    monkeypatch.setattr(Scanner, "launches", lambda *a: events.append("plan") or
+                        real_launches(*a))
+    monkeypatch.setattr(fitted, "_load_fit", lambda m: events.append("load") or real_load(m))
+    if not early:
+        monkeypatch.setattr(fitted, "EARLY_CELLS", 0)
+    rng = np.random.default_rng(6)
+    queries = [random_seq(rng, PROTEIN, 150)]
+    texts = _database(rng, PROTEIN, 400, 400, seed_from=queries[0])
+    want = wavedp.search(queries, texts, PROT, device="cpu")
+    assert wavedp.search(queries, texts, PROT, device="gpu") == want
+    if early:
+        assert events.count("load") == 1 and events.index("load") < events.index("plan")
+    else:
+        assert "load" not in events

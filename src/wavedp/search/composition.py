@@ -66,7 +66,7 @@ NO_LAMBDA = ("composition-based statistics need a matrix with a negative expecte
              "some positive score on the background")
 
 
-def _kernels():
+def kernels():
     """``composition_kernels.py``, imported on first use (it imports Numba: 0.2 s of every
     command's start-up otherwise)."""
     from . import composition_kernels
@@ -103,7 +103,7 @@ def counts(residues: np.ndarray, offsets: np.ndarray, size: int,
     table = np.arange(256, dtype=np.uint8) if lut is None else \
         np.ascontiguousarray(lut, dtype=np.uint8)
     out = np.zeros((index.size, size), dtype=np.int32)
-    _kernels().count(residues, offsets, index, table, size, out)
+    kernels().count(residues, offsets, index, table, size, out)
     return out
 
 
@@ -162,7 +162,7 @@ def solve_lambda(values: np.ndarray, weights: np.ndarray, start: float | None = 
         grid = np.zeros((m.shape[0], int(v[-1] - v[0]) + 1))
         grid[:, (v - v[0]).astype(np.int64)] = m
         m, v = grid, np.arange(v[0], v[-1] + 1.0)
-    return _kernels().roots(v, w, np.ascontiguousarray(m),
+    return kernels().roots(v, w, np.ascontiguousarray(m),
                             math.nan if start is None else float(start), float(tol),
                             int(max_iter), integral)
 
@@ -325,7 +325,7 @@ def scale_margins(targets: np.ndarray, row: np.ndarray, column: np.ndarray,
     column = np.atleast_2d(np.asarray(column, dtype=np.float64))
     row, column = np.broadcast_arrays(row, column)
     out = np.empty((row.shape[0], *targets.shape))
-    _kernels().scale(np.ascontiguousarray(targets, dtype=np.float64), np.ascontiguousarray(row),
+    kernels().scale(np.ascontiguousarray(targets, dtype=np.float64), np.ascontiguousarray(row),
            np.ascontiguousarray(column), float(tol), int(max_iter), out)
     return out
 
@@ -343,7 +343,7 @@ def pair_counts(query_codes: np.ndarray, target_codes: np.ndarray, cigar: str,
     lengths = np.array([int(n) for n, _ in ops], dtype=np.int64)
     kinds = np.array([_KINDS[op] for _, op in ops], dtype=np.int8)
     out = np.zeros((size, size), dtype=np.int64)
-    _kernels().pairs(np.asarray(query_codes), np.asarray(target_codes), lengths, kinds,
+    kernels().pairs(np.asarray(query_codes), np.asarray(target_codes), lengths, kinds,
            int(query_start), int(target_start), out)
     return out
 

@@ -38,6 +38,12 @@ from .significance import Method, QueryStats, Sample, subject_freqs
 SPARE = 8
 
 
+#: a GPU search of fewer DP cells than this (about 0.5 s of an H100's scan) starts loading
+#: its fits' kernels (Numba: 0.5-1 s of a fresh process on the H100 machine) before its scan
+#: instead of once the scan is planned: a short scan cannot hide the load
+EARLY_CELLS = 2.5e12
+
+
 @dataclass
 class _Candidates:
     """One query's candidates (both strands), in rank order of their first E-value."""
@@ -65,7 +71,13 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
     sizes = db.sizes
     said: set[str] = set()
     threads = max(1, min(16, cores()))
+    cells = sum(q.codes[k].size for k in todo) * n * len(wanted)
     with ThreadPoolExecutor(threads, thread_name_prefix="wavedp-stats") as pool:
+        if device.gpu and method.fitted and sample is not None and cells < EARLY_CELLS:
+            # a short GPU scan cannot hide the fits' kernels' load: it starts now
+            pool.submit(_load_fit, method)
+            if traceback:
+                engines.preload_walk()
         for batch in query_batches(todo, [q.codes[k].size for k in todo], n, batch_cells):
             live, jobs = batch_jobs(q, batch, wanted)
             start = time.perf_counter()
@@ -130,6 +142,17 @@ def _sample_scores(method: Method, jobs: list, sample: tuple[Sample, Scanner] | 
     if method.fitted and sample is not None and jobs:
         return sample[1].matrix([codes for *_, codes in jobs])
     return None
+
+
+def _load_fit(method: Method) -> None:
+    """The fit's kernels' modules imported (Numba with them) and Numba's code generator
+    started (a task of the pool)."""
+    from ..engines.cpu.compile import warm  # lazy: it imports Numba (as the kernels do)
+
+    empirical.kernels()
+    if method.composition is not None:
+        comp_stats.kernels()
+    warm()
 
 
 def _started_fits(method: Method, jobs: list, sample: tuple[Sample, Scanner] | None,
