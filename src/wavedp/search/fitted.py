@@ -80,17 +80,20 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
                 engines.preload_walk()
         for batch in query_batches(todo, [q.codes[k].size for k in todo], n, batch_cells):
             live, jobs = batch_jobs(q, batch, wanted)
-            started: list[Future] = []  # the fits' futures, once the sample is scored
+            start = time.perf_counter()
+            scores = _sample_scores(method, jobs, sample)
+            trace.add("sample", time.perf_counter() - start)
+            started: list[Future] = []  # the fits' futures, once their kernels loaded
 
-            def begin(started: list[Future] = started, jobs: list = jobs) -> None:
-                """The sample scored and the fits started (a GPU scan starts them once its
-                launches are planned: they run while it scans, the sample's scan on a stream
-                of its own). On a thread of the pool: the thread that goes on to enqueue the
-                launches neither waits for the sample's scan nor loads the fits' Numba."""
+            def begin(started: list[Future] = started, jobs: list = jobs,
+                      scores=scores) -> None:
+                """The fits started (a GPU scan starts them once its launches are
+                planned: they run while it scans). Their kernels load Numba on a thread of
+                the pool, not in the thread that goes on to enqueue the launches."""
                 if traceback and device.gpu:  # the hits' host walk (Numba) as well
                     engines.preload_walk()
-                started.append(pool.submit(_started_fits, method, jobs, sample, mode, count,
-                                           n, pool, trace))
+                started.append(pool.submit(_started_fits, method, jobs, sample, scores, mode,
+                                           count, n, pool))
 
             def fitted(started: list[Future] = started) -> list[QueryStats]:
                 """Each job's statistics, once fitted."""
@@ -153,16 +156,12 @@ def _load_fit(method: Method) -> None:
 
 
 def _started_fits(method: Method, jobs: list, sample: tuple[Sample, Scanner] | None,
-                  mode: str, count: int, residues: int, pool: ThreadPoolExecutor,
-                  trace: Trace) -> list[Future]:
-    """The jobs' scores against the sample (the ``sample`` phase), then :func:`_fits`, after
-    saying that the fit's kernels compile where they do (the kernels' module loads Numba):
-    a task of the pool."""
+                  scores: np.ndarray | None, mode: str, count: int, residues: int,
+                  pool: ThreadPoolExecutor) -> list[Future]:
+    """:func:`_fits`, after saying that the fit's kernels compile where they do (the
+    kernels' module loads Numba): a task of the pool."""
     if method.fitted and sample is not None:
         empirical.kernels().announce()
-    start = time.perf_counter()
-    scores = _sample_scores(method, jobs, sample)
-    trace.add("sample", time.perf_counter() - start)
     return _fits(method, jobs, sample, scores, mode, count, residues, pool)
 
 
