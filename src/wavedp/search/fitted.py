@@ -73,8 +73,8 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
     threads = max(1, min(16, cores()))
     cells = sum(q.codes[k].size for k in todo) * n * len(wanted)
     with ThreadPoolExecutor(threads, thread_name_prefix="wavedp-stats") as pool:
-        if device.gpu and method.fitted and sample is not None and cells < EARLY_CELLS:
-            # a short GPU scan cannot hide the fits' kernels' load: it starts now
+        early = device.gpu and method.fitted and sample is not None and cells < EARLY_CELLS
+        if early:  # a short GPU scan cannot hide the fits' kernels' load: it starts now
             pool.submit(_load_fit, method)
             if traceback:
                 engines.preload_walk()
@@ -90,7 +90,7 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
                 """The fits started (a GPU scan starts them once its launches are
                 planned: they run while it scans). Their kernels load Numba on a thread of
                 the pool, not in the thread that goes on to enqueue the launches."""
-                if traceback and device.gpu:  # the hits' host walk (Numba) as well
+                if traceback and device.gpu and not early:  # the hits' host walk as well
                     engines.preload_walk()
                 started.append(pool.submit(_started_fits, method, jobs, sample, scores, mode,
                                            count, n, pool))
