@@ -531,3 +531,45 @@ def test_makedb_parses_on_every_core_up_to_a_cap(tmp_path: Path, monkeypatch, co
     fasta = write(tmp_path / "in.fa", ">a\nACDE\n>b\nKLMN\n")
     Database.build(fasta, tmp_path / "x.wdb", progress=False, threads=asked)
     assert seen == [used]
+
+
+def test_makedb_progress_in_a_log_is_a_line_at_intervals(tmp_path: Path):
+    """Away from a terminal makedb's progress is a plain line at most every ``interval``
+    seconds (bytes read of the file's); nothing when not shown."""
+    import io
+
+    fasta = write(tmp_path / "in.fa", ">a\n" + "ACDE" * 1_000_000 + "\n")
+    now = [0.0]
+    out = io.StringIO()
+    with dbmod._progress(str(fasta), True, interval=10.0, stream=out,
+                         clock=lambda: now[0]) as update:
+        with open(fasta, "rb") as fh:  # the reader's descriptor
+            fh.seek(3_000_000)
+            update()
+            now[0] = 10.5
+            update()
+            now[0] = 15.0
+            update()
+    assert out.getvalue() == "wavedp: building database from in.fa: 3 of 4 MB read, 10 s\n"
+    quiet = io.StringIO()
+    with dbmod._progress(str(fasta), False, interval=0.0, stream=quiet) as update:
+        update()
+    assert quiet.getvalue() == ""
+
+
+def test_makedb_away_from_a_terminal_loads_no_rich(tmp_path: Path):
+    """rich (0.03-0.05 s of a command's start) is imported only for a terminal's bar."""
+    import subprocess
+    import sys
+
+    import wavedp
+
+    fasta = write(tmp_path / "in.fa", ">a\nACDE\n")
+    code = ("import sys\n"
+            "from wavedp.search.database import Database\n"
+            f"Database.build({str(fasta)!r}, {str(tmp_path / 'x.wdb')!r})\n"
+            "assert 'rich' not in sys.modules, 'rich imported'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ,
+                               "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
+    assert done.returncode == 0, done.stderr

@@ -24,13 +24,15 @@ import json
 import operator
 import os
 import shutil
+import sys
 import threading
+import time
 import zlib
 from abc import abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import overload
+from typing import TextIO, overload
 
 import numpy as np
 
@@ -65,6 +67,8 @@ BLOCK = 16 << 20
 #: FASTA parsed in 0.48 s on 4 threads, 0.44 s on 8 and 0.70 s on 16 (the build: 0.58, 0.61
 #: and 0.65 s)
 MAKEDB_THREADS = 6
+#: makedb's progress in a log: a line at most this often (seconds)
+PROGRESS_INTERVAL = 30.0
 BATCH_RESIDUES = 1 << 20
 BATCH_RECORDS = 1 << 14
 _INT32_MAX = int(np.iinfo(np.int32).max)
@@ -420,25 +424,50 @@ class _ReadPosition:
 
 
 @contextlib.contextmanager
-def _progress(path: str, show: bool) -> Iterator:
-    """A rich progress bar of the input file's bytes on stderr (only on a terminal)."""
-    import rich.progress as rp
+def _progress(path: str, show: bool, interval: float = PROGRESS_INTERVAL,
+              stream: TextIO | None = None,
+              clock: Callable[[], float] = time.monotonic) -> Iterator:
+    """The input file's bytes read, shown on ``stream`` (stderr): a rich progress bar on a
+    terminal (it vanishes at the end), elsewhere (a batch job's log) a plain line at most
+    every ``interval`` seconds of ``clock``; nothing where ``show`` is False. Yields the
+    function the reader calls after each piece."""
+    stream = sys.stderr if stream is None else stream
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):  # a closed or unusual stream
+        terminal = False
+    try:
+        total = os.path.getsize(path) if show else None
+    except OSError:  # the reader names the problem
+        total, show = None, False
+    label = f"building database from {os.path.basename(path)}"
+    position = _ReadPosition(path) if show else None
+    if not terminal:  # rich is not imported: a log gets lines
+        start = last = clock()
+
+        def line() -> None:
+            nonlocal last
+            now = clock()
+            if now - last < interval:
+                return
+            done = position.bytes_read() if position else None
+            if done is not None:
+                last = now
+                print(f"wavedp: {label}: {done / 1e6:,.0f} of {(total or 0) / 1e6:,.0f} MB "
+                      f"read, {now - start:.0f} s", file=stream, flush=True)
+
+        yield line
+        return
+    import rich.progress as rp  # lazy: 0.03-0.05 s of a command's start, for a terminal's bar
     from rich.console import Console
 
-    console = Console(stderr=True)
-    enabled = show and console.is_terminal
+    console = Console(file=stream)
     progress = rp.Progress(rp.TextColumn("{task.description}"), rp.BarColumn(),
                            rp.DownloadColumn(), rp.TimeElapsedColumn(),
-                           rp.TimeRemainingColumn(), console=console, disable=not enabled,
+                           rp.TimeRemainingColumn(), console=console, disable=not show,
                            transient=True)
     with progress:
-        try:
-            total = os.path.getsize(path) if enabled else None
-        except OSError:  # the reader names the problem
-            total = enabled = None
-        task = progress.add_task(f"building database from {os.path.basename(path)}",
-                                 total=total)
-        position = _ReadPosition(path) if enabled else None
+        task = progress.add_task(label, total=total)
 
         def update() -> None:
             done = position.bytes_read() if position else None
