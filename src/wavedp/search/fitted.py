@@ -99,7 +99,8 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
                 """Each job's statistics, once fitted."""
                 return [f.result() for f in started[0].result()] if started else []
 
-            def thresholds() -> list[int | None]:
+            def thresholds(fitted: Callable[[], list[QueryStats]] = fitted
+                           ) -> list[int | None]:
                 """Each job's scan floor, once its fit is done (the scan asks when it
                 needs them)."""
                 start = time.perf_counter()
