@@ -63,7 +63,8 @@ class CpuScanner:
         for start, j, (s, ends) in self._scores(queries, progress, ends=True):
             idx = top(s, 0, limits[j])
             found[j].append((idx + start, s[idx], PLUS, ends[idx]))
-        return [(index, score, ends) for index, score, _, ends in
+        none = np.zeros((0, 2), np.int64)  # a query without parts: no candidates
+        return [(index, score, none if ends is None else ends) for index, score, _, ends in
                 (merge(parts, 0) for parts in found)]
 
     def matrix(self, queries: list[np.ndarray],
