@@ -81,12 +81,20 @@ def _queue(work: np.ndarray, alone: np.ndarray, blocks: int, sms: int, speed: np
     if n > resident:
         heap = list(zip((work[last, k] / rate).tolist(), range(resident), strict=True))
         heapq.heapify(heap)
-        starts, lasts, ks, rates = start.tolist(), last.tolist(), k.tolist(), rate.tolist()
+        # each block's seconds of every queued ticket: the column of its k over its rate,
+        # one list per distinct pair (the same float divisions a ticket at a time would do)
+        columns: dict[tuple[int, float], list[float]] = {}
+        seconds = []
+        for kb, rb in zip(k.tolist(), rate.tolist(), strict=True):
+            if (kb, rb) not in columns:
+                columns[kb, rb] = (work[resident:, kb] / rb).tolist()
+            seconds.append(columns[kb, rb])
+        starts, lasts = start.tolist(), last.tolist()
         replace = heapq.heapreplace
-        for i, row in enumerate(work[resident:].tolist(), resident):
+        for j in range(n - resident):
             end, b = heap[0]
-            starts[b], lasts[b] = end, i
-            replace(heap, (end + row[ks[b]] / rates[b], b))
+            starts[b], lasts[b] = end, j + resident
+            replace(heap, (end + seconds[b][j], b))
         start, last = np.array(starts), np.array(lasts)
     taken = start.max()  # the queue is empty from here
     left = np.zeros((sms, most))  # each SM's blocks' lane-cells still to sweep
