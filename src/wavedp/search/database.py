@@ -442,7 +442,7 @@ def _progress(path: str, show: bool, interval: float = PROGRESS_INTERVAL,
         total, show = None, False
     label = f"building database from {os.path.basename(path)}"
     position = _ReadPosition(path) if show else None
-    if not terminal:  # rich is not imported: a log gets lines
+    if not terminal or not show:  # rich is not imported: a log gets lines
         start = last = clock()
 
         def line() -> None:
@@ -464,8 +464,7 @@ def _progress(path: str, show: bool, interval: float = PROGRESS_INTERVAL,
     console = Console(file=stream)
     progress = rp.Progress(rp.TextColumn("{task.description}"), rp.BarColumn(),
                            rp.DownloadColumn(), rp.TimeElapsedColumn(),
-                           rp.TimeRemainingColumn(), console=console, disable=not show,
-                           transient=True)
+                           rp.TimeRemainingColumn(), console=console, transient=True)
     with progress:
         task = progress.add_task(label, total=total)
 
