@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import functools
 import numbers
+import os
 import threading
 from dataclasses import dataclass
 
 from .errors import InputError
 
 DEVICES = ("auto", "cpu", "gpu")
+
+#: where the NVIDIA driver lists the machine's GPUs, one folder each (read before CUDA starts)
+DRIVER_GPUS = "/proc/driver/nvidia/gpus"
 
 
 _probing = threading.Lock()
@@ -143,6 +147,19 @@ def gpu_count() -> int:
 def check_devices(devices: object) -> tuple[int, ...] | None:
     """``devices`` (None, GPU indices, or a string such as ``"0,1"``) as a tuple of distinct
     indices, None for every visible GPU; an InputError names an index that is not there."""
+    chosen = _indices(devices)
+    if chosen is None:
+        return None
+    count = gpu_count()
+    for d in chosen:
+        if d >= count:
+            seen = ", ".join(map(str, range(count))) or "none"
+            raise InputError(f"GPU device index {d} does not exist: {count} visible ({seen})")
+    return chosen
+
+
+def _indices(devices: object) -> tuple[int, ...] | None:
+    """``devices`` parsed as :func:`check_devices` takes it, not checked against the GPUs."""
     if devices is None:
         return None
     if isinstance(devices, str):
@@ -161,9 +178,23 @@ def check_devices(devices: object) -> tuple[int, ...] | None:
     chosen = [int(d) for d in chosen]
     if len(set(chosen)) != len(chosen):
         raise InputError(f"devices lists a GPU twice: {devices!r}")
-    count = gpu_count()
-    for d in chosen:
-        if d >= count:
-            seen = ", ".join(map(str, range(count))) or "none"
-            raise InputError(f"GPU device index {d} does not exist: {count} visible ({seen})")
     return tuple(chosen)
+
+
+def gpus_ahead(devices: object = None) -> tuple[int, ...]:
+    """The GPUs a call on ``devices`` is expected to use, told before CuPy is loaded (work
+    that depends on them can begin while the GPUs start; :func:`choose` decides): the
+    indices given, else as many as the NVIDIA driver lists (:data:`DRIVER_GPUS`), at most
+    as many as ``CUDA_VISIBLE_DEVICES`` names; () where no driver is seen or ``devices`` is
+    not valid (:func:`choose` reports it)."""
+    try:
+        found = len(os.listdir(DRIVER_GPUS))
+        chosen = _indices(devices)
+    except (OSError, InputError):
+        return ()
+    if chosen is not None:
+        return chosen if found else ()
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        found = min(found, len([v for v in visible.split(",") if v.strip()]))
+    return tuple(range(found))

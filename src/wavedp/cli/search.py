@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..formats import format_alignment, sam_header_lines
 from ..scoring import Scoring
 from ..search import cluster as dask_cluster
-from ..search.api import DEFAULT_EVALUE, iter_search, open_database
+from ..search.api import DEFAULT_EVALUE, iter_search, open_database, plan_ahead
 from ..search.database import ALPHABETS, HEADER, MAKEDB_THREADS, Database
 from ..search.hits import check_fraction
 from ..search.journal import Journal, file_identity
@@ -315,6 +315,9 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         cells = sum(queries.codes[k].size for k in todo) * strands * db.total_residues
         meter = Progress("search", cells, queries=len(todo), scans=scans)
         started, trace = time.perf_counter(), Trace()
+        if dask is None and device != "cpu":  # planned while the GPUs start
+            plan_ahead(queries, db, scoring, mode=mode, strand=strand, devices=devices,
+                       partition=partition, skip=done, trace=trace)
         # with a cluster the workers resolve the device of the scan: its name goes to them
         chosen = choose(device, devices) if dask is None else None
         db.verified()  # the checksums, read while the device started: before any output

@@ -7,7 +7,7 @@ branches on the device."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -78,6 +78,29 @@ def scanner(device: Device, residues: np.ndarray, offsets: np.ndarray, lut: np.n
     from .cpu.scan import CpuScanner  # lazy: see above
 
     return CpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode)
+
+
+def plan_ahead(gpus: Sequence[int], residues: np.ndarray, offsets: np.ndarray,
+               lut: np.ndarray | None, sub: np.ndarray, gap_open: int, gap_extend: int,
+               mode: int, partition: str, queries: list[np.ndarray],
+               trace: Trace | None = None) -> threading.Thread:
+    """Plan the GPU scan of ``queries`` on ``gpus`` (the arguments :func:`scanner`'s) on the
+    thread returned, before CuPy is loaded, for the scanner a search makes once its GPUs are
+    up (``cuda.scan.scanner.plan_ahead``; the plans are promised before this returns): a
+    fresh process's plans (0.2-1 s of the host's time) then begin while CuPy imports and
+    the CUDA contexts start, and the scan waits only for what is not made yet. The GPUs are
+    taken to be the calibration's (or the default model's) with its multiprocessor count;
+    where they are not, the search's scanner plans itself."""
+    from .cuda.gpus import GpuScanner  # lazy: see above
+    from .cuda.scan.model import ahead_model  # lazy: see above
+
+    model = ahead_model()
+    planner = GpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode, gpus,
+                         partition, trace=trace, model=model, multiprocessors=model.sms)
+    thread = threading.Thread(target=planner.plan_ahead(queries), name="wavedp-plan",
+                              daemon=True)
+    thread.start()
+    return thread
 
 
 def preload_walk() -> threading.Thread:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -23,7 +24,7 @@ import numpy as np
 from .. import engines
 from ..alignment import Alignment
 from ..api import Prepared, SeqLike, check_scoring, mode_code, sequences
-from ..device import Device, choose
+from ..device import Device, choose, gpus_ahead
 from ..engines.cuda.scan.partition import check_partition
 from ..errors import EmptyWarning, InputError
 from ..ranking import Later, Scanner, Thresholds, merge
@@ -189,6 +190,32 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
                         partition=partition, client=client, grid_cap=grid_cap, trace=trace,
                         threads=threads)
     return searcher.run(q, options, progress, skip)
+
+
+def plan_ahead(queries: Prepared, db: Database, scoring: Scoring, *, mode: str = "local",
+               strand: str = "both", devices: Any = None, partition: str = "auto",
+               skip: Iterable[int] = (), trace: Trace | None = None
+               ) -> threading.Thread | None:
+    """Plan the GPU scan of a search's first batch of queries (the arguments
+    :func:`iter_search`'s, checked) before CuPy is loaded, on the GPUs the driver shows
+    (``wavedp.device.gpus_ahead``), on the thread returned: a command that has read its
+    inputs plans while its GPUs start, and its search's scanner takes the plans
+    (``wavedp.engines.plan_ahead``). Nothing (None) where no GPU is seen."""
+    check_partition(partition)
+    code = mode_code(mode)
+    gpus = gpus_ahead(devices)
+    if not gpus:
+        return None
+    skip = set(skip)
+    todo = [k for k in range(len(queries.codes)) if k not in skip]
+    batch = next(query_batches(todo, [queries.codes[k].size for k in todo],
+                               db.total_residues, BATCH_CELLS["gpu"]), None)
+    if batch is None:
+        return None
+    _, jobs = batch_jobs(queries, batch, strands(scoring.is_dna, strand))
+    return engines.plan_ahead(gpus, db.residues, db.offsets, db.codes_for(scoring), scoring.table,
+                       scoring.gap_open, scoring.gap_extend, code, partition,
+                       [codes for *_, codes in jobs], trace)
 
 
 @dataclass(frozen=True)

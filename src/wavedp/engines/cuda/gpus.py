@@ -15,8 +15,9 @@ import numpy as np
 
 from ...ranking import PLUS, Candidates, Thresholds, merge
 from ...trace import Trace
+from ..calibration import Model
 from ..common import shard_ranges
-from .scan.scanner import Scanner
+from .scan.scanner import Scanner, plan_ahead
 
 #: pairs of fewer cells than this stay on the first GPU (a second one would cost more to start
 #: than it saves)
@@ -84,7 +85,8 @@ class GpuScanner:
     def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
                  sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
                  devices: Sequence[int], partition: str = "auto", grid_cap: int | None = None,
-                 trace: Trace | None = None) -> None:
+                 trace: Trace | None = None, model: Model | None = None,
+                 multiprocessors: int | None = None) -> None:
         offsets = np.asarray(offsets)
         n = len(offsets) - 1
         self.ranges = shard_ranges(offsets, len(devices)) if n else [(0, 0)]
@@ -96,12 +98,17 @@ class GpuScanner:
             lo, hi = int(offsets[start]), int(offsets[stop])
             part = offsets[start:stop + 1] - lo if shard != (0, n) else offsets
             return Scanner(residues[lo:hi] if shard != (0, n) else residues, part, lut, sub,
-                           gap_open, gap_extend, mode, partition, grid_cap=grid_cap,
-                           trace=self.trace, device=device)
+                           gap_open, gap_extend, mode, partition, model, grid_cap, self.trace,
+                           device, multiprocessors)
 
         # made without the GPUs: their contexts may still be starting
         self.scanners = [build(d, shard) for d, shard in zip(self.devices, self.ranges,
                                                              strict=True)]
+
+    def plan_ahead(self, queries: list[np.ndarray]) -> Callable[[], None]:
+        """Every shard's plans of a scan of ``queries`` promised to the scanners of a search
+        made later, and the function that makes them (:func:`~.scan.scanner.plan_ahead`)."""
+        return plan_ahead(self.scanners, queries)
 
     def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]:

@@ -16,8 +16,15 @@ back. What the scan does is recorded in its :class:`~wavedp.trace.Trace`.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import hashlib
+import itertools
+import json
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -26,7 +33,7 @@ import numpy as np
 from ....errors import InputError
 from ....ranking import PLUS, Candidates, Thresholds, begin, merge, thresholds_of
 from ....trace import LaunchTime, Trace
-from ...calibration import Model, capped
+from ...calibration import Model, capped, memo
 from ...common import GLOBAL, LOCAL, residue_ranges
 from .. import staging
 from ..hostmem import settle
@@ -59,6 +66,13 @@ DATABASE_BYTES: int | None = None
 
 #: plans a scanner keeps (the last scans' query lengths over each chunk)
 PLANS = 8
+
+#: plans made ahead of their scanners while the GPUs start (:func:`plan_ahead`), by all
+#: they depend on, as futures; a scanner that would plan the same takes its plan from here
+_AHEAD: dict[tuple, Future] = {}
+#: at most this many plans made ahead are kept (the oldest go first)
+AHEAD = 64
+_ahead_lock = threading.Lock()
 
 
 class Launch(NamedTuple):
@@ -137,18 +151,21 @@ class Scanner:
     launches cut by ``partition`` and planned with ``model`` (default this GPU's:
     :func:`~.model.gpu_model`), each on at most ``grid_cap`` blocks where given; what it
     does recorded in ``trace`` (default a trace of its own); on GPU ``device`` (default the
-    current one). Making it and planning a scan (:meth:`plan`) need no CUDA context."""
+    current one) of ``multiprocessors`` (default asked of the device). Making it and
+    planning a scan (:meth:`plan`) need no CUDA context; with ``multiprocessors`` given,
+    not even CuPy (:meth:`plan_ahead`)."""
 
     def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
                  sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
                  partition: str = "auto", model: Model | None = None,
                  grid_cap: int | None = None, trace: Trace | None = None,
-                 device: int | None = None) -> None:
+                 device: int | None = None, multiprocessors: int | None = None) -> None:
         self.residues, self.offsets, self.lut = residues, np.asarray(offsets), lut
         self.sub = np.ascontiguousarray(sub, dtype=np.int32)
         self.go, self.ge, self.mode = int(gap_open), int(gap_extend), int(mode)
         self.partition = partition
         self.device = current_device() if device is None else int(device)
+        self._sms = multiprocessors
         self.model = capped(model if model is not None else gpu_model(), grid_cap)
         self.trace = trace if trace is not None else Trace()
         self.events: list = []  # CUDA events around each kernel since the last kernel_seconds
@@ -386,8 +403,13 @@ class Scanner:
         subj_n = ch.lengths[ch.nonempty]
         a = self.sub.shape[0]
         return planner.schedule(self.model, self.partition, unit_m, subj_n, a, self.packed,
-                                scan_need(a, device_multiprocessors(self.device)),
+                                scan_need(a, self.multiprocessors),
                                 OUT_BYTES + SCRATCH_BYTES, wide=True)
+
+    @property
+    def multiprocessors(self) -> int:
+        """The multiprocessors of this scanner's GPU (as given, else asked of it)."""
+        return self._sms if self._sms is not None else device_multiprocessors(self.device)
 
     def scores(self, ch: Chunk, queries: list[np.ndarray],
                planned: Callable[[], None] | None = None) -> list:
@@ -472,13 +494,49 @@ class Scanner:
         0.2-0.3 s without the interpreter's lock): the plan is kept with the others, where
         the scan finds it. Before the chunks are known (they need the GPU's free memory),
         the first is taken to be the whole database, as it is wherever it fits."""
+        first = self._first(queries)
+        if first is not None:
+            self.launches(*first)
+
+    def ahead(self, queries: list[np.ndarray]
+              ) -> list[tuple[tuple, Callable[[], tuple]]]:
+        """The plans a scan of ``queries`` makes over the first chunk, in the order it makes
+        them: (all the plan depends on, the function that makes it), see :func:`plan_ahead`."""
+        first = self._first_chunk()
         units = self._units(queries)
-        first = self._on_gpu[1][0] if self._on_gpu is not None else (0, self.offsets.size - 1)
-        start, stop = first
-        ch = Chunk(start, stop, self.offsets[start:stop + 1] - self.offsets[start])
-        if ch.count and units:
-            group = self._groups(ch, queries, units)[0]
-            self.launches(ch, [[queries[k] for k in u] for u in group])
+        if not first.count or not units:
+            return []
+        groups = [[[queries[k] for k in u] for u in group]
+                  for group in self._groups(first, queries, units)]
+        return [(self._content(first, group), functools.partial(self._planned, first, group))
+                for group in groups]
+
+    def _first(self, queries: list[np.ndarray]
+               ) -> tuple[Chunk, list[list[np.ndarray]]] | None:
+        """The first chunk and the units its scan plans first (None: nothing to scan), see
+        :meth:`plan`."""
+        ch = self._first_chunk()
+        units = self._units(queries)
+        if not ch.count or not units:
+            return None
+        group = self._groups(ch, queries, units)[0]
+        return ch, [[queries[k] for k in u] for u in group]
+
+    def _first_chunk(self) -> Chunk:
+        """The database's first chunk, or the whole database where the chunks are not known
+        yet (see :meth:`plan`)."""
+        start, stop = (self._on_gpu[1][0] if self._on_gpu is not None
+                       else (0, self.offsets.size - 1))
+        return Chunk(start, stop, self.offsets[start:stop + 1] - self.offsets[start])
+
+    def _content(self, ch: Chunk, units: list[list[np.ndarray]]) -> tuple:
+        """All a plan of ``units`` over ``ch`` depends on, see :meth:`plan_ahead`."""
+        model = memo(self.model, ("content",), lambda: json.dumps(
+            dataclasses.asdict(self.model), sort_keys=True, default=str))
+        lengths = hashlib.blake2b(np.ascontiguousarray(ch.lengths).view(np.uint8),
+                                  digest_size=16).digest()
+        return (model, self.multiprocessors, self.partition, self.sub.shape[0], self.packed,
+                self.mode, lengths, tuple(tuple(q.size for q in u) for u in units))
 
     def kernel_seconds(self) -> float:
         """The GPU time of the kernels launched since the last call (CUDA events; their
@@ -497,23 +555,33 @@ class Scanner:
         reuses its plan. A launch's subjects are looked up here once, not per launch."""
         key = self._key(ch, units)
         plan_ = self._plans.pop(key, None)
+        if plan_ is None and _AHEAD:
+            content = self._content(ch, units)
+            with _ahead_lock:
+                pending = _AHEAD.pop(content, None)
+            if pending is not None and pending.exception() is None:  # waits while it is made
+                plan_ = pending.result()
         if plan_ is None:
-            start = time.perf_counter()
-            name, batches, predicted = self.batches(ch, units)
-            launches = []
-            for batch in batches:
-                subjects = ch.nonempty[batch.subjects].astype(np.int32)
-                lengths = ch.lengths[subjects]
-                chosen = [units[i] for i in batch.queries]
-                shape = self.shape(chosen, lengths)
-                launches.append(Launch(shape, subjects, int(lengths.max()),
-                                       self._grid(chosen, lengths, self.packed, shape)))
-            plan_ = name, batches, predicted, launches
-            self.trace.add("plan", time.perf_counter() - start)
+            plan_ = self._planned(ch, units)
         self._plans[key] = plan_
         while len(self._plans) > PLANS:
             self._plans.pop(next(iter(self._plans)))
         return plan_
+
+    def _planned(self, ch: Chunk, units: list[list[np.ndarray]]) -> tuple:
+        """A new plan of ``units`` over ``ch`` (see :meth:`launches`), its time recorded."""
+        start = time.perf_counter()
+        name, batches, predicted = self.batches(ch, units)
+        launches = []
+        for batch in batches:
+            subjects = ch.nonempty[batch.subjects].astype(np.int32)
+            lengths = ch.lengths[subjects]
+            chosen = [units[i] for i in batch.queries]
+            shape = self.shape(chosen, lengths)
+            launches.append(Launch(shape, subjects, int(lengths.max()),
+                                   self._grid(chosen, lengths, self.packed, shape)))
+        self.trace.add("plan", time.perf_counter() - start)
+        return name, batches, predicted, launches
 
     def enqueue(self, ch: Chunk, queries: list[np.ndarray], units: list[list[int]],
                  subjects: np.ndarray, out, shape: tuple[int, int, int] | None,
@@ -605,3 +673,35 @@ def _edge(k: int, go: int, ge: int) -> int:
 
 def _edges(lengths: np.ndarray, go: int, ge: int) -> np.ndarray:
     return np.where(lengths > 0, -(go + (lengths - 1) * ge), 0).astype(np.int32)
+
+
+def plan_ahead(scanners: list[Scanner], queries: list[np.ndarray]) -> Callable[[], None]:
+    """Promise, for scanners made later, the plans ``scanners`` (their GPUs' model and
+    multiprocessors given) would make for a scan of ``queries`` over their first chunks, and
+    return the function that makes them: every scanner's first, then every scanner's next
+    (:meth:`Scanner.ahead`). Each is in the process's store of plans made ahead from now,
+    keyed by all it depends on (the model, the multiprocessors, the partitioning, the
+    alphabet, packing and mode, the chunk's subject lengths and the units' query lengths),
+    as a future: a scanner that would make the same plan takes it from there, waiting while
+    it is being made; a scanner of another GPU or database plans itself. A fresh process so
+    plans on a thread while CuPy loads and the GPUs start (:func:`wavedp.engines.plan_ahead`)."""
+    steps = [scanner.ahead(queries) for scanner in scanners]
+    order = [step for turn in itertools.zip_longest(*steps) for step in turn if step]
+    todo = []
+    with _ahead_lock:
+        for content, make in order:
+            if content not in _AHEAD:
+                _AHEAD[content] = Future()
+                todo.append((_AHEAD[content], make))
+        while len(_AHEAD) > AHEAD:
+            _AHEAD.pop(next(iter(_AHEAD)))
+
+    def make_all() -> None:
+        for future, make in todo:
+            future.set_running_or_notify_cancel()
+            try:
+                future.set_result(make())
+            except BaseException as exc:  # noqa: BLE001 - the scanner plans itself instead
+                future.set_exception(exc)
+
+    return make_all
