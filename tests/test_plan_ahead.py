@@ -1,10 +1,13 @@
-"""Plans made before CuPy is loaded (``plan_ahead``): the GPUs a command expects, and the
-scanner made once they are up taking the very plan made ahead, or planning again where its
-GPU is not the one expected. Host only: planning needs no GPU."""
+"""Plans made ahead (``engines/cuda/scan/ahead.py``): the GPUs a command expects, the plans
+a child process makes before CuPy is loaded, and the scanner made once the GPUs are up
+taking those very plans, or planning itself where its GPU or database is not the one
+expected. Host only but the last: planning needs no GPU."""
 
 from __future__ import annotations
 
-import importlib
+import subprocess
+import sys
+import textwrap
 import threading
 
 import numpy as np
@@ -12,23 +15,20 @@ import pytest
 
 import wavedp.device as device_mod
 from wavedp import Scoring
-from wavedp.api import Prepared
-from wavedp.device import Device, gpus_ahead
-from wavedp.engines import scanner as make_scanner
+from wavedp.device import gpus_ahead
 from wavedp.engines.cuda.gpus import GpuScanner
+from wavedp.engines.cuda.scan import ahead
 from wavedp.engines.cuda.scan import scanner as scan_mod
 from wavedp.engines.cuda.scan.model import DEFAULT_GPU
-from wavedp.search.api import open_database, plan_ahead, search
+from wavedp.search.api import plan_ahead
 from wavedp.trace import Trace
-
-search_api = importlib.import_module("wavedp.search.api")  # the package, not the function
 
 
 @pytest.fixture(autouse=True)
 def _empty_store(monkeypatch, request):
     """Each test starts with no plan made ahead; off the GPU, the scanners' GPUs have the
     default model's multiprocessors."""
-    monkeypatch.setattr(scan_mod, "_AHEAD", {})
+    monkeypatch.setattr(ahead, "_STORE", {})
     if request.node.get_closest_marker("gpu") is None:
         monkeypatch.setattr(scan_mod, "device_multiprocessors", lambda d: DEFAULT_GPU.sms)
 
@@ -54,6 +54,13 @@ def _gpu_scanner(offsets: np.ndarray, devices=(0,), sms: int | None = None) -> G
                       multiprocessors=sms, trace=Trace())
 
 
+def _groups(scanner, queries):
+    """The scan's groups of units (their query arrays) over the first chunk, in turn."""
+    first = scanner._first_chunk()
+    return first, [[[queries[k] for k in u] for u in group]
+                   for group in scanner._groups(first, queries, scanner._units(queries))]
+
+
 def test_gpus_ahead_from_the_driver_list(tmp_path, monkeypatch):
     monkeypatch.setattr(device_mod, "DRIVER_GPUS", str(tmp_path / "gpus"))
     assert gpus_ahead() == ()  # no driver: no GPU expected
@@ -73,24 +80,19 @@ def test_gpus_ahead_from_the_driver_list(tmp_path, monkeypatch):
 @pytest.mark.parametrize("devices", [(0,), (0, 1)])
 def test_the_scanner_takes_the_plan_made_ahead(devices):
     offsets = _offsets(_lengths(40_000))
-    ahead = _gpu_scanner(offsets, devices, sms=DEFAULT_GPU.sms)
-    make = ahead.plan_ahead(QUERIES)
-    assert len(scan_mod._AHEAD) == 2 * len(devices)  # promised: the first group and the rest
-    assert not any(f.done() for f in scan_mod._AHEAD.values())
-    make()
-    assert len(scan_mod._AHEAD) == 2 * len(devices)
-    assert ahead.trace.seconds.get("plan", 0) > 0
-    made = [f.result() for f in scan_mod._AHEAD.values()]
+    made = list(ahead.plans(_gpu_scanner(offsets, devices, sms=DEFAULT_GPU.sms).scanners,
+                            QUERIES))
+    assert len(made) == 2 * len(devices)  # every shard's first group, then their rest
+    for content, plan in made:
+        ahead.keep(content, plan)
     later = _gpu_scanner(offsets, devices)  # its multiprocessors asked of the GPU
     fresh = _gpu_scanner(offsets, devices, sms=DEFAULT_GPU.sms)
     for scanner, again in zip(later.scanners, fresh.scanners, strict=True):
-        first = scanner._first_chunk()
-        groups = scanner._groups(first, QUERIES, scanner._units(QUERIES))
+        first, groups = _groups(scanner, QUERIES)
         assert len(groups) == 2
-        for group in groups:
-            units = [[QUERIES[k] for k in u] for u in group]
+        for units in groups:
             plan = scanner.launches(first, units)
-            assert any(plan is p for p in made)
+            assert any(plan is p for _, p in made)
             assert "plan" not in scanner.trace.seconds
             # the same as the plan the scan makes itself
             name, batches, predicted, launches = again._planned(first, units)
@@ -101,72 +103,121 @@ def test_the_scanner_takes_the_plan_made_ahead(devices):
             for a, b in zip(plan[3], launches, strict=True):
                 assert a.shape == b.shape and a.blocks == b.blocks and a.longest == b.longest
                 assert np.array_equal(a.subjects, b.subjects)
-    assert scan_mod._AHEAD == {}  # each plan taken once
+    assert later.trace.counts["plans made ahead"] == 2 * len(devices)
+    assert not ahead.pending()  # each plan taken once
 
 
-def test_the_scan_waits_for_a_plan_being_made():
+def test_another_gpu_or_database_plans_itself():
     offsets = _offsets(_lengths(20_000))
-    make = _gpu_scanner(offsets, sms=DEFAULT_GPU.sms).plan_ahead(QUERIES)
-    promised = list(scan_mod._AHEAD.values())
-    maker = threading.Timer(0.2, make)
-    maker.start()
-    scanner = _gpu_scanner(offsets).scanners[0]
-    plan = scanner.launches(*scanner._first(QUERIES))  # waits for the maker
-    maker.join()
-    assert plan is promised[0].result() and "plan" not in scanner.trace.seconds
-
-
-def test_another_gpu_plans_again():
-    offsets = _offsets(_lengths(20_000))
-    _gpu_scanner(offsets, sms=DEFAULT_GPU.sms).plan_ahead(QUERIES)()
+    for item in ahead.plans(_gpu_scanner(offsets, sms=DEFAULT_GPU.sms).scanners, QUERIES):
+        ahead.keep(*item)
     other = _gpu_scanner(offsets, sms=DEFAULT_GPU.sms - 18).scanners[0]
     other.launches(*other._first(QUERIES))
     assert "plan" in other.trace.seconds  # planned for its own GPU
-    assert len(scan_mod._AHEAD) == 2  # the plans made ahead are left where no scanner took them
-    shorter = _gpu_scanner(_offsets(_lengths(20_000, seed=4)),
+    assert len(ahead._STORE) == 2  # the plans made ahead stay where no scanner took them
+    another = _gpu_scanner(_offsets(_lengths(20_000, seed=4)),
                            sms=DEFAULT_GPU.sms).scanners[0]
-    shorter.launches(*shorter._first(QUERIES))
-    assert "plan" in shorter.trace.seconds  # another database
+    another.launches(*another._first(QUERIES))
+    assert "plan" in another.trace.seconds
 
 
-def _inputs(scoring: Scoring) -> tuple:
-    """A database of 3,000 proteins and three queries (Prepared)."""
+def test_no_fork_beside_other_threads():
+    hold = threading.Event()
+    other = threading.Thread(target=hold.wait)
+    other.start()
+    try:
+        assert not ahead.fork(lambda: iter(()))
+    finally:
+        hold.set()
+        other.join()
+
+
+def test_no_plan_ahead_without_a_gpu_or_a_file(tmp_path, monkeypatch):
+    query = tmp_path / "q.fa"
+    query.write_text(">q\nMKV\n")
+    monkeypatch.setattr(device_mod, "DRIVER_GPUS", str(tmp_path / "none"))
+    assert not plan_ahead(str(query), str(query), Scoring())
+    (tmp_path / "none" / "0000:18:00.0").mkdir(parents=True)
+    assert not plan_ahead("-", str(query), Scoring())  # standard input is read once
+    assert not plan_ahead(str(query), str(query), Scoring(), strand="plus")  # said later
+
+
+CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import importlib
+    api = importlib.import_module("wavedp.search.api")
+    from wavedp import Scoring
+    from wavedp.device import Device
+    from wavedp.engines import scanner as make_scanner
+    from wavedp.engines.cuda.scan import ahead
+    from wavedp.engines.cuda.scan import scanner as scan_mod
+    from wavedp.engines.cuda.scan.model import DEFAULT_GPU
+    from wavedp.trace import Trace
+
+    query, database = sys.argv[1:3]
+    api.gpus_ahead = lambda devices: (0, 1)
+    scan_mod.device_multiprocessors = lambda d: DEFAULT_GPU.sms
+    scoring = Scoring()
+    assert api.plan_ahead(query, database, scoring)  # forked before any thread
+    db = api.open_database(database, scoring)
+    q = api._queries(query, scoring)
+    trace = Trace()
+    gpus = make_scanner(Device("gpu", (0, 1)), db.residues, db.offsets,
+                        db.codes_for(scoring), scoring.table, scoring.gap_open,
+                        scoring.gap_extend, 0, trace=trace)
+    for scanner in gpus.scanners:  # each waits while the child still plans
+        first = scanner._first_chunk()
+        for group in scanner._groups(first, q.codes, scanner._units(q.codes)):
+            scanner.launches(first, [[q.codes[k] for k in u] for u in group])
+    print(trace.counts.get("plans made ahead", 0), "plan" in trace.seconds,
+          len(ahead._STORE))
+""")
+
+
+def test_a_child_plans_what_the_scanners_take(tmp_path):
     rng = np.random.default_rng(5)
     letters = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
-    db = open_database(["".join(rng.choice(letters, int(n)))
-                        for n in _lengths(3_000).clip(1)], scoring)
-    texts = ["".join(rng.choice(letters, n)) for n in (90, 400, 250)]
-    return db, Prepared.from_codes(texts, ["a", "b", "c"], [scoring.encode(t) for t in texts])
-
-
-def test_search_plan_ahead_is_the_search_scanners_plan(monkeypatch):
-    scoring = Scoring()
-    db, queries = _inputs(scoring)
-    monkeypatch.setattr(search_api, "gpus_ahead", lambda devices: ())
-    assert plan_ahead(queries, db, scoring) is None
-    assert scan_mod._AHEAD == {}  # no GPU seen: nothing planned
-    monkeypatch.setattr(search_api, "gpus_ahead", lambda devices: (0,))
-    trace = Trace()
-    plan_ahead(queries, db, scoring, trace=trace).join()
-    assert len(scan_mod._AHEAD) == 2 and trace.seconds["plan"] > 0  # packed: two units
-    scanner = make_scanner(Device("gpu", (0,)), db.residues, db.offsets,
-                           db.codes_for(scoring), scoring.table, scoring.gap_open,
-                           scoring.gap_extend, 0, trace=Trace()).scanners[0]
-    first = scanner._first_chunk()
-    for group in scanner._groups(first, queries.codes, scanner._units(queries.codes)):
-        scanner.launches(first, [[queries.codes[k] for k in u] for u in group])
-    assert scan_mod._AHEAD == {} and "plan" not in scanner.trace.seconds
+    with open(tmp_path / "db.fa", "w") as f:
+        for k, n in enumerate(_lengths(3_000).clip(1)):
+            f.write(f">s{k}\n{''.join(rng.choice(letters, int(n)))}\n")
+    with open(tmp_path / "q.fa", "w") as f:
+        for k, n in enumerate((90, 400, 250, 1200, 30)):
+            f.write(f">q{k}\n{''.join(rng.choice(letters, n))}\n")
+    done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "q.fa"),
+                           str(tmp_path / "db.fa")], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    # two shards, each its first unit and then the rest: four plans, none made here
+    assert done.stdout.split() == ["4", "False", "0"]
 
 
 @pytest.mark.gpu
-def test_a_gpu_search_takes_the_plans_made_ahead():
-    assert gpus_ahead(), "the driver's list of GPUs is not seen"
-    scoring = Scoring()
-    db, queries = _inputs(scoring)
-    options = {"device": "gpu", "devices": [0], "top": 5, "stats": "none"}
-    expected = search(queries.texts, db, scoring, **options)
-    plan_ahead(queries, db, scoring, devices=[0]).join()
-    assert len(scan_mod._AHEAD) == 2
-    trace = Trace()
-    assert search(queries.texts, db, scoring, trace=trace, **options) == expected
-    assert scan_mod._AHEAD == {}  # both taken: this GPU is the one expected
+def test_a_gpu_search_takes_the_plans_made_ahead(tmp_path):
+    rng = np.random.default_rng(6)
+    letters = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
+    with open(tmp_path / "db.fa", "w") as f:
+        for k, n in enumerate(_lengths(5_000).clip(1)):
+            f.write(f">s{k}\n{''.join(rng.choice(letters, int(n)))}\n")
+    with open(tmp_path / "q.fa", "w") as f:
+        for k, n in enumerate((90, 400, 250)):
+            f.write(f">q{k}\n{''.join(rng.choice(letters, n))}\n")
+    script = textwrap.dedent("""
+        import sys
+        from wavedp import Scoring
+        from wavedp.search.api import plan_ahead, search
+        from wavedp.trace import Trace
+
+        query, database = sys.argv[1:3]
+        scoring, options = Scoring(), {"device": "gpu", "devices": [0], "top": 5}
+        ahead = plan_ahead(query, database, scoring, devices=[0])
+        trace = Trace()
+        got = search(query, database, scoring, trace=trace, **options)
+        expected = search(query, database, scoring, **options)
+        print(ahead, trace.counts.get("plans made ahead", 0), got == expected)
+    """)
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "q.fa"),
+                           str(tmp_path / "db.fa")], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "2", "True"]

@@ -294,6 +294,9 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         raise InputError("--energy measures this process's GPUs: not with --scheduler or "
                          "--cluster")
     if scheduler is None and cluster is None:  # the GPUs start while the inputs are read
+        if device != "cpu":  # and a child plans the scan (before any thread starts)
+            plan_ahead(query, database, scoring, mode=mode, strand=strand, devices=devices,
+                       partition=partition)
         start_gpus(device, devices)
     queries = common.prepare(query, scoring, "query")
     db = open_database(database, scoring, verify="background")  # checked below
@@ -315,9 +318,6 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         cells = sum(queries.codes[k].size for k in todo) * strands * db.total_residues
         meter = Progress("search", cells, queries=len(todo), scans=scans)
         started, trace = time.perf_counter(), Trace()
-        if dask is None and device != "cpu":  # planned while the GPUs start
-            plan_ahead(queries, db, scoring, mode=mode, strand=strand, devices=devices,
-                       partition=partition, skip=done, trace=trace)
         # with a cluster the workers resolve the device of the scan: its name goes to them
         chosen = choose(device, devices) if dask is None else None
         db.verified()  # the checksums, read while the device started: before any output

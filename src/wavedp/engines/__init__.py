@@ -7,7 +7,7 @@ branches on the device."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -80,27 +80,31 @@ def scanner(device: Device, residues: np.ndarray, offsets: np.ndarray, lut: np.n
     return CpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode)
 
 
-def plan_ahead(gpus: Sequence[int], residues: np.ndarray, offsets: np.ndarray,
-               lut: np.ndarray | None, sub: np.ndarray, gap_open: int, gap_extend: int,
-               mode: int, partition: str, queries: list[np.ndarray],
-               trace: Trace | None = None) -> threading.Thread:
-    """Plan the GPU scan of ``queries`` on ``gpus`` (the arguments :func:`scanner`'s) on the
-    thread returned, before CuPy is loaded, for the scanner a search makes once its GPUs are
-    up (``cuda.scan.scanner.plan_ahead``; the plans are promised before this returns): a
-    fresh process's plans (0.2-1 s of the host's time) then begin while CuPy imports and
-    the CUDA contexts start, and the scan waits only for what is not made yet. The GPUs are
-    taken to be the calibration's (or the default model's) with its multiprocessor count;
-    where they are not, the search's scanner plans itself."""
+def plans_ahead(gpus: Sequence[int], residues: np.ndarray, offsets: np.ndarray,
+                lut: np.ndarray | None, sub: np.ndarray, gap_open: int, gap_extend: int,
+                mode: int, partition: str, queries: list[np.ndarray]
+                ) -> Iterator[tuple[tuple, tuple]]:
+    """(what it depends on, plan) of each plan the GPU scan of ``queries`` on ``gpus`` makes
+    over its first chunks (the arguments :func:`scanner`'s), made without CuPy: the GPUs
+    taken to be the calibration's (or the default model's) with its multiprocessor count.
+    What a command's planning child sends (:func:`fork_planner`)."""
     from .cuda.gpus import GpuScanner  # lazy: see above
+    from .cuda.scan import ahead  # lazy: see above
     from .cuda.scan.model import ahead_model  # lazy: see above
 
     model = ahead_model()
     planner = GpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode, gpus,
-                         partition, trace=trace, model=model, multiprocessors=model.sms)
-    thread = threading.Thread(target=planner.plan_ahead(queries), name="wavedp-plan",
-                              daemon=True)
-    thread.start()
-    return thread
+                         partition, model=model, multiprocessors=model.sms)
+    return ahead.plans(planner.scanners, queries)
+
+
+def fork_planner(work: Callable[[], Iterable[tuple[tuple, tuple]]]) -> bool:
+    """Plan ahead in a child process (``cuda/scan/ahead.py``): ``work`` yields the plans
+    (:func:`plans_ahead`), which the GPU scanners made later take; False where this process
+    cannot fork safely (other threads running)."""
+    from .cuda.scan import ahead  # lazy: see above
+
+    return ahead.fork(work)
 
 
 def preload_walk() -> threading.Thread:

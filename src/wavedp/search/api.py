@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -192,30 +191,41 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     return searcher.run(q, options, progress, skip)
 
 
-def plan_ahead(queries: Prepared, db: Database, scoring: Scoring, *, mode: str = "local",
-               strand: str = "both", devices: Any = None, partition: str = "auto",
-               skip: Iterable[int] = (), trace: Trace | None = None
-               ) -> threading.Thread | None:
-    """Plan the GPU scan of a search's first batch of queries (the arguments
-    :func:`iter_search`'s, checked) before CuPy is loaded, on the GPUs the driver shows
-    (``wavedp.device.gpus_ahead``), on the thread returned: a command that has read its
-    inputs plans while its GPUs start, and its search's scanner takes the plans
-    (``wavedp.engines.plan_ahead``). Nothing (None) where no GPU is seen."""
-    check_partition(partition)
-    code = mode_code(mode)
+def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "local",
+               strand: str = "both", devices: Any = None, partition: str = "auto") -> bool:
+    """Plan the GPU scan of the first batch of a search of the FASTA file ``query`` against
+    ``database`` (a ``.wdb`` folder or a FASTA file; the other arguments
+    :func:`iter_search`'s) in a child process, on the GPUs the driver shows
+    (``wavedp.device.gpus_ahead``): a command forks it before it starts any thread, the
+    child reads the inputs and plans on a core of its own while the command loads CuPy and
+    reads them too, and the search's scanners take the plans (``wavedp.engines.
+    fork_planner``). False (nothing started) where no GPU is seen, an input is not a file
+    that can be read twice, an argument is not valid (the search says so) or the process
+    cannot fork safely; whatever fails in the child leaves the scanners to plan
+    themselves."""
+    try:
+        check_partition(partition)
+        code, wanted = mode_code(mode), strands(scoring.is_dna, strand)
+    except InputError:  # the search reports it
+        return False
     gpus = gpus_ahead(devices)
-    if not gpus:
-        return None
-    skip = set(skip)
-    todo = [k for k in range(len(queries.codes)) if k not in skip]
-    batch = next(query_batches(todo, [queries.codes[k].size for k in todo],
-                               db.total_residues, BATCH_CELLS["gpu"]), None)
-    if batch is None:
-        return None
-    _, jobs = batch_jobs(queries, batch, strands(scoring.is_dna, strand))
-    return engines.plan_ahead(gpus, db.residues, db.offsets, db.codes_for(scoring), scoring.table,
-                       scoring.gap_open, scoring.gap_extend, code, partition,
-                       [codes for *_, codes in jobs], trace)
+    if not gpus or not os.path.isfile(query) or not (os.path.isfile(database) or
+                                                      os.path.isdir(database)):
+        return False
+
+    def work() -> Iterable[tuple[tuple, tuple]]:
+        db = open_database(database, scoring, verify=False)
+        q = _queries(query, scoring)
+        batch = next(query_batches(list(range(len(q.codes))), [c.size for c in q.codes],
+                                   db.total_residues, BATCH_CELLS["gpu"]), None)
+        if batch is None:
+            return ()
+        _, jobs = batch_jobs(q, batch, wanted)
+        return engines.plans_ahead(gpus, db.residues, db.offsets, db.codes_for(scoring),
+                                   scoring.table, scoring.gap_open, scoring.gap_extend, code,
+                                   partition, [codes for *_, codes in jobs])
+
+    return engines.fork_planner(work)
 
 
 @dataclass(frozen=True)

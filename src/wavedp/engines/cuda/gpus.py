@@ -17,7 +17,7 @@ from ...ranking import PLUS, Candidates, Thresholds, merge
 from ...trace import Trace
 from ..calibration import Model
 from ..common import shard_ranges
-from .scan.scanner import Scanner, plan_ahead
+from .scan.scanner import Scanner
 
 #: pairs of fewer cells than this stay on the first GPU (a second one would cost more to start
 #: than it saves)
@@ -104,11 +104,6 @@ class GpuScanner:
         # made without the GPUs: their contexts may still be starting
         self.scanners = [build(d, shard) for d, shard in zip(self.devices, self.ranges,
                                                              strict=True)]
-
-    def plan_ahead(self, queries: list[np.ndarray]) -> Callable[[], None]:
-        """Every shard's plans of a scan of ``queries`` promised to the scanners of a search
-        made later, and the function that makes them (:func:`~.scan.scanner.plan_ahead`)."""
-        return plan_ahead(self.scanners, queries)
 
     def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]:

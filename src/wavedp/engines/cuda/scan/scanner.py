@@ -19,12 +19,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import itertools
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -39,7 +36,7 @@ from .. import staging
 from ..hostmem import settle
 from ..module import function
 from ..multipass import current_device, device_multiprocessors, multiprocessors
-from . import planner
+from . import ahead, planner
 from .cost import launch_grid, launch_shape
 from .model import gpu_model
 from .select import select, select_all
@@ -67,12 +64,6 @@ DATABASE_BYTES: int | None = None
 #: plans a scanner keeps (the last scans' query lengths over each chunk)
 PLANS = 8
 
-#: plans made ahead of their scanners while the GPUs start (:func:`plan_ahead`), by all
-#: they depend on, as futures; a scanner that would plan the same takes its plan from here
-_AHEAD: dict[tuple, Future] = {}
-#: at most this many plans made ahead are kept (the oldest go first)
-AHEAD = 64
-_ahead_lock = threading.Lock()
 
 
 class Launch(NamedTuple):
@@ -153,7 +144,7 @@ class Scanner:
     does recorded in ``trace`` (default a trace of its own); on GPU ``device`` (default the
     current one) of ``multiprocessors`` (default asked of the device). Making it and
     planning a scan (:meth:`plan`) need no CUDA context; with ``multiprocessors`` given,
-    not even CuPy (:meth:`plan_ahead`)."""
+    not even CuPy (``ahead.py``)."""
 
     def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
                  sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
@@ -501,7 +492,8 @@ class Scanner:
     def ahead(self, queries: list[np.ndarray]
               ) -> list[tuple[tuple, Callable[[], tuple]]]:
         """The plans a scan of ``queries`` makes over the first chunk, in the order it makes
-        them: (all the plan depends on, the function that makes it), see :func:`plan_ahead`."""
+        them: (all the plan depends on, the function that makes it), for scanners made later
+        (``ahead.py``)."""
         first = self._first_chunk()
         units = self._units(queries)
         if not first.count or not units:
@@ -530,7 +522,9 @@ class Scanner:
         return Chunk(start, stop, self.offsets[start:stop + 1] - self.offsets[start])
 
     def _content(self, ch: Chunk, units: list[list[np.ndarray]]) -> tuple:
-        """All a plan of ``units`` over ``ch`` depends on, see :meth:`plan_ahead`."""
+        """All a plan of ``units`` over ``ch`` depends on: the model, the multiprocessors,
+        the partitioning, the alphabet, packing and mode, the chunk's subject lengths and
+        the units' query lengths."""
         model = memo(self.model, ("content",), lambda: json.dumps(
             dataclasses.asdict(self.model), sort_keys=True, default=str))
         lengths = hashlib.blake2b(np.ascontiguousarray(ch.lengths).view(np.uint8),
@@ -555,12 +549,10 @@ class Scanner:
         reuses its plan. A launch's subjects are looked up here once, not per launch."""
         key = self._key(ch, units)
         plan_ = self._plans.pop(key, None)
-        if plan_ is None and _AHEAD:
-            content = self._content(ch, units)
-            with _ahead_lock:
-                pending = _AHEAD.pop(content, None)
-            if pending is not None and pending.exception() is None:  # waits while it is made
-                plan_ = pending.result()
+        if plan_ is None and ahead.pending():  # made in another process (ahead.py)
+            plan_ = ahead.take(self._content(ch, units))
+            if plan_ is not None:
+                self.trace.count("plans made ahead", 1)
         if plan_ is None:
             plan_ = self._planned(ch, units)
         self._plans[key] = plan_
@@ -674,34 +666,3 @@ def _edge(k: int, go: int, ge: int) -> int:
 def _edges(lengths: np.ndarray, go: int, ge: int) -> np.ndarray:
     return np.where(lengths > 0, -(go + (lengths - 1) * ge), 0).astype(np.int32)
 
-
-def plan_ahead(scanners: list[Scanner], queries: list[np.ndarray]) -> Callable[[], None]:
-    """Promise, for scanners made later, the plans ``scanners`` (their GPUs' model and
-    multiprocessors given) would make for a scan of ``queries`` over their first chunks, and
-    return the function that makes them: every scanner's first, then every scanner's next
-    (:meth:`Scanner.ahead`). Each is in the process's store of plans made ahead from now,
-    keyed by all it depends on (the model, the multiprocessors, the partitioning, the
-    alphabet, packing and mode, the chunk's subject lengths and the units' query lengths),
-    as a future: a scanner that would make the same plan takes it from there, waiting while
-    it is being made; a scanner of another GPU or database plans itself. A fresh process so
-    plans on a thread while CuPy loads and the GPUs start (:func:`wavedp.engines.plan_ahead`)."""
-    steps = [scanner.ahead(queries) for scanner in scanners]
-    order = [step for turn in itertools.zip_longest(*steps) for step in turn if step]
-    todo = []
-    with _ahead_lock:
-        for content, make in order:
-            if content not in _AHEAD:
-                _AHEAD[content] = Future()
-                todo.append((_AHEAD[content], make))
-        while len(_AHEAD) > AHEAD:
-            _AHEAD.pop(next(iter(_AHEAD)))
-
-    def make_all() -> None:
-        for future, make in todo:
-            future.set_running_or_notify_cancel()
-            try:
-                future.set_result(make())
-            except BaseException as exc:  # noqa: BLE001 - the scanner plans itself instead
-                future.set_exception(exc)
-
-    return make_all

@@ -1,0 +1,139 @@
+"""Plans made ahead, in a process of their own: a search command forks, before any thread
+starts, a child that reads the inputs itself and plans the first batch's GPU scan
+(:func:`plans`) for the GPUs the driver lists, while the command itself loads CuPy, starts
+its GPUs and reads the same inputs. The planner is plain Python and NumPy, so in the
+command's own process it would hold the interpreter's lock against CuPy's import, the
+inputs and the launches (0.3-0.5 s of a fresh process on one GPU, about 1 s per shard of a
+741 M-residue database on two); the child plans on another core.
+
+The child sends each plan as it is made, keyed by all it depends on
+(:meth:`~.scanner.Scanner.ahead`); the parent keeps them in a store, and a scanner that
+would make one of them takes it (:func:`take`), waiting while the child is still
+planning. A scanner of another GPU or database, or one whose child failed, plans itself:
+plans made ahead change the time of a search, never its results.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pickle
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .scanner import Scanner
+
+#: the plans received, by what they depend on (taken once each)
+_STORE: dict[tuple, tuple] = {}
+#: at most this many are kept (the oldest go first)
+KEPT = 64
+#: children still planning
+_planning = 0
+_changed = threading.Condition()
+
+#: a scanner waits at most this long for a child's plan before it plans itself
+WAIT_SECONDS = 30.0
+
+
+def plans(scanners: list[Scanner], queries: list[np.ndarray]
+          ) -> Iterator[tuple[tuple, tuple]]:
+    """(what it depends on, plan) of every plan ``scanners`` make for a scan of ``queries``
+    over their first chunks, in the order a scan on every GPU at once needs them: every
+    scanner's first, then every scanner's next."""
+    steps = [scanner.ahead(queries) for scanner in scanners]
+    for turn in itertools.zip_longest(*steps):
+        for step in turn:
+            if step is not None:
+                content, make = step
+                yield content, make()
+
+
+def fork(work: Callable[[], Iterable[tuple[tuple, tuple]]]) -> bool:
+    """Run ``work`` (it yields (what it depends on, plan) pairs) in a child process and keep
+    what it sends, as it comes, for :func:`take`; False (nothing started) where this
+    process cannot fork safely: no ``fork``, or other threads running (a child of a
+    threaded process may inherit a lock that is never released). The child's standard
+    streams go to the null device, it writes nothing but its pipe, and it ends with
+    ``os._exit``: no exit handler of this process runs twice."""
+    global _planning
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        return False
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        status = 1
+        try:
+            os.close(read)
+            quiet = os.open(os.devnull, os.O_RDWR)  # nothing of the child's reaches the user
+            for fd in (0, 1, 2):
+                os.dup2(quiet, fd)
+            with os.fdopen(write, "wb") as out:
+                for item in work():
+                    pickle.dump(item, out, protocol=pickle.HIGHEST_PROTOCOL)
+                    out.flush()
+            status = 0
+        except BaseException:  # noqa: BLE001, S110 - the parent plans for itself
+            pass
+        finally:
+            os._exit(status)
+    os.close(write)
+    with _changed:
+        _planning += 1
+    threading.Thread(target=_receive, args=(read, pid), name="wavedp-plans", daemon=True
+                     ).start()
+    return True
+
+
+def _receive(read: int, pid: int) -> None:
+    """Keep each plan the child ``pid`` sends on ``read`` until it ends."""
+    global _planning
+    try:
+        with os.fdopen(read, "rb") as stream:
+            while True:
+                try:
+                    content, plan = pickle.load(stream)
+                except (EOFError, pickle.UnpicklingError, OSError, ValueError):
+                    break
+                with _changed:
+                    _STORE[content] = plan
+                    while len(_STORE) > KEPT:
+                        _STORE.pop(next(iter(_STORE)))
+                    _changed.notify_all()
+    finally:
+        with _changed:
+            _planning -= 1
+            _changed.notify_all()
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+
+
+def take(content: tuple, wait: float = WAIT_SECONDS) -> tuple | None:
+    """The plan made ahead for ``content`` (taken: a second call finds none), waiting while
+    a child is still planning (at most ``wait`` seconds); None where there is none."""
+    deadline = time.monotonic() + wait
+    with _changed:
+        while content not in _STORE and _planning:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            _changed.wait(left)
+        return _STORE.pop(content, None)
+
+
+def pending() -> bool:
+    """Whether a plan made ahead is kept or still being made."""
+    return bool(_STORE) or _planning > 0
+
+
+def keep(content: tuple, plan: tuple) -> None:
+    """Keep ``plan`` for ``content`` as a child's would be (made in this process)."""
+    with _changed:
+        _STORE[content] = plan
+        _changed.notify_all()
