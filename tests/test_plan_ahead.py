@@ -80,9 +80,10 @@ def test_gpus_ahead_from_the_driver_list(tmp_path, monkeypatch):
 @pytest.mark.parametrize("devices", [(0,), (0, 1)])
 def test_the_scanner_takes_the_plan_made_ahead(devices):
     offsets = _offsets(_lengths(40_000))
-    made = list(ahead.plans(_gpu_scanner(offsets, devices, sms=DEFAULT_GPU.sms).scanners,
-                            QUERIES))
+    promise, *made = ahead.plans(_gpu_scanner(offsets, devices, sms=DEFAULT_GPU.sms).scanners,
+                                 QUERIES)
     assert len(made) == 2 * len(devices)  # every shard's first group, then their rest
+    assert promise == (None, [content for content, _ in made])
     for content, plan in made:
         ahead.keep(content, plan)
     later = _gpu_scanner(offsets, devices)  # its multiprocessors asked of the GPU
@@ -109,7 +110,8 @@ def test_the_scanner_takes_the_plan_made_ahead(devices):
 
 def test_another_gpu_or_database_plans_itself():
     offsets = _offsets(_lengths(20_000))
-    for item in ahead.plans(_gpu_scanner(offsets, sms=DEFAULT_GPU.sms).scanners, QUERIES):
+    _, *made = ahead.plans(_gpu_scanner(offsets, sms=DEFAULT_GPU.sms).scanners, QUERIES)
+    for item in made:
         ahead.keep(*item)
     other = _gpu_scanner(offsets, sms=DEFAULT_GPU.sms - 18).scanners[0]
     other.launches(*other._first(QUERIES))
@@ -126,7 +128,7 @@ def test_no_fork_beside_other_threads():
     other = threading.Thread(target=hold.wait)
     other.start()
     try:
-        assert not ahead.fork(lambda: iter(()))
+        assert not ahead.fork([lambda: iter(())])
     finally:
         hold.set()
         other.join()
@@ -192,6 +194,29 @@ def test_a_child_plans_what_the_scanners_take(tmp_path):
     assert done.stdout.split() == ["4", "False", "0"]
 
 
+WAITS = textwrap.dedent("""
+    import time
+    from wavedp.engines.cuda.scan import ahead
+
+    def work():
+        yield None, [("a",)]
+        time.sleep(2)
+        yield ("a",), "plan a"
+
+    assert ahead.fork([work])
+    start = time.monotonic()
+    print(ahead.take(("b",)), time.monotonic() - start < 1)  # not promised: no wait
+    print(ahead.take(("a",)), time.monotonic() - start > 1)  # promised: waited for
+""")
+
+
+def test_a_scanner_waits_only_for_what_the_child_promised():
+    done = subprocess.run([sys.executable, "-c", WAITS], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["None True", "plan a True"]
+
+
 @pytest.mark.gpu
 def test_a_gpu_search_takes_the_plans_made_ahead(tmp_path):
     rng = np.random.default_rng(6)
@@ -209,7 +234,8 @@ def test_a_gpu_search_takes_the_plans_made_ahead(tmp_path):
         from wavedp.trace import Trace
 
         query, database = sys.argv[1:3]
-        scoring, options = Scoring(), {"device": "gpu", "devices": [0], "top": 5}
+        scoring = Scoring()  # no fitted statistics: their sample, all 5,000, would take them
+        options = {"device": "gpu", "devices": [0], "top": 5, "stats": "none"}
         ahead = plan_ahead(query, database, scoring, devices=[0])
         trace = Trace()
         got = search(query, database, scoring, trace=trace, **options)

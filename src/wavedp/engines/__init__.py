@@ -82,12 +82,13 @@ def scanner(device: Device, residues: np.ndarray, offsets: np.ndarray, lut: np.n
 
 def plans_ahead(gpus: Sequence[int], residues: np.ndarray, offsets: np.ndarray,
                 lut: np.ndarray | None, sub: np.ndarray, gap_open: int, gap_extend: int,
-                mode: int, partition: str, queries: list[np.ndarray]
-                ) -> Iterator[tuple[tuple, tuple]]:
-    """(what it depends on, plan) of each plan the GPU scan of ``queries`` on ``gpus`` makes
-    over its first chunks (the arguments :func:`scanner`'s), made without CuPy: the GPUs
-    taken to be the calibration's (or the default model's) with its multiprocessor count.
-    What a command's planning child sends (:func:`fork_planner`)."""
+                mode: int, partition: str, queries: list[np.ndarray], shard: int | None = None
+                ) -> Iterator[tuple[tuple | None, object]]:
+    """The plans the GPU scan of ``queries`` on ``gpus`` makes over its first chunks (the
+    arguments :func:`scanner`'s; ``shard``: of that GPU's shard alone), made without CuPy:
+    the GPUs taken to be the calibration's (or the default model's) with its multiprocessor
+    count. What a command's planning child sends (:func:`fork_planner`; first their
+    promise, ``cuda.scan.ahead.plans``)."""
     from .cuda.gpus import GpuScanner  # lazy: see above
     from .cuda.scan import ahead  # lazy: see above
     from .cuda.scan.model import ahead_model  # lazy: see above
@@ -95,16 +96,18 @@ def plans_ahead(gpus: Sequence[int], residues: np.ndarray, offsets: np.ndarray,
     model = ahead_model()
     planner = GpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode, gpus,
                          partition, model=model, multiprocessors=model.sms)
-    return ahead.plans(planner.scanners, queries)
+    scanners = planner.scanners if shard is None else planner.scanners[shard:shard + 1]
+    return ahead.plans(scanners, queries)
 
 
-def fork_planner(work: Callable[[], Iterable[tuple[tuple, tuple]]]) -> bool:
-    """Plan ahead in a child process (``cuda/scan/ahead.py``): ``work`` yields the plans
-    (:func:`plans_ahead`), which the GPU scanners made later take; False where this process
-    cannot fork safely (other threads running)."""
+def fork_planner(works: Sequence[Callable[[], Iterable[tuple[tuple | None, object]]]]
+                 ) -> bool:
+    """Plan ahead in child processes, one each of ``works`` (``cuda/scan/ahead.py``): each
+    yields plans (:func:`plans_ahead`), which the GPU scanners made later take; False where
+    this process cannot fork safely (other threads running)."""
     from .cuda.scan import ahead  # lazy: see above
 
-    return ahead.fork(work)
+    return ahead.fork(works)
 
 
 def preload_walk() -> threading.Thread:

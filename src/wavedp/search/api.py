@@ -10,6 +10,7 @@ strand.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -195,10 +196,10 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
                strand: str = "both", devices: Any = None, partition: str = "auto") -> bool:
     """Plan the GPU scan of the first batch of a search of the FASTA file ``query`` against
     ``database`` (a ``.wdb`` folder or a FASTA file; the other arguments
-    :func:`iter_search`'s) in a child process, on the GPUs the driver shows
-    (``wavedp.device.gpus_ahead``): a command forks it before it starts any thread, the
-    child reads the inputs and plans on a core of its own while the command loads CuPy and
-    reads them too, and the search's scanners take the plans (``wavedp.engines.
+    :func:`iter_search`'s) in child processes, one per GPU the driver shows
+    (``wavedp.device.gpus_ahead``) for its shard: a command forks them before it starts any
+    thread, each child reads the inputs and plans on a core of its own while the command
+    loads CuPy and reads them too, and the search's scanners take the plans (``wavedp.engines.
     fork_planner``). False (nothing started) where no GPU is seen, an input is not a file
     that can be read twice, an argument is not valid (the search says so) or the process
     cannot fork safely; whatever fails in the child leaves the scanners to plan
@@ -213,7 +214,7 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
                                                       os.path.isdir(database)):
         return False
 
-    def work() -> Iterable[tuple[tuple, tuple]]:
+    def work(shard: int) -> Iterable[tuple[tuple | None, object]]:
         db = open_database(database, scoring, verify=False)
         q = _queries(query, scoring)
         batch = next(query_batches(list(range(len(q.codes))), [c.size for c in q.codes],
@@ -223,9 +224,9 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
         _, jobs = batch_jobs(q, batch, wanted)
         return engines.plans_ahead(gpus, db.residues, db.offsets, db.codes_for(scoring),
                                    scoring.table, scoring.gap_open, scoring.gap_extend, code,
-                                   partition, [codes for *_, codes in jobs])
+                                   partition, [codes for *_, codes in jobs], shard)
 
-    return engines.fork_planner(work)
+    return engines.fork_planner([functools.partial(work, k) for k in range(len(gpus))])
 
 
 @dataclass(frozen=True)

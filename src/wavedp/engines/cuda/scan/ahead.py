@@ -1,6 +1,6 @@
-"""Plans made ahead, in a process of their own: a search command forks, before any thread
-starts, a child that reads the inputs itself and plans the first batch's GPU scan
-(:func:`plans`) for the GPUs the driver lists, while the command itself loads CuPy, starts
+"""Plans made ahead, in processes of their own: a search command forks, before any thread
+starts, a child per GPU the driver lists that reads the inputs itself and plans the first
+batch's scan of that GPU's shard (:func:`plans`), while the command itself loads CuPy, starts
 its GPUs and reads the same inputs. The planner is plain Python and NumPy, so in the
 command's own process it would hold the interpreter's lock against CuPy's import, the
 inputs and the launches (0.3-0.5 s of a fresh process on one GPU, about 1 s per shard of a
@@ -20,7 +20,7 @@ import os
 import pickle
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 _STORE: dict[tuple, tuple] = {}
 #: at most this many are kept (the oldest go first)
 KEPT = 64
+#: what the children still planning promised, and how many have not said yet
+_promised: set = set()
+_silent = 0
 #: children still planning
 _planning = 0
 _changed = threading.Condition()
@@ -41,57 +44,69 @@ WAIT_SECONDS = 30.0
 
 
 def plans(scanners: list[Scanner], queries: list[np.ndarray]
-          ) -> Iterator[tuple[tuple, tuple]]:
-    """(what it depends on, plan) of every plan ``scanners`` make for a scan of ``queries``
-    over their first chunks, in the order a scan on every GPU at once needs them: every
-    scanner's first, then every scanner's next."""
+          ) -> Iterator[tuple[tuple | None, object]]:
+    """What a planning child sends for the scan of ``queries`` by ``scanners`` over their
+    first chunks: first (None, the list of what each plan depends on), its promise, then
+    (what it depends on, plan) of each plan in the order a scan on every GPU at once needs
+    them: every scanner's first, then every scanner's next (one child a GPU: one
+    scanner's)."""
     steps = [scanner.ahead(queries) for scanner in scanners]
-    for turn in itertools.zip_longest(*steps):
-        for step in turn:
-            if step is not None:
-                content, make = step
-                yield content, make()
+    order = [step for turn in itertools.zip_longest(*steps) for step in turn
+             if step is not None]
+    yield None, [content for content, _ in order]
+    for content, make in order:
+        yield content, make()
 
 
-def fork(work: Callable[[], Iterable[tuple[tuple, tuple]]]) -> bool:
-    """Run ``work`` (it yields (what it depends on, plan) pairs) in a child process and keep
-    what it sends, as it comes, for :func:`take`; False (nothing started) where this
-    process cannot fork safely: no ``fork``, or other threads running (a child of a
-    threaded process may inherit a lock that is never released). The child's standard
+def fork(works: Sequence[Callable[[], Iterable[tuple[tuple | None, object]]]]) -> bool:
+    """Run each of ``works`` (each yields what :func:`plans` does) in a child process of its
+    own and keep what they send, as it comes, for :func:`take`; False (nothing started)
+    where this process cannot fork safely: no ``fork``, or other threads running (a child
+    of a threaded process may inherit a lock that is never released). A child's standard
     streams go to the null device, it writes nothing but its pipe, and it ends with
     ``os._exit``: no exit handler of this process runs twice."""
-    global _planning
+    global _planning, _silent
     if not hasattr(os, "fork") or threading.active_count() > 1:
         return False
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child
-        status = 1
-        try:
-            os.close(read)
-            quiet = os.open(os.devnull, os.O_RDWR)  # nothing of the child's reaches the user
-            for fd in (0, 1, 2):
-                os.dup2(quiet, fd)
-            with os.fdopen(write, "wb") as out:
-                for item in work():
-                    pickle.dump(item, out, protocol=pickle.HIGHEST_PROTOCOL)
-                    out.flush()
-            status = 0
-        except BaseException:  # noqa: BLE001, S110 - the parent plans for itself
-            pass
-        finally:
-            os._exit(status)
-    os.close(write)
+    children = []
+    for work in works:  # every child forked before the threads that read them start
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            _child(work, write)
+        os.close(write)
+        children.append((read, pid))
     with _changed:
-        _planning += 1
-    threading.Thread(target=_receive, args=(read, pid), name="wavedp-plans", daemon=True
-                     ).start()
+        _planning += len(children)
+        _silent += len(children)
+    for read, pid in children:
+        threading.Thread(target=_receive, args=(read, pid), name="wavedp-plans",
+                         daemon=True).start()
     return True
+
+
+def _child(work: Callable[[], Iterable[tuple[tuple | None, object]]], write: int) -> None:
+    """A planning child: ``work``'s items pickled to ``write``, then the process ends."""
+    status = 1
+    try:
+        quiet = os.open(os.devnull, os.O_RDWR)  # nothing of the child's reaches the user
+        for fd in (0, 1, 2):
+            os.dup2(quiet, fd)
+        with os.fdopen(write, "wb") as out:
+            for item in work():
+                pickle.dump(item, out, protocol=pickle.HIGHEST_PROTOCOL)
+                out.flush()
+        status = 0
+    except BaseException:  # noqa: BLE001, S110 - the parent plans for itself
+        pass
+    finally:
+        os._exit(status)
 
 
 def _receive(read: int, pid: int) -> None:
     """Keep each plan the child ``pid`` sends on ``read`` until it ends."""
-    global _planning
+    global _planning, _silent
+    promised = False
     try:
         with os.fdopen(read, "rb") as stream:
             while True:
@@ -100,13 +115,21 @@ def _receive(read: int, pid: int) -> None:
                 except (EOFError, pickle.UnpicklingError, OSError, ValueError):
                     break
                 with _changed:
-                    _STORE[content] = plan
-                    while len(_STORE) > KEPT:
-                        _STORE.pop(next(iter(_STORE)))
+                    if content is None:  # the child's promise
+                        _promised.update(plan)
+                        _silent -= 1
+                        promised = True
+                    else:
+                        _STORE[content] = plan
+                        while len(_STORE) > KEPT:
+                            _STORE.pop(next(iter(_STORE)))
                     _changed.notify_all()
     finally:
         with _changed:
             _planning -= 1
+            _silent -= not promised
+            if not _planning:
+                _promised.clear()
             _changed.notify_all()
         try:
             os.waitpid(pid, 0)
@@ -116,10 +139,11 @@ def _receive(read: int, pid: int) -> None:
 
 def take(content: tuple, wait: float = WAIT_SECONDS) -> tuple | None:
     """The plan made ahead for ``content`` (taken: a second call finds none), waiting while
-    a child is still planning (at most ``wait`` seconds); None where there is none."""
+    a child that promised it, or has not said yet what it plans, is still planning (at most
+    ``wait`` seconds); None where there is none."""
     deadline = time.monotonic() + wait
     with _changed:
-        while content not in _STORE and _planning:
+        while content not in _STORE and _planning and (_silent or content in _promised):
             left = deadline - time.monotonic()
             if left <= 0:
                 break
