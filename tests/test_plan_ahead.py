@@ -80,12 +80,12 @@ def test_gpus_ahead_from_the_driver_list(tmp_path, monkeypatch):
 @pytest.mark.parametrize("devices", [(0,), (0, 1)])
 def test_the_scanner_takes_the_plan_made_ahead(devices):
     offsets = _offsets(_lengths(40_000))
-    promise, *made = ahead.plans(_gpu_scanner(offsets, devices, sms=DEFAULT_GPU.sms).scanners,
-                                 QUERIES)
+    promise, *made = ahead.plans([scanner.ahead(QUERIES) for scanner in
+                                  _gpu_scanner(offsets, devices, sms=DEFAULT_GPU.sms).scanners])
     assert len(made) == 2 * len(devices)  # every shard's first group, then their rest
     assert promise == (None, [content for content, _ in made])
     for content, plan in made:
-        ahead.keep(content, plan)
+        ahead._STORE[content] = plan
     later = _gpu_scanner(offsets, devices)  # its multiprocessors asked of the GPU
     fresh = _gpu_scanner(offsets, devices, sms=DEFAULT_GPU.sms)
     for scanner, again in zip(later.scanners, fresh.scanners, strict=True):
@@ -110,9 +110,10 @@ def test_the_scanner_takes_the_plan_made_ahead(devices):
 
 def test_another_gpu_or_database_plans_itself():
     offsets = _offsets(_lengths(20_000))
-    _, *made = ahead.plans(_gpu_scanner(offsets, sms=DEFAULT_GPU.sms).scanners, QUERIES)
+    _, *made = ahead.plans([scanner.ahead(QUERIES) for scanner in
+                            _gpu_scanner(offsets, sms=DEFAULT_GPU.sms).scanners])
     for item in made:
-        ahead.keep(*item)
+        ahead._STORE[item[0]] = item[1]
     other = _gpu_scanner(offsets, sms=DEFAULT_GPU.sms - 18).scanners[0]
     other.launches(*other._first(QUERIES))
     assert "plan" in other.trace.seconds  # planned for its own GPU

@@ -97,7 +97,7 @@ def plans_ahead(gpus: Sequence[int], residues: np.ndarray, offsets: np.ndarray,
     planner = GpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode, gpus,
                          partition, model=model, multiprocessors=model.sms)
     scanners = planner.scanners if shard is None else planner.scanners[shard:shard + 1]
-    return ahead.plans(scanners, queries)
+    return ahead.plans([scanner.ahead(queries) for scanner in scanners])
 
 
 def fork_planner(works: Sequence[Callable[[], Iterable[tuple[tuple | None, object]]]]

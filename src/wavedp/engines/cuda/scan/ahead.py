@@ -8,8 +8,8 @@ inputs and the launches (0.3-0.5 s of a fresh process on one GPU, about 1 s per 
 
 The child sends each plan as it is made, keyed by all it depends on
 (:meth:`~.scanner.Scanner.ahead`); the parent keeps them in a store, and a scanner that
-would make one of them takes it (:func:`take`), waiting while the child is still
-planning. A scanner of another GPU or database, or one whose child failed, plans itself:
+would make one of them takes it (:func:`take`), waiting while a child that promised it
+is still planning. A scanner of another GPU or database, or one whose child failed, plans itself:
 plans made ahead change the time of a search, never its results.
 """
 
@@ -21,12 +21,6 @@ import pickle
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from .scanner import Scanner
 
 #: the plans received, by what they depend on (taken once each)
 _STORE: dict[tuple, tuple] = {}
@@ -43,14 +37,13 @@ _changed = threading.Condition()
 WAIT_SECONDS = 30.0
 
 
-def plans(scanners: list[Scanner], queries: list[np.ndarray]
+def plans(steps: list[list[tuple[tuple, Callable[[], tuple]]]]
           ) -> Iterator[tuple[tuple | None, object]]:
-    """What a planning child sends for the scan of ``queries`` by ``scanners`` over their
-    first chunks: first (None, the list of what each plan depends on), its promise, then
-    (what it depends on, plan) of each plan in the order a scan on every GPU at once needs
-    them: every scanner's first, then every scanner's next (one child a GPU: one
-    scanner's)."""
-    steps = [scanner.ahead(queries) for scanner in scanners]
+    """What a planning child sends, from each scanner's ``steps`` (:meth:`~.scanner.Scanner.
+    ahead`: what each plan depends on, and the function that makes it): first (None, the
+    list of what each plan depends on), its promise, then (what it depends on, plan) of
+    each plan in the order a scan on every GPU at once needs them: every scanner's first,
+    then every scanner's next (one child a GPU: one scanner's)."""
     order = [step for turn in itertools.zip_longest(*steps) for step in turn
              if step is not None]
     yield None, [content for content, _ in order]
@@ -154,10 +147,3 @@ def take(content: tuple, wait: float = WAIT_SECONDS) -> tuple | None:
 def pending() -> bool:
     """Whether a plan made ahead is kept or still being made."""
     return bool(_STORE) or _planning > 0
-
-
-def keep(content: tuple, plan: tuple) -> None:
-    """Keep ``plan`` for ``content`` as a child's would be (made in this process)."""
-    with _changed:
-        _STORE[content] = plan
-        _changed.notify_all()
