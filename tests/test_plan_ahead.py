@@ -146,10 +146,9 @@ def test_no_plan_ahead_without_a_gpu_or_a_file(tmp_path, monkeypatch):
 
 
 CHILD = textwrap.dedent("""
+    import importlib
     import sys
     import numpy as np
-    import importlib
-    api = importlib.import_module("wavedp.search.api")
     from wavedp import Scoring
     from wavedp.device import Device
     from wavedp.engines import scanner as make_scanner
@@ -158,23 +157,33 @@ CHILD = textwrap.dedent("""
     from wavedp.engines.cuda.scan.model import DEFAULT_GPU
     from wavedp.trace import Trace
 
+    api = importlib.import_module("wavedp.search.api")
     query, database = sys.argv[1:3]
     api.gpus_ahead = lambda devices: (0, 1)
     scan_mod.device_multiprocessors = lambda d: DEFAULT_GPU.sms
     scoring = Scoring()
-    assert api.plan_ahead(query, database, scoring)  # forked before any thread
     db = api.open_database(database, scoring)
+    api.BATCH_CELLS["gpu"] = 400 * db.total_residues  # three batches of queries
+    assert api.plan_ahead(query, database, scoring)  # forked before any thread
     q = api._queries(query, scoring)
-    trace = Trace()
+    batches = list(api.query_batches(list(range(len(q.codes))), [c.size for c in q.codes],
+                                     db.total_residues, api.BATCH_CELLS["gpu"]))
     gpus = make_scanner(Device("gpu", (0, 1)), db.residues, db.offsets,
                         db.codes_for(scoring), scoring.table, scoring.gap_open,
-                        scoring.gap_extend, 0, trace=trace)
-    for scanner in gpus.scanners:  # each waits while the child still plans
-        first = scanner._first_chunk()
-        for group in scanner._groups(first, q.codes, scanner._units(q.codes)):
-            scanner.launches(first, [[q.codes[k] for k in u] for u in group])
-    print(trace.counts.get("plans made ahead", 0), "plan" in trace.seconds,
-          len(ahead._STORE))
+                        scoring.gap_extend, 0, trace=Trace())
+    for k, batch in enumerate(batches):
+        asked = [codes for *_, codes in api.batch_jobs(q, batch, (0,))[1]]
+        made = []
+        for scanner in gpus.scanners:  # each waits while its child still plans
+            scanner.trace = Trace()
+            first = scanner._first_chunk()
+            groups = scanner._groups(first, asked, scanner._units(asked))
+            for group in groups:
+                scanner.launches(first, [[asked[j] for j in u] for u in group])
+            made.append((len(groups), scanner.trace.counts.get("plans made ahead", 0),
+                         "plan" in scanner.trace.seconds))
+        print(k, made)
+    print(len(ahead._STORE))
 """)
 
 
@@ -185,14 +194,17 @@ def test_a_child_plans_what_the_scanners_take(tmp_path):
         for k, n in enumerate(_lengths(3_000).clip(1)):
             f.write(f">s{k}\n{''.join(rng.choice(letters, int(n)))}\n")
     with open(tmp_path / "q.fa", "w") as f:
-        for k, n in enumerate((90, 400, 250, 1200, 30)):
+        for k, n in enumerate((90, 120, 250, 1200, 30, 700)):
             f.write(f">q{k}\n{''.join(rng.choice(letters, n))}\n")
     done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "q.fa"),
                            str(tmp_path / "db.fa")], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
-    # two shards, each its first unit and then the rest: four plans, none made here
-    assert done.stdout.split() == ["4", "False", "0"]
+    # the first two batches (AHEAD_BATCHES) planned by the children, each shard's first
+    # unit and then the rest; the third planned by the scanners themselves
+    assert done.stdout.splitlines() == ["0 [(2, 2, False), (2, 2, False)]",
+                                        "1 [(1, 1, False), (1, 1, False)]",
+                                        "2 [(1, 0, True), (1, 0, True)]", "0"]
 
 
 WAITS = textwrap.dedent("""

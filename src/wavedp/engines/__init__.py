@@ -82,13 +82,13 @@ def scanner(device: Device, residues: np.ndarray, offsets: np.ndarray, lut: np.n
 
 def plans_ahead(gpus: Sequence[int], residues: np.ndarray, offsets: np.ndarray,
                 lut: np.ndarray | None, sub: np.ndarray, gap_open: int, gap_extend: int,
-                mode: int, partition: str, queries: list[np.ndarray], shard: int | None = None
-                ) -> Iterator[tuple[tuple | None, object]]:
-    """The plans the GPU scan of ``queries`` on ``gpus`` makes over its first chunks (the
-    arguments :func:`scanner`'s; ``shard``: of that GPU's shard alone), made without CuPy:
-    the GPUs taken to be the calibration's (or the default model's) with its multiprocessor
-    count. What a command's planning child sends (:func:`fork_planner`; first their
-    promise, ``cuda.scan.ahead.plans``)."""
+                mode: int, partition: str, batches: list[list[np.ndarray]],
+                shard: int | None = None) -> Iterator[tuple[tuple | None, object]]:
+    """The plans the GPU scans of ``batches`` of queries on ``gpus`` make over their first
+    chunks (the arguments :func:`scanner`'s; ``shard``: of that GPU's shard alone), made
+    without CuPy: the GPUs taken to be the calibration's (or the default model's) with its
+    multiprocessor count. What a command's planning child sends (:func:`fork_planner`;
+    first their promise, ``cuda.scan.ahead.plans``)."""
     from .cuda.gpus import GpuScanner  # lazy: see above
     from .cuda.scan import ahead  # lazy: see above
     from .cuda.scan.model import ahead_model  # lazy: see above
@@ -97,7 +97,8 @@ def plans_ahead(gpus: Sequence[int], residues: np.ndarray, offsets: np.ndarray,
     planner = GpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode, gpus,
                          partition, model=model, multiprocessors=model.sms)
     scanners = planner.scanners if shard is None else planner.scanners[shard:shard + 1]
-    return ahead.plans([scanner.ahead(queries) for scanner in scanners])
+    return ahead.plans([[step for queries in batches for step in scanner.ahead(queries)]
+                        for scanner in scanners])
 
 
 def fork_planner(works: Sequence[Callable[[], Iterable[tuple[tuple | None, object]]]]

@@ -11,6 +11,7 @@ strand.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 import time
@@ -192,11 +193,16 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     return searcher.run(q, options, progress, skip)
 
 
+#: the batches of queries (BATCH_CELLS) a command plans ahead: a plan keeps each subject's
+#: index, so the batches after these are planned when they come
+AHEAD_BATCHES = 2
+
+
 def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "local",
                strand: str = "both", devices: Any = None, partition: str = "auto") -> bool:
-    """Plan the GPU scan of the first batch of a search of the FASTA file ``query`` against
-    ``database`` (a ``.wdb`` folder or a FASTA file; the other arguments
-    :func:`iter_search`'s) in child processes, one per GPU the driver shows
+    """Plan the GPU scans of the first batches (AHEAD_BATCHES) of a search of the FASTA
+    file ``query`` against ``database`` (a ``.wdb`` folder or a FASTA file; the other
+    arguments :func:`iter_search`'s) in child processes, one per GPU the driver shows
     (``wavedp.device.gpus_ahead``) for its shard: a command forks them before it starts any
     thread, each child reads the inputs and plans on a core of its own while the command
     loads CuPy and reads them too, and the search's scanners take the plans (``wavedp.engines.
@@ -217,14 +223,13 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
     def work(shard: int) -> Iterable[tuple[tuple | None, object]]:
         db = open_database(database, scoring, verify=False)
         q = _queries(query, scoring)
-        batch = next(query_batches(list(range(len(q.codes))), [c.size for c in q.codes],
-                                   db.total_residues, BATCH_CELLS["gpu"]), None)
-        if batch is None:
-            return ()
-        _, jobs = batch_jobs(q, batch, wanted)
+        batches = itertools.islice(query_batches(list(range(len(q.codes))),
+                                                 [c.size for c in q.codes], db.total_residues,
+                                                 BATCH_CELLS["gpu"]), AHEAD_BATCHES)
+        asked = [[codes for *_, codes in batch_jobs(q, batch, wanted)[1]] for batch in batches]
         return engines.plans_ahead(gpus, db.residues, db.offsets, db.codes_for(scoring),
                                    scoring.table, scoring.gap_open, scoring.gap_extend, code,
-                                   partition, [codes for *_, codes in jobs], shard)
+                                   partition, asked, shard)
 
     return engines.fork_planner([functools.partial(work, k) for k in range(len(gpus))])
 
