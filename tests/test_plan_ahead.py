@@ -187,15 +187,19 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def test_a_child_plans_what_the_scanners_take(tmp_path):
-    rng = np.random.default_rng(5)
+def _fasta_files(folder, subjects: int, queries: tuple[int, ...], seed: int) -> None:
+    """``folder``/db.fa of ``subjects`` random proteins and ``folder``/q.fa of queries of
+    these lengths."""
+    rng = np.random.default_rng(seed)
     letters = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
-    with open(tmp_path / "db.fa", "w") as f:
-        for k, n in enumerate(_lengths(3_000).clip(1)):
-            f.write(f">s{k}\n{''.join(rng.choice(letters, int(n)))}\n")
-    with open(tmp_path / "q.fa", "w") as f:
-        for k, n in enumerate((90, 120, 250, 1200, 30, 700)):
-            f.write(f">q{k}\n{''.join(rng.choice(letters, n))}\n")
+    for name, lengths in (("db.fa", _lengths(subjects).clip(1)), ("q.fa", queries)):
+        with open(folder / name, "w") as f:
+            for k, n in enumerate(lengths):
+                f.write(f">{name[0]}{k}\n{''.join(rng.choice(letters, int(n)))}\n")
+
+
+def test_a_child_plans_what_the_scanners_take(tmp_path):
+    _fasta_files(tmp_path, 3_000, (90, 120, 250, 1200, 30, 700), seed=5)
     done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "q.fa"),
                            str(tmp_path / "db.fa")], capture_output=True, text=True,
                           timeout=300)
@@ -232,14 +236,7 @@ def test_a_scanner_waits_only_for_what_the_child_promised():
 
 @pytest.mark.gpu
 def test_a_gpu_search_takes_the_plans_made_ahead(tmp_path):
-    rng = np.random.default_rng(6)
-    letters = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
-    with open(tmp_path / "db.fa", "w") as f:
-        for k, n in enumerate(_lengths(5_000).clip(1)):
-            f.write(f">s{k}\n{''.join(rng.choice(letters, int(n)))}\n")
-    with open(tmp_path / "q.fa", "w") as f:
-        for k, n in enumerate((90, 400, 250)):
-            f.write(f">q{k}\n{''.join(rng.choice(letters, n))}\n")
+    _fasta_files(tmp_path, 5_000, (90, 400, 250), seed=6)
     script = textwrap.dedent("""
         import sys
         from wavedp import Scoring
