@@ -9,7 +9,9 @@ same (wavedp's own frames first, else the innermost frame's module and function)
 at least ``--least`` seconds, with their start and end in seconds since this script started
 (the interpreter's own start-up before it is not included: ``python -X importtime`` or the
 ``interpreter`` floor of ``cold_scan.py`` gives it); then the thread's samples summed by
-frame of interest (samples x ``--every``: a thread's time, busy or waiting).
+frame of interest (samples x ``--every``: a thread's time, busy or waiting). A search
+forks its planning children only where no other thread runs: the sampler stops for the
+fork (a few milliseconds without samples) and starts again after it.
 """
 
 from __future__ import annotations
@@ -42,16 +44,45 @@ def _module(path: str) -> str:
     return path.split("site-packages" + os.sep)[-1].split("src" + os.sep)[-1].removesuffix(".py")
 
 
-def sample(stop: threading.Event, every: float, out: dict[str, list]) -> None:
-    """Every ``every`` seconds, each other thread's (time, label) into ``out``."""
-    me = threading.get_ident()
-    while not stop.is_set():
-        now = time.perf_counter() - START
-        names = {t.ident: t.name for t in threading.enumerate()}
-        for ident, frame in sys._current_frames().items():
-            if ident != me:
-                out.setdefault(names.get(ident, str(ident)), []).append((now, label(frame)))
-        time.sleep(every)
+class Sampler:
+    """A thread that, every ``every`` seconds, adds each other thread's (time, label) to
+    ``out``; stopped and started again around a fork (:meth:`around`)."""
+
+    def __init__(self, every: float, out: dict[str, list]) -> None:
+        self.every, self.out = every, out
+        self.stop_event = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(self.stop_event,), daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        if self.thread is not None:
+            self.thread.join()
+
+    def around(self, function):
+        """``function`` called with the sampler stopped (no thread of its own running)."""
+        def wrapped(*args, **kwargs):
+            self.stop()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.start()
+        return wrapped
+
+    def _run(self, stop: threading.Event) -> None:
+        me = threading.get_ident()
+        while not stop.is_set():
+            now = time.perf_counter() - START
+            names = {t.ident: t.name for t in threading.enumerate()}
+            for ident, frame in sys._current_frames().items():
+                if ident != me:
+                    self.out.setdefault(names.get(ident, str(ident)), []).append(
+                        (now, label(frame)))
+            time.sleep(self.every)
 
 
 def spans(samples: list[tuple[float, str]], least: float) -> list[tuple[float, float, str]]:
@@ -73,22 +104,23 @@ def main() -> None:
     args = parser.parse_args()
     words = args.command[1:] if args.command[:1] == ["--"] else args.command
     found: dict[str, list] = {}
-    stop = threading.Event()
-    sampler = threading.Thread(target=sample, args=(stop, args.every, found), daemon=True)
+    sampler = Sampler(args.every, found)
     sampler.start()
     code = 0
     try:
-        from wavedp.cli import cli  # timed: the command's imports (``main`` would leave
-        # by os._exit: the click group raises SystemExit as it ends)
+        # timed: the command's imports (``main`` would leave by os._exit: the click group
+        # raises SystemExit as it ends)
+        from wavedp.cli import cli
+        from wavedp.engines.cuda.scan import ahead
 
+        ahead.fork = sampler.around(ahead.fork)  # the search's planning children
         sys.argv = ["wavedp", *words]
         cli()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     finally:
         wall = time.perf_counter() - START
-        stop.set()
-        sampler.join()
+        sampler.stop()
         print(f"\ntimeline: the command took {wall:.3f} s in this process", file=sys.stderr)
         for thread, samples in found.items():
             print(f"thread {thread}:", file=sys.stderr)
