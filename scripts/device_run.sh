@@ -155,6 +155,9 @@ if want twogpus; then
     done 2>&1 | tee "$out/twogpus.log"
     cmp /tmp/two-0.tsv /tmp/two-0,1.tsv && echo "outputs identical ($(wc -l < /tmp/two-0.tsv) lines)" \
         | tee -a "$out/twogpus.log"
+    # where the two-GPU command's time goes, thread by thread
+    python3 benchmarks/timeline.py --least 0.03 -- search "$queries" /tmp/two.wdb --devices 0,1 \
+        --explain -o /tmp/two-t.tsv 2>&1 | tee "$out/twogpus_timeline.log" | tail -60
 fi
 if want timeline; then
     # thread-by-thread timelines of whole commands from fresh processes (benchmarks/timeline.py):
