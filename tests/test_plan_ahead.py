@@ -21,6 +21,7 @@ from wavedp.engines.cuda.scan import ahead
 from wavedp.engines.cuda.scan import scanner as scan_mod
 from wavedp.engines.cuda.scan.model import DEFAULT_GPU
 from wavedp.search.api import plan_ahead
+from wavedp.search.database import Database
 from wavedp.trace import Trace
 
 
@@ -135,14 +136,14 @@ def test_no_fork_beside_other_threads():
         other.join()
 
 
-def test_no_plan_ahead_without_a_gpu_or_a_file(tmp_path, monkeypatch):
-    query = tmp_path / "q.fa"
-    query.write_text(">q\nMKV\n")
+def test_no_plan_ahead_without_a_gpu_or_the_files(tmp_path, monkeypatch):
+    query, database = _inputs_on_disk(tmp_path, 50, (30,), 7)
     monkeypatch.setattr(device_mod, "DRIVER_GPUS", str(tmp_path / "none"))
-    assert not plan_ahead(str(query), str(query), Scoring())
+    assert not plan_ahead(query, database, Scoring())
     (tmp_path / "none" / "0000:18:00.0").mkdir(parents=True)
-    assert not plan_ahead("-", str(query), Scoring())  # standard input is read once
-    assert not plan_ahead(str(query), str(query), Scoring(), strand="plus")  # said later
+    assert not plan_ahead("-", database, Scoring())  # standard input is read once
+    assert not plan_ahead(query, query, Scoring())  # a FASTA database: built in each child
+    assert not plan_ahead(query, database, Scoring(), strand="plus")  # said by the search
 
 
 CHILD = textwrap.dedent("""
@@ -187,22 +188,24 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def _fasta_files(folder, subjects: int, queries: tuple[int, ...], seed: int) -> None:
-    """``folder``/db.fa of ``subjects`` random proteins and ``folder``/q.fa of queries of
-    these lengths."""
+def _inputs_on_disk(folder, subjects: int, queries: tuple[int, ...], seed: int
+                    ) -> tuple[str, str]:
+    """(q.fa, db.wdb) in ``folder``: queries of these lengths and a database of
+    ``subjects`` random proteins."""
     rng = np.random.default_rng(seed)
     letters = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
     for name, lengths in (("db.fa", _lengths(subjects).clip(1)), ("q.fa", queries)):
         with open(folder / name, "w") as f:
             for k, n in enumerate(lengths):
                 f.write(f">{name[0]}{k}\n{''.join(rng.choice(letters, int(n)))}\n")
+    Database.build(folder / "db.fa", folder / "db.wdb", progress=False)
+    return str(folder / "q.fa"), str(folder / "db.wdb")
 
 
 def test_a_child_plans_what_the_scanners_take(tmp_path):
-    _fasta_files(tmp_path, 3_000, (90, 120, 250, 1200, 30, 700), seed=5)
-    done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "q.fa"),
-                           str(tmp_path / "db.fa")], capture_output=True, text=True,
-                          timeout=300)
+    query, database = _inputs_on_disk(tmp_path, 3_000, (90, 120, 250, 1200, 30, 700), 5)
+    done = subprocess.run([sys.executable, "-c", CHILD, query, database], capture_output=True,
+                          text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     # the first two batches (AHEAD_BATCHES) planned by the children, each shard's first
     # unit and then the rest; the third planned by the scanners themselves
@@ -236,7 +239,7 @@ def test_a_scanner_waits_only_for_what_the_child_promised():
 
 @pytest.mark.gpu
 def test_a_gpu_search_takes_the_plans_made_ahead(tmp_path):
-    _fasta_files(tmp_path, 5_000, (90, 400, 250), seed=6)
+    query, database = _inputs_on_disk(tmp_path, 5_000, (90, 400, 250), 6)
     script = textwrap.dedent("""
         import sys
         from wavedp import Scoring
@@ -252,8 +255,7 @@ def test_a_gpu_search_takes_the_plans_made_ahead(tmp_path):
         expected = search(query, database, scoring, **options)
         print(ahead, trace.counts.get("plans made ahead", 0), got == expected)
     """)
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "q.fa"),
-                           str(tmp_path / "db.fa")], capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run([sys.executable, "-c", script, query, database],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "2", "True"]

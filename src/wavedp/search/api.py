@@ -201,14 +201,16 @@ AHEAD_BATCHES = 2
 def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "local",
                strand: str = "both", devices: Any = None, partition: str = "auto") -> bool:
     """Plan the GPU scans of the first batches (AHEAD_BATCHES) of a search of the FASTA
-    file ``query`` against ``database`` (a ``.wdb`` folder or a FASTA file; the other
-    arguments :func:`iter_search`'s) in child processes, one per GPU the driver shows
+    file ``query`` against the ``.wdb`` folder ``database`` (the other arguments
+    :func:`iter_search`'s) in child processes, one per GPU the driver shows
     (``wavedp.device.gpus_ahead``) for its shard: a command forks them before it starts any
     thread, each child reads the inputs and plans on a core of its own while the command
     loads CuPy and reads them too, and the search's scanners take the plans (``wavedp.engines.
-    fork_planner``). False (nothing started) where no GPU is seen, an input is not a file
-    that can be read twice, an argument is not valid (the search says so) or the process
-    cannot fork safely; whatever fails in the child leaves the scanners to plan
+    fork_planner``; a child maps the database's files, which the command maps too). False
+    (nothing started) where no GPU is seen, the query is not a file that can be read twice,
+    the database is not a ``.wdb`` folder (every child would build a FASTA database in its
+    memory again), an argument is not valid (the search says so) or the process cannot
+    fork safely; whatever fails in the child leaves the scanners to plan
     themselves."""
     try:
         check_partition(partition)
@@ -216,8 +218,7 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
     except InputError:  # the search reports it
         return False
     gpus = gpus_ahead(devices)
-    if not gpus or not os.path.isfile(query) or not (os.path.isfile(database) or
-                                                      os.path.isdir(database)):
+    if not gpus or not os.path.isfile(query) or not os.path.isdir(database):
         return False
 
     def work(shard: int) -> Iterable[tuple[tuple | None, object]]:
