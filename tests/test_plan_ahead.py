@@ -55,13 +55,6 @@ def _gpu_scanner(offsets: np.ndarray, devices=(0,), sms: int | None = None) -> G
                       multiprocessors=sms, trace=Trace())
 
 
-def _groups(scanner, queries):
-    """The scan's groups of units (their query arrays) over the first chunk, in turn."""
-    first = scanner._first_chunk()
-    return first, [[[queries[k] for k in u] for u in group]
-                   for group in scanner._groups(first, queries, scanner._units(queries))]
-
-
 def test_gpus_ahead_from_the_driver_list(tmp_path, monkeypatch):
     monkeypatch.setattr(device_mod, "DRIVER_GPUS", str(tmp_path / "gpus"))
     assert gpus_ahead() == ()  # no driver: no GPU expected
@@ -90,7 +83,7 @@ def test_the_scanner_takes_the_plan_made_ahead(devices):
     later = _gpu_scanner(offsets, devices)  # its multiprocessors asked of the GPU
     fresh = _gpu_scanner(offsets, devices, sms=DEFAULT_GPU.sms)
     for scanner, again in zip(later.scanners, fresh.scanners, strict=True):
-        first, groups = _groups(scanner, QUERIES)
+        first, groups = scanner._first_groups(QUERIES)
         assert len(groups) == 2
         for units in groups:
             plan = scanner.launches(first, units)
@@ -116,12 +109,14 @@ def test_another_gpu_or_database_plans_itself():
     for item in made:
         ahead._STORE[item[0]] = item[1]
     other = _gpu_scanner(offsets, sms=DEFAULT_GPU.sms - 18).scanners[0]
-    other.launches(*other._first(QUERIES))
+    ch, groups = other._first_groups(QUERIES)
+    other.launches(ch, groups[0])
     assert "plan" in other.trace.seconds  # planned for its own GPU
     assert len(ahead._STORE) == 2  # the plans made ahead stay where no scanner took them
     another = _gpu_scanner(_offsets(_lengths(20_000, seed=4)),
                            sms=DEFAULT_GPU.sms).scanners[0]
-    another.launches(*another._first(QUERIES))
+    ch, groups = another._first_groups(QUERIES)
+    another.launches(ch, groups[0])
     assert "plan" in another.trace.seconds
 
 
@@ -177,10 +172,9 @@ CHILD = textwrap.dedent("""
         made = []
         for scanner in gpus.scanners:  # each waits while its child still plans
             scanner.trace = Trace()
-            first = scanner._first_chunk()
-            groups = scanner._groups(first, asked, scanner._units(asked))
+            first, groups = scanner._first_groups(asked)
             for group in groups:
-                scanner.launches(first, [[asked[j] for j in u] for u in group])
+                scanner.launches(first, group)
             made.append((len(groups), scanner.trace.counts.get("plans made ahead", 0),
                          "plan" in scanner.trace.seconds))
         print(k, made)

@@ -65,7 +65,6 @@ DATABASE_BYTES: int | None = None
 PLANS = 8
 
 
-
 class Launch(NamedTuple):
     """One planned launch over a chunk: its kernel shape (G, R, passes), its subjects (chunk
     indices, int32, in the order the tickets hand them out), the longest of them and its
@@ -485,34 +484,33 @@ class Scanner:
         0.2-0.3 s without the interpreter's lock): the plan is kept with the others, where
         the scan finds it. Before the chunks are known (they need the GPU's free memory),
         the first is taken to be the whole database, as it is wherever it fits."""
-        first = self._first(queries)
+        first = self._first_groups(queries)
         if first is not None:
-            self.launches(*first)
+            ch, groups = first
+            self.launches(ch, groups[0])
 
     def ahead(self, queries: list[np.ndarray]
               ) -> list[tuple[tuple, Callable[[], tuple]]]:
         """The plans a scan of ``queries`` makes over the first chunk, in the order it makes
         them: (all the plan depends on, the function that makes it), for scanners made later
         (``ahead.py``)."""
-        first = self._first_chunk()
-        units = self._units(queries)
-        if not first.count or not units:
+        first = self._first_groups(queries)
+        if first is None:
             return []
-        groups = [[[queries[k] for k in u] for u in group]
-                  for group in self._groups(first, queries, units)]
-        return [(self._content(first, group), functools.partial(self._planned, first, group))
+        ch, groups = first
+        return [(self._content(ch, group), functools.partial(self._planned, ch, group))
                 for group in groups]
 
-    def _first(self, queries: list[np.ndarray]
-               ) -> tuple[Chunk, list[list[np.ndarray]]] | None:
-        """The first chunk and the units its scan plans first (None: nothing to scan), see
-        :meth:`plan`."""
+    def _first_groups(self, queries: list[np.ndarray]
+                      ) -> tuple[Chunk, list[list[list[np.ndarray]]]] | None:
+        """The first chunk and the groups of units (their queries) its scan plans in turn
+        (None: nothing to scan), see :meth:`plan`."""
         ch = self._first_chunk()
         units = self._units(queries)
         if not ch.count or not units:
             return None
-        group = self._groups(ch, queries, units)[0]
-        return ch, [[queries[k] for k in u] for u in group]
+        return ch, [[[queries[k] for k in u] for u in group]
+                    for group in self._groups(ch, queries, units)]
 
     def _first_chunk(self) -> Chunk:
         """The database's first chunk, or the whole database where the chunks are not known
@@ -665,4 +663,3 @@ def _edge(k: int, go: int, ge: int) -> int:
 
 def _edges(lengths: np.ndarray, go: int, ge: int) -> np.ndarray:
     return np.where(lengths > 0, -(go + (lengths - 1) * ge), 0).astype(np.int32)
-
