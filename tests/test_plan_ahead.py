@@ -5,6 +5,7 @@ expected. Host only but the last: planning needs no GPU."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -118,6 +119,18 @@ def test_another_gpu_or_database_plans_itself():
     ch, groups = another._first_groups(QUERIES)
     another.launches(ch, groups[0])
     assert "plan" in another.trace.seconds
+
+
+def test_no_fork_where_the_system_refuses_one(monkeypatch):
+    def refused():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(ahead.os, "fork", refused)
+    monkeypatch.setattr(ahead.threading, "active_count", lambda: 1)  # as a command's start
+    opened = len(os.listdir("/proc/self/fd"))
+    assert not ahead.fork([lambda: iter(())])
+    assert len(os.listdir("/proc/self/fd")) == opened  # the pipe closed again
+    assert not ahead.pending()
 
 
 def test_no_fork_beside_other_threads():

@@ -54,8 +54,10 @@ def plans(steps: list[list[tuple[tuple, Callable[[], tuple]]]]
 def fork(works: Sequence[Callable[[], Iterable[tuple[tuple | None, object]]]]) -> bool:
     """Run each of ``works`` (each yields what :func:`plans` does) in a child process of its
     own and keep what they send, as it comes, for :func:`take`; False (nothing started)
-    where this process cannot fork safely: no ``fork``, or other threads running (a child
-    of a threaded process may inherit a lock that is never released). A child's standard
+    where this process cannot fork safely (no ``fork``, or other threads running: a child
+    of a threaded process may inherit a lock that is never released) or cannot fork at all
+    (out of processes, memory or file descriptors: the works not started are left to the
+    scanners). A child's standard
     streams go to the null device, it writes nothing but its pipe, and it ends with
     ``os._exit``: no exit handler of this process runs twice."""
     global _planning, _silent
@@ -63,12 +65,22 @@ def fork(works: Sequence[Callable[[], Iterable[tuple[tuple | None, object]]]]) -
         return False
     children = []
     for work in works:  # every child forked before the threads that read them start
-        read, write = os.pipe()
-        pid = os.fork()
+        try:
+            read, write = os.pipe()
+        except OSError:  # out of file descriptors: the scanners plan the rest
+            break
+        try:
+            pid = os.fork()
+        except OSError:  # out of processes or memory: likewise
+            os.close(read)
+            os.close(write)
+            break
         if pid == 0:
             _child(work, write)
         os.close(write)
         children.append((read, pid))
+    if not children:
+        return False
     with _changed:
         _planning += len(children)
         _silent += len(children)
