@@ -49,6 +49,20 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
 QUERIES = [np.zeros(n, np.uint8) for n in (144, 3000, 375, 1500, 2504)]
 
 
+def _inputs_on_disk(folder, subjects: int, queries: tuple[int, ...], seed: int
+                    ) -> tuple[str, str]:
+    """(q.fa, db.wdb) in ``folder``: queries of these lengths and a database of
+    ``subjects`` random proteins."""
+    rng = np.random.default_rng(seed)
+    letters = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
+    for name, lengths in (("db.fa", _lengths(subjects).clip(1)), ("q.fa", queries)):
+        with open(folder / name, "w") as f:
+            for k, n in enumerate(lengths):
+                f.write(f">{name[0]}{k}\n{''.join(rng.choice(letters, int(n)))}\n")
+    Database.build(folder / "db.fa", folder / "db.wdb", progress=False)
+    return str(folder / "q.fa"), str(folder / "db.wdb")
+
+
 def _gpu_scanner(offsets: np.ndarray, devices=(0,), sms: int | None = None) -> GpuScanner:
     sub = np.eye(24, dtype=np.int32) * 6 - 1
     residues = np.zeros(int(offsets[-1]), np.uint8)
@@ -157,68 +171,71 @@ def test_no_plan_ahead_without_a_gpu_or_the_files(tmp_path, monkeypatch):
 CHILD = textwrap.dedent("""
     import importlib
     import sys
-    import numpy as np
     from wavedp import Scoring
     from wavedp.device import Device
     from wavedp.engines import scanner as make_scanner
     from wavedp.engines.cuda.scan import ahead
     from wavedp.engines.cuda.scan import scanner as scan_mod
     from wavedp.engines.cuda.scan.model import DEFAULT_GPU
+    from wavedp.search.significance import Method, Sample
     from wavedp.trace import Trace
 
     api = importlib.import_module("wavedp.search.api")
-    query, database = sys.argv[1:3]
+    query, database, stats = sys.argv[1:4]
     api.gpus_ahead = lambda devices: (0, 1)
     scan_mod.device_multiprocessors = lambda d: DEFAULT_GPU.sms
     scoring = Scoring()
     db = api.open_database(database, scoring)
     api.BATCH_CELLS["gpu"] = 400 * db.total_residues  # three batches of queries
-    assert api.plan_ahead(query, database, scoring)  # forked before any thread
+    assert api.plan_ahead(query, database, scoring, stats=stats)  # before any thread
     q = api._queries(query, scoring)
     batches = list(api.query_batches(list(range(len(q.codes))), [c.size for c in q.codes],
                                      db.total_residues, api.BATCH_CELLS["gpu"]))
-    gpus = make_scanner(Device("gpu", (0, 1)), db.residues, db.offsets,
-                        db.codes_for(scoring), scoring.table, scoring.gap_open,
-                        scoring.gap_extend, 0, trace=Trace())
+    lut = db.codes_for(scoring)
+    scans = [(db.residues, db.offsets, lut)]
+    if stats != "none":  # the sample's scan first, as the search's (fitted.py)
+        scans.insert(0, (*Sample.of(db, lut, Method.of(stats, scoring, "local")).residues(
+            db, lut), None))
+    scanners = [make_scanner(Device("gpu", (0, 1)), *scan, scoring.table, scoring.gap_open,
+                             scoring.gap_extend, 0, trace=Trace()) for scan in scans]
     for k, batch in enumerate(batches):
         asked = [codes for *_, codes in api.batch_jobs(q, batch, (0,))[1]]
         made = []
-        for scanner in gpus.scanners:  # each waits while its child still plans
-            scanner.trace = Trace()
-            first, groups = scanner._first_groups(asked)
-            for group in groups:
-                scanner.launches(first, group)
-            made.append((len(groups), scanner.trace.counts.get("plans made ahead", 0),
-                         "plan" in scanner.trace.seconds))
+        for gpus in scanners:
+            for scanner in gpus.scanners:  # each waits while its child still plans
+                scanner.trace = Trace()
+                first, groups = scanner._first_groups(asked)
+                for group in groups:
+                    scanner.launches(first, group)
+                made.append((len(groups), scanner.trace.counts.get("plans made ahead", 0),
+                             "plan" in scanner.trace.seconds))
         print(k, made)
     print(len(ahead._STORE))
 """)
 
 
-def _inputs_on_disk(folder, subjects: int, queries: tuple[int, ...], seed: int
-                    ) -> tuple[str, str]:
-    """(q.fa, db.wdb) in ``folder``: queries of these lengths and a database of
-    ``subjects`` random proteins."""
-    rng = np.random.default_rng(seed)
-    letters = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
-    for name, lengths in (("db.fa", _lengths(subjects).clip(1)), ("q.fa", queries)):
-        with open(folder / name, "w") as f:
-            for k, n in enumerate(lengths):
-                f.write(f">{name[0]}{k}\n{''.join(rng.choice(letters, int(n)))}\n")
-    Database.build(folder / "db.fa", folder / "db.wdb", progress=False)
-    return str(folder / "q.fa"), str(folder / "db.wdb")
-
-
 def test_a_child_plans_what_the_scanners_take(tmp_path):
     query, database = _inputs_on_disk(tmp_path, 3_000, (90, 120, 250, 1200, 30, 700), 5)
-    done = subprocess.run([sys.executable, "-c", CHILD, query, database], capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", CHILD, query, database, "none"],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     # the first two batches (AHEAD_BATCHES) planned by the children, each shard's first
     # unit and then the rest; the third planned by the scanners themselves
     assert done.stdout.splitlines() == ["0 [(2, 2, False), (2, 2, False)]",
                                         "1 [(1, 1, False), (1, 1, False)]",
                                         "2 [(1, 0, True), (1, 0, True)]", "0"]
+
+
+def test_a_child_plans_the_statistics_sample_scans_too(tmp_path):
+    query, database = _inputs_on_disk(tmp_path, 12_000, (90, 120, 250, 1200, 30, 700), 8)
+    done = subprocess.run([sys.executable, "-c", CHILD, query, database, "fitted"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    # per batch: the sample's two shards, then the database's; a third batch planned here
+    assert done.stdout.splitlines() == [
+        "0 [(2, 2, False), (2, 2, False), (2, 2, False), (2, 2, False)]",
+        "1 [(1, 1, False), (1, 1, False), (1, 1, False), (1, 1, False)]",
+        "2 [(1, 0, True), (1, 0, True), (1, 0, True), (1, 0, True)]", "0"]
 
 
 WAITS = textwrap.dedent("""

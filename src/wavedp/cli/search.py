@@ -296,7 +296,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
     if scheduler is None and cluster is None:  # the GPUs start while the inputs are read
         if device != "cpu":  # and a child plans the scan (before any thread starts)
             plan_ahead(query, database, scoring, mode=mode, strand=strand, devices=devices,
-                       partition=partition)
+                       partition=partition, stats=stats)
         start_gpus(device, devices)
     queries = common.prepare(query, scoring, "query")
     db = open_database(database, scoring, verify="background")  # checked below

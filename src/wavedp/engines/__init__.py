@@ -80,25 +80,29 @@ def scanner(device: Device, residues: np.ndarray, offsets: np.ndarray, lut: np.n
     return CpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode)
 
 
-def plans_ahead(gpus: Sequence[int], residues: np.ndarray, offsets: np.ndarray,
-                lut: np.ndarray | None, sub: np.ndarray, gap_open: int, gap_extend: int,
-                mode: int, partition: str, batches: list[list[np.ndarray]],
+def plans_ahead(gpus: Sequence[int], sub: np.ndarray, gap_open: int, gap_extend: int,
+                mode: int, partition: str,
+                scans: list[tuple[np.ndarray, np.ndarray, np.ndarray | None, list[np.ndarray]]],
                 shard: int | None = None) -> Iterator[tuple[tuple | None, object]]:
-    """The plans the GPU scans of ``batches`` of queries on ``gpus`` make over their first
-    chunks (the arguments :func:`scanner`'s; ``shard``: of that GPU's shard alone), made
-    without CuPy: the GPUs taken to be the calibration's (or the default model's) with its
-    multiprocessor count. What a command's planning child sends (:func:`fork_planner`;
-    first their promise, ``cuda.scan.ahead.plans``)."""
+    """The plans GPU scans on ``gpus`` make over their first chunks, ``scans`` the
+    (residues, offsets, lut, queries) of each in the order a search makes them (the other
+    arguments :func:`scanner`'s; ``shard``: of that GPU's shard alone), made without CuPy:
+    the GPUs taken to be the calibration's (or the default model's) with its multiprocessor
+    count. What a command's planning child sends (:func:`fork_planner`; first their
+    promise, ``cuda.scan.ahead.plans``)."""
     from .cuda.gpus import GpuScanner  # lazy: see above
     from .cuda.scan import ahead  # lazy: see above
     from .cuda.scan.model import ahead_model  # lazy: see above
 
     model = ahead_model()
-    planner = GpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode, gpus,
-                         partition, model=model, multiprocessors=model.sms)
-    scanners = planner.scanners if shard is None else planner.scanners[shard:shard + 1]
-    return ahead.plans([[step for queries in batches for step in scanner.ahead(queries)]
-                        for scanner in scanners])
+    steps: dict[int, list] = {}  # each shard's, in turn
+    for residues, offsets, lut, queries in scans:
+        planner = GpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode, gpus,
+                             partition, model=model, multiprocessors=model.sms)
+        for k, scanner in enumerate(planner.scanners):
+            if shard is None or k == shard:
+                steps.setdefault(k, []).extend(scanner.ahead(queries))
+    return ahead.plans(list(steps.values()))
 
 
 def fork_planner(works: Sequence[Callable[[], Iterable[tuple[tuple | None, object]]]]

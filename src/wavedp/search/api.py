@@ -199,10 +199,12 @@ AHEAD_BATCHES = 2
 
 
 def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "local",
-               strand: str = "both", devices: Any = None, partition: str = "auto") -> bool:
+               strand: str = "both", devices: Any = None, partition: str = "auto",
+               stats: str = DEFAULT_STATS) -> bool:
     """Plan the GPU scans of the first batches (AHEAD_BATCHES) of a search of the FASTA
     file ``query`` against the ``.wdb`` folder ``database`` (the other arguments
-    :func:`iter_search`'s) in child processes, one per GPU the driver shows
+    :func:`iter_search`'s), and under fitted statistics the scans of the database's sample
+    before them, in child processes, one per GPU the driver shows
     (``wavedp.device.gpus_ahead``) for its shard: a command forks them before it starts any
     thread, each child reads the inputs and plans on a core of its own while the command
     loads CuPy and reads them too, and the search's scanners take the plans (``wavedp.engines.
@@ -215,6 +217,7 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
     try:
         check_partition(partition)
         code, wanted = mode_code(mode), strands(scoring.is_dna, strand)
+        method = Method.of(stats, scoring, mode)
     except InputError:  # the search reports it
         return False
     gpus = gpus_ahead(devices)
@@ -224,13 +227,19 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
     def work(shard: int) -> Iterable[tuple[tuple | None, object]]:
         db = open_database(database, scoring, verify=False)
         q = _queries(query, scoring)
-        batches = itertools.islice(query_batches(list(range(len(q.codes))),
-                                                 [c.size for c in q.codes], db.total_residues,
-                                                 BATCH_CELLS["gpu"]), AHEAD_BATCHES)
-        asked = [[codes for *_, codes in batch_jobs(q, batch, wanted)[1]] for batch in batches]
-        return engines.plans_ahead(gpus, db.residues, db.offsets, db.codes_for(scoring),
-                                   scoring.table, scoring.gap_open, scoring.gap_extend, code,
-                                   partition, asked, shard)
+        lut = db.codes_for(scoring)
+        sample = Sample.of(db, lut, method).residues(db, lut) if method.fitted else None
+        scans = []
+        for batch in itertools.islice(query_batches(list(range(len(q.codes))),
+                                                    [c.size for c in q.codes],
+                                                    db.total_residues, BATCH_CELLS["gpu"]),
+                                      AHEAD_BATCHES):
+            asked = [codes for *_, codes in batch_jobs(q, batch, wanted)[1]]
+            if sample is not None:  # the sample's scan comes first (fitted.py)
+                scans.append((*sample, None, asked))
+            scans.append((db.residues, db.offsets, lut, asked))
+        return engines.plans_ahead(gpus, scoring.table, scoring.gap_open, scoring.gap_extend,
+                                   code, partition, scans, shard)
 
     return engines.fork_planner([functools.partial(work, k) for k in range(len(gpus))])
 
