@@ -398,5 +398,6 @@ def _explain(trace: Trace, started: float, query_m: list[int], residues: int) ->
     alive = process_seconds()
     start = "" if alive is None else f"; the process ran {alive:.2f} s, " \
         f"{alive - whole:.2f} s of it before the search (start-up, inputs)"
-    lines.append(f"phases: {phases or 'none recorded'}; the search {whole:.3f} s{start}")
+    counts = "".join(f"; {name} {number:,}" for name, number in trace.counts.items())
+    lines.append(f"phases: {phases or 'none recorded'}{counts}; the search {whole:.3f} s{start}")
     click.echo("\n".join(["wavedp: explain:", *lines]), err=True)
