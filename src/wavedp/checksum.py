@@ -6,6 +6,7 @@ on one thread."""
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
 import zlib
@@ -13,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .threads import cores
 
-#: pieces checksummed on a thread each (a power of two, so one zero-append operator serves)
+#: pieces checksummed on a thread each
 PIECE = 16 << 20
 
 #: the CRC-32 polynomial, reflected
@@ -38,40 +39,41 @@ def crc32_file(path: str | os.PathLike, threads: int | None = None, block: int =
                     crcs = list(pool.map(lambda a: zlib.crc32(view[a:a + block]), starts))
             finally:
                 view.release()
-    full = _zeros_operator(block)  # appending one whole piece
     crc = crcs[0]
     for piece_crc in crcs[1:-1]:
-        crc = _times(full, crc) ^ piece_crc
-    if len(crcs) > 1:
-        last = size - (len(crcs) - 1) * block
-        crc = _times(full if last == block else _zeros_operator(last), crc) ^ crcs[-1]
-    return crc
+        crc = crc32_combine(crc, piece_crc, block)
+    return crc32_combine(crc, crcs[-1], size - (len(crcs) - 1) * block) if len(crcs) > 1 \
+        else crc
 
 
 def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
     """The CRC-32 of A + B from crc1 = CRC-32 of A, crc2 = CRC-32 of B and B's length."""
-    if len2 <= 0:
-        return crc1
-    return _times(_zeros_operator(len2), crc1) ^ crc2
+    return _advance(crc1, len2) ^ crc2 if len2 > 0 else crc1
 
 
-def _zeros_operator(count: int) -> list[int]:
-    """The GF(2) 32 x 32 matrix (its columns as ints) that advances a CRC-32 register over
-    ``count`` zero bytes: the one-zero-bit operator squared up to the bytes' bits."""
-    one_bit = [_POLY] + [1 << n for n in range(31)]
-    power = _square(_square(_square(one_bit)))  # one zero byte
-    result: list[int] | None = None
+def _advance(crc: int, count: int) -> int:
+    """The CRC-32 register ``crc`` advanced over ``count`` zero bytes: the operators of the
+    set bits of ``count`` (each made once) applied in turn."""
+    bit = 0
     while count:
         if count & 1:
-            result = power if result is None else [_times(power, c) for c in result]
+            crc = _times(_zero_bytes(bit), crc)
         count >>= 1
-        if count:
-            power = _square(power)
-    assert result is not None
-    return result
+        bit += 1
+    return crc
 
 
-def _times(matrix: list[int], vector: int) -> int:
+@functools.cache
+def _zero_bytes(bit: int) -> tuple[int, ...]:
+    """The GF(2) 32 x 32 matrix (its columns as ints) that advances a CRC-32 register over
+    2**bit zero bytes: the one-zero-bit operator squared up to the bytes' bits."""
+    if bit == 0:
+        one_bit = [_POLY] + [1 << n for n in range(31)]
+        return tuple(_square(_square(_square(one_bit))))
+    return tuple(_square(_zero_bytes(bit - 1)))
+
+
+def _times(matrix: tuple[int, ...] | list[int], vector: int) -> int:
     """matrix x vector over GF(2) (bit n of vector selects column n)."""
     out, n = 0, 0
     while vector:
@@ -82,5 +84,5 @@ def _times(matrix: list[int], vector: int) -> int:
     return out
 
 
-def _square(matrix: list[int]) -> list[int]:
+def _square(matrix: tuple[int, ...] | list[int]) -> list[int]:
     return [_times(matrix, column) for column in matrix]

@@ -9,40 +9,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .alphabets import DNA_LETTERS, INVALID, dna_codes, letter_codes
 from .engines.common import SCORE_LIMIT
 from .errors import InputError
-
-#: byte value in an encoding table that marks a character the alphabet does not accept
-INVALID = 255
-
-DNA_LETTERS = "ACGTN"
-_IUPAC_AS_N = "RYSWKMBDHVN"
 
 
 def dna_table() -> np.ndarray:
     """The 256-entry code table of DNA letters (ACGT, U as T, IUPAC ambiguity codes as N;
     INVALID elsewhere)."""
-    lut = np.full(256, INVALID, dtype=np.uint8)
-    for code, letter in enumerate("ACGT"):
-        lut[ord(letter)] = lut[ord(letter.lower())] = code
-    lut[ord("U")] = lut[ord("u")] = 3
-    for letter in _IUPAC_AS_N:
-        lut[ord(letter)] = lut[ord(letter.lower())] = 4
-    return lut
+    return np.frombuffer(dna_codes(), dtype=np.uint8).copy()
 
 
 def matrix_table(alphabet: str) -> np.ndarray:
     """The 256-entry code table of a substitution matrix's ``alphabet`` (either case; U, O
     and J as X where the matrix has X; INVALID elsewhere)."""
-    lut = np.full(256, INVALID, dtype=np.uint8)
-    for code, letter in enumerate(alphabet):
-        lut[ord(letter)] = code
-        lut[ord(letter.lower())] = code
-    if "X" in alphabet:
-        for letter in "UOJ":
-            if letter not in alphabet:
-                lut[ord(letter)] = lut[ord(letter.lower())] = alphabet.index("X")
-    return lut
+    return np.frombuffer(letter_codes(alphabet), dtype=np.uint8).copy()
 
 
 def _load_matrix(name: str) -> tuple[str, np.ndarray]:
