@@ -15,9 +15,17 @@ from hypothesis import strategies as st
 
 from wavedp import InputError, Scoring
 from wavedp.search import database as dbmod
+from wavedp.search import makedb
 from wavedp.search.api import iter_search
 from wavedp.search.database import PROTEIN_LETTERS, Database
 from wavedp.seqio import fasta_blocks, iter_records, read_records
+
+
+@pytest.fixture(autouse=True)
+def _threads(monkeypatch):
+    """The threaded and record paths of Database.build here, on any machine (the processes'
+    path, taken on machines of makedb.FEWEST cores or more, is tests/test_makedb.py's)."""
+    monkeypatch.setattr(makedb, "FEWEST", 1 << 30)
 
 BLOSUM62 = Scoring(matrix="BLOSUM62")
 DNA = Scoring(match=1, mismatch=-1)
@@ -160,7 +168,7 @@ def test_iter_records_streams(tmp_path: Path):
 
 def test_read_position_follows_the_reader(tmp_path: Path):
     path = write(tmp_path / "p.fa", "".join(f">r{k}\n{'A' * 100}\n" for k in range(2000)))
-    position = dbmod._ReadPosition(str(path))
+    position = makedb.ReadPosition(str(path))
     records = iter_records(path)
     next(records)
     done = position.bytes_read()
@@ -518,7 +526,7 @@ def test_the_parsers_byte_counts_are_bincounts(size):
         assert _counts(part).tolist() == np.bincount(part, minlength=256).tolist()
 
 
-@pytest.mark.parametrize("cores,asked,used", [(16, None, dbmod.MAKEDB_THREADS), (2, None, 2),
+@pytest.mark.parametrize("cores,asked,used", [(16, None, makedb.MAKEDB_THREADS), (2, None, 2),
                                               (16, 12, 12)])
 def test_makedb_parses_on_every_core_up_to_a_cap(tmp_path: Path, monkeypatch, cores, asked,
                                                  used):
@@ -529,7 +537,7 @@ def test_makedb_parses_on_every_core_up_to_a_cap(tmp_path: Path, monkeypatch, co
     monkeypatch.setattr(dbmod, "cores", lambda: cores)
     monkeypatch.setattr(dbmod, "_write", lambda *a, **k: seen.append(a[4]) or real(*a, **k))
     fasta = write(tmp_path / "in.fa", ">a\nACDE\n>b\nKLMN\n")
-    Database.build(fasta, tmp_path / "x.wdb", progress=False, threads=asked)
+    Database.build(fasta, tmp_path / "x.wdb", progress=False, threads=asked, processes=False)
     assert seen == [used]
 
 
@@ -541,7 +549,7 @@ def test_makedb_progress_in_a_log_is_a_line_at_intervals(tmp_path: Path):
     fasta = write(tmp_path / "in.fa", ">a\n" + "ACDE" * 1_000_000 + "\n")
     now = [0.0]
     out = io.StringIO()
-    with dbmod._progress(str(fasta), True, interval=10.0, stream=out,
+    with makedb.progress(str(fasta), True, interval=10.0, stream=out,
                          clock=lambda: now[0]) as update:
         with open(fasta, "rb") as fh:  # the reader's descriptor
             fh.seek(3_000_000)
@@ -552,7 +560,7 @@ def test_makedb_progress_in_a_log_is_a_line_at_intervals(tmp_path: Path):
             update()
     assert out.getvalue() == "wavedp: building database from in.fa: 3 of 4 MB read, 10 s\n"
     quiet = io.StringIO()
-    with dbmod._progress(str(fasta), False, interval=0.0, stream=quiet) as update:
+    with makedb.progress(str(fasta), False, interval=0.0, stream=quiet) as update:
         update()
     assert quiet.getvalue() == ""
 

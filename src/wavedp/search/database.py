@@ -18,57 +18,35 @@ DNA uses the DNA scoring codes (A C G T N, U as T, IUPAC ambiguity codes as N).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import operator
 import os
-import shutil
-import sys
 import threading
-import time
 import zlib
 from abc import abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TextIO, overload
+from typing import overload
 
 import numpy as np
 
-from .. import partfiles
+from ..alphabets import guess
 from ..checksum import crc32_file
 from ..engines.common import residue_ranges
 from ..errors import InputError
-from ..scoring import DNA_LETTERS, INVALID, Scoring, dna_table, matrix_table
+from ..scoring import INVALID, Scoring, dna_table, matrix_table
 from ..seqio import FastaBlock, fasta_block, fasta_chunks, iter_records
 from ..threads import check as check_threads
 from ..threads import cores
+from . import makedb
+from .dbfiles import ALPHABETS, FILES, FORMAT, HEADER, PROTEIN_LETTERS, VERSION, finish, making
+from .makedb import MAKEDB_THREADS
 
-FORMAT = "wavedp-db"
-VERSION = 1
-HEADER = "header.json"
-#: the canonical protein letters (Biopython's BLOSUM62 alphabet); code k is letter k
-PROTEIN_LETTERS = "ARNDCQEGHILKMFPSTWYVBZX*"
-ALPHABETS = {"protein": PROTEIN_LETTERS, "dna": DNA_LETTERS}
-#: data file name -> little-endian dtype
-FILES = {
-    "residues.u8": "<u1",
-    "offsets.i64": "<i8",
-    "lengths.i32": "<i4",
-    "ids.txt": "<u1",
-    "id_offsets.i64": "<i8",
-}
 #: structural checks read this many bytes at a time
 BLOCK = 16 << 20
 #: the builder encodes and writes once this many residues or records are pending
-#: makedb's default parsing threads at most: the parser's NumPy passes release the GIL, but
-#: each piece takes it between them; on the 16-core H100 host the pieces of a Swiss-Prot-sized
-#: FASTA parsed in 0.48 s on 4 threads, 0.44 s on 8 and 0.70 s on 16 (the build: 0.58, 0.61
-#: and 0.65 s)
-MAKEDB_THREADS = 6
-#: makedb's progress in a log: a line at most this often (seconds)
-PROGRESS_INTERVAL = 30.0
 BATCH_RESIDUES = 1 << 20
 BATCH_RECORDS = 1 << 14
 _INT32_MAX = int(np.iinfo(np.int32).max)
@@ -85,21 +63,10 @@ def _check_alphabet(alphabet: str, auto: bool = False) -> str:
     return alphabet
 
 
-#: the letters a DNA sequence may hold (bases, U, N and the IUPAC ambiguity codes), and the
-#: bases; ``guess_alphabet`` calls a text DNA when it holds only the first and mostly the second
-_DNA_LETTERS = np.zeros(256, bool)
-_DNA_LETTERS[np.frombuffer(b"ACGTUNRYSWKMBDHVacgtunryswkmbdhv", np.uint8)] = True
-_BASES = np.zeros(256, bool)
-_BASES[np.frombuffer(b"ACGTUacgtu", np.uint8)] = True
-#: ``guess_alphabet``'s share of bases among the letters of a DNA text
-DNA_BASES = 0.9
-
-
 def guess_alphabet(texts: Sequence[str]) -> str:
     """``dna`` when every letter of ``texts`` is a DNA letter (A, C, G, T, U, N or an IUPAC
     ambiguity code) and at least DNA_BASES of them are A, C, G, T or U; else ``protein``."""
-    return _guess_letters(_composition(
-        np.frombuffer("".join(texts).encode("latin-1", "replace"), np.uint8)))
+    return guess("".join(texts).encode("latin-1", "replace"))
 
 
 def _label(alphabet: str) -> str:
@@ -216,10 +183,10 @@ class _Builder:
         self.longest = max(self.longest, int(lengths.max()))
         self.texts, self.ids, self.pending = [], [], 0
 
-    def choose(self, letters: np.ndarray) -> None:
-        """Decide the alphabet (``auto``) from the first block's letters (counts by byte)."""
+    def choose(self, residues: bytes) -> None:
+        """Decide the alphabet (``auto``) from the first block's residues (:func:`guess`)."""
         if self.lut is None:
-            self.alphabet = _guess_letters(letters)
+            self.alphabet = guess(residues)
             self.lut = _lut(self.alphabet)
 
     def add_block(self, block: FastaBlock, codes: np.ndarray, composition: np.ndarray) -> None:
@@ -285,14 +252,6 @@ def _encode_block(source: str, data: memoryview, lut: np.ndarray
     return block, block.residues, composition
 
 
-def _guess_letters(counts: np.ndarray) -> str:
-    """:func:`guess_alphabet` of letters counted by byte value."""
-    letters = int(counts.sum())
-    if not letters or counts[~_DNA_LETTERS].any():
-        return "protein"
-    return "dna" if counts[_BASES].sum() >= DNA_BASES * letters else "protein"
-
-
 def _write(folder: str, source: str, alphabet: str, progress: bool, threads: int,
            fast: bool = True) -> _Builder:
     """Encode ``source`` into the data files of ``folder``: FASTA pieces of whole records
@@ -301,7 +260,7 @@ def _write(folder: str, source: str, alphabet: str, progress: bool, threads: int
     where)."""
     builder = _Builder(folder, source, alphabet)
     try:
-        with _progress(source, progress) as update:
+        with makedb.progress(source, progress) as update:
             if fast:
                 try:
                     _write_blocks(builder, source, threads, update)
@@ -338,11 +297,10 @@ def _write_blocks(builder: _Builder, source: str, threads: int,
             for data, _ in pieces:
                 if builder.lut is None:
                     try:
-                        letters = fasta_block(source, data, 0).letters
+                        first = fasta_block(source, data, 0)
                     except InputError:
                         raise _Slow from None
-                    assert letters is not None
-                    builder.choose(letters)
+                    builder.choose(first.residues.tobytes())
                     assert builder.lut is not None
                 parsed = pool.submit(_encode_block, source, data, builder.lut)
                 window.append(writer.submit(write, parsed))
@@ -373,148 +331,6 @@ def _verify_into(future: Future, files: dict[str, str], header: dict) -> None:
         future.set_exception(exc)
     else:
         future.set_result(None)
-
-
-def _header_text(header: dict) -> str:
-    """JSON with one top-level key per line."""
-    rows = (f" {json.dumps(key)}: {json.dumps(value)}" for key, value in header.items())
-    return "{\n" + ",\n".join(rows) + "\n}\n"
-
-
-class _ReadPosition:
-    """How far a reader of ``path`` in this process has got: the offset of its file descriptor.
-
-    pyfastx reads through its own descriptor; the newest descriptor open on the same file is
-    found through /proc/self/fd (or /dev/fd) and its offset read with ``lseek(fd, 0,
-    SEEK_CUR)``, which moves nothing. Where that is not possible, the position stays unknown.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.fd: int | None = None
-        self.before = set(self._fds())
-
-    def _fds(self) -> list[int]:
-        folder = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
-        try:
-            target = os.stat(self.path)
-            names = os.listdir(folder)
-        except OSError:
-            return []
-        found = []
-        for name in names:
-            with contextlib.suppress(OSError, ValueError):
-                st = os.fstat(int(name))
-                if (st.st_dev, st.st_ino) == (target.st_dev, target.st_ino):
-                    found.append(int(name))
-        return found
-
-    def bytes_read(self) -> int | None:
-        for _ in range(2):
-            if self.fd is None:
-                fresh = [fd for fd in self._fds() if fd not in self.before]
-                self.fd = max(fresh) if fresh else None
-            if self.fd is None:
-                return None
-            try:
-                return os.lseek(self.fd, 0, os.SEEK_CUR)
-            except OSError:
-                self.fd = None
-        return None
-
-
-@contextlib.contextmanager
-def _progress(path: str, show: bool, interval: float = PROGRESS_INTERVAL,
-              stream: TextIO | None = None,
-              clock: Callable[[], float] = time.monotonic) -> Iterator:
-    """The input file's bytes read, shown on ``stream`` (stderr): a rich progress bar on a
-    terminal (it vanishes at the end), elsewhere (a batch job's log) a plain line at most
-    every ``interval`` seconds of ``clock``; nothing where ``show`` is False. Yields the
-    function the reader calls after each piece."""
-    stream = sys.stderr if stream is None else stream
-    try:
-        terminal = stream.isatty()
-    except (AttributeError, ValueError):  # a closed or unusual stream
-        terminal = False
-    try:
-        total = os.path.getsize(path) if show else None
-    except OSError:  # the reader names the problem
-        total, show = None, False
-    label = f"building database from {os.path.basename(path)}"
-    position = _ReadPosition(path) if show else None
-    if not terminal or not show:  # rich is not imported: a log gets lines
-        start = last = clock()
-
-        def line() -> None:
-            nonlocal last
-            now = clock()
-            if now - last < interval:
-                return
-            done = position.bytes_read() if position else None
-            if done is not None:
-                last = now
-                print(f"wavedp: {label}: {done / 1e6:,.0f} of {(total or 0) / 1e6:,.0f} MB "
-                      f"read, {now - start:.0f} s", file=stream, flush=True)
-
-        yield line
-        return
-    import rich.progress as rp  # lazy: 0.03-0.05 s of a command's start, for a terminal's bar
-    from rich.console import Console
-
-    console = Console(file=stream)
-    progress = rp.Progress(rp.TextColumn("{task.description}"), rp.BarColumn(),
-                           rp.DownloadColumn(), rp.TimeElapsedColumn(),
-                           rp.TimeRemainingColumn(), console=console, transient=True)
-    with progress:
-        task = progress.add_task(label, total=total)
-
-        def update() -> None:
-            done = position.bytes_read() if position else None
-            if done is not None:
-                progress.update(task, completed=done)
-
-        yield update
-
-
-def _is_database(path: str) -> bool:
-    try:
-        with open(os.path.join(path, HEADER), encoding="utf-8") as fh:
-            return json.load(fh).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def _check_target(out: str, source: str | None = None) -> None:
-    """A database may be written at ``out``: its folder exists, nothing but an older database
-    is there, and the input ``source`` is not inside it."""
-    if not os.path.isdir(os.path.dirname(os.path.abspath(out))):
-        raise InputError(f"cannot write database {out}: the folder "
-                         f"{os.path.dirname(out)} does not exist")
-    if os.path.lexists(out) and not (os.path.isdir(out) and _is_database(out)):
-        raise InputError(f"cannot write database {out}: it exists and is not a wavedp "
-                         "database (not replacing it)")
-    if source is not None and os.path.realpath(source).startswith(
-            os.path.realpath(out) + os.sep):
-        raise InputError(f"cannot write database {out}: the input {source} is inside it")
-
-
-def _install(tmp: str, out: str) -> None:
-    """Move the finished folder ``tmp`` onto ``out``, replacing an older database there."""
-    _check_target(out)
-    if not os.path.lexists(out):
-        os.rename(tmp, out)
-        return
-    old = f"{tmp}.old"
-    os.rename(out, old)
-    try:
-        os.rename(tmp, out)
-    except BaseException:
-        os.rename(old, out)
-        raise
-    if os.path.islink(old):
-        os.unlink(old)
-    else:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 class _LazyIds(Sequence[str]):
@@ -684,39 +500,30 @@ class Database:
     @classmethod
     def build(cls, fasta_path: str | os.PathLike, out_path: str | os.PathLike,
               alphabet: str = "auto", progress: bool = True,
-              threads: int | None = None) -> Database:
+              threads: int | None = None, processes: bool = True) -> Database:
         """Encode a FASTA/FASTQ file (plain or gzip) into the ``.wdb`` folder ``out_path``;
         ``alphabet`` ``protein``, ``dna`` or ``auto`` (the first records decide: DNA when they
         hold only DNA letters, mostly bases).
 
-        FASTA is read in pieces of whole records parsed and encoded on ``threads`` threads
-        (default: every core, at most MAKEDB_THREADS); memory is bounded by the pieces in
-        flight (about 1 MB each) and the longest record. Writes into a temporary folder
+        A plain FASTA file is parsed by one process per core (``threads`` processes where
+        given: :func:`makedb.build`) where this process may fork and no record needs the
+        record reader's words; else (or ``processes`` False) in pieces of whole records on
+        ``threads`` threads (default: every core, at most MAKEDB_THREADS). Memory is bounded
+        by the ranges in flight (makedb.RANGE per process, about 1 MB per thread) and the
+        longest record. Writes into a temporary folder
         beside ``out_path`` and renames it into place only on success; an existing database
         at ``out_path`` is replaced, anything else there is refused.
         """
         source, out = os.fspath(fasta_path), os.fspath(out_path)
         _check_alphabet(alphabet, auto=True)
-        _check_target(out, source)
-        parent, base = os.path.split(os.path.abspath(out))
-        try:
-            _, tmp = partfiles.make(parent, base, directory=True)
-        except OSError as exc:
-            raise InputError(f"cannot write database {out}: {exc.strerror or exc}") from None
-        try:
-            builder = _write(tmp, source, alphabet, progress,
-                             check_threads(threads) or min(cores(), MAKEDB_THREADS))
-            if builder.count == 0:
-                raise InputError(f"file {source}: no records")
-            with open(os.path.join(tmp, HEADER), "w", encoding="utf-8") as fh:
-                fh.write(_header_text(builder.header()))
-            os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp made it private
-            _install(tmp, out)
-        except BaseException as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
-            if isinstance(exc, OSError):  # disk full, permission lost, rename refused
-                raise InputError(f"cannot write database {out}: {exc.strerror or exc}") from None
-            raise
+        if not processes or makedb.build(source, out, alphabet, check_threads(threads),
+                                         progress) is None:
+            with making(source, out) as tmp:
+                builder = _write(tmp, source, alphabet, progress,
+                                 check_threads(threads) or min(cores(), MAKEDB_THREADS))
+                if builder.count == 0:
+                    raise InputError(f"file {source}: no records")
+                finish(tmp, out, builder.header())
         return cls.open(out, verify=False)
 
     @classmethod
@@ -936,9 +743,3 @@ class Database:
                              f"{scoring.matrix} matrix")
         table.setflags(write=False)
         return table
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
