@@ -11,7 +11,9 @@ at least ``--least`` seconds, with their start and end in seconds since this scr
 ``interpreter`` floor of ``cold_scan.py`` gives it); then the thread's samples summed by
 frame of interest (samples x ``--every``: a thread's time, busy or waiting). A search
 forks its planning children only where no other thread runs: the sampler stops for the
-fork (a few milliseconds without samples) and starts again after it.
+fork (a few milliseconds without samples) and starts again after it; makedb's parallel
+build forks its workers likewise, and the sampler stops for the whole build (its work is in
+the workers; the span shows as no samples).
 """
 
 from __future__ import annotations
@@ -111,9 +113,15 @@ def main() -> None:
         # timed: the command's imports (``main`` would leave by os._exit: the click group
         # raises SystemExit as it ends)
         from wavedp.cli import cli
-        from wavedp.engines.cuda.scan import ahead
 
-        ahead.fork = sampler.around(ahead.fork)  # the search's planning children
+        if words[:1] == ["search"]:
+            from wavedp.engines.cuda.scan import ahead
+
+            ahead.fork = sampler.around(ahead.fork)  # the search's planning children
+        if words[:1] == ["makedb"]:
+            from wavedp.search import makedb
+
+            makedb.build = sampler.around(makedb.build)  # its workers
         sys.argv = ["wavedp", *words]
         cli()
     except SystemExit as exc:

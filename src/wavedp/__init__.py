@@ -1,15 +1,73 @@
-"""wavedp: exact dynamic programming (Smith-Waterman/Gotoh and friends) on CPUs and GPUs."""
+"""wavedp: exact dynamic programming (Smith-Waterman/Gotoh and friends) on CPUs and GPUs.
 
-from . import polyadic, threads
-from .alignment import Alignment
-from .api import align, align_all
-from .errors import DeviceError, InputError
-from .polyadic import matrix_chain, nussinov
-from .score_matrix import scores
-from .scoring import Scoring
-from .search import Database, Searcher, local_hits, search
+The public names are imported on first use (``wavedp makedb`` starts without NumPy)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING
+
 from .version import __version__
+
+if TYPE_CHECKING:
+    from . import polyadic, threads
+    from .alignment import Alignment
+    from .api import align, align_all
+    from .errors import DeviceError, InputError
+    from .polyadic import matrix_chain, nussinov
+    from .score_matrix import scores
+    from .scoring import Scoring
+    from .search import Database, Searcher, local_hits, search
 
 __all__ = ["Alignment", "Database", "DeviceError", "InputError", "Scoring", "Searcher", "align",
            "align_all", "local_hits", "matrix_chain", "nussinov", "polyadic", "scores", "search",
            "threads", "__version__"]
+
+#: each public name and the module that defines it
+_HOMES = {
+    "Alignment": ".alignment", "align": ".api", "align_all": ".api", "DeviceError": ".errors",
+    "InputError": ".errors", "matrix_chain": ".polyadic", "nussinov": ".polyadic",
+    "scores": ".score_matrix", "Scoring": ".scoring", "Database": ".search",
+    "Searcher": ".search", "local_hits": ".search", "polyadic": ".polyadic",
+    "threads": ".threads",
+}
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(home, __name__)
+    value = module if home == f".{name}" else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """This package's module type: ``wavedp.search`` is the function :func:`search` (the
+    subpackage is ``wavedp.search`` in ``sys.modules``), also after the subpackage's import
+    binds its name here."""
+
+    @property
+    def search(self):
+        bound = self.__dict__.get("search")
+        if bound is not None and not isinstance(bound, types.ModuleType):
+            return bound  # set by the caller (a test's monkeypatch)
+        return importlib.import_module(".search.api", __name__).search
+
+    @search.setter
+    def search(self, value) -> None:
+        self.__dict__["search"] = value
+
+    @search.deleter
+    def search(self) -> None:
+        self.__dict__.pop("search", None)
+
+
+sys.modules[__name__].__class__ = _Package

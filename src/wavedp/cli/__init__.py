@@ -1,7 +1,8 @@
-"""The ``wavedp`` command line: one module per family of commands (``align``, ``search``:
-makedb and search, ``predict``: calibrate and predict, ``polyadic``: chain and fold, ``info``;
-the lab's group lives in ``wavedp.lab.commands``), their shared options and output in
-``common``.
+"""The ``wavedp`` command line: one module per family of commands (``align``, ``makedb``,
+``search``, ``predict``: calibrate and predict, ``polyadic``: chain and fold, ``info``; the
+lab's group lives in ``wavedp.lab.commands``), their shared options and output in
+``common``. A command's module is imported when the command runs (or help lists it), so
+that ``makedb`` starts without NumPy.
 
 User errors print one line, ``wavedp: error: <message>``, and exit with status 2; a GPU or
 cluster failing mid-run exits with status 1; Ctrl-C with 130, SIGTERM with 143 and SIGHUP with
@@ -14,6 +15,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
+import importlib
 import os
 import signal
 import sys
@@ -23,16 +25,33 @@ from collections.abc import Iterator
 import click
 
 from ..errors import DeviceError, EmptyWarning, InputError, StatisticsWarning
-from ..lab.commands import lab
 from ..version import __version__
-from . import align, info, polyadic, predict, scores, search
-from .common import USAGE_EXIT, error
 from .outputs import OutputError
 from .stops import Stopped, stop_on_signals
 
+#: exit status for user errors (click's usage errors use it too)
+USAGE_EXIT = 2
+#: each command and where it is defined (module, relative to this package, and name)
+COMMANDS = {
+    "align": (".align", "align"),
+    "makedb": (".makedb", "makedb"),
+    "search": (".search", "search_command"),
+    "scores": (".scores", "scores_command"),
+    "info": (".info", "info"),
+    "lab": ("..lab.commands", "lab"),
+    "chain": (".polyadic", "chain"),
+    "fold": (".polyadic", "fold"),
+    "calibrate": (".predict", "calibrate"),
+    "predict": (".predict", "predict_command"),
+}
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", None)  # click >= 8.2
 #: write errors of a full or failing output device: one line, as an output error
 _WRITE_ERRNOS = (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG)
+
+
+def error(message: str) -> None:
+    """``wavedp: error: MESSAGE`` on stderr, on one line."""
+    click.echo(f"wavedp: error: {' '.join(str(message).split())}", err=True)
 
 
 class ClosedPipe(BaseException):
@@ -68,7 +87,17 @@ def _quiet_stdout() -> None:
 
 
 class _Cli(click.Group):
-    """Turns InputError and click's usage errors into one stderr line and exit status 2."""
+    """Turns InputError and click's usage errors into one stderr line and exit status 2;
+    imports a command's module when it is asked for (:data:`COMMANDS`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = COMMANDS.get(cmd_name)
+        if where is None:
+            return None
+        return getattr(importlib.import_module(where[0], __name__), where[1])
 
     def invoke(self, ctx: click.Context):
         try:
@@ -125,12 +154,6 @@ class _Cli(click.Group):
 @click.version_option(__version__, "-V", "--version", prog_name="wavedp")
 def cli() -> None:
     """wavedp: exact dynamic programming (Smith-Waterman/Gotoh and friends) on CPUs and GPUs."""
-
-
-for command in (align.align, search.makedb, search.search_command, scores.scores_command,
-                info.info, lab,
-                polyadic.chain, polyadic.fold, predict.calibrate, predict.predict_command):
-    cli.add_command(command)
 
 
 def main() -> None:

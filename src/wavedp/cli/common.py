@@ -1,5 +1,5 @@
 """What every command shares: its scoring options and defaults, the device chosen once (and
-said on stderr), the energy meter, and the one-line errors. Results go to stdout or ``-o``
+said on stderr), and the energy meter. Results go to stdout or ``-o``
 under the output contract (``output.py``); progress and notes go to stderr.
 """
 
@@ -22,8 +22,6 @@ from ..scoring import Scoring
 from ..seqio import read_records
 from ..threads import limited
 
-#: exit status for user errors (click's usage errors use it too)
-USAGE_EXIT = 2
 #: the command line's default gap costs (gap open, gap extend) for protein and for DNA (given
 #: --match and --mismatch): BLAST's blastp and blastn defaults in this convention. They differ
 #: on purpose from ``wavedp.Scoring``'s defaults (11, 1 for both alphabets)
@@ -32,11 +30,6 @@ DNA_DEFAULTS = (5, 2)
 
 ENERGY_HELP = ("Measure the GPU energy of the run (NVML; pip install 'wavedp[energy]') and "
                "print joules and GCUPS per watt on stderr.")
-
-
-def error(message: str) -> None:
-    """``wavedp: error: MESSAGE`` on stderr, on one line."""
-    click.echo(f"wavedp: error: {' '.join(str(message).split())}", err=True)
 
 
 def scoring(matrix: str | None, match: int | None, mismatch: int | None,

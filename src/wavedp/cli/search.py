@@ -22,7 +22,8 @@ from ..formats import format_alignment, sam_header_lines
 from ..scoring import Scoring
 from ..search import cluster as dask_cluster
 from ..search.api import DEFAULT_EVALUE, iter_search, open_database, plan_ahead
-from ..search.database import ALPHABETS, HEADER, MAKEDB_THREADS, Database
+from ..search.database import Database
+from ..search.dbfiles import HEADER
 from ..search.hits import check_fraction
 from ..search.journal import Journal, file_identity
 from ..search.significance import DEFAULT_STATS, STATS
@@ -39,33 +40,6 @@ from .progress import Progress
 SQ_BLOCK = 1 << 16
 #: seconds ``search --scheduler`` waits for the Dask scheduler to answer
 CONNECT_TIMEOUT = dask_cluster.CONNECT_TIMEOUT
-
-MAKEDB_HELP = """Build a search database (a .wdb folder) from FASTA.
-
-FASTA is a FASTA or FASTQ file, plain or gzipped. Its records are checked and encoded once
-into DB.wdb (memory-mapped by wavedp search, with checksums); an older database at DB.wdb is
-replaced, anything else there is refused. The folder DB.wdb goes in must exist. Without
---alphabet the first records decide: DNA when they hold only DNA letters (A, C, G, T, U, N,
-IUPAC codes), mostly bases; else protein.
-"""
-
-
-@click.command(help=MAKEDB_HELP)
-@click.argument("fasta")
-@click.option("-o", "--output", required=True, metavar="DB.wdb", help="The database folder.")
-@click.option("--alphabet", type=click.Choice(["auto", *ALPHABETS]), default="auto",
-              show_default=True, help="Residue alphabet of the sequences (auto: guessed from "
-                                      "the first records).")
-@click.option("--threads", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Threads parsing the FASTA. [default: every core, at most "
-                   f"{MAKEDB_THREADS}: more contend for the interpreter]")
-def makedb(fasta: str, output: str, alphabet: str, threads: int | None) -> None:
-    db = Database.build(fasta, output, alphabet=alphabet, progress=True, threads=threads)
-    empty = int(np.count_nonzero(np.asarray(db.lengths) == 0))
-    click.echo(f"wavedp: {output}: {len(db):,} sequences, {db.total_residues:,} residues "
-               f"({db.alphabet}{', guessed' if alphabet == 'auto' else ''})"
-               + (f"; {empty:,} empty (a search gives them no hits)" if empty else ""), err=True)
-
 
 SEARCH_HELP = f"""Search every record of QUERIES against every sequence of DB.
 

@@ -1,11 +1,39 @@
 """Search: many queries against a database, with E-values and bit scores
 (``docs/design.md``); :class:`Searcher` keeps a database ready for many searches;
-:func:`to_frame`, :func:`to_arrow` and :func:`write_parquet` turn hits into tables."""
+:func:`to_frame`, :func:`to_arrow` and :func:`write_parquet` turn hits into tables.
 
-from .api import DEFAULT_EVALUE, Searcher, iter_search, search
-from .database import Database
-from .hits import local_hits
-from .tables import to_arrow, to_frame, write_parquet
+The public names are imported on first use (``makedb`` here imports no NumPy)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .api import DEFAULT_EVALUE, Searcher, iter_search, search
+    from .database import Database
+    from .hits import local_hits
+    from .tables import to_arrow, to_frame, write_parquet
 
 __all__ = ["DEFAULT_EVALUE", "Database", "Searcher", "iter_search", "local_hits", "search",
            "to_arrow", "to_frame", "write_parquet"]
+
+#: each public name and the module that defines it
+_HOMES = {
+    "DEFAULT_EVALUE": ".api", "Searcher": ".api", "iter_search": ".api", "search": ".api",
+    "Database": ".database", "local_hits": ".hits", "to_arrow": ".tables",
+    "to_frame": ".tables", "write_parquet": ".tables",
+}
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
