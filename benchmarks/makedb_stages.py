@@ -1,8 +1,12 @@
 """makedb stage by stage on this machine: what each stage costs alone, beside the whole build.
 
 Run from the repository root:  python benchmarks/makedb_stages.py FASTA [--threads 1,2,4,8,16]
-(with wavedp installed, or ``PYTHONPATH=src``; a Swiss-Prot-sized FASTA: ``seeded_fasta.py``).
-Printed, best of ``--repeats``: reading the file into the pieces the parsers take (one
+[--processes 8,16,32] (with wavedp installed, or ``PYTHONPATH=src``; a Swiss-Prot-sized
+FASTA: ``seeded_fasta.py``). First the parallel builder (``search/makedb.py``) on each
+process count, from a fresh process each (it forks only where no other thread runs): its
+wall and each stage of its ranges in the workers (reading, parsing, waiting for the place,
+writing, counting the letters; the slowest range's and the mean). Then the threaded path,
+best of ``--repeats``: reading the file into the pieces the parsers take (one
 thread, as makedb's main thread does), parsing and encoding every piece on each thread count
 (the pieces held in memory), writing the parsed pieces into a database folder (one thread,
 as makedb's writer does), and ``Database.build`` itself at each thread count. A stage that
@@ -15,12 +19,31 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from wavedp.search import database as dbm
 from wavedp.seqio import fasta_chunks
+
+#: one parallel build in a fresh process: its wall and its ranges' stages
+PARALLEL = """
+import os, shutil, sys, tempfile, time
+from wavedp.search import makedb
+makedb.FEWEST = 1  # any count, to compare
+path, workers = sys.argv[1], int(sys.argv[2])
+out = os.path.join(tempfile.mkdtemp(prefix="wavedp-stages-"), "p.wdb")
+start = time.perf_counter()
+built = makedb.build(path, out, workers=workers, show=False)
+wall = time.perf_counter() - start
+shutil.rmtree(os.path.dirname(out))
+names = ("read", "parse", "wait", "write", "count")
+stages = list(zip(*built.stages))
+print(f"{wall:.3f} s ({len(built.stages)} ranges); slowest range / mean: " + ", ".join(
+    f"{n} {max(v):.3f}/{sum(v) / len(v):.3f}" for n, v in zip(names, stages)))
+"""
 
 
 def best(run, repeats: int) -> float:
@@ -38,9 +61,15 @@ def main() -> None:
     parser.add_argument("fasta")
     parser.add_argument("--threads", default="1,2,4,8,16")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--processes", default="8,16,32")
     args = parser.parse_args()
     counts = [int(n) for n in args.threads.split(",")]
     path = args.fasta
+    for n in (int(n) for n in args.processes.split(",") if n):
+        for turn in range(args.repeats):
+            print(f"makedb.build, {n} processes, turn {turn + 1}: "
+                  + subprocess.run([sys.executable, "-c", PARALLEL, path, str(n)],
+                                   capture_output=True, text=True, check=True).stdout.strip())
     pieces: list[bytes] = []
 
     def read() -> None:

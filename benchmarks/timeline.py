@@ -28,18 +28,31 @@ START = time.perf_counter()
 
 
 def label(frame) -> str:
-    """The frame of interest of a stack: "importing X" where a module of the package X is
-    being run before any of wavedp's frames (from the innermost), else the innermost frame
-    of wavedp (module:function), else the innermost frame's."""
+    """The frame of interest of a stack: "importing X.Y (by F)" where a module of the
+    package X (subpackage Y) is being run before any of wavedp's frames (from the
+    innermost), F the innermost wavedp frame that imports it, if any; else the innermost
+    frame of wavedp (module:function), else the innermost frame's."""
     inner = frame
     while frame is not None:
         code = frame.f_code
         if code.co_name == "<module>":  # by package: numpy's many modules are one span
-            return f"importing {_module(code.co_filename).split(os.sep)[0]}"
+            parts = _module(code.co_filename).split(os.sep)
+            what = ".".join(parts[:2]) if len(parts) > 2 else parts[0]
+            by = _caller(frame.f_back)
+            return f"importing {what}" + (f" (by {by})" if by else "")
         if "wavedp" in code.co_filename.split(os.sep):
             return f"{_module(code.co_filename)}:{code.co_name}"
         frame = frame.f_back
     return f"{_module(inner.f_code.co_filename)}:{inner.f_code.co_name}"
+
+
+def _caller(frame) -> str:
+    """The innermost wavedp frame from ``frame`` outwards (module:function), or ''."""
+    while frame is not None:
+        if "wavedp" in frame.f_code.co_filename.split(os.sep):
+            return f"{_module(frame.f_code.co_filename)}:{frame.f_code.co_name}"
+        frame = frame.f_back
+    return ""
 
 
 def _module(path: str) -> str:

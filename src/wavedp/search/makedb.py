@@ -13,6 +13,7 @@ standard input are left to it. Also here: makedb's progress line or bar."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
 import os
 import pickle
@@ -25,8 +26,8 @@ import time
 import zlib
 from array import array
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from itertools import accumulate
+from dataclasses import dataclass, field
+from itertools import accumulate, pairwise
 from typing import TextIO
 
 from ..alphabets import INVALID, dna_codes, guess, letter_codes
@@ -73,6 +74,9 @@ class Built:
     residues: int
     empty: int
     alphabet: str
+    #: each range's seconds in its worker: reading, parsing, waiting for its place, writing
+    #: and counting its letters (``benchmarks/makedb_stages.py``); empty from threads
+    stages: tuple = field(default=(), compare=False, repr=False)
 
     @classmethod
     def of(cls, db) -> Built:
@@ -186,7 +190,8 @@ def build(source: str | os.PathLike, out: str | os.PathLike, alphabet: str = "au
                 finish(tmp, out, totals.header(alphabet, source))
         except _Slow:
             return None
-        return Built(totals.sequences, totals.residues, totals.empty, alphabet)
+        return Built(totals.sequences, totals.residues, totals.empty, alphabet,
+                     tuple(totals.stages))
     finally:
         os.close(fd)
 
@@ -204,6 +209,7 @@ class _Totals:
 
     def __post_init__(self) -> None:
         self.composition = [0] * self.letters
+        self.stages: list[tuple[float, ...]] = []
         start = zlib.crc32(bytes(8))  # the offsets files begin with a zero
         self.files = {name: [start, 8] if name.endswith(".i64") else [0, 0] for name in FILES}
 
@@ -217,6 +223,7 @@ class _Totals:
                             zip(self.composition, done["composition"], strict=True)]
         self.longest = max(self.longest, done["longest"])
         self.empty += done["empty"]
+        self.stages.append(done["stages"])
 
     def header(self, alphabet: str, source: str) -> dict:
         """The database's header (as :meth:`Database.build` writes it)."""
@@ -312,6 +319,7 @@ def _fork(count: int, work: Callable[[int, int, int], None]) -> list[_Child]:
     process's handlers (and its ``finally`` blocks) in a child. :class:`_Slow` where the
     system refuses a process or a pipe (those started are ended)."""
     children: list[_Child] = []
+    gc.freeze()  # this process's objects out of the workers' collections (their pages shared)
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
     try:
         for w in range(count):
@@ -341,6 +349,7 @@ def _fork(count: int, work: Callable[[int, int, int], None]) -> list[_Child]:
         raise _Slow from None
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        gc.unfreeze()
     return children
 
 
@@ -358,17 +367,24 @@ def _end(children: list[_Child]) -> None:
 
 
 def _work(plan: _Plan, files: dict[str, int], w: int, up: int, down: int) -> None:
-    """Worker ``w``: ranges w, w + workers, ... parsed, counted, placed and written."""
+    """Worker ``w``: ranges w, w + workers, ... parsed, counted, placed and written. The
+    collector stays off: the parse makes no cycles, and a collection would touch (and so
+    copy) every page of objects the worker shares with its parent."""
+    gc.disable()
     for k in range(w, plan.ranges, plan.workers):
+        times = [time.perf_counter()]
         start, stop = plan.bounds(k)
         data = _pread(plan.fd, stop - start, start)
+        times.append(time.perf_counter())
         parsed = _parse(data.lstrip() if k == 0 else data, plan.table)
         del data
+        times.append(time.perf_counter())
         if parsed is None:
             _send(up, ("slow", k))
             return
         _send(up, ("counted", k, (len(parsed.lengths), len(parsed.codes), len(parsed.ids))))
         records, residues, id_bytes = _receive(down)
+        times.append(time.perf_counter())
         written = {}
         try:
             for name, position, blob in _pieces(parsed, records, residues, id_bytes):
@@ -377,13 +393,17 @@ def _work(plan: _Plan, files: dict[str, int], w: int, up: int, down: int) -> Non
         except OSError as exc:  # disk full, quota
             _send(up, ("failed", k, exc.strerror or str(exc)))
             return
+        times.append(time.perf_counter())
         codes = parsed.codes
+        composition = [codes.count(c) for c in range(plan.letters)]
+        times.append(time.perf_counter())
         _send(up, ("done", k, {
             "files": written,
-            "composition": [codes.count(c) for c in range(plan.letters)],
+            "composition": composition,
             "longest": max(parsed.lengths, default=0),
             "empty": parsed.lengths.count(0),
             "bytes": stop - start,
+            "stages": tuple(b - a for a, b in pairwise(times)),
         }))
 
 

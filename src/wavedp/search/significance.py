@@ -135,10 +135,16 @@ class Sample:
 
 def _gather(db: Database, index: np.ndarray, lut: np.ndarray | None
             ) -> tuple[np.ndarray, np.ndarray]:
-    parts = [db.codes(int(t)) for t in index]
-    offsets = np.zeros(len(parts) + 1, np.int64)
-    np.cumsum([p.size for p in parts], out=offsets[1:])
-    codes = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+    """The residues of the sequences ``index`` one after another, in one gather (a loop
+    over 10,000 sequences took 50-65 ms of a search's start), and their offsets."""
+    index = np.asarray(index, dtype=np.int64)
+    bounds = np.asarray(db.offsets)
+    starts = bounds[index]
+    sizes = bounds[index + 1] - starts
+    offsets = np.zeros(index.size + 1, np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    where = np.arange(int(offsets[-1]), dtype=np.int64) + np.repeat(starts - offsets[:-1], sizes)
+    codes = np.asarray(db.residues)[where]
     return (codes if lut is None else lut[codes]), offsets
 
 
