@@ -4,8 +4,9 @@ Run from the repository root:  python benchmarks/makedb_stages.py FASTA [--threa
 [--processes 8,16,32] (with wavedp installed, or ``PYTHONPATH=src``; a Swiss-Prot-sized
 FASTA: ``seeded_fasta.py``). First the parallel builder (``search/makedb.py``) on each
 process count, from a fresh process each (it forks only where no other thread runs): its
-wall and each stage of its ranges in the workers (reading, parsing, waiting for the place,
-writing, counting the letters; the slowest range's and the mean). Then the threaded path,
+wall, each stage of its ranges in the workers (reading, parsing, waiting for the place,
+writing; the slowest range's and the mean) and how long the letters' count (NumPy's import
+first, on a thread) ran on after the last range was written. Then the threaded path,
 best of ``--repeats``: reading the file into the pieces the parsers take (one
 thread, as makedb's main thread does), parsing and encoding every piece on each thread count
 (the pieces held in memory), writing the parsed pieces into a database folder (one thread,
@@ -39,10 +40,11 @@ start = time.perf_counter()
 built = makedb.build(path, out, workers=workers, show=False)
 wall = time.perf_counter() - start
 shutil.rmtree(os.path.dirname(out))
-names = ("read", "parse", "wait", "write", "count")
+names = ("read", "parse", "wait", "write")
 stages = list(zip(*built.stages))
 print(f"{wall:.3f} s ({len(built.stages)} ranges); slowest range / mean: " + ", ".join(
-    f"{n} {max(v):.3f}/{sum(v) / len(v):.3f}" for n, v in zip(names, stages)))
+    f"{n} {max(v):.3f}/{sum(v) / len(v):.3f}" for n, v in zip(names, stages))
+    + f"; letters counted {built.counting:.3f} s after the last range was written")
 """
 
 
@@ -63,7 +65,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--processes", default="8,16,32")
     args = parser.parse_args()
-    counts = [int(n) for n in args.threads.split(",")]
+    counts = [int(n) for n in args.threads.split(",") if n]
     path = args.fasta
     for n in (int(n) for n in args.processes.split(",") if n):
         for turn in range(args.repeats):

@@ -518,12 +518,12 @@ def test_background_verification_stops_a_search_before_its_first_result(tmp_path
 def test_the_parsers_byte_counts_are_bincounts(size):
     """makedb counts each piece's bytes by sorting (which releases the GIL, where
     ``np.bincount`` holds it): the same counts."""
-    from wavedp.fasta_parser import _counts
+    from wavedp.fasta_parser import byte_counts
 
     rng = np.random.default_rng(size)
     for part in (rng.integers(0, 256, size, dtype=np.uint8),
                  np.full(size, 255, np.uint8), np.zeros(size, np.uint8)):
-        assert _counts(part).tolist() == np.bincount(part, minlength=256).tolist()
+        assert byte_counts(part).tolist() == np.bincount(part, minlength=256).tolist()
 
 
 @pytest.mark.parametrize("cores,asked,used", [(16, None, makedb.MAKEDB_THREADS), (2, None, 2),

@@ -216,21 +216,28 @@ def test_progress_in_a_log_counts_the_ranges_done(tmp_path: Path):
                          for line in lines)
 
 
-def test_the_command_imports_no_numpy(tmp_path: Path):
-    """``wavedp makedb`` of a plain FASTA file never imports NumPy (a third of CUDASW++4.0's
-    whole makedb on the H100 host); a file left to the record reader does."""
+def test_the_command_imports_numpy_only_after_its_workers_are_forked(tmp_path: Path):
+    """``wavedp makedb`` of a plain FASTA file imports NumPy (a third of CUDASW++4.0's whole
+    makedb on the H100 host) only once its workers are forked, on a thread, while they
+    parse."""
     fasta = write(tmp_path / "in.fa", records(300, 15))
     code = ("import sys\n"
             "from wavedp.search import makedb\n"
             "makedb.FEWEST = 1\n"
+            "fork = makedb._fork\n"
+            "seen = []\n"
+            "def forked(*args):\n"
+            "    seen.append('numpy' in sys.modules)\n"
+            "    return fork(*args)\n"
+            "makedb._fork = forked\n"
             "from wavedp.cli import cli\n"
             "try:\n"
             f"    cli(['makedb', {str(fasta)!r}, '-o', {str(tmp_path / 'p.wdb')!r}])\n"
             "except SystemExit as exc:\n"
-            "    print('numpy' in sys.modules, exc.code)\n")
+            "    print(seen, exc.code)\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
-    assert run.stdout.split() == ["False", "0"], run.stderr
+    assert run.stdout.split() == ["[False]", "0"], run.stderr
     assert "300 sequences" in run.stderr
     assert files_of(tmp_path / "p.wdb") == threaded(fasta, tmp_path / "t.wdb")
     header = json.loads((tmp_path / "p.wdb" / HEADER).read_text())

@@ -1,6 +1,7 @@
 """wavedp: exact dynamic programming (Smith-Waterman/Gotoh and friends) on CPUs and GPUs.
 
-The public names are imported on first use (``wavedp makedb`` starts without NumPy)."""
+The public names are imported on first use (``wavedp makedb`` forks its workers before
+NumPy is imported)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""``wavedp makedb``: a search database built once from FASTA. It imports no NumPy until the
-file needs the record reader (``search/makedb.py`` says when): on the H100 host NumPy
-import is a third of CUDASW++4.0's whole makedb."""
+"""``wavedp makedb``: a search database built once from FASTA. Its workers are forked before
+NumPy is imported (``search/makedb.py``; on the H100 host NumPy's import is a third of
+CUDASW++4.0's whole makedb), unless the file needs the record reader."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 (``docs/design.md``); :class:`Searcher` keeps a database ready for many searches;
 :func:`to_frame`, :func:`to_arrow` and :func:`write_parquet` turn hits into tables.
 
-The public names are imported on first use (``makedb`` here imports no NumPy)."""
+The public names are imported on first use (``makedb`` here forks its workers before NumPy
+is imported)."""
 
 from __future__ import annotations
 

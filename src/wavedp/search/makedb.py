@@ -1,10 +1,13 @@
 """makedb's parallel builder: a plain FASTA file encoded into a ``.wdb`` folder by one process
-per core, before NumPy is imported (its import is a third of CUDASW++4.0's whole makedb on
-the H100 host). The file is cut into ranges of whole records; each worker parses its
+per core, forked before NumPy is imported (its import is a third of CUDASW++4.0's whole
+makedb on the H100 host). The file is cut into ranges of whole records; each worker parses its
 ranges with the interpreter's byte operations (split, translate, join: C loops), says how
 many records, residues and id bytes each holds, and, once told where the range's records
 go (the counts of the ranges before it, which this process sums in file order), writes
-them into the data files at their place and returns their checksums and letter counts.
+them into the data files at their place and returns their checksums. The letters of each
+written range are counted here, on threads, by NumPy's byte counter (its import starts on a
+thread once the workers are forked and runs while they parse: 24 passes of ``bytes.count``
+took three quarters of a worker's time on the H100 host).
 The result is byte for byte the database :meth:`Database.build`'s record reader writes;
 whatever that reader would have to say something about (a control byte, a letter outside
 the alphabet, a header without an id, a non-ASCII id, an over-long record), gzip, FASTQ and
@@ -26,6 +29,7 @@ import time
 import zlib
 from array import array
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import accumulate, pairwise
 from typing import TextIO
@@ -74,9 +78,11 @@ class Built:
     residues: int
     empty: int
     alphabet: str
-    #: each range's seconds in its worker: reading, parsing, waiting for its place, writing
-    #: and counting its letters (``benchmarks/makedb_stages.py``); empty from threads
+    #: each range's seconds in its worker: reading, parsing, waiting for its place and
+    #: writing (``benchmarks/makedb_stages.py``); empty from threads
     stages: tuple = field(default=(), compare=False, repr=False)
+    #: seconds from the last range written to every range's letters counted
+    counting: float = field(default=0.0, compare=False, repr=False)
 
     @classmethod
     def of(cls, db) -> Built:
@@ -191,7 +197,7 @@ def build(source: str | os.PathLike, out: str | os.PathLike, alphabet: str = "au
         except _Slow:
             return None
         return Built(totals.sequences, totals.residues, totals.empty, alphabet,
-                     tuple(totals.stages))
+                     tuple(totals.stages), totals.counting)
     finally:
         os.close(fd)
 
@@ -210,6 +216,7 @@ class _Totals:
     def __post_init__(self) -> None:
         self.composition = [0] * self.letters
         self.stages: list[tuple[float, ...]] = []
+        self.counting = 0.0
         start = zlib.crc32(bytes(8))  # the offsets files begin with a zero
         self.files = {name: [start, 8] if name.endswith(".i64") else [0, 0] for name in FILES}
 
@@ -219,11 +226,17 @@ class _Totals:
             entry = self.files[name]
             entry[0] = crc32_combine(entry[0], crc, size)
             entry[1] += size
-        self.composition = [a + b for a, b in
-                            zip(self.composition, done["composition"], strict=True)]
         self.longest = max(self.longest, done["longest"])
         self.empty += done["empty"]
         self.stages.append(done["stages"])
+
+    def count(self, counted: list[Future]) -> None:
+        """The letters of every range, counted on threads (:func:`_letters`), summed."""
+        start = time.perf_counter()
+        for future in counted:
+            self.composition = [a + b for a, b in
+                                zip(self.composition, future.result(), strict=True)]
+        self.counting = time.perf_counter() - start
 
     def header(self, alphabet: str, source: str) -> dict:
         """The database's header (as :meth:`Database.build` writes it)."""
@@ -245,19 +258,28 @@ class _Totals:
 
 def _run(plan: _Plan, tmp: str, out: str, show: bool, source: str) -> _Totals:
     """The workers started on ``plan``'s ranges, each range given its place once the
-    ranges before it are counted; their results summed. :class:`_Slow` where a range is
-    the record reader's or a worker could not start or ended early."""
+    ranges before it are counted; their results summed, the letters of each range counted
+    here once it is written. :class:`_Slow` where a range is the record reader's or a
+    worker could not start or ended early."""
     files = {name: os.open(os.path.join(tmp, name), os.O_WRONLY | os.O_CREAT, 0o666)
              for name in FILES}
+    residues = os.open(os.path.join(tmp, "residues.u8"), os.O_RDONLY)
     totals = _Totals(plan.letters)
     children: list[_Child] = []
     read = 0
+    pool = None
     try:
         for name in ("offsets.i64", "id_offsets.i64"):
             _pwrite(files[name], bytes(8), 0)
         children = _fork(plan.workers, lambda w, up, down: _work(plan, files, w, up, down))
+        # threads only now, after the forks: NumPy's import starts while the workers parse
+        pool = ThreadPoolExecutor(min(plan.workers, cores()),
+                                  thread_name_prefix="wavedp-makedb-count")
+        pool.submit(_counter)
         places: dict[int, tuple[int, int, int]] = {}  # each range's counts, until placed
+        spans: dict[int, tuple[int, int]] = {}  # each placed range's residues
         done: dict[int, dict] = {}
+        counted: list[Future] = []
         placed = summed = 0
         waiting = {child.up: child for child in children}
         with progress(source, show, done=lambda: read) as update:
@@ -280,22 +302,49 @@ def _run(plan: _Plan, tmp: str, out: str, show: bool, source: str) -> _Totals:
                     else:
                         done[k] = message[2]
                         read += done[k]["bytes"]
+                        counted.append(pool.submit(_letters, residues, *spans.pop(k),
+                                                   plan.letters))
                         update()
                 while placed in places:  # give each counted range its place, in order
-                    records, residues, id_bytes = places.pop(placed)
+                    records, size, id_bytes = places.pop(placed)
                     _send(children[placed % plan.workers].down,
                           (totals.sequences, totals.residues, totals.id_bytes))
+                    spans[placed] = (totals.residues, size)
                     totals.sequences += records
-                    totals.residues += residues
+                    totals.residues += size
                     totals.id_bytes += id_bytes
                     placed += 1
                 while summed in done:
                     totals.add(done.pop(summed))
                     summed += 1
+        totals.count(counted)
     finally:
-        for fd in files.values():
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        for fd in (*files.values(), residues):
             os.close(fd)
         _end(children)
+    return totals
+
+
+def _counter() -> Callable:
+    """NumPy's byte counter (``fasta_parser.byte_counts``: a sort, which releases the GIL),
+    imported on first use: a task of the counting threads."""
+    from ..fasta_parser import byte_counts  # lazy: NumPy, imported while the workers parse
+
+    return byte_counts
+
+
+def _letters(fd: int, position: int, size: int, letters: int) -> list[int]:
+    """How many residues of each code the ``size`` bytes of the residues file ``fd`` from
+    ``position`` hold (codes below ``letters``): a task of the counting threads."""
+    count = _counter()
+    step = 1 << 22  # the counter sorts a copy: kept small
+    totals = [0] * letters
+    for at in range(position, position + size, step):
+        data = _pread(fd, min(step, position + size - at), at)
+        found = count(memoryview(data).cast("B")).tolist()
+        totals = [a + b for a, b in zip(totals, found, strict=False)]
     return totals
 
 
@@ -394,12 +443,8 @@ def _work(plan: _Plan, files: dict[str, int], w: int, up: int, down: int) -> Non
             _send(up, ("failed", k, exc.strerror or str(exc)))
             return
         times.append(time.perf_counter())
-        codes = parsed.codes
-        composition = [codes.count(c) for c in range(plan.letters)]
-        times.append(time.perf_counter())
         _send(up, ("done", k, {
             "files": written,
-            "composition": composition,
             "longest": max(parsed.lengths, default=0),
             "empty": parsed.lengths.count(0),
             "bytes": stop - start,
