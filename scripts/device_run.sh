@@ -204,9 +204,16 @@ if want makedb; then
 t = time.perf_counter(); rc = subprocess.call(sys.argv[2:]); t = time.perf_counter() - t
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(f"{sys.argv[1]}: {t:.2f} s wall, peak RSS {peak:.0f} MiB, exit {rc}")' "$@"; }
-    for who in this base this base; do
+    # CUDASW++4.0's makedb beside it where one is built (CUDASW4_SRC, or a binary carried in
+    # .carry/cudasw4-bin from an earlier call's $OUT/cudasw4-bin)
+    cudasw4_makedb=$(ls "$CUDASW4_SRC/makedb" .carry/cudasw4-bin/makedb 2>/dev/null | head -1)
+    mkdir -p /tmp/cdb
+    for who in cudasw4 this base cudasw4 this base cudasw4 this; do
         [[ $who == base && ! -d /tmp/base-site/wavedp ]] && continue
-        if [[ $who == base ]]; then
+        [[ $who == cudasw4 && -z $cudasw4_makedb ]] && continue
+        if [[ $who == cudasw4 ]]; then
+            walled "CUDASW++4.0 makedb" sh -c "\"$cudasw4_makedb\" /tmp/sp.fa /tmp/cdb/db > /dev/null"
+        elif [[ $who == base ]]; then
             PYTHONPATH=/tmp/base-site${PYTHONPATH:+:$PYTHONPATH} walled "base makedb" \
                 python3 -m wavedp.cli makedb /tmp/sp.fa -o /tmp/sp-base.wdb
         else
@@ -218,7 +225,8 @@ print(f"{sys.argv[1]}: {t:.2f} s wall, peak RSS {peak:.0f} MiB, exit {rc}")' "$@
             && echo "$f identical"
     done 2>&1 | tee -a "$out/makedb_bench.log"
     # each stage alone (reading, parsing on 1-16 threads, writing) beside the whole build
-    python3 benchmarks/makedb_stages.py /tmp/sp.fa --threads 1,4,6,8,16 --repeats 2 2>&1 | tee -a "$out/makedb_bench.log"
+    python3 benchmarks/makedb_stages.py /tmp/sp.fa --processes 8,16 --threads 6,16 --repeats 2 \
+        2>&1 | tee -a "$out/makedb_bench.log"
 fi
 if want terms; then
     # the predictor's terms one by one: launches split into host and kernel, and the

@@ -24,9 +24,9 @@ class LaunchTime(NamedTuple):
 
 class Trace:
     """A search's record: ``launches`` (:class:`LaunchTime`, in launch order) and
-    ``seconds`` per phase (GPU: ``upload``, ``scan``, ``rescore``, ``topk``; the hits:
-    ``align``), ``counts`` (``rescored``: pairs rescored at 32 bits). Safe to share between
-    the threads of several GPUs."""
+    ``seconds`` per phase (GPU: ``upload``, ``ahead`` (waiting for a plan made ahead),
+    ``scan``, ``rescore``, ``topk``; the hits: ``align``), ``counts`` (``rescored``: pairs
+    rescored at 32 bits). Safe to share between the threads of several GPUs."""
 
     def __init__(self) -> None:
         self.launches: list[LaunchTime] = []

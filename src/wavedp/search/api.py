@@ -214,15 +214,27 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
     memory again), an argument is not valid (the search says so) or the process cannot
     fork safely; whatever fails in the child leaves the scanners to plan
     themselves."""
+    gpus = gpus_ahead(devices)
+    if not gpus or not os.path.isfile(query) or not os.path.isdir(database):
+        return False
+    work = plan_work(query, database, scoring, mode=mode, strand=strand, partition=partition,
+                     stats=stats, gpus=gpus)
+    return work is not None and engines.fork_planner(
+        [functools.partial(work, k) for k in range(len(gpus))])
+
+
+def plan_work(query: str, database: str, scoring: Scoring, *, mode: str = "local",
+              strand: str = "both", partition: str = "auto", stats: str = DEFAULT_STATS,
+              gpus: list[int]) -> Callable[[int], Iterable[tuple[tuple | None, object]]] | None:
+    """What :func:`plan_ahead`'s child of shard k does (``work(k)``: its plans, as
+    ``engines.plans_ahead`` yields them); None where an argument is not valid (the search
+    says so)."""
     try:
         check_partition(partition)
         code, wanted = mode_code(mode), strands(scoring.is_dna, strand)
         method = Method.of(stats, scoring, mode)
     except InputError:  # the search reports it
-        return False
-    gpus = gpus_ahead(devices)
-    if not gpus or not os.path.isfile(query) or not os.path.isdir(database):
-        return False
+        return None
 
     def work(shard: int) -> Iterable[tuple[tuple | None, object]]:
         db = open_database(database, scoring, verify=False)
@@ -241,7 +253,7 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
         return engines.plans_ahead(gpus, scoring.table, scoring.gap_open, scoring.gap_extend,
                                    code, partition, scans, shard)
 
-    return engines.fork_planner([functools.partial(work, k) for k in range(len(gpus))])
+    return work
 
 
 @dataclass(frozen=True)

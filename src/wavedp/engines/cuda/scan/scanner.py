@@ -548,7 +548,9 @@ class Scanner:
         key = self._key(ch, units)
         plan_ = self._plans.pop(key, None)
         if plan_ is None and ahead.pending():  # made in another process (ahead.py)
+            start = time.perf_counter()
             plan_ = ahead.take(self._content(ch, units))
+            self.trace.add("ahead", time.perf_counter() - start)  # what the scan waited
             if plan_ is not None:
                 self.trace.count("plans made ahead", 1)
         if plan_ is None:

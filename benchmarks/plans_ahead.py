@@ -1,0 +1,74 @@
+"""When a search command's planning child (``engines/cuda/scan/ahead.py``) sends each plan,
+and where the child's time goes.
+
+Run:  python benchmarks/plans_ahead.py QUERIES DB.wdb [--stats none|fitted] [--gpus 1]
+(no GPU needed: the child plans without CuPy). After the command's own imports, as
+``wavedp search`` makes them, :func:`wavedp.search.api.plan_ahead` forks the children as the
+command does (the driver's GPU list taken to be ``--gpus`` GPUs), then spins in Python for
+``--busy`` seconds, as the command's main thread holds the interpreter's lock while the
+plans come; printed: the seconds after the fork at which each message (the promise, then
+each plan) arrived. Then the same work in
+this process under cProfile, its costliest calls. A plan that arrives after the command's
+GPU is up (``--explain``'s "ahead" phase) is on the command's critical path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import threading
+import time
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("queries")
+    parser.add_argument("database")
+    parser.add_argument("--stats", default="none")
+    parser.add_argument("--gpus", type=int, default=1)
+    parser.add_argument("--busy", type=float, default=1.5,
+                        help="seconds this thread spins in Python after the fork, as the "
+                             "command's main thread imports CuPy and reads its inputs")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    from wavedp.cli import search as _command  # noqa: F401  (the command's imports)
+    from wavedp.engines.cuda.scan import ahead
+    from wavedp.scoring import Scoring
+    from wavedp.search import api
+
+    print(f"the command's imports: {time.perf_counter() - start:.3f} s")
+    api.gpus_ahead = lambda devices: list(range(args.gpus))
+    arrivals: list[tuple[float, str]] = []
+    scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    forked = time.perf_counter()
+    if not api.plan_ahead(args.queries, args.database, scoring, stats=args.stats):
+        raise SystemExit("no planning child forked")
+    seen = promised = 0
+    while time.perf_counter() - forked < args.busy or ahead.pending() and \
+            ahead._planning:  # spinning holds the interpreter's lock, as the command does
+        now = time.perf_counter() - forked
+        if len(ahead._promised) > promised:
+            promised = len(ahead._promised)
+            arrivals.append((now, "promise"))
+        if len(ahead._STORE) > seen:
+            arrivals.extend((now, "plan") for _ in range(len(ahead._STORE) - seen))
+            seen = len(ahead._STORE)
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread():
+            thread.join()
+    print("after the fork: " + ", ".join(f"{what} {t:.3f} s" for t, what in arrivals))
+    work = api.plan_work(args.queries, args.database, scoring, stats=args.stats,
+                         gpus=list(range(args.gpus)))
+    profile = cProfile.Profile()
+    start = time.perf_counter()
+    profile.enable()
+    for _ in work(0):
+        pass
+    profile.disable()
+    print(f"the first child's work in this process: {time.perf_counter() - start:.3f} s")
+    pstats.Stats(profile).sort_stats("cumulative").print_stats(18)
+
+
+if __name__ == "__main__":
+    main()
