@@ -15,6 +15,7 @@ plans made ahead change the time of a search, never its results.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import pickle
@@ -66,6 +67,7 @@ def fork(works: Sequence[Callable[[], Iterable[tuple[tuple | None, object]]]]) -
     if not hasattr(os, "fork") or threading.active_count() > 1:
         return False
     children = []
+    gc.freeze()  # this process's objects out of the children's collections (see _child)
     for work in works:  # every child forked before the threads that read them start
         try:
             read, write = os.pipe()
@@ -82,6 +84,7 @@ def fork(works: Sequence[Callable[[], Iterable[tuple[tuple | None, object]]]]) -
             _child(work, write, spill.fileno())
         os.close(write)
         children.append((read, spill, pid))
+    gc.unfreeze()
     if not children:
         return False
     with _changed:
@@ -104,7 +107,9 @@ def _child(work: Callable[[], Iterable[tuple[tuple | None, object]]], write: int
     570,000 subjects pickles to 7-14 MB: through the pipe, 64 KB at a time, the thread that
     reads it took the interpreter's lock again after every read, which the command's main
     thread (importing CuPy) held for up to 5 ms each time (a plan came up to a second late);
-    from the file it is one read."""
+    from the file it is one read. The objects it shares with its parent were frozen out of
+    its collections before the fork: a collection writes to every object it visits, which
+    copies each page of them into the child."""
     status = 1
     try:
         quiet = os.open(os.devnull, os.O_RDWR)  # nothing of the child's reaches the user
