@@ -41,7 +41,17 @@ from ..seqio import FastaBlock, fasta_block, fasta_chunks, iter_records
 from ..threads import check as check_threads
 from ..threads import cores
 from . import makedb
-from .dbfiles import ALPHABETS, FILES, FORMAT, HEADER, PROTEIN_LETTERS, VERSION, finish, making
+from .dbfiles import (
+    ALPHABETS,
+    FILES,
+    FORMAT,
+    HEADER,
+    PROTEIN_LETTERS,
+    VERSION,
+    finish,
+    make_header,
+    making,
+)
 from .makedb import MAKEDB_THREADS
 
 #: structural checks read this many bytes at a time
@@ -211,21 +221,10 @@ class _Builder:
 
 
     def header(self) -> dict:
-        letters = ALPHABETS[self.alphabet]
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "alphabet": self.alphabet,
-            "letters": letters,
-            "sequences": self.count,
-            "residues": self.residues,
-            "longest": self.longest,
-            "id_bytes": self.id_bytes,
-            "composition": self.composition[:len(letters)].tolist(),
-            "source": os.path.basename(self.source),
-            "files": {name: {"bytes": s.size, "crc32": f"{s.crc:08x}"}
-                      for name, s in self.sinks.items()},
-        }
+        """The database's header (``dbfiles.make_header``)."""
+        return make_header(self.alphabet, self.count, self.residues, self.longest,
+                           self.id_bytes, self.composition[:len(ALPHABETS[self.alphabet])].tolist(),
+                           self.source, {name: (s.size, s.crc) for name, s in self.sinks.items()})
 
 
 class _Slow(Exception):

@@ -30,6 +30,26 @@ FILES = {
 }
 
 
+def make_header(alphabet: str, sequences: int, residues: int, longest: int, id_bytes: int,
+                composition: list[int], source: str, files: dict[str, tuple[int, int]]) -> dict:
+    """A database's header: its counts, the ``composition`` (each letter's count), the
+    input file's name and each data file's (size, CRC-32) in ``files``."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "alphabet": alphabet,
+        "letters": ALPHABETS[alphabet],
+        "sequences": sequences,
+        "residues": residues,
+        "longest": longest,
+        "id_bytes": id_bytes,
+        "composition": composition,
+        "source": os.path.basename(source),
+        "files": {name: {"bytes": size, "crc32": f"{crc:08x}"}
+                  for name, (size, crc) in files.items()},
+    }
+
+
 def header_text(header: dict) -> str:
     """JSON with one top-level key per line."""
     rows = (f" {json.dumps(key)}: {json.dumps(value)}" for key, value in header.items())

@@ -38,7 +38,7 @@ from ..alphabets import INVALID, dna_codes, guess, letter_codes
 from ..checksum import crc32_combine
 from ..errors import InputError
 from ..threads import cores
-from .dbfiles import ALPHABETS, FILES, FORMAT, PROTEIN_LETTERS, VERSION, finish, making
+from .dbfiles import ALPHABETS, FILES, PROTEIN_LETTERS, finish, make_header, making
 
 #: a worker's range of the file at most (about four times this is held per worker at once;
 #: a record longer than the range is a range alone)
@@ -239,21 +239,10 @@ class _Totals:
         self.counting = time.perf_counter() - start
 
     def header(self, alphabet: str, source: str) -> dict:
-        """The database's header (as :meth:`Database.build` writes it)."""
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "alphabet": alphabet,
-            "letters": ALPHABETS[alphabet],
-            "sequences": self.sequences,
-            "residues": self.residues,
-            "longest": self.longest,
-            "id_bytes": self.id_bytes,
-            "composition": self.composition,
-            "source": os.path.basename(source),
-            "files": {name: {"bytes": size, "crc32": f"{crc:08x}"}
-                      for name, (crc, size) in self.files.items()},
-        }
+        """The database's header (``dbfiles.make_header``, as :meth:`Database.build` writes it)."""
+        return make_header(alphabet, self.sequences, self.residues, self.longest,
+                           self.id_bytes, self.composition, source,
+                           {name: (size, crc) for name, (crc, size) in self.files.items()})
 
 
 def _run(plan: _Plan, tmp: str, out: str, show: bool, source: str) -> _Totals:
