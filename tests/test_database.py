@@ -14,11 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wavedp import InputError, Scoring
+from wavedp.fasta_parser import fasta_blocks
 from wavedp.search import database as dbmod
 from wavedp.search import makedb
 from wavedp.search.api import iter_search
 from wavedp.search.database import PROTEIN_LETTERS, Database
-from wavedp.seqio import fasta_blocks, iter_records, read_records
+from wavedp.seqio import iter_records, read_records
 
 
 @pytest.fixture(autouse=True)

@@ -21,24 +21,21 @@ import sys
 import tempfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import BinaryIO
 
-import numpy as np
 import pyfastx
 
-from . import fasta_parser as fp
 from .errors import InputError
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _KINDS = {ord(">"): "fasta", ord("@"): "fastq"}
 #: bytes no FASTA/FASTQ text holds: the control characters but tab, line feed and carriage
 #: return (a NUL would silently end a record where the parser reads C strings)
-_CONTROL = frozenset([*range(9), 11, 12, *range(14, 32), 127])
+CONTROL = frozenset([*range(9), 11, 12, *range(14, 32), 127])
 #: every other byte, for ``bytes.translate`` to delete: what is left are control bytes
-_NOT_CONTROL = bytes(b for b in range(256) if b not in _CONTROL)
+NOT_CONTROL = bytes(b for b in range(256) if b not in CONTROL)
 #: the checks read this many bytes at a time
-_CHUNK = 1 << 20
+CHUNK = 1 << 20
 
 
 def _is_gzip(path: str) -> bool:
@@ -102,9 +99,9 @@ def _check_bytes(path: str) -> None:
     control byte is an InputError naming its record and position."""
     offset = 0
     with _open(path) as fh:
-        while chunk := fh.read(_CHUNK):
-            if chunk.translate(None, _NOT_CONTROL):
-                at = offset + next(k for k, b in enumerate(chunk) if b in _CONTROL)
+        while chunk := fh.read(CHUNK):
+            if chunk.translate(None, NOT_CONTROL):
+                at = offset + next(k for k, b in enumerate(chunk) if b in CONTROL)
                 raise _control_byte(path, at)
             offset += len(chunk)
 
@@ -239,7 +236,7 @@ def _stdin_copy() -> str:
         fd, path = tempfile.mkstemp(prefix="wavedp-stdin-", suffix=".txt")
         atexit.register(_remove, path)
         with os.fdopen(fd, "wb") as out:
-            shutil.copyfileobj(sys.stdin.buffer, out, _CHUNK)
+            shutil.copyfileobj(sys.stdin.buffer, out, CHUNK)
     except OSError as exc:
         raise InputError(f"cannot read standard input: {exc.strerror or exc}") from None
     return path
@@ -259,35 +256,7 @@ def read_records(path: str | os.PathLike) -> list[tuple[str, str]]:
     return list(iter_records(path))
 
 
-@dataclass(frozen=True)
-class FastaBlock:
-    """Whole FASTA records read at once: ``ids`` (each followed by a newline, the bytes of the
-    file), ``residues`` (uint8, the letters of every record one after another, line ends
-    removed) and ``lengths`` (each record's letters, int64); ``first`` is the 1-based number of
-    its first record in the file; ``letters`` counts each byte value among the residues."""
-
-    ids: bytes
-    residues: np.ndarray
-    lengths: np.ndarray
-    first: int
-    letters: np.ndarray | None = None  # each byte's count among the residues
-
-
-def fasta_blocks(path: str | os.PathLike, block: int = _CHUNK) -> Iterator[FastaBlock]:
-    """The records of a FASTA file (plain or gzipped; ``-`` standard input) as
-    :class:`FastaBlock`\\ s of whole records, about ``block`` bytes of the file each (a longer
-    record is a block alone), each parsed in a few whole-array passes (:func:`fasta_block`)
-    instead of a parser call per record, as ``makedb`` reads a large file. The records, ids and
-    checks are those of :func:`iter_records` (an id is the first word of its header, ``\\r``
-    is dropped, a control byte, a header without an id, a damaged gzip stream or no record
-    at all is an InputError); an InputError where the file is FASTQ (read it with
-    :func:`iter_records`)."""
-    path = os.fspath(path)
-    for data, first in fasta_chunks(path, block):
-        yield fasta_block(path, data, first)
-
-
-def fasta_chunks(path: str | os.PathLike, block: int = _CHUNK, checked: bool = True
+def fasta_chunks(path: str | os.PathLike, block: int = CHUNK, checked: bool = True
                  ) -> Iterator[tuple[memoryview, int]]:
     """The bytes of a FASTA file cut into pieces of whole records (about ``block`` bytes each),
     each with the 1-based number of its first record: :func:`fasta_block` parses a piece, so
@@ -306,8 +275,8 @@ def fasta_chunks(path: str | os.PathLike, block: int = _CHUNK, checked: bool = T
         with _open(path) as fh:
             while True:
                 chunk = fh.read(block)
-                if checked and chunk.translate(None, _NOT_CONTROL):
-                    at = offset + next(k for k, b in enumerate(chunk) if b in _CONTROL)
+                if checked and chunk.translate(None, NOT_CONTROL):
+                    at = offset + next(k for k, b in enumerate(chunk) if b in CONTROL)
                     raise _control_byte(path, at)
                 offset += len(chunk)
                 data = carry + chunk
@@ -332,34 +301,3 @@ def fasta_chunks(path: str | os.PathLike, block: int = _CHUNK, checked: bool = T
         raise _stream_errors(path, exc) from None
     if first == 1:
         raise InputError(f"file {path}: no FASTA records")
-
-
-#: the bytes that end a FASTA id (the first word of a header line)
-_ID_END = np.zeros(256, np.bool_)
-_ID_END[[ord(" "), ord("\t"), ord("\r"), ord("\n")]] = True
-_CONTROL_BYTES = np.zeros(256, np.bool_)
-_CONTROL_BYTES[sorted(_CONTROL)] = True
-_IDENTITY = np.arange(256, dtype=np.uint8)
-
-
-def fasta_block(path: str, data: bytes | memoryview, first: int,
-                lut: np.ndarray | None = None) -> FastaBlock:
-    """The whole records of ``data``, a piece of :func:`fasta_chunks` (it starts at a header
-    line; ``path`` and ``first`` name them in errors), parsed by
-    :func:`fasta_parser.parse_piece` (whole-array passes that release the GIL): residues
-    translated by ``lut`` where given (bytes -> codes), and ``letters``, the count of each
-    byte among the residues (before translation)."""
-    buf = np.frombuffer(data, np.uint8)
-    codes, lengths, ids, letters, status, where = fp.parse_piece(
-        buf, _IDENTITY if lut is None else np.ascontiguousarray(lut, dtype=np.uint8),
-        _ID_END, _CONTROL_BYTES)
-    if status == fp.NO_ID:
-        raise InputError(f"file {path}: record {first + where} has no id (nothing after '>')")
-    if status == fp.CONTROL_BYTE:
-        raise InputError(f"file {path}: a control byte (code {int(buf[where])}) in record "
-                         f"{first + int(np.count_nonzero(buf[:where] == ord('>')) - 1)}")
-    if status == fp.NO_HEADER:
-        raise InputError(f"file {path}: text before the first header line")
-    return FastaBlock(ids.tobytes(), codes, lengths, first, letters)
-
-

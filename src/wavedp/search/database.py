@@ -36,8 +36,9 @@ from ..alphabets import guess
 from ..checksum import crc32_file
 from ..engines.common import residue_ranges
 from ..errors import InputError
+from ..fasta_parser import FastaBlock, fasta_block
 from ..scoring import INVALID, Scoring, dna_table, matrix_table
-from ..seqio import FastaBlock, fasta_block, fasta_chunks, iter_records
+from ..seqio import fasta_chunks, iter_records
 from ..threads import check as check_threads
 from ..threads import cores
 from . import makedb

@@ -37,6 +37,7 @@ from typing import TextIO
 from ..alphabets import INVALID, dna_codes, guess, letter_codes
 from ..checksum import crc32_combine
 from ..errors import InputError
+from ..seqio import NOT_CONTROL, fasta_chunks
 from ..threads import cores
 from .dbfiles import ALPHABETS, FILES, PROTEIN_LETTERS, finish, make_header, making
 
@@ -45,9 +46,6 @@ from .dbfiles import ALPHABETS, FILES, PROTEIN_LETTERS, finish, make_header, mak
 RANGE = 16 << 20
 #: the smallest range (a small file is parsed by fewer workers)
 MIN_RANGE = 1 << 20
-#: the first piece of the file, whose residues decide the alphabet (``auto``): the record
-#: reader's first piece (``seqio.fasta_chunks``), so that both decide alike
-FIRST_PIECE = 1 << 20
 #: the processes below which a file is parsed on threads by default (:meth:`Database.build`'s
 #: NumPy parser: 7 ms of a core per MB, against 25 ms here, but NumPy's import first and no
 #: more than MAKEDB_THREADS threads at once)
@@ -61,10 +59,6 @@ MAKEDB_THREADS = 6
 PROGRESS_INTERVAL = 30.0
 #: the longest record a database holds (lengths are int32)
 LONGEST = 2**31 - 1
-#: the bytes a FASTA file must not hold (control bytes other than tab, line feed and
-#: carriage return), and the rest
-_CONTROL = bytes([*range(9), 11, 12, *range(14, 32), 127])
-_NOT_CONTROL = bytes(b for b in range(256) if b not in _CONTROL)
 _INVALID = bytes([INVALID])
 _FRAME = struct.Struct("<I")
 
@@ -107,7 +101,7 @@ def _parse(data: bytes, table: bytes | None) -> _Range | None:
     control byte, a header without an id, a non-ASCII id, a letter outside the table)."""
     if not data:
         return _Range(b"", [], b"", [])
-    if data[0] != 62 or data.translate(None, _NOT_CONTROL):
+    if data[0] != 62 or data.translate(None, NOT_CONTROL):
         return None
     ids: list[bytes] = []
     seqs: list[bytes] = []
@@ -174,9 +168,12 @@ def build(source: str | os.PathLike, out: str | os.PathLike, alphabet: str = "au
         size = os.fstat(fd).st_size
         if os.pread(fd, 2, 0) == b"\x1f\x8b":  # gzip
             return None
-        if alphabet == "auto":
-            first = _first_piece(fd)
-            parsed = None if first is None else _parse(first, None)
+        if alphabet == "auto":  # the threaded path's first piece decides, as it does there
+            try:
+                with contextlib.closing(fasta_chunks(source, checked=False)) as pieces:
+                    parsed = _parse(bytes(next(pieces)[0]), None)
+            except InputError:  # FASTQ, no record, ...: the record reader says so
+                return None
             if parsed is None:
                 return None
             alphabet = guess(parsed.codes)
@@ -456,23 +453,6 @@ def _pieces(parsed: _Range, records: int, residues: int, id_bytes: int
             ("lengths.i32", 4 * records, lengths.tobytes()),
             ("ids.txt", id_bytes, parsed.ids),
             ("id_offsets.i64", 8 * (records + 1), id_offsets.tobytes()[8:])]
-
-
-def _first_piece(fd: int) -> bytes | None:
-    """The record reader's first piece of the file (``seqio.fasta_chunks``): its first
-    FIRST_PIECE bytes without leading whitespace, cut after the last line before a header
-    line (read on while no record ends); None for a file of whitespace only."""
-    offset, carry = 0, b""
-    while True:
-        chunk = os.pread(fd, FIRST_PIECE, offset)
-        offset += len(chunk)
-        data = carry + chunk if carry else chunk.lstrip()
-        cut = len(data) if not chunk else data.rfind(b"\n>") + 1
-        if cut > 0:
-            return data[:cut]
-        if not chunk:
-            return None
-        carry = data
 
 
 #: :func:`_boundary` reads this much at a time
