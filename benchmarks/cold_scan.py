@@ -2,6 +2,7 @@
 time goes.
 
 Run from the repository root:  python benchmarks/cold_scan.py [--sequences N] [--profile]
+[--floors-only]
 (wavedp installed with its GPU extra). A seeded Swiss-Prot-sized database
 (``seeded_fasta.py``, 570,000 sequences by default) is built once; the queries are
 ``allqueries.fasta``. Printed: the floors of a fresh process (the interpreter, NumPy, CuPy
@@ -57,6 +58,12 @@ FLOORS = {
     "import numpy": "import numpy",
     "import cupy": "import cupy",
     "CUDA context (cupy)": "import cupy; cupy.zeros(1); cupy.cuda.Device().synchronize()",
+    "CUDA context, the driver started first on a thread (wavedp.device.open_contexts)":
+    "import threading; from wavedp.device import open_contexts; threading.Thread("
+    "target=open_contexts, args=((0,),)).start(); import cupy; cupy.zeros(1); "
+    "cupy.cuda.Device().synchronize()",
+    "the driver and context alone (wavedp.device.open_contexts)":
+    "from wavedp.device import open_contexts; open_contexts((0,))",
     "import numba": "import numba",
     "Numba: first cached kernel": "import numpy as np; from wavedp.search import likelihood; "
     "likelihood.log_gammas_of(1.0, np.ones(3))",
@@ -157,8 +164,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sequences", type=int, default=570_000)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--floors-only", action="store_true",
+                        help="print the fresh process's floors and stop")
     args = parser.parse_args()
     floors()
+    if args.floors_only:
+        return
     found = next((q for q in QUERIES if os.path.exists(q)), None)
     if found is None:
         raise SystemExit(f"no queries: looked for {', '.join(QUERIES)}")

@@ -7,8 +7,10 @@ Run:  python benchmarks/plans_ahead.py QUERIES DB.wdb [--stats none|fitted] [--g
 command does (the driver's GPU list taken to be ``--gpus`` GPUs), then spins in Python for
 ``--busy`` seconds, as the command's main thread holds the interpreter's lock while the
 plans come; printed: the seconds after the fork at which each message (the promise, then
-each plan) arrived. Then the same work in this process, twice (each message's seconds), and
-a third time under cProfile, its costliest calls. A plan that arrives after the command's
+each plan) arrived, and the child's own steps (opening the database, reading the queries,
+each plan made, pickled and written to its spill file) as the child itself timed them. Then
+the same work in this process, twice (each message's seconds), and a third time under
+cProfile, its costliest calls. A plan that arrives after the command's
 GPU is up (``--explain``'s "ahead" phase) is on the command's critical path.
 """
 
@@ -16,9 +18,53 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
+import pickle
 import pstats
+import tempfile
 import threading
 import time
+import types
+
+untimed: tuple = ()
+
+
+def timed_steps(api, ahead, path: str, origin: float) -> None:
+    """The child's steps, each appended to the file ``path`` as "what seconds" (seconds since
+    ``origin``, the fork) when it ends: the database opened, the queries read, each plan
+    made, pickled and written (the patches are inherited by the forked child)."""
+    global untimed
+    untimed = (api.open_database, api._queries, api.engines.plans_ahead, ahead.pickle)
+    opened, queries, plans_ahead, real_pickle = untimed
+
+    def stamp(what: str) -> None:
+        with open(path, "a") as fh:
+            fh.write(f"{what} {time.perf_counter() - origin:.3f}\n")
+
+    def timed(name: str, call):
+        def inner(*args, **kwargs):
+            found = call(*args, **kwargs)
+            stamp(f"{name} (pid {os.getpid()})" if name == "database" else name)
+            return found
+        return inner
+
+    def timed_plans(*args, **kwargs):
+        stamp("planning")
+        for item in plans_ahead(*args, **kwargs):
+            stamp("made")
+            yield item
+
+    def dumps(item, protocol=None):
+        data = real_pickle.dumps(item, protocol=protocol)
+        stamp(f"pickled {len(data) / 1e6:.1f} MB")
+        return data
+
+    api.open_database = timed("database", opened)
+    api._queries = timed("queries", queries)
+    api.engines.plans_ahead = timed_plans
+    ahead.pickle = types.SimpleNamespace(dumps=dumps, loads=pickle.loads,
+                                         HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL,
+                                         UnpicklingError=pickle.UnpicklingError)
 
 
 def main() -> None:
@@ -41,7 +87,9 @@ def main() -> None:
     api.gpus_ahead = lambda devices: list(range(args.gpus))
     arrivals: list[tuple[float, str]] = []
     scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    steps = tempfile.NamedTemporaryFile("r", suffix=".steps")
     forked = time.perf_counter()
+    timed_steps(api, ahead, steps.name, forked)
     if not api.plan_ahead(args.queries, args.database, scoring, stats=args.stats):
         raise SystemExit("no planning child forked")
     seen = promised = 0
@@ -58,6 +106,9 @@ def main() -> None:
         if thread is not threading.current_thread():
             thread.join()
     print("after the fork: " + ", ".join(f"{what} {t:.3f} s" for t, what in arrivals))
+    print("the child's steps (seconds after the fork): " + ", ".join(
+        line.strip() for line in steps))
+    api.open_database, api._queries, api.engines.plans_ahead, ahead.pickle = untimed
     work = api.plan_work(args.queries, args.database, scoring, stats=args.stats,
                          gpus=list(range(args.gpus)))
     for turn in ("first", "second"):  # the first pays what the process does once

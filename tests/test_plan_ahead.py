@@ -86,6 +86,47 @@ def test_gpus_ahead_from_the_driver_list(tmp_path, monkeypatch):
     assert gpus_ahead() == ()
 
 
+class _FakeDriver:
+    """The driver's C calls open_contexts makes, recorded (status 0 each, or ``failing``'s)."""
+
+    def __init__(self, failing: str = "") -> None:
+        self.calls: list[str] = []
+        self.failing = failing
+
+    def __getattr__(self, name: str):
+        def call(*args) -> int:
+            self.calls.append(name)
+            return 100 if name == self.failing else 0
+        return call
+
+
+def test_open_contexts_starts_the_driver_then_each_context(monkeypatch):
+    fake = _FakeDriver()
+    monkeypatch.setattr(device_mod.ctypes, "CDLL", lambda name: fake)
+    assert device_mod.open_contexts((0, 1))
+    assert fake.calls == ["cuInit"] + ["cuDeviceGet", "cuDevicePrimaryCtxRetain"] * 2
+    assert not device_mod.open_contexts(())  # no GPU expected: nothing called
+    assert len(fake.calls) == 5
+    for failing, calls in (("cuInit", 1), ("cuDeviceGet", 2)):
+        fake = _FakeDriver(failing)
+        monkeypatch.setattr(device_mod.ctypes, "CDLL", lambda name, fake=fake: fake)
+        assert not device_mod.open_contexts((0, 1))  # CuPy meets the failure and says it
+        assert len(fake.calls) == calls
+
+
+def test_open_contexts_without_a_driver(monkeypatch):
+    monkeypatch.setattr(device_mod, "DRIVER_LIBRARY", "libwavedp-no-such-driver.so")
+    assert not device_mod.open_contexts((0,))
+
+
+@pytest.mark.gpu
+def test_cupy_works_in_the_context_opened_first():
+    assert device_mod.open_contexts((0,))
+    import cupy
+
+    assert int(cupy.arange(10).sum()) == 45
+
+
 @pytest.mark.parametrize("devices", [(0,), (0, 1)])
 def test_the_scanner_takes_the_plan_made_ahead(devices):
     offsets = _offsets(_lengths(40_000))

@@ -4,6 +4,7 @@ caller asked for (``auto``, ``cpu`` or ``gpu``, and which GPUs) once per call in
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import numbers
 import os
@@ -48,13 +49,43 @@ def _probe() -> tuple[bool, str]:
 
 
 def start_gpus(device: str, devices: object = None) -> None:
-    """Begin, in a background thread, what a call on ``device`` (``auto`` or ``gpu``; the
-    CPU needs nothing) will need of its GPUs: CuPy's import, the driver's start and each
-    GPU's CUDA context (0.3-0.4 s of a command's start-up, the driver's part without the
-    interpreter's lock, so the caller's own work meanwhile overlaps it). Whatever goes
-    wrong is left for :func:`choose` to report; the process waits for the thread at exit."""
+    """Begin, in background threads, what a call on ``device`` (``auto`` or ``gpu``; the
+    CPU needs nothing) will need of its GPUs: the driver's start and each GPU's CUDA
+    context on one (:func:`open_contexts`, without the interpreter's lock), CuPy's import on
+    another, so that the two and the caller's own work meanwhile overlap. Whatever goes
+    wrong is left for :func:`choose` to report; the process waits for the threads at exit."""
     if device in ("auto", "gpu"):
+        threading.Thread(target=open_contexts, args=(gpus_ahead(devices),),
+                         name="wavedp-gpu-contexts").start()
         threading.Thread(target=_start, args=(devices,), name="wavedp-gpu-start").start()
+
+
+#: the CUDA driver's library (the runtime CuPy loads starts it; the contexts it makes are the
+#: devices' primary contexts, which the runtime uses)
+DRIVER_LIBRARY = "libcuda.so.1"
+
+
+def open_contexts(gpus: tuple[int, ...]) -> bool:
+    """Start the CUDA driver and make the primary context of each of ``gpus``, through the
+    driver's C interface (ctypes lets go of the interpreter's lock for each call): the
+    0.2-0.4 s the driver takes then overlaps CuPy's import, which holds the lock, instead
+    of following it; CuPy's runtime finds the contexts made. A context is retained once
+    and kept to the process's end (the runtime would keep it as long). False where there is
+    no driver or it fails (nothing is reported here: :func:`choose` meets it through CuPy)."""
+    if not gpus:
+        return False
+    try:
+        cuda = ctypes.CDLL(DRIVER_LIBRARY)
+        if cuda.cuInit(0):
+            return False
+        for index in gpus:
+            handle, context = ctypes.c_int(), ctypes.c_void_p()
+            if (cuda.cuDeviceGet(ctypes.byref(handle), index)
+                    or cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), handle)):
+                return False
+    except (OSError, AttributeError):  # no driver library, or one without these calls
+        return False
+    return True
 
 
 def _start(devices: object) -> None:
