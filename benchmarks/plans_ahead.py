@@ -2,13 +2,15 @@
 and where the child's time goes.
 
 Run:  python benchmarks/plans_ahead.py QUERIES DB.wdb [--stats none|fitted] [--gpus 1]
+[--planners N]
 (no GPU needed: the child plans without CuPy). After the command's own imports, as
 ``wavedp search`` makes them, :func:`wavedp.search.api.plan_ahead` forks the children as the
 command does (the driver's GPU list taken to be ``--gpus`` GPUs), then spins in Python for
 ``--busy`` seconds, as the command's main thread holds the interpreter's lock while the
 plans come; printed: the seconds after the fork at which each message (the promise, then
 each plan) arrived, and the child's own steps (opening the database, reading the queries,
-each plan made, pickled and written to its spill file) as the child itself timed them. Then
+each plan made, pickled and written to its spill file) as the child itself timed them, with
+the processor time and the page faults the child had taken by then. Then
 the same work in this process, twice (each message's seconds), and a third time under
 cProfile, its costliest calls. A plan that arrives after the command's
 GPU is up (``--explain``'s "ahead" phase) is on the command's critical path.
@@ -21,6 +23,7 @@ import cProfile
 import os
 import pickle
 import pstats
+import resource
 import tempfile
 import threading
 import time
@@ -39,12 +42,14 @@ def timed_steps(api, ahead, path: str, origin: float) -> None:
 
     def stamp(what: str) -> None:
         with open(path, "a") as fh:
-            fh.write(f"{what} {time.perf_counter() - origin:.3f}\n")
+            use = resource.getrusage(resource.RUSAGE_SELF)
+            fh.write(f"{os.getpid()}: {what} {time.perf_counter() - origin:.3f} (cpu "
+                     f"{use.ru_utime + use.ru_stime:.3f}, faults {use.ru_minflt})\n")
 
     def timed(name: str, call):
         def inner(*args, **kwargs):
             found = call(*args, **kwargs)
-            stamp(f"{name} (pid {os.getpid()})" if name == "database" else name)
+            stamp(name)
             return found
         return inner
 
@@ -73,6 +78,8 @@ def main() -> None:
     parser.add_argument("database")
     parser.add_argument("--stats", default="none")
     parser.add_argument("--gpus", type=int, default=1)
+    parser.add_argument("--planners", type=int, default=None,
+                        help="planning children per GPU (default: the command's own count)")
     parser.add_argument("--busy", type=float, default=1.5,
                         help="seconds this thread spins in Python after the fork, as the "
                              "command's main thread imports CuPy and reads its inputs")
@@ -85,6 +92,9 @@ def main() -> None:
 
     print(f"the command's imports: {time.perf_counter() - start:.3f} s")
     api.gpus_ahead = lambda devices: list(range(args.gpus))
+    if args.planners is not None:
+        api.PLANNERS = args.planners
+    print(f"planning children per GPU: {api.planners(args.gpus)}")
     arrivals: list[tuple[float, str]] = []
     scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
     steps = tempfile.NamedTemporaryFile("r", suffix=".steps")

@@ -32,7 +32,7 @@ from ..ranking import Later, Scanner, Thresholds, merge
 from ..scoring import Scoring
 from ..seqio import read_records
 from ..threads import check as check_threads
-from ..threads import limited
+from ..threads import cores, limited
 from ..trace import Trace
 from . import masking, statistics
 from .cluster import ClusterScanner, database_path
@@ -196,6 +196,15 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
 #: the batches of queries (BATCH_CELLS) a command plans ahead: a plan keeps each subject's
 #: index, so the batches after these are planned when they come
 AHEAD_BATCHES = 2
+#: planning children per GPU at most (each makes every PLANNERS-th plan, so that the plans
+#: a scan needs first are made at once; one core is left to the command)
+PLANNERS = 4
+
+
+def planners(gpus: int) -> int:
+    """How many children plan each of ``gpus`` GPUs' shards: PLANNERS, fewer where the cores
+    this process may use (one kept for the command itself) are fewer."""
+    return max(1, min(PLANNERS, (cores() - 1) // max(gpus, 1)))
 
 
 def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "local",
@@ -205,7 +214,8 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
     file ``query`` against the ``.wdb`` folder ``database`` (the other arguments
     :func:`iter_search`'s), and under fitted statistics the scans of the database's sample
     before them, in child processes, one per GPU the driver shows
-    (``wavedp.device.gpus_ahead``) for its shard: a command forks them before it starts any
+    (``wavedp.device.gpus_ahead``) for its shard, its plans shared among :func:`planners`
+    children: a command forks them before it starts any
     thread, each child reads the inputs and plans on a core of its own while the command
     loads CuPy and reads them too, and the search's scanners take the plans (``wavedp.engines.
     fork_planner``; a child maps the database's files, which the command maps too). False
@@ -219,16 +229,18 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
         return False
     work = plan_work(query, database, scoring, mode=mode, strand=strand, partition=partition,
                      stats=stats, gpus=gpus)
+    parts = planners(len(gpus))
     return work is not None and engines.fork_planner(
-        [functools.partial(work, k) for k in range(len(gpus))])
+        [functools.partial(work, k, j, parts) for k in range(len(gpus)) for j in range(parts)])
 
 
 def plan_work(query: str, database: str, scoring: Scoring, *, mode: str = "local",
               strand: str = "both", partition: str = "auto", stats: str = DEFAULT_STATS,
-              gpus: list[int]) -> Callable[[int], Iterable[tuple[tuple | None, object]]] | None:
-    """What :func:`plan_ahead`'s child of shard k does (``work(k)``: its plans, as
-    ``engines.plans_ahead`` yields them); None where an argument is not valid (the search
-    says so)."""
+              gpus: list[int]
+              ) -> Callable[..., Iterable[tuple[tuple | None, object]]] | None:
+    """What :func:`plan_ahead`'s child j of the ``parts`` of shard k does (``work(k, j,
+    parts)``: its plans, as ``engines.plans_ahead`` yields them); None where an argument is
+    not valid (the search says so)."""
     try:
         check_partition(partition)
         code, wanted = mode_code(mode), strands(scoring.is_dna, strand)
@@ -236,7 +248,8 @@ def plan_work(query: str, database: str, scoring: Scoring, *, mode: str = "local
     except InputError:  # the search reports it
         return None
 
-    def work(shard: int) -> Iterable[tuple[tuple | None, object]]:
+    def work(shard: int, part: int = 0, parts: int = 1
+             ) -> Iterable[tuple[tuple | None, object]]:
         db = open_database(database, scoring, verify=False)
         q = _queries(query, scoring)
         lut = db.codes_for(scoring)
@@ -251,7 +264,7 @@ def plan_work(query: str, database: str, scoring: Scoring, *, mode: str = "local
                 scans.append((*sample, None, asked))
             scans.append((db.residues, db.offsets, lut, asked))
         return engines.plans_ahead(gpus, scoring.table, scoring.gap_open, scoring.gap_extend,
-                                   code, partition, scans, shard)
+                                   code, partition, scans, shard, part, parts)
 
     return work
 
