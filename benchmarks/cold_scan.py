@@ -64,6 +64,12 @@ FLOORS = {
     "cupy.cuda.Device().synchronize()",
     "the driver and context alone (wavedp.device.open_contexts)":
     "from wavedp.device import open_contexts; open_contexts((0,))",
+    "the driver and every GPU's context, one thread a GPU":
+    "import threading; from wavedp.device import gpus_ahead, open_contexts; threads = ["
+    "threading.Thread(target=open_contexts, args=((g,),)) for g in gpus_ahead()]; "
+    "[t.start() for t in threads]; [t.join() for t in threads]",
+    "the driver and every GPU's context, one thread":
+    "from wavedp.device import gpus_ahead, open_contexts; open_contexts(gpus_ahead())",
     "import numba": "import numba",
     "Numba: first cached kernel": "import numpy as np; from wavedp.search import likelihood; "
     "likelihood.log_gammas_of(1.0, np.ones(3))",

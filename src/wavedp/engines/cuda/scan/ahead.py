@@ -1,16 +1,17 @@
 """Plans made ahead, in processes of their own: a search command forks, before any thread
 starts, children for each GPU the driver lists, which read the inputs themselves and plan
 the first batches' scans of that GPU's shard (:func:`plans`, each child a share of them),
-while the command itself loads CuPy, starts its GPUs and reads the same inputs. The planner is plain Python and NumPy, so in the
-command's own process it would hold the interpreter's lock against CuPy's import, the
-inputs and the launches (0.3-0.5 s of a fresh process on one GPU, about 1 s per shard of a
-741 M-residue database on two); the child plans on another core.
+while the command itself loads CuPy, starts its GPUs and reads the same inputs. The planner
+is plain Python and NumPy, so in the command's own process it would hold the interpreter's
+lock against CuPy's import, the inputs and the launches (0.3-0.5 s of a fresh process on
+one GPU, about 1 s per shard of a 741 M-residue database on two); the children plan on
+other cores, the plans a scan needs first at once.
 
-The child sends each plan as it is made, keyed by all it depends on
+A child sends each plan as it is made, keyed by all it depends on
 (:meth:`~.scanner.Scanner.ahead`); the parent keeps them in a store, and a scanner that
 would make one of them takes it (:func:`take`), waiting while a child that promised it
-is still planning. A scanner of another GPU or database, or one whose child failed, plans itself:
-plans made ahead change the time of a search, never its results.
+is still planning. A scanner of another GPU or database, or one whose child failed, plans
+itself: plans made ahead change the time of a search, never its results.
 """
 
 from __future__ import annotations
