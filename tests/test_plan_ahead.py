@@ -279,30 +279,31 @@ CHILD = textwrap.dedent("""
 """)
 
 
+def _planned_by_children(folder, subjects: int, seed: int, stats: str, planners: int
+                         ) -> list[str]:
+    """What CHILD prints: a search's scanners taking the plans of ``planners`` children per
+    GPU (two GPUs) for a database of ``subjects`` random proteins in ``folder``."""
+    query, database = _inputs_on_disk(folder, subjects, (90, 120, 250, 1200, 30, 700), seed)
+    done = subprocess.run([sys.executable, "-c", CHILD, query, database, stats,
+                           str(planners)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
 @pytest.mark.parametrize("planners", [1, 3])
 def test_a_child_plans_what_the_scanners_take(tmp_path, planners):
-    query, database = _inputs_on_disk(tmp_path, 3_000, (90, 120, 250, 1200, 30, 700), 5)
-    done = subprocess.run([sys.executable, "-c", CHILD, query, database, "none",
-                           str(planners)],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
     # the first two batches (AHEAD_BATCHES) planned by the children (each shard's plans
     # shared among its planners), each shard's first unit and then the rest; the third
     # planned by the scanners themselves
-    assert done.stdout.splitlines() == ["0 [(2, 2, False), (2, 2, False)]",
-                                        "1 [(1, 1, False), (1, 1, False)]",
-                                        "2 [(1, 0, True), (1, 0, True)]", "0"]
+    assert _planned_by_children(tmp_path, 3_000, 5, "none", planners) == [
+        "0 [(2, 2, False), (2, 2, False)]", "1 [(1, 1, False), (1, 1, False)]",
+        "2 [(1, 0, True), (1, 0, True)]", "0"]
 
 
 @pytest.mark.parametrize("planners", [1, 4])
 def test_a_child_plans_the_statistics_sample_scans_too(tmp_path, planners):
-    query, database = _inputs_on_disk(tmp_path, 12_000, (90, 120, 250, 1200, 30, 700), 8)
-    done = subprocess.run([sys.executable, "-c", CHILD, query, database, "fitted",
-                           str(planners)],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
     # per batch: the sample's two shards, then the database's; a third batch planned here
-    assert done.stdout.splitlines() == [
+    assert _planned_by_children(tmp_path, 12_000, 8, "fitted", planners) == [
         "0 [(2, 2, False), (2, 2, False), (2, 2, False), (2, 2, False)]",
         "1 [(1, 1, False), (1, 1, False), (1, 1, False), (1, 1, False)]",
         "2 [(1, 0, True), (1, 0, True), (1, 0, True), (1, 0, True)]", "0"]
