@@ -51,9 +51,10 @@ def _probe() -> tuple[bool, str]:
 def start_gpus(device: str, devices: object = None) -> None:
     """Begin, in background threads, what a call on ``device`` (``auto`` or ``gpu``; the
     CPU needs nothing) will need of its GPUs: the driver's start and each GPU's CUDA
-    context on one a GPU (:func:`open_contexts`, without the interpreter's lock), CuPy's
-    import on another, so that they and the caller's own work meanwhile overlap. Whatever goes
-    wrong is left for :func:`choose` to report; the process waits for the threads at exit."""
+    context, a thread per GPU (:func:`open_contexts`, without the interpreter's lock), and
+    CuPy's import on another, so that they and the caller's own work meanwhile overlap.
+    Whatever goes wrong is left for :func:`choose` to report; the process waits for the
+    threads at exit."""
     if device in ("auto", "gpu"):
         for gpu in gpus_ahead(devices):  # one thread a GPU: their contexts made at once
             threading.Thread(target=open_contexts, args=((gpu,),),

@@ -213,10 +213,10 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
     """Plan the GPU scans of the first batches (AHEAD_BATCHES) of a search of the FASTA
     file ``query`` against the ``.wdb`` folder ``database`` (the other arguments
     :func:`iter_search`'s), and under fitted statistics the scans of the database's sample
-    before them, in child processes, one per GPU the driver shows
-    (``wavedp.device.gpus_ahead``) for its shard, its plans shared among :func:`planners`
-    children: a command forks them before it starts any
-    thread, each child reads the inputs and plans on a core of its own while the command
+    before them, in child processes, :func:`planners` for each GPU the driver shows
+    (``wavedp.device.gpus_ahead``), which share its shard's plans: a command forks them
+    before it starts any thread, each child reads the inputs and plans on a core of its own
+    while the command
     loads CuPy and reads them too, and the search's scanners take the plans (``wavedp.engines.
     fork_planner``; a child maps the database's files, which the command maps too). False
     (nothing started) where no GPU is seen, the query is not a file that can be read twice,
