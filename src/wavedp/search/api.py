@@ -216,14 +216,13 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
     before them, in child processes, :func:`planners` for each GPU the driver shows
     (``wavedp.device.gpus_ahead``), which share its shard's plans: a command forks them
     before it starts any thread, each child reads the inputs and plans on a core of its own
-    while the command
-    loads CuPy and reads them too, and the search's scanners take the plans (``wavedp.engines.
-    fork_planner``; a child maps the database's files, which the command maps too). False
-    (nothing started) where no GPU is seen, the query is not a file that can be read twice,
-    the database is not a ``.wdb`` folder (every child would build a FASTA database in its
-    memory again), an argument is not valid (the search says so) or the process cannot
-    fork safely; whatever fails in the child leaves the scanners to plan
-    themselves."""
+    while the command loads CuPy and reads them too, and the search's scanners take the
+    plans (``wavedp.engines.fork_planner``; a child maps the database's files, which the
+    command maps too). False (nothing started) where no GPU is seen, the query is not a
+    file that can be read twice, the database is not a ``.wdb`` folder (every child would
+    build a FASTA database in its memory again), an argument is not valid (the search says
+    so) or the process cannot fork safely; whatever fails in a child leaves the scanners
+    to plan themselves."""
     gpus = gpus_ahead(devices)
     if not gpus or not os.path.isfile(query) or not os.path.isdir(database):
         return False
