@@ -2,7 +2,6 @@
 and where the child's time goes.
 
 Run:  python benchmarks/plans_ahead.py QUERIES DB.wdb [--stats none|fitted] [--gpus 1]
-[--planners N]
 (no GPU needed: the child plans without CuPy). After the command's own imports, as
 ``wavedp search`` makes them, :func:`wavedp.search.api.plan_ahead` forks the children as the
 command does (the driver's GPU list taken to be ``--gpus`` GPUs), then spins in Python for
@@ -43,13 +42,13 @@ def timed_steps(api, ahead, path: str, origin: float) -> None:
     def stamp(what: str) -> None:
         with open(path, "a") as fh:
             use = resource.getrusage(resource.RUSAGE_SELF)
-            fh.write(f"{os.getpid()}: {what} {time.perf_counter() - origin:.3f} (cpu "
+            fh.write(f"{what} {time.perf_counter() - origin:.3f} (cpu "
                      f"{use.ru_utime + use.ru_stime:.3f}, faults {use.ru_minflt})\n")
 
     def timed(name: str, call):
         def inner(*args, **kwargs):
             found = call(*args, **kwargs)
-            stamp(name)
+            stamp(f"{name} (pid {os.getpid()})" if name == "database" else name)
             return found
         return inner
 
@@ -78,8 +77,6 @@ def main() -> None:
     parser.add_argument("database")
     parser.add_argument("--stats", default="none")
     parser.add_argument("--gpus", type=int, default=1)
-    parser.add_argument("--planners", type=int, default=None,
-                        help="planning children per GPU (default: the command's own count)")
     parser.add_argument("--busy", type=float, default=1.5,
                         help="seconds this thread spins in Python after the fork, as the "
                              "command's main thread imports CuPy and reads its inputs")
@@ -92,9 +89,6 @@ def main() -> None:
 
     print(f"the command's imports: {time.perf_counter() - start:.3f} s")
     api.gpus_ahead = lambda devices: list(range(args.gpus))
-    if args.planners is not None:
-        api.PLANNERS = args.planners
-    print(f"planning children per GPU: {api.planners(args.gpus)}")
     arrivals: list[tuple[float, str]] = []
     scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
     steps = tempfile.NamedTemporaryFile("r", suffix=".steps")

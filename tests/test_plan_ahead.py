@@ -21,7 +21,6 @@ from wavedp.engines.cuda.gpus import GpuScanner
 from wavedp.engines.cuda.scan import ahead
 from wavedp.engines.cuda.scan import scanner as scan_mod
 from wavedp.engines.cuda.scan.model import DEFAULT_GPU
-from wavedp.search import api as search_api
 from wavedp.search.api import plan_ahead
 from wavedp.search.database import Database
 from wavedp.trace import Trace
@@ -159,27 +158,6 @@ def test_the_scanner_takes_the_plan_made_ahead(devices):
     assert not ahead.pending()  # each plan taken once
 
 
-def test_planners_share_each_plan_once():
-    offsets = _offsets(_lengths(40_000))
-    steps = [scanner.ahead(QUERIES) for scanner in
-             _gpu_scanner(offsets, (0, 1), sms=DEFAULT_GPU.sms).scanners]
-    _, *whole = ahead.plans(steps)
-    shared = []
-    for part in range(3):
-        (none, promised), *made = ahead.plans(steps, part, 3)
-        assert none is None and promised == [content for content, _ in made]
-        shared.extend(made)
-    assert sorted(c for c, _ in shared) == sorted(c for c, _ in whole)
-    assert [c for c, _ in ahead.plans(steps, 0, 3)][1:] == [c for c, _ in whole][0::3]
-
-
-def test_planners_leave_a_core_to_the_command(monkeypatch):
-    for cores, gpus, expected in ((2, 1, 1), (1, 1, 1), (4, 1, 3), (16, 1, 4), (32, 2, 4),
-                                  (8, 2, 3), (3, 4, 1)):
-        monkeypatch.setattr(search_api, "cores", lambda cores=cores: cores)
-        assert search_api.planners(gpus) == expected
-
-
 def test_another_gpu_or_database_plans_itself():
     offsets = _offsets(_lengths(20_000))
     _, *made = ahead.plans([scanner.ahead(QUERIES) for scanner in
@@ -244,10 +222,8 @@ CHILD = textwrap.dedent("""
     from wavedp.trace import Trace
 
     api = importlib.import_module("wavedp.search.api")
-    query, database, stats, planners = sys.argv[1:5]
+    query, database, stats = sys.argv[1:4]
     api.gpus_ahead = lambda devices: (0, 1)
-    api.cores, api.PLANNERS = (lambda: 64), int(planners)  # children per GPU
-    assert api.planners(2) == int(planners)
     scan_mod.device_multiprocessors = lambda d: DEFAULT_GPU.sms
     scoring = Scoring()
     db = api.open_database(database, scoring)
@@ -279,31 +255,27 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def _planned_by_children(folder, subjects: int, seed: int, stats: str, planners: int
-                         ) -> list[str]:
-    """What CHILD prints: a search's scanners taking the plans of ``planners`` children per
-    GPU (two GPUs) for a database of ``subjects`` random proteins in ``folder``."""
+def _planned_by_children(folder, subjects: int, seed: int, stats: str) -> list[str]:
+    """What CHILD prints: a search's scanners taking the plans of its children (two GPUs)
+    for a database of ``subjects`` random proteins in ``folder``."""
     query, database = _inputs_on_disk(folder, subjects, (90, 120, 250, 1200, 30, 700), seed)
-    done = subprocess.run([sys.executable, "-c", CHILD, query, database, stats,
-                           str(planners)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", CHILD, query, database, stats],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
 
-@pytest.mark.parametrize("planners", [1, 3])
-def test_a_child_plans_what_the_scanners_take(tmp_path, planners):
-    # the first two batches (AHEAD_BATCHES) planned by the children (each shard's plans
-    # shared among its planners), each shard's first unit and then the rest; the third
-    # planned by the scanners themselves
-    assert _planned_by_children(tmp_path, 3_000, 5, "none", planners) == [
+def test_a_child_plans_what_the_scanners_take(tmp_path):
+    # the first two batches (AHEAD_BATCHES) planned by the children, each shard's first
+    # unit and then the rest; the third planned by the scanners themselves
+    assert _planned_by_children(tmp_path, 3_000, 5, "none") == [
         "0 [(2, 2, False), (2, 2, False)]", "1 [(1, 1, False), (1, 1, False)]",
         "2 [(1, 0, True), (1, 0, True)]", "0"]
 
 
-@pytest.mark.parametrize("planners", [1, 4])
-def test_a_child_plans_the_statistics_sample_scans_too(tmp_path, planners):
+def test_a_child_plans_the_statistics_sample_scans_too(tmp_path):
     # per batch: the sample's two shards, then the database's; a third batch planned here
-    assert _planned_by_children(tmp_path, 12_000, 8, "fitted", planners) == [
+    assert _planned_by_children(tmp_path, 12_000, 8, "fitted") == [
         "0 [(2, 2, False), (2, 2, False), (2, 2, False), (2, 2, False)]",
         "1 [(1, 1, False), (1, 1, False), (1, 1, False), (1, 1, False)]",
         "2 [(1, 0, True), (1, 0, True), (1, 0, True), (1, 0, True)]", "0"]

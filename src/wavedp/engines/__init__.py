@@ -83,15 +83,13 @@ def scanner(device: Device, residues: np.ndarray, offsets: np.ndarray, lut: np.n
 def plans_ahead(gpus: Sequence[int], sub: np.ndarray, gap_open: int, gap_extend: int,
                 mode: int, partition: str,
                 scans: list[tuple[np.ndarray, np.ndarray, np.ndarray | None, list[np.ndarray]]],
-                shard: int | None = None, part: int = 0, parts: int = 1
-                ) -> Iterator[tuple[tuple | None, object]]:
+                shard: int | None = None) -> Iterator[tuple[tuple | None, object]]:
     """The plans GPU scans on ``gpus`` make over their first chunks, ``scans`` the
     (residues, offsets, lut, queries) of each in the order a search makes them (the other
-    arguments :func:`scanner`'s; ``shard``: of that GPU's shard alone; ``part`` of
-    ``parts``: the share of one of that many children), made without CuPy: the GPUs taken
-    to be the calibration's (or the default model's) with its multiprocessor count. What a
-    command's planning child sends (:func:`fork_planner`; first their promise,
-    ``cuda.scan.ahead.plans``)."""
+    arguments :func:`scanner`'s; ``shard``: of that GPU's shard alone), made without CuPy:
+    the GPUs taken to be the calibration's (or the default model's) with its multiprocessor
+    count. What a command's planning child sends (:func:`fork_planner`; first their
+    promise, ``cuda.scan.ahead.plans``)."""
     from .cuda.gpus import GpuScanner  # lazy: see above
     from .cuda.scan import ahead  # lazy: see above
     from .cuda.scan.model import ahead_model  # lazy: see above
@@ -104,7 +102,7 @@ def plans_ahead(gpus: Sequence[int], sub: np.ndarray, gap_open: int, gap_extend:
         for k, scanner in enumerate(planner.scanners):
             if shard is None or k == shard:
                 steps.setdefault(k, []).extend(scanner.ahead(queries))
-    return ahead.plans(list(steps.values()), part, parts)
+    return ahead.plans(list(steps.values()))
 
 
 def fork_planner(works: Sequence[Callable[[], Iterable[tuple[tuple | None, object]]]]

@@ -32,7 +32,7 @@ from ..ranking import Later, Scanner, Thresholds, merge
 from ..scoring import Scoring
 from ..seqio import read_records
 from ..threads import check as check_threads
-from ..threads import cores, limited
+from ..threads import limited
 from ..trace import Trace
 from . import masking, statistics
 from .cluster import ClusterScanner, database_path
@@ -196,15 +196,6 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
 #: the batches of queries (BATCH_CELLS) a command plans ahead: a plan keeps each subject's
 #: index, so the batches after these are planned when they come
 AHEAD_BATCHES = 2
-#: planning children per GPU at most (each makes every PLANNERS-th plan, so that the plans
-#: a scan needs first are made at once; one core is left to the command)
-PLANNERS = 4
-
-
-def planners(gpus: int) -> int:
-    """How many children plan each of ``gpus`` GPUs' shards: PLANNERS, fewer where the cores
-    this process may use (one kept for the command itself) are fewer."""
-    return max(1, min(PLANNERS, (cores() - 1) // max(gpus, 1)))
 
 
 def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "local",
@@ -213,33 +204,31 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
     """Plan the GPU scans of the first batches (AHEAD_BATCHES) of a search of the FASTA
     file ``query`` against the ``.wdb`` folder ``database`` (the other arguments
     :func:`iter_search`'s), and under fitted statistics the scans of the database's sample
-    before them, in child processes, :func:`planners` for each GPU the driver shows
-    (``wavedp.device.gpus_ahead``), which share its shard's plans: a command forks them
-    before it starts any thread, each child reads the inputs and plans on a core of its own
-    while the command loads CuPy and reads them too, and the search's scanners take the
-    plans (``wavedp.engines.fork_planner``; a child maps the database's files, which the
-    command maps too). False (nothing started) where no GPU is seen, the query is not a
-    file that can be read twice, the database is not a ``.wdb`` folder (every child would
-    build a FASTA database in its memory again), an argument is not valid (the search says
-    so) or the process cannot fork safely; whatever fails in a child leaves the scanners
-    to plan themselves."""
+    before them, in child processes, one per GPU the driver shows
+    (``wavedp.device.gpus_ahead``) for its shard: a command forks them before it starts any
+    thread, each child reads the inputs and plans on a core of its own while the command
+    loads CuPy and reads them too, and the search's scanners take the plans
+    (``wavedp.engines.fork_planner``; a child maps the database's files, which the command
+    maps too). False (nothing started) where no GPU is seen, the query is not a file that
+    can be read twice, the database is not a ``.wdb`` folder (every child would build a
+    FASTA database in its memory again), an argument is not valid (the search says so) or
+    the process cannot fork safely; whatever fails in the child leaves the scanners to plan
+    themselves."""
     gpus = gpus_ahead(devices)
     if not gpus or not os.path.isfile(query) or not os.path.isdir(database):
         return False
     work = plan_work(query, database, scoring, mode=mode, strand=strand, partition=partition,
                      stats=stats, gpus=gpus)
-    parts = planners(len(gpus))
     return work is not None and engines.fork_planner(
-        [functools.partial(work, k, j, parts) for k in range(len(gpus)) for j in range(parts)])
+        [functools.partial(work, k) for k in range(len(gpus))])
 
 
 def plan_work(query: str, database: str, scoring: Scoring, *, mode: str = "local",
               strand: str = "both", partition: str = "auto", stats: str = DEFAULT_STATS,
-              gpus: list[int]
-              ) -> Callable[..., Iterable[tuple[tuple | None, object]]] | None:
-    """What :func:`plan_ahead`'s child j of the ``parts`` of shard k does (``work(k, j,
-    parts)``: its plans, as ``engines.plans_ahead`` yields them); None where an argument is
-    not valid (the search says so)."""
+              gpus: list[int]) -> Callable[[int], Iterable[tuple[tuple | None, object]]] | None:
+    """What :func:`plan_ahead`'s child of shard k does (``work(k)``: its plans, as
+    ``engines.plans_ahead`` yields them); None where an argument is not valid (the search
+    says so)."""
     try:
         check_partition(partition)
         code, wanted = mode_code(mode), strands(scoring.is_dna, strand)
@@ -247,8 +236,7 @@ def plan_work(query: str, database: str, scoring: Scoring, *, mode: str = "local
     except InputError:  # the search reports it
         return None
 
-    def work(shard: int, part: int = 0, parts: int = 1
-             ) -> Iterable[tuple[tuple | None, object]]:
+    def work(shard: int) -> Iterable[tuple[tuple | None, object]]:
         db = open_database(database, scoring, verify=False)
         q = _queries(query, scoring)
         lut = db.codes_for(scoring)
@@ -263,7 +251,7 @@ def plan_work(query: str, database: str, scoring: Scoring, *, mode: str = "local
                 scans.append((*sample, None, asked))
             scans.append((db.residues, db.offsets, lut, asked))
         return engines.plans_ahead(gpus, scoring.table, scoring.gap_open, scoring.gap_extend,
-                                   code, partition, scans, shard, part, parts)
+                                   code, partition, scans, shard)
 
     return work
 

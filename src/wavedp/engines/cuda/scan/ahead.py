@@ -1,11 +1,12 @@
 """Plans made ahead, in processes of their own: a search command forks, before any thread
-starts, children for each GPU the driver lists, which read the inputs themselves and plan
-the first batches' scans of that GPU's shard (:func:`plans`, each child a share of them),
-while the command itself loads CuPy, starts its GPUs and reads the same inputs. The planner
-is plain Python and NumPy, so in the command's own process it would hold the interpreter's
-lock against CuPy's import, the inputs and the launches (0.3-0.5 s of a fresh process on
-one GPU, about 1 s per shard of a 741 M-residue database on two); the children plan on
-other cores, the plans a scan needs first at once.
+starts, a child per GPU the driver lists that reads the inputs itself and plans the first
+batches' scans of that GPU's shard (:func:`plans`), while the command itself loads CuPy,
+starts its GPUs and reads the same inputs. The planner is plain Python and NumPy, so in the
+command's own process it would hold the interpreter's lock against CuPy's import, the
+inputs and the launches (0.3-0.5 s of a fresh process on one GPU, about 1 s per shard of a
+741 M-residue database on two); the child plans on another core. (Several children per GPU,
+each a share of its plans, brought the plans sooner but not the command: the command's own
+start-up on the cores they took was as much slower.)
 
 A child sends each plan as it is made, keyed by all it depends on
 (:meth:`~.scanner.Scanner.ahead`); the parent keeps them in a store, and a scanner that
@@ -41,17 +42,15 @@ _changed = threading.Condition()
 WAIT_SECONDS = 30.0
 
 
-def plans(steps: list[list[tuple[tuple, Callable[[], tuple]]]], part: int = 0,
-          parts: int = 1) -> Iterator[tuple[tuple | None, object]]:
+def plans(steps: list[list[tuple[tuple, Callable[[], tuple]]]]
+          ) -> Iterator[tuple[tuple | None, object]]:
     """What a planning child sends, from each scanner's ``steps`` (:meth:`~.scanner.Scanner.
     ahead`: what each plan depends on, and the function that makes it): first (None, the
     list of what each plan depends on), its promise, then (what it depends on, plan) of
     each plan in the order a scan on every GPU at once needs them: every scanner's first,
-    then every scanner's next (one child a GPU: one scanner's). Of ``parts`` children
-    sharing the steps, child ``part`` makes every ``parts``-th from its ``part``-th: the
-    plans a scan needs next are made at once, each on a core of its own."""
+    then every scanner's next (one child a GPU: one scanner's)."""
     order = [step for turn in itertools.zip_longest(*steps) for step in turn
-             if step is not None][part::parts]
+             if step is not None]
     yield None, [content for content, _ in order]
     for content, make in order:
         yield content, make()
