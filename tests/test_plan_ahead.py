@@ -102,21 +102,25 @@ class _FakeDriver:
 
 def test_open_contexts_starts_the_driver_then_each_context(monkeypatch):
     fake = _FakeDriver()
-    monkeypatch.setattr(device_mod.ctypes, "CDLL", lambda name: fake)
+    monkeypatch.setattr(device_mod, "driver", lambda: fake)
     assert device_mod.open_contexts((0, 1))
     assert fake.calls == ["cuInit"] + ["cuDeviceGet", "cuDevicePrimaryCtxRetain"] * 2
     assert not device_mod.open_contexts(())  # no GPU expected: nothing called
     assert len(fake.calls) == 5
     for failing, calls in (("cuInit", 1), ("cuDeviceGet", 2)):
         fake = _FakeDriver(failing)
-        monkeypatch.setattr(device_mod.ctypes, "CDLL", lambda name, fake=fake: fake)
+        monkeypatch.setattr(device_mod, "driver", lambda fake=fake: fake)
         assert not device_mod.open_contexts((0, 1))  # CuPy meets the failure and says it
         assert len(fake.calls) == calls
 
 
 def test_open_contexts_without_a_driver(monkeypatch):
     monkeypatch.setattr(device_mod, "DRIVER_LIBRARY", "libwavedp-no-such-driver.so")
-    assert not device_mod.open_contexts((0,))
+    device_mod.driver.cache_clear()
+    try:
+        assert not device_mod.open_contexts((0,))
+    finally:
+        device_mod.driver.cache_clear()
 
 
 @pytest.mark.gpu

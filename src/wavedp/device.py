@@ -67,6 +67,14 @@ def start_gpus(device: str, devices: object = None) -> None:
 DRIVER_LIBRARY = "libcuda.so.1"
 
 
+@functools.cache
+def driver() -> ctypes.CDLL:
+    """The CUDA driver's C interface (CuPy wraps neither its start on a thread of its own
+    nor stream attributes nor the persisting L2 reset); OSError where no driver is
+    installed."""
+    return ctypes.CDLL(DRIVER_LIBRARY)
+
+
 def open_contexts(gpus: tuple[int, ...]) -> bool:
     """Start the CUDA driver and make the primary context of each of ``gpus``, through the
     driver's C interface (ctypes lets go of the interpreter's lock for each call): the
@@ -77,7 +85,7 @@ def open_contexts(gpus: tuple[int, ...]) -> bool:
     if not gpus:
         return False
     try:
-        cuda = ctypes.CDLL(DRIVER_LIBRARY)
+        cuda = driver()
         if cuda.cuInit(0):
             return False
         for index in gpus:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...device import driver
 from ...errors import DeviceError, InputError
 from ..common import GLOBAL, LOCAL, SEMIGLOBAL
 from .module import function
@@ -349,15 +350,8 @@ class _Value(ctypes.Union):  # CUstreamAttrValue (CUlaunchAttributeValue, 64 byt
     _fields_ = [("window", _Window), ("pad", ctypes.c_char * 64)]
 
 
-@functools.cache
-def _driver() -> ctypes.CDLL:
-    """The CUDA driver library (CuPy links the runtime statically and wraps neither stream
-    attributes nor the persisting L2 reset)."""
-    return ctypes.CDLL("libcuda.so.1")
-
-
 def _call(name: str, *args) -> None:
-    status = getattr(_driver(), name)(*args)
+    status = getattr(driver(), name)(*args)
     if status:
         raise DeviceError(f"{name} failed: CUDA driver error {status}")
 
