@@ -138,11 +138,11 @@ def _receive(read: int, spill, pid: int) -> None:
     global _planning, _silent
     promised = False
     try:
-        # the modules of a plan's classes, imported while the child still plans: imported
-        # by the first plan's unpickling instead, against the command's busy threads (each
-        # file the import reads gives the interpreter's lock away and waits to get it
-        # back), they held the first plans back 0.15-0.5 s
-        from . import scanner  # noqa: F401  (lazy: scanner imports this module)
+        # the modules of a plan's classes (partition.Batch, shapes.Launch), imported while
+        # the child still plans: imported by the first plan's unpickling instead, against
+        # the command's busy threads (each file the import reads gives the interpreter's
+        # lock away and waits to get it back), they held the first plans back 0.15-0.5 s
+        from . import partition, shapes  # noqa: F401  (lazy: the import is the work)
 
         with os.fdopen(read, "rb") as stream, spill:
             while True:

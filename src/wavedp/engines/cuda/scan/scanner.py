@@ -23,7 +23,6 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import NamedTuple
 
 import numpy as np
 
@@ -48,6 +47,7 @@ from .shapes import (
     PAD32,
     RING,
     SCRATCH_BYTES,
+    Launch,
     launch_blocks,
     packable,
     pair_up,
@@ -63,17 +63,6 @@ DATABASE_BYTES: int | None = None
 
 #: plans a scanner keeps (the last scans' query lengths over each chunk)
 PLANS = 8
-
-
-class Launch(NamedTuple):
-    """One planned launch over a chunk: its kernel shape (G, R, passes), its subjects (chunk
-    indices, int32, in the order the tickets hand them out), the longest of them and its
-    grid (``cost.launch_grid``)."""
-
-    shape: tuple[int, int, int]
-    subjects: np.ndarray
-    longest: int
-    blocks: int | None = None
 
 
 def _kernel(mode: int, g: int, r: int, packed: bool, alphabet: int):

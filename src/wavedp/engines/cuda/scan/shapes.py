@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -40,6 +41,18 @@ PASS_CELLS = 64
 
 #: GPU memory for one launch's result words (profiles x subjects) and profiles
 OUT_BYTES = 1 << 30
+
+
+
+class Launch(NamedTuple):
+    """One planned launch over a chunk: its kernel shape (G, R, passes), its subjects (chunk
+    indices, int32, in the order the tickets hand them out), the longest of them and its
+    grid (``cost.launch_grid``)."""
+
+    shape: tuple[int, int, int]
+    subjects: np.ndarray
+    longest: int
+    blocks: int | None = None
 
 
 def plan(m: int, columns: float, alphabet: int,
