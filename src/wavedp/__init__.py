@@ -17,14 +17,15 @@ if TYPE_CHECKING:
     from .alignment import Alignment
     from .api import align, align_all
     from .errors import DeviceError, InputError
+    from .pairs import PairBatch, Sequences, align_pairs
     from .polyadic import matrix_chain, nussinov
     from .score_matrix import scores
     from .scoring import Scoring
     from .search import Database, Searcher, local_hits, search
 
-__all__ = ["Alignment", "Database", "DeviceError", "InputError", "Scoring", "Searcher", "align",
-           "align_all", "local_hits", "matrix_chain", "nussinov", "polyadic", "scores", "search",
-           "threads", "__version__"]
+__all__ = ["Alignment", "Database", "DeviceError", "InputError", "PairBatch", "Scoring",
+           "Searcher", "Sequences", "align", "align_all", "align_pairs", "local_hits",
+           "matrix_chain", "nussinov", "polyadic", "scores", "search", "threads", "__version__"]
 
 #: each public name and the module that defines it
 _HOMES = {
@@ -32,7 +33,8 @@ _HOMES = {
     "InputError": ".errors", "matrix_chain": ".polyadic", "nussinov": ".polyadic",
     "scores": ".score_matrix", "Scoring": ".scoring", "Database": ".search",
     "Searcher": ".search", "local_hits": ".search", "polyadic": ".polyadic",
-    "threads": ".threads",
+    "threads": ".threads", "align_pairs": ".pairs", "PairBatch": ".pairs",
+    "Sequences": ".pairs",
 }
 
 

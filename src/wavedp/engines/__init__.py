@@ -15,6 +15,7 @@ import numpy as np
 from ..device import Device
 from ..ranking import Scanner
 from ..trace import Trace
+from .common import Columns, empty_columns
 
 # Each engine is imported when first used (inside the functions below): Numba's import takes
 # about 0.4 s and CuPy's longer, and ``import wavedp`` needs neither.
@@ -40,6 +41,111 @@ def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarra
     from .cpu import align_pairs as cpu_pairs  # lazy: see above
 
     return run(cpu_pairs)(None)
+
+
+def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray,
+                 toff: np.ndarray, qi: np.ndarray | None, ti: np.ndarray | None,
+                 sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
+                 traceback: bool) -> Columns:
+    """Pair k (query ``qi[k]`` against target ``ti[k]``, sequences as one array with offsets
+    each; ``qi`` and ``ti`` None: query k against target k) aligned, as columns: empty
+    sequences by the boundary, on the GPU the batch engine (``cuda/many_pairs.py``) over the
+    device's GPUs and the pairwise engines for what it does not take, else the CPU engine on
+    every core."""
+    if qi is None or ti is None:
+        m, n = np.diff(qoff), np.diff(toff)
+        every = np.arange(m.size, dtype=np.int64)
+    else:
+        m, n = qoff[1:][qi] - qoff[:-1][qi], toff[1:][ti] - toff[:-1][ti]
+        every = None
+    count = int(m.size)
+    empty = (m == 0) | (n == 0)
+    parts = []
+    if empty.any():
+        idx = np.flatnonzero(empty)
+        parts.append((idx, empty_columns(m[idx], n[idx], mode, gap_open, gap_extend,
+                                         traceback)))
+    if device.gpu:
+        from .cuda import many_pairs  # lazy: see above
+
+        fast = ~empty & many_pairs.taken(m, n, int(sub.max()))
+        if fast.all() and len(device.gpus) == 1:  # the common case: no copies of columns
+            return many_pairs.align(qcat, qoff, tcat, toff, qi, ti, m, n, sub, gap_open,
+                                    gap_extend, mode, traceback)
+        qi, ti = (every, every) if qi is None else (qi, ti)
+        rest = np.flatnonzero(~empty & ~fast)
+        idx = np.flatnonzero(fast)
+        if idx.size:
+            parts += _on_gpus(device, idx, m * n, lambda sel: many_pairs.align(
+                qcat, qoff, tcat, toff, qi[sel], ti[sel], m[sel], n[sel], sub, gap_open,
+                gap_extend, mode, traceback))
+        if rest.size:
+            (qcodes, qrows), (tcodes, trows) = (_records(cat, off, which[rest]) for
+                                                cat, off, which in ((qcat, qoff, qi),
+                                                                    (tcat, toff, ti)))
+            raw = align_pairs(device, qcodes, tcodes, np.stack([qrows, trows], axis=1), sub,
+                              gap_open, gap_extend, mode, traceback)
+            parts.append((rest, _raw_columns(raw, traceback)))
+    else:
+        from .cpu import align_cat  # lazy: see above
+
+        qi, ti = (every, every) if qi is None else (qi, ti)
+        idx = np.flatnonzero(~empty)
+        if idx.size:
+            out, ops, opoff = align_cat(qcat, qoff, tcat, toff,
+                                        np.stack([qi[idx], ti[idx]], axis=1), sub, gap_open,
+                                        gap_extend, mode, traceback)
+            parts.append((idx, _cpu_columns(out, ops, opoff, traceback)))
+    return Columns.merged(count, parts, traceback)
+
+
+def _on_gpus(device: Device, idx: np.ndarray, cells: np.ndarray,
+             work: Callable[[np.ndarray], Columns]) -> list[tuple[np.ndarray, Columns]]:
+    """``work`` over the pairs ``idx`` cut into one contiguous part a GPU, about equal in
+    cells (one part under SPREAD_CELLS)."""
+    from .cuda.gpus import SPREAD_CELLS, on_gpus  # lazy: see above
+
+    gpus = list(device.gpus)
+    cum = np.cumsum(cells[idx])
+    parts = 1 if cum[-1] < SPREAD_CELLS else min(len(gpus), idx.size)
+    cuts = np.searchsorted(cum, cum[-1] * np.arange(1, parts) / parts)
+    pieces = np.split(idx, cuts)
+    return list(zip(pieces, on_gpus(gpus[:parts], work, pieces), strict=True))
+
+
+def _records(cat: np.ndarray, off: np.ndarray, which: np.ndarray
+             ) -> tuple[list[np.ndarray], np.ndarray]:
+    """The records ``which`` refers to, once each, and each of ``which`` as their index."""
+    unique, rows = np.unique(which, return_inverse=True)
+    return [cat[off[k]:off[k + 1]] for k in unique.tolist()], rows.ravel()
+
+
+def _raw_columns(raw: list[tuple], traceback: bool) -> Columns:
+    """The pairwise engines' (score, coordinates, letters) tuples as columns."""
+    from ..cigars import runs_from_letters
+
+    fields = [np.array([r[c] for r in raw], np.int32) for c in range(5)]
+    if not traceback:
+        return Columns(*fields, None, None)
+    letters = [r[5] for r in raw]
+    sizes = np.array([x.size for x in letters], np.int64)
+    cat = np.concatenate(letters) if letters else np.zeros(0, np.uint8)
+    return Columns(*fields, *runs_from_letters(cat, sizes))
+
+
+def _cpu_columns(out: np.ndarray, ops: np.ndarray, opoff: np.ndarray,
+                 traceback: bool) -> Columns:
+    """The CPU engine's rows (its letters reversed in place) as columns."""
+    from ..cigars import runs_from_letters
+
+    fields = [out[:, c].astype(np.int32) for c in range(5)]
+    if not traceback:
+        return Columns(*fields, None, None)
+    sizes = out[:, 5]
+    total = int(sizes.sum())
+    within = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    letters = ops[np.repeat(opoff[:-1] + sizes - 1, sizes) - within]
+    return Columns(*fields, *runs_from_letters(letters, sizes))
 
 
 def hits(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarray],

@@ -4,6 +4,7 @@ direction bytes, and the cutting of a sequence set into ranges by residues."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -79,3 +80,62 @@ def empty_pair(m: int, n: int, mode: int, gap_open: int, gap_extend: int,
         return score, -1, qe, -1, te, None
     ops = np.frombuffer((b"D" * n + b"I" * m) if glob else b"", np.uint8).copy()
     return score, 0, qe, 0, te, ops
+
+
+class Columns(NamedTuple):
+    """Per pair: score, query start, query end, target start, target end (int32; starts -1
+    without traceback), and the CIGAR runs (uint32, BAM's encoding) with their offsets."""
+
+    score: np.ndarray
+    query_start: np.ndarray
+    query_end: np.ndarray
+    target_start: np.ndarray
+    target_end: np.ndarray
+    runs: np.ndarray | None
+    run_offsets: np.ndarray | None
+
+    @classmethod
+    def merged(cls, count: int, parts: list[tuple[np.ndarray, Columns]],
+               traceback: bool) -> Columns:
+        """The columns of ``count`` pairs from ``parts`` (pair indices, their columns),
+        which together cover every pair once."""
+        if len(parts) == 1 and parts[0][0].size == count:  # one part, every pair in order
+            return parts[0][1]
+        fields = [np.empty(count, np.int32) for _ in range(5)]
+        sizes = np.zeros(count, np.int64)
+        for idx, part in parts:
+            for field, values in zip(fields, part[:5], strict=True):
+                field[idx] = values
+            if traceback:
+                sizes[idx] = np.diff(part.run_offsets)
+        if not traceback:
+            return cls(*fields, None, None)
+        offsets = np.zeros(count + 1, np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        runs = np.empty(int(offsets[-1]), np.uint32)
+        for idx, part in parts:
+            own = np.diff(part.run_offsets)
+            runs[np.repeat(offsets[idx] - part.run_offsets[:-1], own)
+                 + np.arange(part.runs.size)] = part.runs
+        return cls(*fields, runs, offsets)
+
+
+def empty_columns(m: np.ndarray, n: np.ndarray, mode: int, gap_open: int, gap_extend: int,
+                  traceback: bool) -> Columns:
+    """:func:`empty_pair` of many pairs (each m or n 0) as columns; a global pair's gap
+    is one run."""
+    m, n = np.asarray(m, np.int64), np.asarray(n, np.int64)
+    glob = mode == GLOBAL
+    k = m + n
+    score = np.where(k > 0, -(gap_open + (k - 1) * gap_extend), 0) if glob else np.zeros_like(k)
+    zero = np.zeros_like(k)
+    qe, te = (m, n) if glob else (zero, zero)
+    start = zero if traceback else np.full_like(k, -1)
+    if not traceback:
+        return Columns(score, start, qe.copy(), start.copy(), te.copy(), None, None)
+    has = glob & (k > 0)
+    runs = np.where(n > 0, n << 4 | 2, m << 4 | 1)[has] if glob else np.zeros(0, np.int64)
+    offsets = np.zeros(k.size + 1, np.int64)
+    np.cumsum(has if glob else zero, out=offsets[1:])
+    return Columns(score, start, qe.copy(), start.copy(), te.copy(),
+                   runs.astype(np.uint32), offsets)

@@ -97,7 +97,7 @@ def _concat(codes: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return cat.astype(np.uint8, copy=False), offsets
 
 
-def _ends_by_query(qcodes: list[np.ndarray], tcat: np.ndarray, toff: np.ndarray,
+def _ends_by_query(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray,
                    pairs: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
                    out: np.ndarray) -> np.ndarray:
     """Score and end cell (rows of ``out``) of the local score-only pairs of each query
@@ -106,12 +106,13 @@ def _ends_by_query(qcodes: list[np.ndarray], tcat: np.ndarray, toff: np.ndarray,
     if len(pairs) < ENDS_MIN_PAIRS:
         return done
     order = np.argsort(pairs[:, 0], kind="stable")
-    counts = np.bincount(pairs[:, 0], minlength=len(qcodes))
+    counts = np.bincount(pairs[:, 0], minlength=len(qoff) - 1)
     starts = np.concatenate(([0], np.cumsum(counts)))
     for q in np.flatnonzero(counts >= ENDS_MIN_PAIRS).tolist():
         sel = order[starts[q]:starts[q + 1]]
         targets = pairs[sel, 1]
-        scores, ends = local_ends(qcodes[q], tcat, toff, targets, sub, gap_open, gap_extend)
+        scores, ends = local_ends(qcat[qoff[q]:qoff[q + 1]], tcat, toff, targets, sub,
+                                  gap_open, gap_extend)
         unknown = np.full(sel.size, -1, np.int64)  # the starts: score-only
         out[sel] = np.stack([scores[targets], unknown, ends[targets, 0], unknown,
                              ends[targets, 1], np.zeros(sel.size, np.int64)], axis=1)
@@ -129,6 +130,20 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
     """
     qcat, qoff = _concat(qcodes)
     tcat, toff = _concat(tcodes)
+    out, ops, opoff = align_cat(qcat, qoff, tcat, toff, pairs, sub, gap_open, gap_extend,
+                                mode, traceback)
+    if not traceback:
+        return [(score, qs, qe, ts, te, None) for score, qs, qe, ts, te in out[:, :5].tolist()]
+    return [(score, qs, qe, ts, te, ops[opoff[p]:opoff[p] + nops][::-1].copy())
+            for p, (score, qs, qe, ts, te, nops) in enumerate(out.tolist())]
+
+
+def align_cat(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray,
+              pairs: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
+              traceback: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`align_pairs` over sequences held as one array with offsets each: (out, ops,
+    opoff), out[p] = (score, query start, query end, target start, target end, letters),
+    pair p's CIGAR letters reversed at ``ops[opoff[p]:opoff[p] + letters]``."""
     pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
     qlen, tlen = np.diff(qoff)[pairs[:, 0]], np.diff(toff)[pairs[:, 1]]
     opoff = np.zeros(len(pairs) + 1, dtype=np.int64)
@@ -140,17 +155,19 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
               int(gap_open), int(gap_extend), int(mode))
     calls = []
     if traceback:
-        sizes = list(zip(qlen.tolist(), tlen.tolist(), strict=True))
-        intervals = np.array([checkpoint_interval(m, n) for m, n in sizes], dtype=np.int64)
-        whole = np.array([whole_matrix(m, n, k) for (m, n), k in zip(sizes, intervals.tolist(),
-                                                                       strict=True)], dtype=bool)
+        # each distinct shape priced once (a batch of reads has a handful)
+        shapes, inverse = np.unique(np.stack([qlen, tlen], axis=1), axis=0, return_inverse=True)
+        kinds = [(k, whole_matrix(m, n, k)) for m, n in shapes.tolist()
+                 for k in [checkpoint_interval(m, n)]]
+        intervals = np.array([k for k, _ in kinds], np.int64)[inverse.ravel()]
+        whole = np.array([w for _, w in kinds], bool)[inverse.ravel()]
         intervals = -(-intervals // LANES) * LANES  # align_checkpointed's K
         calls += [(whole_pairs, (np.flatnonzero(whole), *common, opoff, ops, out),
                    SECONDS["whole"]),
                   (_checkpointed_pairs, (np.flatnonzero(~whole), *common, intervals, opoff,
                                          ops, out), SECONDS["checkpointed"])]
     else:
-        done = (_ends_by_query(qcodes, tcat, toff, pairs, common[5], *common[6:8], out)
+        done = (_ends_by_query(qcat, qoff, tcat, toff, pairs, common[5], *common[6:8], out)
                 if mode == LOCAL else np.zeros(len(pairs), dtype=bool))
         small = qlen * tlen < STRIPED_MIN_CELLS
         calls += [(_row_pairs, (np.flatnonzero(small & ~done), *common, out), SECONDS["rows"]),
@@ -160,7 +177,4 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
     notice([(kernel, (0, 1, *args), seconds) for kernel, args, seconds in calls])
     for kernel, args, _ in calls:
         spread(kernel, args[0].size, *args)
-    if not traceback:
-        return [(score, qs, qe, ts, te, None) for score, qs, qe, ts, te in out[:, :5].tolist()]
-    return [(score, qs, qe, ts, te, ops[opoff[p]:opoff[p] + nops][::-1].copy())
-            for p, (score, qs, qe, ts, te, nops) in enumerate(out.tolist())]
+    return out, ops, opoff

@@ -39,6 +39,10 @@ KERNELS: dict[str, list[str]] = {
         f"align_batch<{mode}, {rows}, {dirs}, false>"
         for mode in (0, 1, 2) for rows in (4, 8) for dirs in ("true", "false")
     ] + [f"align_batch<0, {rows}, true, true>" for rows in (4, 8)],
+    "many_pairs.cu": [
+        f"many_pairs<{mode}, {lanes}, 8, {dirs}>"
+        for mode in (0, 1, 2) for lanes in (4, 8, 16, 32) for dirs in ("true", "false")
+    ] + [f"trace_pairs<{lanes}, 8>" for lanes in (4, 8, 16, 32)] + ["pack_runs"],
     "ceiling.cu": ["ceiling<16>"],
     "endcell.cu": ["best_cell"],
     "select.cu": ["chunk_best", "chunk_keys"],
@@ -92,7 +96,7 @@ def module(name: str, cooperative: bool = False):
 
 #: files whose instances are compiled one at a time, on first use (a search
 #: needs two or three of search.cu's 128)
-SEPARATE = {"search.cu", "batch.cu"}
+SEPARATE = {"search.cu", "batch.cu", "many_pairs.cu"}
 
 
 @functools.cache

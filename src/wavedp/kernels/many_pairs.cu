@@ -1,0 +1,311 @@
+// Many pairs per launch (align_pairs, align_all): a group of G lanes per pair, the database
+// scan's layout (search.cu) with a query of its own per group.
+//
+// Lane l of a group owns rows l*R+1 .. l*R+R of a tile of T = G*R query rows, keeps their
+// H - go and E in registers and runs one column behind lane l-1, whose bottom H - go and F it
+// gets by shuffle; a query longer than T runs in passes over successive tiles, the last lane
+// writing its bottom row to the group's scratch row, which lane 0 reads in the next pass. A
+// warp holds 32/G groups and takes 32/G consecutive pairs of the launch's order (sorted by
+// shape, so warp-mates have about the same passes and columns) by atomic ticket; the warp
+// runs as many passes and steps as its largest pair, a shorter pair's group idling through
+// the rest. The substitution table (score + go) sits in shared memory 32 times, entry x of
+// lane c at word x*32 + c, so a warp's lookups never share a bank.
+//
+// The cell update is search.cu's (four DPX add-max operations a cell: with gap open >= gap
+// extend, F of the next row is max(F - ge, X - go), so the chain down a column is one
+// operation a row). The local best is kept per lane as (score, row, column) by
+// docs/design.md's tie rule: a column's largest X (a max of three a two rows), and only
+// where it reaches the lane's best, its first row, compared with the lane's best so far (a
+// later column wins only with a larger score or a smaller row).
+//
+// DIRS: 4 bits a cell (bits 0-1 the source of H, bit 2 E_OPEN, bit 3 F_OPEN: common.cuh's
+// encoding), R/8 words per lane and step, in the layout dirs[doff[p] + ((s * (n + G - 1) +
+// st) * G + l) * W + r / 8] for pass s, step st = j - 1 + l, lane l, row r of the lane.
+// trace_pairs follows them from the end cell (one thread a pair) and writes the CIGAR as
+// BAM runs (length << 4 | op) backwards from the end of the pair's slot.
+//
+// Results: ends[3p..3p+2] = score, end row, end column (docs/design.md's end cell).
+#include "common.cuh"
+
+#define FULL 0xffffffffu
+#define PAIRS_BLOCK 256
+// the score of a row past the query: its diagonal never wins, so nothing there exceeds the
+// rows above it (and ties go to the smaller row)
+#define PAD (-(1 << 29))
+
+// the group's best (score, i, j) by docs/design.md's rule, into its lane 0
+template <int G>
+__device__ __forceinline__ void group_best(int& bv, int& bi, int& bj) {
+#pragma unroll
+    for (int o = G / 2; o > 0; o >>= 1) {
+        const int v = __shfl_down_sync(FULL, bv, o, G);
+        const int i = __shfl_down_sync(FULL, bi, o, G);
+        const int j = __shfl_down_sync(FULL, bj, o, G);
+        if (better(v, i, j, bv, bi, bj)) bv = v, bi = i, bj = j;
+    }
+}
+
+template <int MODE, int G, int R, bool DIRS>
+__global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
+    const u8* __restrict__ qres, const u8* __restrict__ tres, const i64* __restrict__ qoff,
+    const i64* __restrict__ toff, const int* __restrict__ ms, const int* __restrict__ ns,
+    const int* __restrict__ order, int count, const int* __restrict__ sub, int A, int go,
+    int ge, unsigned* __restrict__ dirs, const i64* __restrict__ doff, int2* __restrict__ scratch,
+    int stride, int* __restrict__ ends, int* __restrict__ ticket) {
+    extern __shared__ int ssub[];  // (A + 1) x A entries: a last row of PAD for rows past m
+    for (int w = threadIdx.x; w < (A + 1) * A * 32; w += PAIRS_BLOCK)
+        ssub[w] = w >> 5 < A * A ? sub[w >> 5] + go : PAD;
+    __syncthreads();
+    constexpr int T = G * R;
+    constexpr int GPW = 32 / G;  // groups a warp
+    constexpr int W = (R + 7) / 8;
+    static_assert(!DIRS || R % 8 == 0, "direction words hold 8 rows");
+    const int lane32 = threadIdx.x & 31;
+    const int lane = lane32 % G;
+    const int gw = lane32 / G;
+    const char* sl = reinterpret_cast<const char*>(ssub + lane32);
+    int2* scr = scratch + ((i64)(blockIdx.x * PAIRS_BLOCK + threadIdx.x) / G) * stride;
+    const int row_bytes = A * 128;  // a query letter's row of the table, 32 copies of each
+
+    for (;;) {
+        int k0 = 0;
+        if (lane32 == 0) k0 = atomicAdd(ticket, GPW);
+        k0 = __shfl_sync(FULL, k0, 0);
+        if (k0 >= count) return;
+        const int k = k0 + gw;
+        int p = 0, m = 0, n = 0;
+        const u8* q = qres;
+        const u8* t = tres;
+        if (k < count) {
+            p = order[k];
+            m = ms[p], n = ns[p];
+            q += qoff[p], t += toff[p];
+        }
+        const int passes = (m + T - 1) / T;
+        const int wpasses = __reduce_max_sync(FULL, passes);
+        const int steps = __reduce_max_sync(FULL, n) + G - 1;
+        unsigned* dp = DIRS && k < count ? dirs + doff[p] : nullptr;
+        // the lane's best end cell. local: the empty alignment unless a cell beats 0;
+        // semiglobal: H[0][n] = 0 (column n starts on row 0, which wins ties on i)
+        int bv = MODE == WAVEDP_GLOBAL ? WAVEDP_INT_MIN : 0;
+        int bi = MODE == WAVEDP_GLOBAL ? 0x7fffffff : 0;
+        int bj = MODE == WAVEDP_SEMIGLOBAL ? n : bi;
+        for (int s = 0; s < wpasses; ++s) {
+            const bool live = s < passes;
+            const bool last = s == passes - 1;
+            const int row0 = s * T + lane * R;  // this lane's rows: row0 + 1 .. row0 + R
+            const int valid = min(max(m - row0, 0), R);
+            int qa[R], Hg[R], E[R];  // qa: the row's table row, in bytes (PAD past m)
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                qa[r] = (r < valid ? q[row0 + r] : A) * row_bytes;
+                Hg[r] = edge<MODE>(row0 + r + 1, go, ge) - go;
+                E[r] = WAVEDP_NEG;
+            }
+            const int mr = m - 1 - row0;  // row m's place among this lane's rows
+            int diag = edge<MODE>(row0, go, ge) - go;
+            int botH = 0, botF = WAVEDP_NEG, c_cur = 0;
+            int c_next = lane == 0 && live && n > 0 ? t[0] : 0;
+            int2 up_next = make_int2(0, WAVEDP_NEG);
+            if (lane == 0 && live && s > 0 && n > 0) up_next = scr[1];
+            for (int st = 0; st < steps; ++st) {
+                const int j = st - lane + 1;  // this lane's column
+                int uh = __shfl_up_sync(FULL, botH, 1, G);
+                int uf = __shfl_up_sync(FULL, botF, 1, G);
+                const int c_above = __shfl_up_sync(FULL, c_cur, 1, G);
+                const int c = lane == 0 ? c_next : c_above;
+                if (lane == 0) {
+                    if (s == 0) {
+                        uh = edge<MODE>(j, go, ge) - go;
+                        uf = WAVEDP_NEG;
+                    } else {
+                        uh = up_next.x;
+                        uf = up_next.y;
+                    }
+                }
+                if (live && j >= 1 && j <= n) {
+                    if (lane == 0 && j < n) {
+                        c_next = t[j];
+                        if (s > 0) up_next = scr[j + 1];
+                    }
+                    const char* col = sl + c * 128;
+                    int f = uf, hup = uh, d = diag, xg = 0;
+                    unsigned packed[DIRS ? W : 1] = {};
+                    int xs[R];
+#pragma unroll
+                    for (int r = 0; r < R; ++r) {
+                        const int sc = *reinterpret_cast<const int*>(col + qa[r]);
+                        const int e = add_max(E[r], -ge, Hg[r]);
+                        const int x = MODE == WAVEDP_LOCAL ? add_max_relu(d, sc, e)
+                                                           : add_max(d, sc, e);
+                        const int fprev = f;
+                        f = r == 0 ? add_max(f, -ge, hup) : add_max(f, -ge, xg);
+                        if (DIRS) {
+                            // h = max(x, f): F only where it beats X; local zero, then the
+                            // diagonal, then E; a gap closes where opening is at least as good
+                            const int dg = d + sc;
+                            unsigned nib = f > x ? DIR_F
+                                           : (MODE == WAVEDP_LOCAL && x == 0) ? DIR_ZERO
+                                           : x == dg ? DIR_DIAG : DIR_E;
+                            nib |= Hg[r] >= E[r] - ge ? E_OPEN : 0;
+                            nib |= hup >= fprev - ge ? F_OPEN : 0;
+                            packed[r / 8] |= nib << (4 * (r % 8));
+                        }
+                        xg = x - go;
+                        d = Hg[r];
+                        Hg[r] = hup = add_max(f, -go, xg);
+                        E[r] = e;
+                        xs[r] = x;
+                    }
+                    if (DIRS) {
+                        unsigned* out = dp + (((i64)s * (n + G - 1) + st) * G + lane) * W;
+#pragma unroll
+                        for (int w = 0; w < W; ++w) out[w] = packed[w];
+                    }
+                    if (MODE == WAVEDP_LOCAL) {
+                        int cm = xs[0];
+#pragma unroll
+                        for (int r = 1; r + 1 < R; r += 2) cm = max3(cm, xs[r], xs[r + 1]);
+                        if (R % 2 == 0) cm = max(cm, xs[R - 1]);
+                        if (cm >= bv && cm > 0) {  // rare: the column's first row of cm
+                            int rr = R - 1;
+#pragma unroll
+                            for (int r = R - 1; r >= 0; --r) rr = xs[r] == cm ? r : rr;
+                            const int i = row0 + rr + 1;
+                            if (cm > bv || i < bi) bv = cm, bi = i, bj = j;
+                        }
+                    } else {
+                        if (mr >= 0 && mr < R) {  // this lane holds row m
+                            int hm = Hg[0];
+#pragma unroll
+                            for (int r = 1; r < R; ++r) hm = r == mr ? Hg[r] : hm;
+                            hm += go;
+                            if (MODE == WAVEDP_GLOBAL && j == n) bv = hm, bi = m, bj = n;
+                            if (MODE == WAVEDP_SEMIGLOBAL && better(hm, m, j, bv, bi, bj))
+                                bv = hm, bi = m, bj = j;
+                        }
+                        if (MODE == WAVEDP_SEMIGLOBAL && j == n) {  // column n
+#pragma unroll
+                            for (int r = 0; r < R; ++r)
+                                if (r < valid && better(Hg[r] + go, row0 + r + 1, n, bv, bi, bj))
+                                    bv = Hg[r] + go, bi = row0 + r + 1, bj = n;
+                        }
+                    }
+                    diag = uh;
+                    c_cur = c;
+                    botH = hup;
+                    botF = f;
+                    if (lane == G - 1 && !last) scr[j] = make_int2(hup, f);
+                }
+            }
+            __syncwarp();  // the scratch row is visible to lane 0 of the next pass
+        }
+        group_best<G>(bv, bi, bj);
+        if (lane == 0 && k < count) {
+            if (MODE == WAVEDP_LOCAL && bv == 0) bi = bj = 0;
+            ends[3 * (i64)p] = bv, ends[3 * (i64)p + 1] = bi, ends[3 * (i64)p + 2] = bj;
+        }
+    }
+}
+
+// BAM op codes of the CIGAR letters
+#define OP_EQ 7u
+#define OP_X 8u
+#define OP_I 1u
+#define OP_D 2u
+
+struct RunWriter {  // runs written backwards from the end of a pair's slot
+    unsigned* end;
+    int count;
+    unsigned op, len;
+    __device__ void add(unsigned o) {
+        if (o == op) {
+            ++len;
+            return;
+        }
+        flush();
+        op = o, len = 1;
+    }
+    __device__ void add_many(unsigned o, int k) {
+        if (k <= 0) return;
+        if (o != op) flush(), op = o, len = 0;
+        len += k;
+    }
+    __device__ void flush() {
+        if (len) end[-(++count)] = len << 4 | op;
+        len = 0;
+    }
+};
+
+// The traceback of each pair from its end cell through many_pairs' direction bits (one
+// thread a pair): res5[5p..] = query start, query end, target start, target end, runs; the
+// runs end at runs[roff[p + 1]].
+template <int G, int R>
+__global__ void trace_pairs(int mode, const u8* __restrict__ qres, const u8* __restrict__ tres,
+                            const i64* __restrict__ qoff, const i64* __restrict__ toff,
+                            const int* __restrict__ ms, const int* __restrict__ ns,
+                            const int* __restrict__ order, int count,
+                            const unsigned* __restrict__ dirs, const i64* __restrict__ doff,
+                            const int* __restrict__ ends, const i64* __restrict__ roff,
+                            unsigned* __restrict__ runs, int* __restrict__ res5) {
+    constexpr int T = G * R;
+    constexpr int W = (R + 7) / 8;
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x) {
+        const int p = order[k];
+        const int n = ns[p];
+        const u8* q = qres + qoff[p];
+        const u8* t = tres + toff[p];
+        const unsigned* dp = dirs + doff[p];
+        int i = ends[3 * (i64)p + 1], j = ends[3 * (i64)p + 2];
+        const int qe = i, te = j;
+        RunWriter w{runs + roff[p + 1], 0, 0u, 0u};
+        const bool empty = mode == WAVEDP_LOCAL && ends[3 * (i64)p] == 0;
+        int state = 0;
+        bool stopped = empty;
+        while (!stopped && i > 0 && j > 0) {
+            const int a = i - 1, b = j - 1, l = a % T / R, r = a % R;
+            const unsigned word = dp[((i64)(a / T) * (n + G - 1) + b + l) * G * W + l * W + r / 8];
+            const unsigned dir = word >> (4 * (r % 8)) & 15u;
+            if (state == 0) {
+                const unsigned src = dir & 3u;
+                if (mode == WAVEDP_LOCAL && src == DIR_ZERO) {
+                    stopped = true;
+                } else if (src == DIR_DIAG) {
+                    w.add(q[a] == t[b] ? OP_EQ : OP_X);
+                    --i, --j;
+                } else {
+                    state = src == DIR_E ? 1 : 2;
+                }
+            } else if (state == 1) {
+                w.add(OP_D);
+                --j;
+                state = dir & E_OPEN ? 0 : 1;
+            } else {
+                w.add(OP_I);
+                --i;
+                state = dir & F_OPEN ? 0 : 2;
+            }
+        }
+        if (mode == WAVEDP_GLOBAL && !stopped) {
+            w.add_many(OP_D, j), j = 0;
+            w.add_many(OP_I, i), i = 0;
+        }
+        w.flush();
+        if (empty) i = j = 0;
+        int* o = res5 + 5 * (i64)p;
+        o[0] = i, o[1] = qe, o[2] = j, o[3] = te, o[4] = w.count;
+    }
+}
+
+// Each pair's runs (the last res5[5p + 4] words before runs[roff[p + 1]]) moved to start at
+// packed[poff[p]] (a thread a pair)
+__global__ void pack_runs(const unsigned* __restrict__ runs, const i64* __restrict__ roff,
+                          const int* __restrict__ res5, const i64* __restrict__ poff, int count,
+                          unsigned* __restrict__ packed) {
+    for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < count; p += gridDim.x * blockDim.x) {
+        const int k = res5[5 * (i64)p + 4];
+        const unsigned* src = runs + roff[p + 1] - k;
+        unsigned* dst = packed + poff[p];
+        for (int x = 0; x < k; ++x) dst[x] = src[x];
+    }
+}

@@ -1,0 +1,88 @@
+"""``wavedp.align_pairs``: the i-th query against the i-th target (or the pairs of an index
+array), every pair exact, the results as one columnar :class:`PairBatch`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import engines
+from ..api import check_scoring, mode_code
+from ..device import Device, choose
+from ..engines.common import GLOBAL
+from ..errors import InputError
+from ..scoring import Scoring
+from ..threads import check as check_threads
+from ..threads import limited
+from .batch import PairBatch
+from .sequences import Sequences, as_sequences
+
+
+def check_pairs(pairs: Any, queries: int, targets: int
+                ) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+    """(query indices, target indices) of ``pairs``: (None, None) for one-to-one (None:
+    equal counts needed), or k x 2 integers within range."""
+    if pairs is None:
+        if queries != targets:
+            raise InputError(f"one-to-one pairs need as many queries as targets: {queries} "
+                             f"queries, {targets} targets")
+        return None, None
+    rows = np.asarray(pairs)
+    if rows.dtype.kind not in "iu" or rows.ndim != 2 or rows.shape[1] != 2:
+        raise InputError(f"pairs must be a k x 2 array of integer (query, target) indices, "
+                         f"got shape {rows.shape} of {rows.dtype}")
+    rows = rows.astype(np.int64)
+    for col, size, what in ((0, queries, "query"), (1, targets, "target")):
+        bad = np.flatnonzero((rows[:, col] < 0) | (rows[:, col] >= size))
+        if bad.size:
+            raise InputError(f"pairs row {int(bad[0])}: {what} index {int(rows[bad[0], col])} "
+                             f"is outside 0..{size - 1}")
+    return rows[:, 0].copy(), rows[:, 1].copy()
+
+
+def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
+        ti: np.ndarray | None, scoring: Scoring, mode: str, traceback: bool,
+        device: Device) -> PairBatch:
+    """The pairs (``qi[k]``, ``ti[k]``) aligned on the resolved ``device`` (None: query k
+    against target k)."""
+    code = mode_code(mode)
+    m, n = queries.lengths, targets.lengths
+    if qi is not None and ti is not None:
+        m, n = m[qi], n[ti]
+    if m.size:  # the int32 range: the longest pair decides
+        k = int(np.argmax(m + n))
+        scoring.check_range(int(m[k]), int(n[k]))
+    cols = engines.pair_columns(device, queries.codes, queries.offsets, targets.codes,
+                                targets.offsets, qi, ti, scoring.table, scoring.gap_open,
+                                scoring.gap_extend, code, traceback)
+    qs, ts = cols.query_start, cols.target_start
+    if not traceback and code == GLOBAL:  # a global alignment starts at the origin
+        qs = ts = np.zeros(qs.size, np.int32)
+    if qi is None or ti is None:
+        qi = ti = np.arange(m.size, dtype=np.int64)
+    return PairBatch(cols.score, qs, cols.query_end, ts, cols.target_end, cols.runs,
+                     cols.run_offsets, qi, ti, queries, targets, mode, scoring.alphabet)
+
+
+def align_pairs(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
+                traceback: bool = True, device: str | Device = "auto", pairs: Any = None,
+                devices: object = None, threads: int | None = None) -> PairBatch:
+    """Align the i-th query against the i-th target (``pairs``: a k x 2 array of (query,
+    target) indices instead), exactly (``docs/design.md``: the recurrence and the tie
+    rules); on the GPU every visible GPU or those of ``devices``, on the CPU all cores or
+    ``threads`` of them.
+
+    ``queries`` and ``targets`` are lists of str, bytes, Bio.Seq or SeqRecords, or
+    :class:`Sequences` (encoded once, one array with offsets). Returns a :class:`PairBatch`.
+    """
+    scoring = check_scoring(scoring)
+    mode_code(mode)
+    if not isinstance(traceback, (bool, np.bool_)):
+        raise InputError(f"traceback must be True or False, got {traceback!r}")
+    q = as_sequences(queries, scoring, "query")
+    t = as_sequences(targets, scoring, "target")
+    qi, ti = check_pairs(pairs, len(q), len(t))
+    chosen = choose(device, devices)
+    with limited(check_threads(threads)):
+        return run(q, t, qi, ti, scoring, mode, bool(traceback), chosen)

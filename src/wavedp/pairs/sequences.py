@@ -1,0 +1,94 @@
+"""Sequences held as one encoded array with offsets: what the pair engines read, and what a
+FASTA reader or a ``.wdb`` database gives without a Python object per record."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..scoring import INVALID, Scoring
+
+#: each byte upper-cased
+_UPPER = np.arange(256, dtype=np.uint8)
+_UPPER[97:123] -= 32
+
+
+@dataclass(frozen=True, eq=False)
+class Sequences:
+    """``codes`` (uint8, the scoring's codes of every record one after another), ``offsets``
+    (int64, n + 1: record k is ``codes[offsets[k]:offsets[k + 1]]``), ``ids`` (n strings) and
+    ``letters`` (uint8 ASCII, the records' letters as read, upper case, on the same offsets;
+    None: the codes' letters stand in)."""
+
+    codes: np.ndarray
+    offsets: np.ndarray
+    ids: Sequence[str]
+    letters: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Each record's length (int64)."""
+        return np.diff(self.offsets)
+
+    def text(self, k: int, alphabet: str) -> str:
+        """Record k's letters (``alphabet``: the letter of each code, where ``letters`` is
+        None)."""
+        a, b = int(self.offsets[k]), int(self.offsets[k + 1])
+        if self.letters is not None:
+            return self.letters[a:b].tobytes().decode("ascii")
+        return np.frombuffer(alphabet.encode("ascii"), np.uint8)[self.codes[a:b]].tobytes() \
+            .decode("ascii")
+
+    def record(self, k: int) -> np.ndarray:
+        """Record k's codes (a view)."""
+        return self.codes[int(self.offsets[k]):int(self.offsets[k + 1])]
+
+    @classmethod
+    def encode(cls, texts: Sequence[str] | Sequence[bytes], ids: Sequence[str],
+               scoring: Scoring, what: str = "sequence", path: str | None = None) -> Sequences:
+        """``texts`` encoded by ``scoring`` at once; an InputError names the first record
+        holding a letter the scoring does not take (and ``path`` where given)."""
+        raw = b"".join(t.encode("ascii", "replace") if isinstance(t, str) else bytes(t)
+                       for t in texts)
+        lengths = np.fromiter((len(t) for t in texts), np.int64, len(texts))
+        return cls.from_letters(np.frombuffer(raw, np.uint8), lengths, ids, scoring, what, path)
+
+    @classmethod
+    def from_letters(cls, letters: np.ndarray, lengths: np.ndarray, ids: Sequence[str],
+                     scoring: Scoring, what: str = "sequence", path: str | None = None
+                     ) -> Sequences:
+        """Records given as their ASCII letters one after another (``lengths`` each)."""
+        offsets = np.zeros(len(lengths) + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        codes = scoring.lut[letters]
+        bad = np.flatnonzero(codes == INVALID)
+        if bad.size:  # the first record holding one says what and where
+            k = int(np.searchsorted(offsets, bad[0], side="right")) - 1
+            text = letters[offsets[k]:offsets[k + 1]].tobytes().decode("ascii", "replace")
+            scoring.encode(text, what=what, record=ids[k], path=path)
+            raise InputError(f"{what} {ids[k]!r}: a letter the scoring does not take")
+        return cls(codes, offsets, ids, _UPPER[letters])
+
+
+def as_sequences(seqs: Any, scoring: Scoring, what: str) -> Sequences:
+    """``seqs`` as Sequences: itself, or strings, bytes, Bio.Seq or SeqRecords encoded once
+    (ids: the records' own, else ``what`` and a number)."""
+    if isinstance(seqs, Sequences):
+        if seqs.codes.dtype != np.uint8 or seqs.offsets.dtype != np.int64:
+            raise InputError(f"{what}: Sequences need uint8 codes and int64 offsets")
+        return seqs
+    from ..api import _text, sequences  # here: api imports the engines, this module not
+
+    texts, ids = [], []
+    for k, seq in enumerate(sequences(seqs, what + "s")):
+        text, rid = _text(seq)
+        texts.append(text)
+        ids.append(rid if rid is not None else f"{what}{k + 1}")
+    return Sequences.encode(texts, ids, scoring, what)

@@ -1,0 +1,222 @@
+"""wavedp.align_pairs: one-to-one pairs (or pairs by index) as a columnar PairBatch, exactly
+the alignments wavedp.align gives each pair, on the CPU and on the GPU's batch engine (every
+group size, tiles' edges, empty sequences, pairs it leaves to the pairwise engines)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import DNA, PROTEIN, as_raw, oracle, random_seq, related
+
+import wavedp
+from wavedp.errors import InputError
+from wavedp.pairs import PairBatch, Sequences
+
+SCORINGS = {
+    "dna": wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2),
+    "protein": wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1),
+    "ties": wavedp.Scoring(match=1, mismatch=-1, gap_open=2, gap_extend=1),
+    "flat": wavedp.Scoring(match=1, mismatch=-1, gap_open=3, gap_extend=3),
+}
+MODES = ("local", "global", "semiglobal")
+
+
+def _pairs(kind: str, sizes, seed: int = 1) -> tuple[list[str], list[str]]:
+    rng = np.random.default_rng(seed)
+    letters = PROTEIN if kind == "protein" else DNA
+    queries, targets = [], []
+    for m, n in sizes:
+        if kind == "ties":
+            a = ("ACGT" * m)[:m] if m % 2 else "A" * m
+            b = ("ACGT" * n)[1:n + 1] if n % 3 else ("CA" * n)[:n]
+        else:
+            a = random_seq(rng, letters, m)
+            b = (related(rng, a, letters, 0.2) + random_seq(rng, letters, n))[:n]
+        queries.append(a)
+        targets.append(b)
+    return queries, targets
+
+
+def _fields(batch: PairBatch) -> list[tuple]:
+    return [(a.score, a.query_start, a.query_end, a.target_start, a.target_end, a.cigar)
+            for a in batch]
+
+
+def _same(got: PairBatch, want: PairBatch) -> None:
+    for name in ("score", "query_start", "query_end", "target_start", "target_end"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
+    assert (got.cigar_runs is None) == (want.cigar_runs is None)
+    if got.cigar_runs is not None:
+        np.testing.assert_array_equal(got.cigar_offsets, want.cigar_offsets)
+        np.testing.assert_array_equal(got.cigar_runs, want.cigar_runs)
+
+
+SMALL = [(0, 0), (0, 5), (5, 0), (1, 1), (1, 9), (9, 1), (7, 13), (20, 20), (33, 17), (40, 64)]
+
+
+@pytest.mark.parametrize("kind", sorted(SCORINGS))
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("traceback", [True, False])
+def test_cpu_equals_align(kind, mode, traceback):
+    queries, targets = _pairs(kind, SMALL, seed=len(kind))
+    scoring = SCORINGS[kind]
+    batch = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                               device="cpu")
+    assert len(batch) == len(SMALL)
+    want = [wavedp.align(a, b, scoring, mode=mode, traceback=traceback, device="cpu")
+            for a, b in zip(queries, targets, strict=True)]
+    got = list(batch)
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        assert (g.score, g.query_start, g.query_end, g.target_start, g.target_end, g.cigar) \
+            == (w.score, w.query_start, w.query_end, w.target_start, w.target_end, w.cigar), k
+        assert (g.query, g.target, g.mode) == (w.query.upper(), w.target.upper(), mode)
+        assert (g.query_length, g.target_length) == (len(queries[k]), len(targets[k]))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reference(mode):
+    queries, targets = _pairs("dna", [(m, n) for m in range(0, 7) for n in range(0, 7, 2)])
+    scoring = SCORINGS["ties"]
+    batch = wavedp.align_pairs(queries, targets, scoring, mode=mode, device="cpu")
+    for a, q, t in zip(batch, queries, targets, strict=True):
+        assert as_raw(a) == oracle(q, t, scoring, mode, True)
+
+
+def test_pairs_by_index_and_columns():
+    scoring = SCORINGS["dna"]
+    queries, targets = _pairs("dna", [(30, 40), (25, 25), (12, 50)])
+    rows = np.array([[0, 2], [2, 0], [1, 1], [0, 0]])
+    batch = wavedp.align_pairs(queries, targets, scoring, pairs=rows, device="cpu")
+    assert [(a.query_id, a.target_id) for a in batch] == [
+        ("query1", "target3"), ("query3", "target1"), ("query2", "target2"),
+        ("query1", "target1")]
+    for a, (i, j) in zip(batch, rows.tolist(), strict=True):
+        assert as_raw(a) == as_raw(wavedp.align(queries[i], targets[j], scoring, device="cpu"))
+    assert batch.cigars() == [a.cigar for a in batch]
+    assert batch.cigars([3, 1]) == [batch[3].cigar, batch[1].cigar]
+    assert batch[-1] == batch[3] and batch[1:3] == [batch[1], batch[2]]
+    counts = batch.counts()
+    for k, a in enumerate(batch):
+        c = a.counts()
+        assert all(int(counts[key][k]) == c[key] for key in c)
+    assert list(batch.columns()["score"]) == [a.score for a in batch]
+
+
+def test_sequences_in():
+    scoring = SCORINGS["protein"]
+    queries, targets = _pairs("protein", [(50, 60), (0, 3), (70, 40)])
+    q = Sequences.encode(queries, ["a", "b", "c"], scoring)
+    t = Sequences.encode([s.lower() for s in targets], ["x", "y", "z"], scoring)
+    batch = wavedp.align_pairs(q, t, scoring, device="cpu")
+    assert [a.target_id for a in batch] == ["x", "y", "z"]
+    assert _fields(batch) == _fields(wavedp.align_pairs(queries, targets, scoring,
+                                                        device="cpu"))
+    assert batch[2].target == targets[2]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda s: wavedp.align_pairs(["AC", "GT"], ["A"], s), "as many queries as targets"),
+    (lambda s: wavedp.align_pairs(["AC"], ["A"], s, pairs=[[0, 1]]), "target index 1"),
+    (lambda s: wavedp.align_pairs(["AC"], ["A"], s, pairs=[[0.0, 0.0]]), "k x 2 array"),
+    (lambda s: wavedp.align_pairs(["AC"], ["A"], s, traceback="no"), "True or False"),
+    (lambda s: wavedp.align_pairs(["AC"], ["AZ"], s), "invalid character"),
+    (lambda s: wavedp.align_pairs("ACGT", ["A"], s), "wrap a single sequence"),
+])
+def test_bad_input(call, message):
+    with pytest.raises(InputError, match=message):
+        call(SCORINGS["dna"])
+
+
+# the GPU's batch engine: tiles of T = G * 8 rows (32, 64, 128, 256)
+EDGES = [(m, n) for m in (1, 7, 31, 32, 33, 63, 64, 65, 127, 129, 255, 256, 257, 513)
+         for n in (1, 9, 64, 300)]
+
+
+def _gpu_cases(kind: str, mode: str, traceback: bool, groups):
+    queries, targets = _pairs(kind, EDGES + SMALL, seed=7)
+    scoring = SCORINGS[kind]
+    want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                              device="cpu")
+    return queries, targets, scoring, want
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", sorted(SCORINGS))
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("traceback", [True, False])
+def test_gpu_equals_cpu(kind, mode, traceback, monkeypatch):
+    from wavedp.engines.cuda import many_pairs
+
+    queries, targets, scoring, want = _gpu_cases(kind, mode, traceback, many_pairs.GROUPS)
+    for g in many_pairs.GROUPS:
+        monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, g=g: g)
+        got = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                                 device="gpu")
+        _same(got, want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", MODES)
+def test_gpu_many_and_left_over(mode, monkeypatch):
+    """Thousands of pairs of mixed shapes in one launch, several launches (a small budget),
+    and pairs past the engine's limit (lowered) taken by the pairwise engines."""
+    from wavedp.engines.cuda import many_pairs
+
+    rng = np.random.default_rng(5)
+    sizes = list(zip(rng.integers(0, 400, 3000).tolist(), rng.integers(0, 400, 3000).tolist(),
+                     strict=True))
+    queries, targets = _pairs("protein", sizes, seed=3)
+    scoring = SCORINGS["protein"]
+    want = wavedp.align_pairs(queries, targets, scoring, mode=mode, device="cpu")
+    _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, device="gpu"), want)
+    monkeypatch.setattr(many_pairs, "DIRS_BYTES", 1 << 22)
+    monkeypatch.setattr(many_pairs, "MAX_SIDE", 300)
+    _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, device="gpu"), want)
+
+
+@pytest.mark.gpu
+def test_gpu_copies_through_pinned_buffers():
+    """Arrays past transfer.SMALL go up and down in pieces through page-locked buffers."""
+    import cupy
+
+    from wavedp.engines.cuda import transfer
+
+    rng = np.random.default_rng(2)
+    for size in (transfer.SMALL, transfer.PIECE + 12345, 3 * transfer.PIECE + 7):
+        host = rng.integers(0, 255, size, dtype=np.uint8)
+        dev = transfer.upload(host)
+        assert bool((dev == cupy.asarray(host)).all())
+        back = np.zeros(size, np.uint8)
+        transfer.download(dev, back)
+        np.testing.assert_array_equal(back, host)
+        wide = rng.integers(-9, 9, (size // 12, 3), dtype=np.int32)
+        np.testing.assert_array_equal(transfer.download(transfer.upload(wide)), wide)
+    # one upload right after another: the second waits for the first's pieces in flight
+    first, second = (rng.integers(0, 255, 3 * transfer.PIECE, dtype=np.uint8) for _ in "ab")
+    a, b = transfer.upload(first), transfer.upload(second)
+    assert bool((a == cupy.asarray(first)).all()) and bool((b == cupy.asarray(second)).all())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("traceback", [False, True])
+def test_gpu_reads_against_windows(traceback):
+    """The one-to-one path with no pair left over (no columns merged), sequences copied in
+    pieces: 40,000 reads of 150 against windows of 300."""
+    rng = np.random.default_rng(4)
+    count = 40000
+    windows = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (count, 300))]
+    starts = rng.integers(0, 150, count)
+    reads = windows[np.arange(count)[:, None], starts[:, None] + np.arange(150)].copy()
+    reads[rng.random(reads.shape) < 0.05] = ord("G")
+    scoring = wavedp.Scoring(match=1, mismatch=-4, gap_open=7, gap_extend=1)
+    q = Sequences.from_letters(reads.ravel(), np.full(count, 150), [f"r{k}" for k in
+                                                                     range(count)], scoring)
+    t = Sequences.from_letters(windows.ravel(), np.full(count, 300), [f"w{k}" for k in
+                                                                       range(count)], scoring)
+    got = wavedp.align_pairs(q, t, scoring, traceback=traceback, device="gpu")
+    rows = np.stack([np.arange(0, count, 7)] * 2, axis=1)
+    want = wavedp.align_pairs(q, t, scoring, traceback=traceback, device="cpu", pairs=rows)
+    for name in ("score", "query_start", "query_end", "target_start", "target_end"):
+        np.testing.assert_array_equal(getattr(got, name)[rows[:, 0]], getattr(want, name))
+    if traceback:
+        assert got.cigars(rows[:, 0]) == want.cigars()
