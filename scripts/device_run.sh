@@ -4,7 +4,7 @@
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
 #       labquick|energy|barriers|compare|scores|makedb|stats|versus|timeline|coldscan|twogpus|
-#       all][,...] [-k expr]
+#       pairs|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -270,6 +270,15 @@ if want lab || want all; then
     wavedp lab all --out /tmp/wavedp-lab "${anchor[@]}" 2>&1 | tail -5
     cp /tmp/wavedp-lab/report.md "$out/lab_report.md"
     tar czf "$out/lab.tgz" -C /tmp wavedp-lab
+fi
+if want pairs || want all; then
+    # many pairs: GASAL2 and ADEPT built from their sources (.carry/gasal2, .carry/adept) when
+    # present, then benchmarks/pairs.py (PAIRS_ARGS: its options) beside them
+    anchors=""
+    if [[ -f scripts/pair_anchors.sh && ( -d .carry/gasal2 || -d .carry/adept ) ]]; then
+        bash scripts/pair_anchors.sh build && anchors="--anchors /tmp/anchors/bin"
+    fi
+    python3 benchmarks/pairs.py ${PAIRS_ARGS:-} $anchors 2>&1 | tee "$out/pairs_bench.log"
 fi
 if want bench || want all; then
     python3 benchmarks/gpu_align.py 2>&1 | tee "$out/gpu_bench.log"

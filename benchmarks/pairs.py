@@ -1,0 +1,197 @@
+"""Many pairs: wavedp.align_pairs on seeded pairs (benchmarks/pairs_data.py), timed from
+encoded sequences in host memory to the batch in host memory, score-only and with CIGARs,
+every mode; the GPU checked against the CPU engine on a sample; where built, GASAL2 and
+ADEPT on the same pairs (benchmarks/pair_anchors.py), their scores compared.
+
+    python3 benchmarks/pairs.py --kind dna --count 2000000 --device gpu
+    python3 benchmarks/pairs.py --kind protein --count 500000 --device gpu --anchors /tmp/anchors
+    python3 benchmarks/pairs.py --all-against-all 100x1000 --device gpu
+
+Each line: workload, seconds (best of --repeats, each from a fresh call), TCUPS (cells over
+seconds), and the GPU engine's phases of the last turn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pairs_data  # noqa: E402  (beside this script)
+
+import wavedp  # noqa: E402
+from wavedp.pairs import Sequences  # noqa: E402
+
+SCORINGS = {
+    "dna": lambda: wavedp.Scoring(match=1, mismatch=-4, gap_open=7, gap_extend=1),
+    "protein": lambda: wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1),
+}
+
+
+def encoded(kind: str, count: int):
+    """(queries, targets) as Sequences, and the raw letters for the anchors."""
+    make = pairs_data.dna if kind == "dna" else pairs_data.protein
+    q, ql, t, tl = make(count)
+    scoring = SCORINGS[kind]()
+    qs = Sequences.from_letters(q, ql, [f"q{k + 1}" for k in range(count)], scoring)
+    ts = Sequences.from_letters(t, tl, [f"t{k + 1}" for k in range(count)], scoring)
+    return scoring, qs, ts, (q, ql, t, tl)
+
+
+def timed(call, repeats: int) -> tuple[float, object]:
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = call()
+        best = min(best, time.perf_counter() - start)
+    return best, out
+
+
+def phases(qs, ts, scoring, mode: str, traceback: bool) -> str:
+    """The GPU engine's phases of one call (each waited for: slower than the call)."""
+    from wavedp.engines.common import MODES
+    from wavedp.engines.cuda import many_pairs
+
+    found: dict[str, float] = {}
+    many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, None, None, qs.lengths,
+                     ts.lengths, scoring.table, scoring.gap_open, scoring.gap_extend,
+                     MODES[mode], traceback, found)
+    return " ".join(f"{k} {v * 1e3:.1f}" for k, v in found.items()) + " ms"
+
+
+def check(batch, qs, ts, scoring, mode: str, traceback: bool, sample: int) -> str:
+    """The first ``sample`` pairs again on the CPU: equal or not."""
+    k = min(sample, len(batch))
+    rows = np.stack([np.arange(k), np.arange(k)], axis=1)
+    cpu = wavedp.align_pairs(qs, ts, scoring, mode=mode, traceback=traceback, device="cpu",
+                             pairs=rows)
+    same = all(np.array_equal(getattr(cpu, f), getattr(batch, f)[:k]) for f in
+               ("score", "query_start", "query_end", "target_start", "target_end"))
+    if traceback:
+        same &= cpu.cigars() == batch.cigars(np.arange(k))
+    return f"cpu==gpu on {k}: {'yes' if same else 'NO'}"
+
+
+def pairs_run(args, kind: str) -> None:
+    scoring, qs, ts, raw = encoded(kind, args.count)
+    cells = int((qs.lengths * ts.lengths).sum())
+    print(f"# {kind}: {args.count:,} pairs, {cells / 1e9:.2f} G cells, device {args.device}",
+          flush=True)
+    wavedp.align_pairs(_head(qs, 64), _head(ts, 64), scoring,
+                       device=args.device)  # compile
+    scores = None
+    for mode in args.modes:
+        for traceback in (False, True):
+            def call(m=mode, tb=traceback):
+                return wavedp.align_pairs(qs, ts, scoring, mode=m, traceback=tb,
+                                          device=args.device)
+            call()  # this shape's kernels compiled
+            seconds, batch = timed(call, args.repeats)
+            what = "cigar" if traceback else "score"
+            extra = phases(qs, ts, scoring, mode, traceback) if args.device == "gpu" else ""
+            print(f"{kind:8} {mode:10} {what:6} {seconds:8.3f} s {cells / seconds / 1e12:7.3f} "
+                  f"TCUPS  {check(batch, qs, ts, scoring, mode, traceback, args.check)}  "
+                  f"{extra}", flush=True)
+            if mode == "local" and traceback:
+                scores = batch.score
+    if args.strings and "local" in args.modes:
+        texts = [qs.text(k, scoring.alphabet) for k in range(len(qs))]
+        targets = [ts.text(k, scoring.alphabet) for k in range(len(ts))]
+        start = time.perf_counter()
+        wavedp.align_pairs(texts, targets, scoring, device=args.device)
+        whole = time.perf_counter() - start
+        start = time.perf_counter()
+        wavedp.pairs.sequences.as_sequences(texts, scoring, "query")
+        wavedp.pairs.sequences.as_sequences(targets, scoring, "target")
+        enc = time.perf_counter() - start
+        print(f"{kind:8} local      strings {whole:8.3f} s {cells / whole / 1e12:7.3f} TCUPS "
+              f"(encoding the strings: {enc:.3f} s)", flush=True)
+    if args.anchors:
+        anchors(args, kind, raw, scores, cells)
+
+
+def _head(s: Sequences, k: int) -> Sequences:
+    k = min(k, len(s))
+    end = int(s.offsets[k])
+    return Sequences(s.codes[:end], s.offsets[:k + 1], list(s.ids[:k]),
+                     None if s.letters is None else s.letters[:end])
+
+
+def anchors(args, kind: str, raw, scores, cells: int) -> None:
+    """GASAL2 (DNA: with CIGARs printed, and unprinted for its own timer) and ADEPT on the
+    same pairs, where built in ``args.anchors``; their scores against wavedp's."""
+    import pair_anchors
+
+    folder = os.path.join(args.work, kind)
+    os.makedirs(folder, exist_ok=True)
+    files = pair_anchors.write_inputs(kind, *raw, folder)
+    runs = [("ADEPT", lambda: pair_anchors.run_adept(kind, files, args.anchors))]
+    if kind == "dna":
+        runs = [("GASAL2", lambda: pair_anchors.run_gasal2(files, args.anchors)),
+                ("GASAL2-unprinted", lambda: pair_anchors.run_gasal2(
+                    files, args.anchors, print_results=False)), *runs]
+    for name, run in runs:
+        result, why = run()
+        if result is None:
+            print(f"{kind:8} {name}: not run ({why})", flush=True)
+            continue
+        same = ""
+        if result.get("scores") is not None and scores is not None:
+            got = np.asarray(result["scores"])
+            same = f"scores equal {int((got == scores[:got.size]).sum()):,}/{got.size:,}"
+        own = result.get("own_seconds")
+        print(f"{kind:8} {name:16} whole {result['seconds']:.3f} s "
+              f"({cells / result['seconds'] / 1e12:.4f} TCUPS)"
+              + (f", own timer {own:.3f} s ({cells / own / 1e12:.4f} TCUPS)" if own else "")
+              + f"  {same}", flush=True)
+    print(f"# {pair_anchors.scoring_note(kind)}", flush=True)
+
+
+def all_against_all(args) -> None:
+    q_count, t_count = (int(v) for v in args.all_against_all.split("x"))
+    scoring, qs, ts, _ = encoded("protein", max(q_count, t_count))
+    texts_q = [qs.text(k, scoring.alphabet) for k in range(q_count)]
+    texts_t = [ts.text(k, scoring.alphabet) for k in range(t_count)]
+    cells = int(qs.lengths[:q_count].sum()) * int(ts.lengths[:t_count].sum())
+    rows = np.stack(np.divmod(np.arange(q_count * t_count), t_count), axis=1)
+    for traceback in (False, True):
+        def call(tb=traceback):
+            return wavedp.align_pairs(texts_q, texts_t, scoring, pairs=rows, traceback=tb,
+                                      device=args.device)
+        call()
+        seconds, _ = timed(call, args.repeats)
+        print(f"all-against-all {q_count}x{t_count} {'cigar' if traceback else 'score'} "
+              f"{seconds:.3f} s {cells / seconds / 1e12:.3f} TCUPS (from strings)", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kind", choices=("dna", "protein", "both"), default="both")
+    parser.add_argument("--count", type=int, default=None,
+                        help="pairs (default 2,000,000 DNA, 500,000 protein)")
+    parser.add_argument("--modes", default="local,global,semiglobal")
+    parser.add_argument("--device", default="gpu")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--check", type=int, default=2000, help="pairs checked on the CPU")
+    parser.add_argument("--strings", action="store_true", help="also from Python strings")
+    parser.add_argument("--anchors", default=None, help="folder of built GASAL2/ADEPT")
+    parser.add_argument("--work", default="/tmp/pairs-bench", help="anchors' input files")
+    parser.add_argument("--all-against-all", default=None, metavar="QxT")
+    args = parser.parse_args()
+    args.modes = args.modes.split(",")
+    if args.all_against_all:
+        all_against_all(args)
+        return
+    for kind in ("dna", "protein") if args.kind == "both" else (args.kind,):
+        count = args.count
+        args.count = count or (2_000_000 if kind == "dna" else 500_000)
+        pairs_run(args, kind)
+        args.count = count
+
+
+if __name__ == "__main__":
+    main()
