@@ -15,9 +15,9 @@ from .version import __version__
 if TYPE_CHECKING:
     from . import polyadic, threads
     from .alignment import Alignment
-    from .api import align, align_all
+    from .api import align
     from .errors import DeviceError, InputError
-    from .pairs import PairBatch, Sequences, align_pairs
+    from .pairs import PairBatch, Sequences, align_all, align_pairs
     from .polyadic import matrix_chain, nussinov
     from .score_matrix import scores
     from .scoring import Scoring
@@ -29,7 +29,7 @@ __all__ = ["Alignment", "Database", "DeviceError", "InputError", "PairBatch", "S
 
 #: each public name and the module that defines it
 _HOMES = {
-    "Alignment": ".alignment", "align": ".api", "align_all": ".api", "DeviceError": ".errors",
+    "Alignment": ".alignment", "align": ".api", "align_all": ".pairs", "DeviceError": ".errors",
     "InputError": ".errors", "matrix_chain": ".polyadic", "nussinov": ".polyadic",
     "scores": ".score_matrix", "Scoring": ".scoring", "Database": ".search",
     "Searcher": ".search", "local_hits": ".search", "polyadic": ".polyadic",

@@ -16,8 +16,6 @@ from .engines.cuda.diagonal import check_storage
 from .engines.cuda.sync import check_sync
 from .errors import InputError
 from .scoring import INVALID, Scoring
-from .threads import check as check_threads
-from .threads import limited
 
 SeqLike = Any  # str | bytes | Bio.Seq.Seq | Bio.SeqRecord.SeqRecord
 
@@ -200,22 +198,3 @@ def align(query: SeqLike, target: SeqLike, scoring: Scoring, mode: str = "local"
     t = Prepared([target], scoring, "target")
     return run_pairs(q, t, np.zeros((1, 2), dtype=np.int64), scoring, mode, traceback,
                      choose(device), strategy, sync, storage)[0]
-
-
-def align_all(queries: Iterable[SeqLike], targets: Iterable[SeqLike], scoring: Scoring,
-              mode: str = "local", traceback: bool = True, device: str | Device = "auto",
-              strategy: str | None = None, sync: str | None = None,
-              storage: str | None = None, devices: object = None,
-              threads: int | None = None) -> list[Alignment]:
-    """Align every query against every target (all cores, or ``threads`` of them; on the
-    GPU every visible GPU or those of ``devices``); results in query-major order."""
-    scoring = check_scoring(scoring)
-    mode_code(mode)
-    q = Prepared(sequences(queries, "queries"), scoring, "query")
-    t = Prepared(sequences(targets, "targets"), scoring, "target")
-    pairs = np.array([(i, j) for i in range(len(q.codes)) for j in range(len(t.codes))],
-                     dtype=np.int64).reshape(-1, 2)
-    chosen = choose(device, devices)
-    with limited(check_threads(threads)):
-        return run_pairs(q, t, pairs, scoring, mode, traceback, chosen, strategy, sync,
-                         storage)

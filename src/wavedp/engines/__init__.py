@@ -85,7 +85,7 @@ def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.nd
                                                                     (tcat, toff, ti)))
             raw = align_pairs(device, qcodes, tcodes, np.stack([qrows, trows], axis=1), sub,
                               gap_open, gap_extend, mode, traceback)
-            parts.append((rest, _raw_columns(raw, traceback)))
+            parts.append((rest, raw_columns(raw, traceback)))
     else:
         from .cpu import align_cat  # lazy: see above
 
@@ -120,7 +120,7 @@ def _records(cat: np.ndarray, off: np.ndarray, which: np.ndarray
     return [cat[off[k]:off[k + 1]] for k in unique.tolist()], rows.ravel()
 
 
-def _raw_columns(raw: list[tuple], traceback: bool) -> Columns:
+def raw_columns(raw: list[tuple], traceback: bool) -> Columns:
     """The pairwise engines' (score, coordinates, letters) tuples as columns."""
     from ..cigars import runs_from_letters
 

@@ -1,5 +1,6 @@
-"""``wavedp.align_pairs``: the i-th query against the i-th target (or the pairs of an index
-array), every pair exact, the results as one columnar :class:`PairBatch`."""
+"""``wavedp.align_pairs`` (the i-th query against the i-th target, or the pairs of an index
+array) and ``wavedp.align_all`` (every query against every target): every pair exact, the
+results as one columnar :class:`PairBatch`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from .. import engines
-from ..api import check_scoring, mode_code
+from ..api import Prepared as _Prepared
+from ..api import check_scoring, mode_code, pair_results
 from ..device import Device, choose
 from ..engines.common import GLOBAL
 from ..errors import InputError
@@ -43,9 +45,10 @@ def check_pairs(pairs: Any, queries: int, targets: int
 
 def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
         ti: np.ndarray | None, scoring: Scoring, mode: str, traceback: bool,
-        device: Device) -> PairBatch:
+        device: Device, **strategy: str) -> PairBatch:
     """The pairs (``qi[k]``, ``ti[k]``) aligned on the resolved ``device`` (None: query k
-    against target k)."""
+    against target k); ``strategy`` (the lab's GPU ``strategy``, ``sync`` and ``storage``)
+    sends every pair to the pairwise engines."""
     code = mode_code(mode)
     m, n = queries.lengths, targets.lengths
     if qi is not None and ti is not None:
@@ -53,9 +56,17 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
     if m.size:  # the int32 range: the longest pair decides
         k = int(np.argmax(m + n))
         scoring.check_range(int(m[k]), int(n[k]))
-    cols = engines.pair_columns(device, queries.codes, queries.offsets, targets.codes,
-                                targets.offsets, qi, ti, scoring.table, scoring.gap_open,
-                                scoring.gap_extend, code, traceback)
+    if strategy:
+        every = np.arange(m.size, dtype=np.int64)
+        rows = np.stack([every if qi is None else qi, every if ti is None else ti], axis=1)
+        cols = engines.raw_columns(pair_results(
+            *(_Prepared.from_codes([], [], np.split(s.codes, s.offsets[1:-1]))
+              for s in (queries, targets)), rows, scoring, mode, traceback, device,
+            **strategy), traceback)
+    else:
+        cols = engines.pair_columns(device, queries.codes, queries.offsets, targets.codes,
+                                    targets.offsets, qi, ti, scoring.table, scoring.gap_open,
+                                    scoring.gap_extend, code, traceback)
     qs, ts = cols.query_start, cols.target_start
     if not traceback and code == GLOBAL:  # a global alignment starts at the origin
         qs = ts = np.zeros(qs.size, np.int32)
@@ -86,3 +97,26 @@ def align_pairs(queries: Any, targets: Any, scoring: Scoring, mode: str = "local
     chosen = choose(device, devices)
     with limited(check_threads(threads)):
         return run(q, t, qi, ti, scoring, mode, bool(traceback), chosen)
+
+
+def align_all(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
+              traceback: bool = True, device: str | Device = "auto",
+              strategy: str | None = None, sync: str | None = None,
+              storage: str | None = None, devices: object = None,
+              threads: int | None = None) -> PairBatch:
+    """Align every query against every target, in query-major order, as
+    :func:`align_pairs` does (``strategy``, ``sync`` and ``storage``: the lab's GPU
+    strategies, ``wavedp.align``'s options, for every pair)."""
+    scoring = check_scoring(scoring)
+    mode_code(mode)
+    if not isinstance(traceback, (bool, np.bool_)):
+        raise InputError(f"traceback must be True or False, got {traceback!r}")
+    q = as_sequences(queries, scoring, "query")
+    t = as_sequences(targets, scoring, "target")
+    qi, ti = np.divmod(np.arange(len(q) * len(t), dtype=np.int64), max(len(t), 1))
+    options = {name: value for name, value in
+               (("strategy", strategy), ("sync", sync), ("storage", storage))
+               if value is not None}
+    chosen = choose(device, devices)
+    with limited(check_threads(threads)):
+        return run(q, t, qi, ti, scoring, mode, bool(traceback), chosen, **options)

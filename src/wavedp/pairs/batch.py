@@ -48,6 +48,14 @@ class PairBatch(Sequence[Alignment]):
     def __len__(self) -> int:
         return int(self.score.size)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to a batch or list of the same Alignments, in the same order."""
+        if not isinstance(other, (PairBatch, list, tuple)):
+            return NotImplemented
+        return len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
     @overload
     def __getitem__(self, k: int) -> Alignment: ...
 

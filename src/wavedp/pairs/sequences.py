@@ -12,17 +12,13 @@ import numpy as np
 from ..errors import InputError
 from ..scoring import INVALID, Scoring
 
-#: each byte upper-cased
-_UPPER = np.arange(256, dtype=np.uint8)
-_UPPER[97:123] -= 32
-
 
 @dataclass(frozen=True, eq=False)
 class Sequences:
     """``codes`` (uint8, the scoring's codes of every record one after another), ``offsets``
     (int64, n + 1: record k is ``codes[offsets[k]:offsets[k + 1]]``), ``ids`` (n strings) and
-    ``letters`` (uint8 ASCII, the records' letters as read, upper case, on the same offsets;
-    None: the codes' letters stand in)."""
+    ``letters`` (uint8 ASCII, the records' letters as given, on the same offsets; None: the
+    codes' letters stand in)."""
 
     codes: np.ndarray
     offsets: np.ndarray
@@ -74,7 +70,7 @@ class Sequences:
             text = letters[offsets[k]:offsets[k + 1]].tobytes().decode("ascii", "replace")
             scoring.encode(text, what=what, record=ids[k], path=path)
             raise InputError(f"{what} {ids[k]!r}: a letter the scoring does not take")
-        return cls(codes, offsets, ids, _UPPER[letters])
+        return cls(codes, offsets, ids, letters)
 
 
 def as_sequences(seqs: Any, scoring: Scoring, what: str) -> Sequences:
