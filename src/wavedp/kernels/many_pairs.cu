@@ -14,9 +14,10 @@
 // The cell update is search.cu's (four DPX add-max operations a cell: with gap open >= gap
 // extend, F of the next row is max(F - ge, X - go), so the chain down a column is one
 // operation a row). The local best is kept per lane as (score, row, column) by
-// docs/design.md's tie rule: a column's largest X (a max of three a two rows), and only
-// where it reaches the lane's best, its first row, compared with the lane's best so far (a
-// later column wins only with a larger score or a smaller row).
+// docs/design.md's tie rule: a column's best key X << 3 | 7 - r (a larger X, then a smaller
+// row; a max of three a two rows) replaces the pass's best key only when larger, so a later
+// column wins only with a larger score or a smaller row; passes merge by the rule. Rows past
+// the query score PAD: nothing there exceeds the rows above it (and ties go to those).
 //
 // DIRS: 4 bits a cell (bits 0-1 the source of H, bit 2 E_OPEN, bit 3 F_OPEN: common.cuh's
 // encoding), R/8 words per lane and step, in the layout dirs[doff[p] + ((s * (n + G - 1) +
@@ -59,7 +60,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
     constexpr int T = G * R;
     constexpr int GPW = 32 / G;  // groups a warp
     constexpr int W = (R + 7) / 8;
-    static_assert(!DIRS || R % 8 == 0, "direction words hold 8 rows");
+    static_assert(R == 8, "direction words and the local key hold 8 rows");
     const int lane32 = threadIdx.x & 31;
     const int lane = lane32 % G;
     const int gw = lane32 / G;
@@ -108,6 +109,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
             int c_next = lane == 0 && live && n > 0 ? t[0] : 0;
             int2 up_next = make_int2(0, WAVEDP_NEG);
             if (lane == 0 && live && s > 0 && n > 0) up_next = scr[1];
+            int bk = 0, bkj = 0;  // local: this pass's best key (X << 3 | 7 - row) and column
             for (int st = 0; st < steps; ++st) {
                 const int j = st - lane + 1;  // this lane's column
                 int uh = __shfl_up_sync(FULL, botH, 1, G);
@@ -162,19 +164,15 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
 #pragma unroll
                         for (int w = 0; w < W; ++w) out[w] = packed[w];
                     }
-                    if (MODE == WAVEDP_LOCAL) {
-                        int cm = xs[0];
+                    if (MODE == WAVEDP_LOCAL) {  // the column's best (X, then the first row)
+                        int ck = xs[0] << 3 | 7;
 #pragma unroll
-                        for (int r = 1; r + 1 < R; r += 2) cm = max3(cm, xs[r], xs[r + 1]);
-                        if (R % 2 == 0) cm = max(cm, xs[R - 1]);
-                        if (cm >= bv && cm > 0) {  // rare: the column's first row of cm
-                            int rr = R - 1;
-#pragma unroll
-                            for (int r = R - 1; r >= 0; --r) rr = xs[r] == cm ? r : rr;
-                            const int i = row0 + rr + 1;
-                            if (cm > bv || i < bi) bv = cm, bi = i, bj = j;
-                        }
-                    } else {
+                        for (int r = 1; r + 1 < R; r += 2)
+                            ck = max3(ck, xs[r] << 3 | (7 - r), xs[r + 1] << 3 | (6 - r));
+                        if (R % 2 == 0) ck = max(ck, xs[R - 1] << 3 | (8 - R));
+                        if (ck > bk) bk = ck, bkj = j;  // a later column: only a better key
+                    }
+                    if (MODE != WAVEDP_LOCAL) {
                         if (mr >= 0 && mr < R) {  // this lane holds row m
                             int hm = Hg[0];
 #pragma unroll
@@ -198,6 +196,9 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
                     if (lane == G - 1 && !last) scr[j] = make_int2(hup, f);
                 }
             }
+            if (MODE == WAVEDP_LOCAL && bk >> 3 > 0 &&
+                better(bk >> 3, row0 + 8 - (bk & 7), bkj, bv, bi, bj))
+                bv = bk >> 3, bi = row0 + 8 - (bk & 7), bj = bkj;
             __syncwarp();  // the scratch row is visible to lane 0 of the next pass
         }
         group_best<G>(bv, bi, bj);
