@@ -22,7 +22,7 @@ PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 
 
 def run(*args, stdin: bytes | None = None):
-    seqio._stdin_copy.cache_clear()
+    seqio.stdin_copy.cache_clear()
     return CliRunner().invoke(cli, [str(a) for a in args], input=stdin)
 
 

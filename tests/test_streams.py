@@ -15,7 +15,7 @@ Q, T = EXAMPLES / "query.fa", EXAMPLES / "target.fa"
 
 
 def run(*args, stdin: bytes | None = None):
-    seqio._stdin_copy.cache_clear()  # each invocation is a process of its own
+    seqio.stdin_copy.cache_clear()  # each invocation is a process of its own
     return CliRunner().invoke(cli, [str(a) for a in args], input=stdin)
 
 

@@ -27,7 +27,10 @@ def runs_from_letters(letters: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarra
     first[bounds[bounds < letters.size]] = True
     starts = np.flatnonzero(first)
     lengths = np.diff(np.append(starts, letters.size)).astype(np.uint32)
-    runs = lengths << 4 | _CODES[letters[starts]].astype(np.uint32)
+    codes = _CODES[letters[starts]]
+    if (codes == 255).any():
+        raise ValueError(f"not a CIGAR op: {chr(int(letters[starts][codes == 255][0]))!r}")
+    runs = lengths << 4 | codes.astype(np.uint32)
     np.cumsum(np.bincount(np.searchsorted(np.cumsum(sizes), starts, side="right"),
                           minlength=sizes.size)[:sizes.size], out=offsets[1:])
     return runs, offsets

@@ -209,7 +209,7 @@ def iter_records(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
     """
     path = os.fspath(path)
     if path == STDIN:
-        copy = _stdin_copy()
+        copy = stdin_copy()
         try:
             yield from iter_records(copy)
         except InputError as exc:  # named as the user gave it
@@ -229,7 +229,7 @@ def iter_records(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
 
 
 @functools.cache
-def _stdin_copy() -> str:
+def stdin_copy() -> str:
     """Standard input, read once into a temporary file that is removed when the process
     ends (standard input can be read only once)."""
     try:
@@ -266,7 +266,7 @@ def fasta_chunks(path: str | os.PathLike, block: int = CHUNK, checked: bool = Tr
     piece's number is 0; its errors then name no record)."""
     path = os.fspath(path)
     if path == STDIN:
-        yield from fasta_chunks(_stdin_copy(), block, checked)
+        yield from fasta_chunks(stdin_copy(), block, checked)
         return
     if _sniff(path) != "fasta":
         raise InputError(f"file {path}: FASTQ, not FASTA")

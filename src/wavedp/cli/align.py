@@ -11,9 +11,11 @@ from .. import columns as fields
 from ..api import run_pairs
 from ..device import choose, start_gpus
 from ..engines.cuda.sync import SYNCS
+from ..errors import InputError
 from ..formats import format_alignment, sam_header
 from . import common, outputs
 from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
+from .pairs import align_pairs
 from .progress import Progress
 
 #: one engine call gets about this many DP cells (and at most CHUNK_PAIRS pairs)
@@ -36,10 +38,11 @@ def _chunks(qlens: np.ndarray, tlens: np.ndarray) -> list[tuple[np.ndarray, int]
     return out
 
 
-ALIGN_HELP = f"""Align every record of QUERY against every record of TARGET.
+ALIGN_HELP = f"""Align every record of QUERY against every record of TARGET (with --pairs:
+the k-th QUERY record against the k-th TARGET record).
 
-QUERY and TARGET are FASTA or FASTQ files, plain or gzipped. Results are written in
-query-major order (all targets for the first query, then the next query).
+QUERY and TARGET are FASTA or FASTQ files, plain or gzipped ('-': standard input). Results
+are written in query-major order (all targets for the first query, then the next query).
 
 \b
 Scoring defaults:
@@ -56,9 +59,10 @@ equals --gap-open 12 --gap-extend 1 here.
 Formats: pairwise (human-readable), sam (with header; the target is the
 reference), blast6 (the 12 BLAST tabular columns, 1-based coordinates;
 evalue and bitscore print NA: they are search statistics, see wavedp search),
-json (one object per line). --columns picks blast6's fields by BLAST's
-names (std: BLAST's default twelve); --header first prints them as
-blastn -outfmt 7 names them.
+json (one object per line), paf (with --pairs: minimap2's 12 columns,
+tags AS:i, NM:i and the CIGAR as cg:Z). --columns picks blast6's fields
+by BLAST's names (std: BLAST's default twelve); --header first prints
+them as blastn -outfmt 7 names them.
 """
 
 
@@ -66,7 +70,7 @@ blastn -outfmt 7 names them.
 @click.argument("query")
 @click.argument("target")
 @common.scoring_options
-@common.output_options("pairwise")
+@common.output_options("pairwise", more=("paf",))
 @common.column_options("blast6")
 @click.option("--strategy", default=None, metavar="NAME",
               help="GPU strategy: multipass (default), or the lab's score-only diagonal or "
@@ -77,16 +81,27 @@ blastn -outfmt 7 names them.
 @click.option("--storage", default=None, metavar="NAME",
               help="Storage of the diagonal strategy: coalesced (default) or simple.")
 @click.option("--energy", is_flag=True, help=common.ENERGY_HELP)
+@click.option("--pairs", is_flag=True,
+              help="One-to-one: the k-th QUERY record against the k-th TARGET record (both "
+                   "files the same number of records), streamed a chunk at a time.")
 @click.pass_obj
 @common.threads_option
 def align(obj, query: str, target: str, mode: str, matrix: str | None, match: int | None,
           mismatch: int | None, gap_open: int | None, gap_extend: int | None,
           score_only: bool, fmt: str, device: str, devices: str | None, output: str | None,
           column_text: str | None, header: bool, strategy: str | None, sync: str | None,
-          storage: str | None, energy: bool) -> None:
+          storage: str | None, energy: bool, pairs: bool) -> None:
     destination = outputs.target(output, [query, target])
     scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
     columns = common.columns(column_text, header, fmt)
+    if pairs:
+        if strategy or sync or storage:
+            raise InputError("--strategy, --sync and --storage apply without --pairs")
+        align_pairs(obj, query, target, scoring, mode, score_only, fmt, device, devices,
+                    destination, columns, header, energy)
+        return
+    if fmt == "paf":
+        raise InputError("--format paf applies with --pairs")
     start_gpus(device, devices)  # the GPUs start while the inputs are read
     queries = common.prepare(query, scoring, "query")
     targets = common.prepare(target, scoring, "target")

@@ -1,0 +1,103 @@
+"""``wavedp align --pairs``: the k-th query record against the k-th target record, streamed
+in chunks, every format equal to the cross product's pairs; bad input is one line, exit 2,
+nothing written."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from helpers import DNA, random_seq, related
+
+from wavedp.cli import cli
+from wavedp.pairs import reading
+
+DNA_OPTS = ["--match", "2", "--mismatch", "-3", "--device", "cpu"]
+
+
+def invoke(*args, **kwargs):
+    return CliRunner().invoke(cli, [str(a) for a in args], **kwargs)
+
+
+def _files(tmp_path: Path, count: int = 9, seed: int = 3) -> tuple[Path, Path, list, list]:
+    rng = np.random.default_rng(seed)
+    queries = [random_seq(rng, DNA, int(rng.integers(1, 60))) for _ in range(count)]
+    targets = [related(rng, q, DNA, 0.2) + random_seq(rng, DNA, 20) for q in queries]
+    q, t = tmp_path / "q.fa", tmp_path / "t.fa"
+    q.write_text("".join(f">r{k} read\n{s}\n" for k, s in enumerate(queries)))
+    t.write_text("".join(f">w{k}\n{s[:30]}\n{s[30:]}\n" for k, s in enumerate(targets)))
+    return q, t, queries, targets
+
+
+@pytest.mark.parametrize("fmt", ["blast6", "sam", "json", "pairwise"])
+@pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
+def test_pairs_equal_the_cross_products_diagonal(tmp_path, monkeypatch, fmt, mode):
+    q, t, queries, targets = _files(tmp_path)
+    monkeypatch.setattr(reading, "CHUNK", 4)  # several chunks
+    got = invoke("align", q, t, "--pairs", "--format", fmt, "--mode", mode, *DNA_OPTS)
+    assert got.exit_code == 0, got.output
+    lines = []
+    for k in range(len(queries)):
+        one_q, one_t = tmp_path / f"q{k}.fa", tmp_path / f"t{k}.fa"
+        one_q.write_text(f">r{k}\n{queries[k]}\n")
+        one_t.write_text(f">w{k}\n{targets[k]}\n")
+        want = invoke("align", one_q, one_t, "--format", fmt, "--mode", mode, *DNA_OPTS)
+        lines += [""] if lines and fmt == "pairwise" else []  # blocks apart by a blank line
+        lines += [x for x in want.stdout.splitlines() if not x.startswith("@")]
+    body = [x for x in got.stdout.splitlines() if not x.startswith("@")]
+    assert body == lines
+    if fmt == "sam":
+        assert [x for x in got.stdout.splitlines() if x.startswith("@SQ")] == [
+            f"@SQ\tSN:w{k}\tLN:{len(s)}" for k, s in enumerate(targets)]
+
+
+def test_paf_gzip_and_standard_input(tmp_path):
+    q, t, queries, targets = _files(tmp_path)
+    zipped = tmp_path / "t.fa.gz"
+    zipped.write_bytes(gzip.compress(t.read_bytes()))
+    got = invoke("align", "-", zipped, "--pairs", "--format", "paf", *DNA_OPTS,
+                 input=q.read_text())
+    assert got.exit_code == 0, got.output
+    rows = [x.split("\t") for x in got.stdout.splitlines()]
+    assert [r[0] for r in rows] == [f"r{k}" for k in range(len(queries))]
+    assert [int(r[1]) for r in rows] == [len(s) for s in queries]
+    assert all(r[4] in "+*" and r[12].startswith("AS:i:") for r in rows)
+
+
+@pytest.mark.parametrize("case, message", [
+    ("unequal", "as many target records as query records: 9 in"),
+    ("empty", "is empty: --pairs aligns every record with its mate"),
+    ("paf", "--format paf needs the alignments' starts"),
+    ("letter", "invalid character"),
+])
+def test_bad_input_one_line_nothing_written(tmp_path, case, message):
+    q, t, _, _ = _files(tmp_path)
+    args = ["--format", "paf", "--score-only"] if case == "paf" else []
+    if case == "unequal":
+        t.write_text(t.read_text() + ">extra\nACGT\n")
+    if case == "empty":
+        t.write_text(t.read_text() + ">extra\n")
+        q.write_text(q.read_text() + ">more\nACGT\n")
+    if case == "letter":
+        q.write_text(q.read_text().replace("A", "J", 1))
+    out = tmp_path / "out.txt"
+    got = invoke("align", q, t, "--pairs", "-o", out, *args, *DNA_OPTS)
+    assert got.exit_code == 2
+    errors = [x for x in got.stderr.splitlines() if x.startswith("wavedp: error")]
+    assert len(errors) == 1 and message in errors[0], got.stderr
+    assert not out.exists() and [p.name for p in tmp_path.iterdir() if ".part" in p.name] == []
+
+
+def test_counting_records(tmp_path):
+    fasta = tmp_path / "a.fa"
+    fasta.write_text(">a\nAC\nGT\n>b\n\n>c\nA")
+    assert reading.count_records(str(fasta))[0] == 3
+    fastq = tmp_path / "a.fq"
+    fastq.write_text("@a\nACGT\n+\nIIII\n@b\nAC\n+\nII")
+    assert reading.count_records(str(fastq))[0] == 2
+    zipped = tmp_path / "a.fa.gz"
+    zipped.write_bytes(gzip.compress(fasta.read_bytes()))
+    assert reading.count_records(str(zipped))[0] == 3
