@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
 
@@ -110,8 +111,100 @@ def pairs_run(args, kind: str) -> None:
         enc = time.perf_counter() - start
         print(f"{kind:8} local      strings {whole:8.3f} s {cells / whole / 1e12:7.3f} TCUPS "
               f"(encoding the strings: {enc:.3f} s)", flush=True)
+    if args.parasail:
+        cpu_anchor(args, kind, qs, ts, raw)
+    if args.command:
+        command(args, kind, raw, cells)
     if args.anchors:
         anchors(args, kind, raw, scores, cells)
+
+
+#: parasail's traceback routines tried (the fastest on a sample runs the whole set)
+ROUTINES = ("sw_trace_striped_16", "sw_trace_scan_16", "sw_trace_diag_16",
+            "sw_trace_striped_sat")
+_SHARED: dict = {}  # the pairs, for the forked workers
+
+
+def _parasail_part(bounds: tuple[int, int]) -> int:
+    """Pairs [a, b) by the routine in _SHARED; the sum of their scores."""
+    import parasail
+
+    q, qo, t, to, routine, kind = (_SHARED[k] for k in ("q", "qo", "t", "to", "routine",
+                                                       "kind"))
+    matrix = (parasail.matrix_create("ACGT", 1, -4) if kind == "dna" else parasail.blosum62)
+    go, ge = (7, 1) if kind == "dna" else (11, 1)
+    fn = getattr(parasail, routine)
+    total = 0
+    for k in range(*bounds):
+        r = fn(q[qo[k]:qo[k + 1]], t[to[k]:to[k + 1]], go, ge, matrix)
+        total += r.score + len(r.cigar.seq)
+    return total
+
+
+def cpu_anchor(args, kind: str, qs, ts, raw) -> None:
+    """The CPU engine with CIGARs against parasail's fastest traceback routine, both on
+    every core (parasail: a process a core), on the first --parasail pairs."""
+    import multiprocessing
+
+    count = min(args.parasail, len(qs))
+    q, ql, t, tl = raw
+    offsets = [np.concatenate(([0], np.cumsum(x[:count]))) for x in (ql, tl)]
+    _SHARED.update(q=q[:offsets[0][-1]].tobytes().decode(), qo=offsets[0].tolist(),
+                   t=t[:offsets[1][-1]].tobytes().decode(), to=offsets[1].tolist(), kind=kind)
+    cells = int((ql[:count] * tl[:count]).sum())
+    head_q, head_t = _head(qs, count), _head(ts, count)
+    scoring = SCORINGS[kind]()
+    wavedp.align_pairs(_head(qs, 64), _head(ts, 64), scoring, device="cpu")
+    ours, _ = timed(lambda: wavedp.align_pairs(head_q, head_t, scoring, device="cpu"),
+                    args.repeats)
+    cores = os.cpu_count() or 1
+    sample = (0, min(count, 2000))
+    speed = {}
+    for routine in ROUTINES:
+        _SHARED["routine"] = routine
+        speed[routine], _ = timed(lambda: _parasail_part(sample), 1)
+    _SHARED["routine"] = best = min(speed, key=speed.get)
+    parts = [(a, min(a + 2000, count)) for a in range(0, count, 2000)]
+    with multiprocessing.get_context("fork").Pool(cores) as pool:
+        pool.map(_parasail_part, parts[:cores])  # the workers started
+        theirs, _ = timed(lambda: pool.map(_parasail_part, parts), args.repeats)
+    print(f"{kind:8} cpu cigar {count:,} pairs on {cores} cores: wavedp {ours:.3f} s "
+          f"({cells / ours / 1e9:.1f} GCUPS), parasail {best} {theirs:.3f} s "
+          f"({cells / theirs / 1e9:.1f} GCUPS): {theirs / ours:.2f}x", flush=True)
+
+
+#: the command (the installed script, else this interpreter's module)
+WAVEDP = [shutil.which("wavedp")] if shutil.which("wavedp") else [sys.executable, "-m",
+                                                                  "wavedp.cli"]
+#: the command line's scoring options of each kind (as SCORINGS)
+OPTIONS = {"dna": ["--match", "1", "--mismatch", "-4", "--gap-open", "7", "--gap-extend", "1"],
+           "protein": ["--matrix", "BLOSUM62", "--gap-open", "11", "--gap-extend", "1"]}
+
+
+def command(args, kind: str, raw, cells: int) -> None:
+    """``wavedp align Q T --pairs --format sam -o out.sam`` from a fresh process: its wall
+    time and peak memory (the largest resident set of the process)."""
+    import resource
+    import subprocess
+
+    folder = os.path.join(args.work, kind)
+    os.makedirs(folder, exist_ok=True)
+    q, ql, t, tl = raw
+    qpath, tpath = os.path.join(folder, "queries.fa"), os.path.join(folder, "targets.fa")
+    pairs_data.write_fasta(qpath, q, ql, "q")
+    pairs_data.write_fasta(tpath, t, tl, "t")
+    for fmt in ("sam", "paf"):
+        out = os.path.join(folder, f"out.{fmt}")
+        argv = [*WAVEDP, "align", qpath, tpath, "--pairs", "--format", fmt, "-o", out,
+                "--device", args.device, *OPTIONS[kind]]
+        start = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+        status = "" if done.returncode == 0 else f" FAILED: {done.stderr.strip()[-200:]}"
+        print(f"{kind:8} command {fmt} {seconds:8.3f} s {cells / seconds / 1e12:7.3f} TCUPS "
+              f"(FASTA in, {fmt.upper()} out, fresh process; peak memory of the largest "
+              f"child so far {peak:.2f} GiB){status}", flush=True)
 
 
 def _head(s: Sequences, k: int) -> Sequences:
@@ -181,6 +274,10 @@ def main() -> None:
     parser.add_argument("--anchors", default=None, help="folder of built GASAL2/ADEPT")
     parser.add_argument("--work", default="/tmp/pairs-bench", help="anchors' input files")
     parser.add_argument("--all-against-all", default=None, metavar="QxT")
+    parser.add_argument("--parasail", type=int, default=0, metavar="N",
+                        help="also the CPU engine with CIGARs beside parasail on N pairs")
+    parser.add_argument("--command", action="store_true",
+                        help="also the command, FASTA in, SAM and PAF out")
     args = parser.parse_args()
     args.modes = args.modes.split(",")
     if args.all_against_all:
