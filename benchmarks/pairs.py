@@ -111,6 +111,17 @@ def pairs_run(args, kind: str) -> None:
         enc = time.perf_counter() - start
         print(f"{kind:8} local      strings {whole:8.3f} s {cells / whole / 1e12:7.3f} TCUPS "
               f"(encoding the strings: {enc:.3f} s)", flush=True)
+    for g in args.groups:  # the engine's phases with each group size forced
+        from wavedp.engines.cuda import many_pairs
+
+        chosen, many_pairs.lanes_for = many_pairs.lanes_for, lambda m, n, g=g: g
+        try:
+            for traceback in (False, True):
+                phases(qs, ts, scoring, "local", traceback)  # compiled
+                print(f"{kind:8} local G={g:<2} {'cigar' if traceback else 'score'}  "
+                      f"{phases(qs, ts, scoring, 'local', traceback)}", flush=True)
+        finally:
+            many_pairs.lanes_for = chosen
     if args.parasail:
         cpu_anchor(args, kind, qs, ts, raw)
     if args.command:
@@ -176,6 +187,15 @@ def cpu_anchor(args, kind: str, qs, ts, raw) -> None:
 #: the command (the installed script, else this interpreter's module)
 WAVEDP = [shutil.which("wavedp")] if shutil.which("wavedp") else [sys.executable, "-m",
                                                                   "wavedp.cli"]
+#: a process that runs the command (its arguments) and prints the command's peak memory (KiB)
+_PEAK = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)")
+#: a process that runs the command (its arguments after the profile's path) under cProfile
+#: (the command leaves by os._exit once its exit handlers ran: the profile is one)
+_PROFILED = ("import atexit, cProfile, runpy, sys; path = sys.argv[1]; sys.argv = ['wavedp', "
+             "*sys.argv[2:]]; p = cProfile.Profile(); "
+             "atexit.register(lambda: (p.disable(), p.dump_stats(path))); p.enable(); "
+             "runpy.run_module('wavedp.cli', run_name='__main__')")
 #: the command line's scoring options of each kind (as SCORINGS)
 OPTIONS = {"dna": ["--match", "1", "--mismatch", "-4", "--gap-open", "7", "--gap-extend", "1"],
            "protein": ["--matrix", "BLOSUM62", "--gap-open", "11", "--gap-extend", "1"]}
@@ -184,7 +204,6 @@ OPTIONS = {"dna": ["--match", "1", "--mismatch", "-4", "--gap-open", "7", "--gap
 def command(args, kind: str, raw, cells: int) -> None:
     """``wavedp align Q T --pairs --format sam -o out.sam`` from a fresh process: its wall
     time and peak memory (the largest resident set of the process)."""
-    import resource
     import subprocess
 
     folder = os.path.join(args.work, kind)
@@ -198,13 +217,22 @@ def command(args, kind: str, raw, cells: int) -> None:
         argv = [*WAVEDP, "align", qpath, tpath, "--pairs", "--format", fmt, "-o", out,
                 "--device", args.device, *OPTIONS[kind]]
         start = time.perf_counter()
-        done = subprocess.run(argv, capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-c", _PEAK, *argv], capture_output=True,
+                              text=True)
         seconds = time.perf_counter() - start
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+        peak = float(done.stdout.split()[-1]) / 2**20 if done.returncode == 0 else 0.0
         status = "" if done.returncode == 0 else f" FAILED: {done.stderr.strip()[-200:]}"
+        if args.profile and fmt == "sam":
+            prof = os.path.join(args.profile, f"command_{kind}.prof")
+            subprocess.run([sys.executable, "-c", _PROFILED, prof, *argv[len(WAVEDP):]],
+                           capture_output=True)
+            import pstats
+
+            with open(os.path.join(args.profile, f"command_{kind}.txt"), "w") as fh:
+                pstats.Stats(prof, stream=fh).sort_stats("cumulative").print_stats(40)
         print(f"{kind:8} command {fmt} {seconds:8.3f} s {cells / seconds / 1e12:7.3f} TCUPS "
-              f"(FASTA in, {fmt.upper()} out, fresh process; peak memory of the largest "
-              f"child so far {peak:.2f} GiB){status}", flush=True)
+              f"(FASTA in, {fmt.upper()} out, fresh process; peak memory {peak:.2f} GiB)"
+              f"{status}", flush=True)
 
 
 def _head(s: Sequences, k: int) -> Sequences:
@@ -276,10 +304,15 @@ def main() -> None:
     parser.add_argument("--all-against-all", default=None, metavar="QxT")
     parser.add_argument("--parasail", type=int, default=0, metavar="N",
                         help="also the CPU engine with CIGARs beside parasail on N pairs")
+    parser.add_argument("--groups", default="", metavar="LIST",
+                        help="also the GPU engine's phases with these group sizes forced")
+    parser.add_argument("--profile", default=None, metavar="DIR",
+                        help="the SAM command once more under cProfile, its table in DIR")
     parser.add_argument("--command", action="store_true",
                         help="also the command, FASTA in, SAM and PAF out")
     args = parser.parse_args()
     args.modes = args.modes.split(",")
+    args.groups = [int(g) for g in args.groups.split(",") if g]
     if args.all_against_all:
         all_against_all(args)
         return

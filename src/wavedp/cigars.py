@@ -14,6 +14,11 @@ for _code, _letter in enumerate(OPS):
     _CODES[ord(_letter)] = _code
 
 
+def op_codes() -> np.ndarray:
+    """Each byte's BAM op code (255: not an op letter)."""
+    return _CODES.copy()
+
+
 def runs_from_letters(letters: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Single-letter ops (uint8 ASCII, each alignment's ``sizes[k]`` letters one after
     another) as BAM runs and their offsets (int64, n + 1)."""

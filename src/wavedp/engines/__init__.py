@@ -135,17 +135,13 @@ def raw_columns(raw: list[tuple], traceback: bool) -> Columns:
 
 def _cpu_columns(out: np.ndarray, ops: np.ndarray, opoff: np.ndarray,
                  traceback: bool) -> Columns:
-    """The CPU engine's rows (its letters reversed in place) as columns."""
-    from ..cigars import runs_from_letters
-
+    """The CPU engine's rows (its letters written backwards) as columns."""
     fields = [out[:, c].astype(np.int32) for c in range(5)]
     if not traceback:
         return Columns(*fields, None, None)
-    sizes = out[:, 5]
-    total = int(sizes.sum())
-    within = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    letters = ops[np.repeat(opoff[:-1] + sizes - 1, sizes) - within]
-    return Columns(*fields, *runs_from_letters(letters, sizes))
+    from .cpu.runs import runs_of  # lazy: see above
+
+    return Columns(*fields, *runs_of(ops, opoff, out[:, 5]))
 
 
 def hits(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarray],
