@@ -11,9 +11,8 @@ from ..errors import InputError
 from ..formats import sam_header_lines
 from ..pairs import api as pairs_api
 from ..pairs import formats as batch_formats
-from ..pairs.reading import count_records, read_pairs, readable
+from ..pairs.reading import count_records, ids_and_lengths, read_pairs, readable
 from ..scoring import Scoring
-from ..seqio import iter_records
 from . import common, outputs
 from .progress import Progress
 
@@ -39,7 +38,7 @@ def align_pairs(obj: dict | None, query: str, target: str, scoring: Scoring, mod
             outputs.opened(destination, binary=True) as out:
         common.note(chosen)
         if fmt == "sam":  # every target is a reference: its @SQ line, read once more
-            lines = sam_header_lines(((rid, len(text)) for rid, text in iter_records(target)),
+            lines = sam_header_lines(ids_and_lengths(target),
                                      command_line=shlex.join(["wavedp", *argv]))
             for line in lines:
                 out.write(line.encode() + b"\n")

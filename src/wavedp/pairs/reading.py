@@ -102,6 +102,16 @@ def read_pairs(queries: str, targets: str, scoring: Scoring, counts: tuple[int, 
             yield q, t
 
 
+def ids_and_lengths(path: str) -> Iterator[tuple[str, int]]:
+    """Each record's (id, length), in order (a SAM header's @SQ lines)."""
+    if _kind(path) == "fasta":
+        for _, lengths, ids, _ in records(path, CHUNK):
+            yield from zip(ids, lengths.tolist(), strict=True)
+        return
+    for rid, text in iter_records(path):
+        yield rid, len(text)
+
+
 def _kind(path: str) -> str:
     """``fasta`` or ``fastq`` by the first byte (gzip read through)."""
     path = readable(path)
