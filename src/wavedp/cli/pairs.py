@@ -11,7 +11,8 @@ from ..errors import InputError
 from ..formats import sam_header_lines
 from ..pairs import api as pairs_api
 from ..pairs import formats as batch_formats
-from ..pairs.reading import count_records, ids_and_lengths, read_pairs, readable
+from ..pairs import reading
+from ..pairs.reading import count_records, read_pairs, readable
 from ..scoring import Scoring
 from . import common, outputs
 from .progress import Progress
@@ -38,10 +39,12 @@ def align_pairs(obj: dict | None, query: str, target: str, scoring: Scoring, mod
             outputs.opened(destination, binary=True) as out:
         common.note(chosen)
         if fmt == "sam":  # every target is a reference: its @SQ line, read once more
-            lines = sam_header_lines(ids_and_lengths(target),
-                                     command_line=shlex.join(["wavedp", *argv]))
-            for line in lines:
-                out.write(line.encode() + b"\n")
+            head = list(sam_header_lines([], command_line=shlex.join(["wavedp", *argv])))
+            out.write((head[0] + "\n").encode())
+            for ids, lengths in reading.ids_and_lengths(target):
+                out.write(("".join(map("@SQ\tSN:{}\tLN:{}\n".format, ids, lengths)))
+                          .encode())
+            out.write((head[-1] + "\n").encode())
         elif header:
             from .. import columns as fields
 

@@ -102,14 +102,22 @@ def read_pairs(queries: str, targets: str, scoring: Scoring, counts: tuple[int, 
             yield q, t
 
 
-def ids_and_lengths(path: str) -> Iterator[tuple[str, int]]:
-    """Each record's (id, length), in order (a SAM header's @SQ lines)."""
+def ids_and_lengths(path: str) -> Iterator[tuple[list[str], list[int]]]:
+    """The records' ids and lengths, a chunk at a time, in order (a SAM header's @SQ
+    lines)."""
     if _kind(path) == "fasta":
         for _, lengths, ids, _ in records(path, CHUNK):
-            yield from zip(ids, lengths.tolist(), strict=True)
+            yield ids, lengths.tolist()
         return
+    ids, lengths = [], []
     for rid, text in iter_records(path):
-        yield rid, len(text)
+        ids.append(rid)
+        lengths.append(len(text))
+        if len(ids) == CHUNK:
+            yield ids, lengths
+            ids, lengths = [], []
+    if ids:
+        yield ids, lengths
 
 
 def _kind(path: str) -> str:
@@ -147,7 +155,7 @@ def _parsed(path: str, pool: ThreadPoolExecutor) -> Iterator:
     name = "standard input" if path == STDIN else path
     ahead: deque = deque()
     for data, number in fasta_chunks(path, PIECE):
-        ahead.append(pool.submit(fasta_block, name, bytes(data), number))
+        ahead.append(pool.submit(fasta_block, name, bytes(data), number, None, False))
         if len(ahead) > PARSERS:
             yield ahead.popleft().result()
     while ahead:
