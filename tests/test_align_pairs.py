@@ -149,7 +149,7 @@ def test_gpu_equals_cpu(kind, mode, traceback, monkeypatch):
 
     queries, targets, scoring, want = _gpu_cases(kind, mode, traceback, many_pairs.GROUPS)
     for g in many_pairs.GROUPS:
-        monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, g=g: g)
+        monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, tb, g=g: g)
         got = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
                                  device="gpu")
         _same(got, want)
