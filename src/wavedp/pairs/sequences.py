@@ -51,9 +51,12 @@ class Sequences:
                scoring: Scoring, what: str = "sequence", path: str | None = None) -> Sequences:
         """``texts`` encoded by ``scoring`` at once; an InputError names the first record
         holding a letter the scoring does not take (and ``path`` where given)."""
-        raw = b"".join(t.encode("ascii", "replace") if isinstance(t, str) else bytes(t)
-                       for t in texts)
-        lengths = np.fromiter((len(t) for t in texts), np.int64, len(texts))
+        if all(type(t) is str for t in texts):  # one join, one encoding
+            raw = "".join(texts).encode("ascii", "replace")
+        else:
+            raw = b"".join(t.encode("ascii", "replace") if isinstance(t, str) else bytes(t)
+                           for t in texts)
+        lengths = np.fromiter(map(len, texts), np.int64, len(texts))
         return cls.from_letters(np.frombuffer(raw, np.uint8), lengths, ids, scoring, what, path)
 
     @classmethod
@@ -82,9 +85,29 @@ def as_sequences(seqs: Any, scoring: Scoring, what: str) -> Sequences:
         return seqs
     from ..api import _text, sequences  # here: api imports the engines, this module not
 
+    items = list(sequences(seqs, what + "s"))
+    if all(type(x) is str for x in items):  # plain strings: named by number, on demand
+        return Sequences.encode(items, Numbered(what, len(items)), scoring, what)
     texts, ids = [], []
-    for k, seq in enumerate(sequences(seqs, what + "s")):
+    for k, seq in enumerate(items):
         text, rid = _text(seq)
         texts.append(text)
         ids.append(rid if rid is not None else f"{what}{k + 1}")
     return Sequences.encode(texts, ids, scoring, what)
+
+
+class Numbered(Sequence[str]):
+    """The ids ``what1``, ``what2``, ... of ``size`` records, each made when asked for."""
+
+    def __init__(self, what: str, size: int) -> None:
+        self.what, self.size = what, size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [f"{self.what}{j + 1}" for j in range(*k.indices(self.size))]
+        if not -self.size <= k < self.size:
+            raise IndexError(k)
+        return f"{self.what}{k % self.size + 1}"
