@@ -20,7 +20,7 @@ from .scoring import INVALID, Scoring
 SeqLike = Any  # str | bytes | Bio.Seq.Seq | Bio.SeqRecord.SeqRecord
 
 
-def _text(seq: SeqLike) -> tuple[str, str | None]:
+def record_text(seq: SeqLike) -> tuple[str, str | None]:
     """(sequence text, record id or None) from str, bytes, Bio.Seq or Bio.SeqRecord."""
     if isinstance(seq, str):
         return seq, None
@@ -42,7 +42,7 @@ class Prepared:
         self.texts: list[str] = []
         self.ids: list[str] = []
         for k, seq in enumerate(seqs):
-            text, rid = _text(seq)
+            text, rid = record_text(seq)
             rid = ids[k] if ids is not None else (rid if rid is not None else f"{what}{k + 1}")
             self.texts.append(text)
             self.ids.append(rid)

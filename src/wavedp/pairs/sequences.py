@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..api import record_text, sequences
 from ..errors import InputError
 from ..scoring import INVALID, Scoring
 
@@ -83,14 +84,12 @@ def as_sequences(seqs: Any, scoring: Scoring, what: str) -> Sequences:
         if seqs.codes.dtype != np.uint8 or seqs.offsets.dtype != np.int64:
             raise InputError(f"{what}: Sequences need uint8 codes and int64 offsets")
         return seqs
-    from ..api import _text, sequences  # here: api imports the engines, this module not
-
     items = list(sequences(seqs, what + "s"))
     if all(type(x) is str for x in items):  # plain strings: named by number, on demand
         return Sequences.encode(items, Numbered(what, len(items)), scoring, what)
     texts, ids = [], []
     for k, seq in enumerate(items):
-        text, rid = _text(seq)
+        text, rid = record_text(seq)
         texts.append(text)
         ids.append(rid if rid is not None else f"{what}{k + 1}")
     return Sequences.encode(texts, ids, scoring, what)

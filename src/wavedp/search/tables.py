@@ -41,7 +41,7 @@ ROW_GROUP = 1 << 16
 Results = Iterable[Any]  # list[list[Alignment]] or Iterable[tuple[int, list[Alignment]]]
 
 
-def _optional(module: str, what: str) -> Any:
+def optional_module(module: str, what: str) -> Any:
     """Import an optional dependency, or say how to install it (an InputError)."""
     try:
         # imported here: pandas and pyarrow are optional (the tables extra) and slow to import
@@ -54,7 +54,7 @@ def _optional(module: str, what: str) -> Any:
 def check_parquet(what: str = "write_parquet") -> None:
     """An InputError (how to install it) unless pyarrow can write Parquet: checked before
     a search starts."""
-    _optional("pyarrow.parquet", what)
+    optional_module("pyarrow.parquet", what)
 
 
 def table_columns(columns: str | Sequence[str] | None = None,
@@ -147,7 +147,7 @@ def to_frame(results: Results, columns: str | Sequence[str] | None = None,
     ``database``) and the fields ``columns`` (default: every field; ``positive`` and ``ppos``
     with ``scoring``). Integers are int64, or pandas' nullable Int64 where a value is
     missing; floats float64 (NaN where missing); texts objects (None where missing)."""
-    pandas = _optional("pandas", "to_frame")
+    pandas = optional_module("pandas", "to_frame")
     names = table_columns(columns, scoring)
     data = list(zip(*_rows(results, names, scoring, database), strict=True)) or \
         [()] * len(names)
@@ -198,7 +198,7 @@ def to_arrow(results: Results, columns: str | Sequence[str] | None = None,
              database: Database | Sequence[str] | None = None) -> Any:
     """A pyarrow Table of the hits with :func:`to_frame`'s columns: int64, float64 and
     string, null where a value is missing."""
-    pyarrow = _optional("pyarrow", "to_arrow")
+    pyarrow = optional_module("pyarrow", "to_arrow")
     names = table_columns(columns, scoring)
     return pyarrow.Table.from_batches(
         list(_batches(pyarrow, results, names, scoring, database, ROW_GROUP)),
@@ -211,8 +211,8 @@ def write_parquet(results: Results, path: str | os.PathLike | BinaryIO,
     """Write :func:`to_arrow`'s table to the Parquet file ``path`` (or a binary file
     object), ROW_GROUP rows at a time as ``results`` come (``iter_search`` streams);
     returns the number of rows."""
-    pyarrow = _optional("pyarrow", "write_parquet")
-    parquet = _optional("pyarrow.parquet", "write_parquet")
+    pyarrow = optional_module("pyarrow", "write_parquet")
+    parquet = optional_module("pyarrow.parquet", "write_parquet")
     names = table_columns(columns, scoring)
     where = os.fspath(path) if isinstance(path, os.PathLike) else path
     count = 0
