@@ -122,3 +122,22 @@ def cpu_scanner(db, lut, scoring, mode):
 
     return CpuScanner(db.residues, db.offsets, lut, scoring.table, scoring.gap_open,
                       scoring.gap_extend, mode)
+
+
+def pair_texts(kind: str, sizes, seed: int = 1) -> tuple[list[str], list[str]]:
+    """(queries, targets) of the m x n ``sizes``: ``ties`` repeats of ACGT and CA (many equal
+    scores), else a random query (DNA, or protein for ``protein``) and a target related to it
+    (20% changed), padded with random letters, cut to n."""
+    rng = np.random.default_rng(seed)
+    letters = PROTEIN if kind == "protein" else DNA
+    queries, targets = [], []
+    for m, n in sizes:
+        if kind == "ties":
+            a = ("ACGT" * m)[:m] if m % 2 else "A" * m
+            b = ("ACGT" * n)[1:n + 1] if n % 3 else ("CA" * n)[:n]
+        else:
+            a = random_seq(rng, letters, m)
+            b = (related(rng, a, letters, 0.2) + random_seq(rng, letters, n))[:n]
+        queries.append(a)
+        targets.append(b)
+    return queries, targets

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import DNA, PROTEIN, as_raw, oracle, random_seq, related
+from helpers import as_raw, oracle, pair_texts
 
 import wavedp
 from wavedp.errors import InputError
@@ -19,22 +19,6 @@ SCORINGS = {
     "flat": wavedp.Scoring(match=1, mismatch=-1, gap_open=3, gap_extend=3),
 }
 MODES = ("local", "global", "semiglobal")
-
-
-def _pairs(kind: str, sizes, seed: int = 1) -> tuple[list[str], list[str]]:
-    rng = np.random.default_rng(seed)
-    letters = PROTEIN if kind == "protein" else DNA
-    queries, targets = [], []
-    for m, n in sizes:
-        if kind == "ties":
-            a = ("ACGT" * m)[:m] if m % 2 else "A" * m
-            b = ("ACGT" * n)[1:n + 1] if n % 3 else ("CA" * n)[:n]
-        else:
-            a = random_seq(rng, letters, m)
-            b = (related(rng, a, letters, 0.2) + random_seq(rng, letters, n))[:n]
-        queries.append(a)
-        targets.append(b)
-    return queries, targets
 
 
 def _fields(batch: PairBatch) -> list[tuple]:
@@ -58,7 +42,7 @@ SMALL = [(0, 0), (0, 5), (5, 0), (1, 1), (1, 9), (9, 1), (7, 13), (20, 20), (33,
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("traceback", [True, False])
 def test_cpu_equals_align(kind, mode, traceback):
-    queries, targets = _pairs(kind, SMALL, seed=len(kind))
+    queries, targets = pair_texts(kind, SMALL, seed=len(kind))
     scoring = SCORINGS[kind]
     batch = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
                                device="cpu")
@@ -75,7 +59,7 @@ def test_cpu_equals_align(kind, mode, traceback):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_reference(mode):
-    queries, targets = _pairs("dna", [(m, n) for m in range(0, 7) for n in range(0, 7, 2)])
+    queries, targets = pair_texts("dna", [(m, n) for m in range(0, 7) for n in range(0, 7, 2)])
     scoring = SCORINGS["ties"]
     batch = wavedp.align_pairs(queries, targets, scoring, mode=mode, device="cpu")
     for a, q, t in zip(batch, queries, targets, strict=True):
@@ -84,7 +68,7 @@ def test_reference(mode):
 
 def test_pairs_by_index_and_columns():
     scoring = SCORINGS["dna"]
-    queries, targets = _pairs("dna", [(30, 40), (25, 25), (12, 50)])
+    queries, targets = pair_texts("dna", [(30, 40), (25, 25), (12, 50)])
     rows = np.array([[0, 2], [2, 0], [1, 1], [0, 0]])
     batch = wavedp.align_pairs(queries, targets, scoring, pairs=rows, device="cpu")
     assert [(a.query_id, a.target_id) for a in batch] == [
@@ -104,7 +88,7 @@ def test_pairs_by_index_and_columns():
 
 def test_sequences_in():
     scoring = SCORINGS["protein"]
-    queries, targets = _pairs("protein", [(50, 60), (0, 3), (70, 40)])
+    queries, targets = pair_texts("protein", [(50, 60), (0, 3), (70, 40)])
     q = Sequences.encode(queries, ["a", "b", "c"], scoring)
     t = Sequences.encode([s.lower() for s in targets], ["x", "y", "z"], scoring)
     batch = wavedp.align_pairs(q, t, scoring, device="cpu")
@@ -133,7 +117,7 @@ EDGES = [(m, n) for m in (1, 7, 31, 32, 33, 63, 64, 65, 127, 129, 255, 256, 257,
 
 
 def _gpu_cases(kind: str, mode: str, traceback: bool, groups):
-    queries, targets = _pairs(kind, EDGES + SMALL, seed=7)
+    queries, targets = pair_texts(kind, EDGES + SMALL, seed=7)
     scoring = SCORINGS[kind]
     want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
                               device="cpu")
@@ -165,7 +149,7 @@ def test_gpu_many_and_left_over(mode, monkeypatch):
     rng = np.random.default_rng(5)
     sizes = list(zip(rng.integers(0, 400, 3000).tolist(), rng.integers(0, 400, 3000).tolist(),
                      strict=True))
-    queries, targets = _pairs("protein", sizes, seed=3)
+    queries, targets = pair_texts("protein", sizes, seed=3)
     scoring = SCORINGS["protein"]
     want = wavedp.align_pairs(queries, targets, scoring, mode=mode, device="cpu")
     _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, device="gpu"), want)

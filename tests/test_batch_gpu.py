@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
+from helpers import DNA, MODE_NAMES, pair_texts, random_seq
 
 import wavedp
 from wavedp.api import Prepared
@@ -35,18 +35,7 @@ def poison(monkeypatch):
 
 
 def _problem(alphabet: str, seed: int):
-    rng = np.random.default_rng(seed)
-    letters = PROTEIN if alphabet == "protein" else DNA
-    queries, targets = [], []
-    for m, n in SHAPES:
-        if alphabet == "ties":
-            a = ("ACGT" * m)[:m] if m % 2 else "A" * m
-            b = ("ACGT" * n)[1:n + 1] if n % 3 else ("CA" * n)[:n]
-        else:
-            a = random_seq(rng, letters, m)
-            b = (related(rng, a, letters, 0.2) + random_seq(rng, letters, n))[:n]
-        queries.append(a)
-        targets.append(b)
+    queries, targets = pair_texts(alphabet, SHAPES, seed)
     scoring = SCORINGS[alphabet]
     q = Prepared(queries, scoring, "query")
     t = Prepared(targets, scoring, "target")

@@ -87,12 +87,7 @@ def align_pairs(queries: Any, targets: Any, scoring: Scoring, mode: str = "local
     ``queries`` and ``targets`` are lists of str, bytes, Bio.Seq or SeqRecords, or
     :class:`Sequences` (encoded once, one array with offsets). Returns a :class:`PairBatch`.
     """
-    scoring = check_scoring(scoring)
-    mode_code(mode)
-    if not isinstance(traceback, (bool, np.bool_)):
-        raise InputError(f"traceback must be True or False, got {traceback!r}")
-    q = as_sequences(queries, scoring, "query")
-    t = as_sequences(targets, scoring, "target")
+    scoring, q, t = _checked(queries, targets, scoring, mode, traceback)
     qi, ti = check_pairs(pairs, len(q), len(t))
     chosen = choose(device, devices)
     with limited(check_threads(threads)):
@@ -107,12 +102,7 @@ def align_all(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
     """Align every query against every target, in query-major order, as
     :func:`align_pairs` does (``strategy``, ``sync`` and ``storage``: the lab's GPU
     strategies, ``wavedp.align``'s options, for every pair)."""
-    scoring = check_scoring(scoring)
-    mode_code(mode)
-    if not isinstance(traceback, (bool, np.bool_)):
-        raise InputError(f"traceback must be True or False, got {traceback!r}")
-    q = as_sequences(queries, scoring, "query")
-    t = as_sequences(targets, scoring, "target")
+    scoring, q, t = _checked(queries, targets, scoring, mode, traceback)
     qi, ti = np.divmod(np.arange(len(q) * len(t), dtype=np.int64), max(len(t), 1))
     options = {name: value for name, value in
                (("strategy", strategy), ("sync", sync), ("storage", storage))
@@ -120,3 +110,14 @@ def align_all(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
     chosen = choose(device, devices)
     with limited(check_threads(threads)):
         return run(q, t, qi, ti, scoring, mode, bool(traceback), chosen, **options)
+
+
+def _checked(queries: Any, targets: Any, scoring: Scoring, mode: str, traceback: object
+             ) -> tuple[Scoring, Sequences, Sequences]:
+    """The arguments both functions share, checked, and the sequences encoded."""
+    scoring = check_scoring(scoring)
+    mode_code(mode)
+    if not isinstance(traceback, (bool, np.bool_)):
+        raise InputError(f"traceback must be True or False, got {traceback!r}")
+    return (scoring, as_sequences(queries, scoring, "query"),
+            as_sequences(targets, scoring, "target"))
