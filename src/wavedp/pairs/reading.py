@@ -23,7 +23,7 @@ CHUNK = 1 << 17
 #: bytes read at a time when counting records
 BLOCK = 1 << 24
 #: bytes of a FASTA piece parsed at once, and the pieces parsed at once
-PIECE = 1 << 24
+PIECE = 1 << 22
 PARSERS = min(8, os.cpu_count() or 1)
 
 
