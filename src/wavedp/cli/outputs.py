@@ -53,10 +53,12 @@ class Target:
 
 def target(path: str | None, inputs: Sequence[str | os.PathLike] = ()) -> Target:
     """The output ``path`` checked against the contract before any work (an InputError
-    otherwise); ``inputs`` are the files and ``.wdb`` folders the command reads."""
+    otherwise); ``inputs`` are the files and ``.wdb`` folders the command reads (``-``:
+    standard input)."""
     if path is None or path == "-":
         return Target(None, None, "stdout")
     if _is_stream_name(path):
+        _check_not_input(path, path, inputs)  # /dev/fd/0 may be an input file itself
         return Target(path, path, "stream")
     real = os.path.realpath(path)
     try:
@@ -84,13 +86,29 @@ def _is_stream_name(path: str) -> bool:
                                                                         "/proc/self/fd/"))
 
 
+def _identity(source: str) -> tuple[int, int] | None:
+    """(device, inode) of the regular file ``source`` names (``-``: what standard input
+    reads, where it is a file), else None."""
+    try:
+        st = os.fstat(sys.stdin.fileno()) if source == "-" else os.stat(source)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
 def _check_not_input(path: str, real: str, inputs: Sequence[str | os.PathLike]) -> None:
+    """An InputError where the output is one of the inputs, by what it is (device and inode:
+    also through another name, ``/dev/fd/N`` or standard input), or a file inside a
+    ``.wdb`` folder being read."""
+    written = _identity(real)
     for given in inputs:
         source = os.fspath(given)
-        if source == "-" or not os.path.exists(source):
-            continue
-        inside = os.path.isdir(source) and real.startswith(os.path.realpath(source) + os.sep)
-        if inside or (os.path.exists(real) and os.path.samefile(real, source)):
+        name = "standard input" if source == "-" else source
+        if written is not None and _identity(source) == written:
+            raise InputError(f"output file {path} would overwrite the input {name}: "
+                             "write the output elsewhere")
+        if source != "-" and os.path.isdir(source) and \
+                real.startswith(os.path.realpath(source) + os.sep):
             raise InputError(f"output file {path} would overwrite the input {source}: "
                              "write the output elsewhere")
 
