@@ -70,8 +70,13 @@ def parse_piece(buf: np.ndarray, lut: np.ndarray | None, id_end: np.ndarray,
     low = np.flatnonzero(buf < 32)  # line ends, tabs, control bytes
     byte = buf[low]
     lines = low[byte == 10]
+    crs = low[byte == 13]
+    if crs.size:  # a carriage return alone ends a line too
+        lone = crs[buf[np.minimum(crs + 1, n - 1)] != 10]
+        lines = np.union1d(lines, lone) if lone.size else lines
     gt = np.flatnonzero(buf == 62)
-    heads = gt[(gt == 0) | (buf[gt - 1] == 10)]  # each record's '>' (gt[0] is 0)
+    ends = (buf[gt - 1] == 10) | (buf[gt - 1] == 13)
+    heads = gt[(gt == 0) | ends]  # each record's '>' (gt[0] is 0)
     head_end = _next(lines, heads, n)  # each header line's '\n' (n: none)
     header, _ = _spans(heads, np.minimum(head_end + 1, n))
     text = buf[header]
@@ -89,7 +94,6 @@ def parse_piece(buf: np.ndarray, lut: np.ndarray | None, id_end: np.ndarray,
         return (*none, CONTROL_BYTE, at)
     keep = np.ones(n, np.bool_)
     keep[header] = False
-    crs = low[byte == 13]
     keep[lines] = False
     keep[crs] = False
     codes = buf[keep]  # the residues, translated in place below
@@ -101,7 +105,7 @@ def parse_piece(buf: np.ndarray, lut: np.ndarray | None, id_end: np.ndarray,
         np.take(lut, part, out=part, mode="clip")  # a uint8 is in range
     bounds = np.append(heads[1:], n)  # each record's end
     body = np.minimum(head_end + 1, n)  # and its sequence lines' start
-    skipped = np.sort(np.concatenate([lines, crs])) if crs.size else lines
+    skipped = np.union1d(lines, crs) if crs.size else lines
     lengths = (bounds - body) - (np.searchsorted(skipped, bounds) - np.searchsorted(skipped, body))
     where, sizes = _spans(heads + 1, id_stop)
     ids = np.empty(where.size + heads.size, np.uint8)

@@ -94,16 +94,34 @@ def _content_lines(path: str) -> int:
     return last - first + 1 if last else 0
 
 
-def _check_bytes(path: str) -> None:
+def _check_bytes(path: str) -> bool:
     """Read the whole file (decompressed), so truncated or damaged gzip data raises, and a
-    control byte is an InputError naming its record and position."""
-    offset = 0
+    control byte is an InputError naming its record and position; whether a line ends in a
+    carriage return alone (old Mac line ends)."""
+    offset, lone, last = 0, False, b""
     with _open(path) as fh:
         while chunk := fh.read(CHUNK):
             if chunk.translate(None, NOT_CONTROL):
                 at = offset + next(k for k, b in enumerate(chunk) if b in CONTROL)
                 raise _control_byte(path, at)
             offset += len(chunk)
+            if not lone and b"\r" in last + chunk:
+                joined = last + chunk
+                lone = joined.count(b"\r") > joined.count(b"\r\n") + joined.endswith(b"\r")
+            last = chunk[-1:]
+    return lone or last == b"\r"
+
+
+def _line_feeds(path: str) -> str:
+    """A temporary copy of ``path`` (decompressed) with every carriage return a line feed
+    (a CRLF line end becomes a blank line, which no record keeps), removed when the process
+    ends."""
+    fd, copy = tempfile.mkstemp(prefix="wavedp-lf-", suffix=".txt")
+    atexit.register(_remove, copy)
+    with _open(path) as src, os.fdopen(fd, "wb") as out:
+        while chunk := src.read(CHUNK):
+            out.write(chunk.replace(b"\r", b"\n"))
+    return copy
 
 
 def _control_byte(path: str, at: int) -> InputError:
@@ -218,7 +236,14 @@ def iter_records(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
         return
     kind = _sniff(path)
     try:
-        _check_bytes(path)
+        lone = _check_bytes(path)
+        if lone:  # line ends of a carriage return alone: read through a copy
+            copy = _line_feeds(path)
+            try:
+                yield from _records(copy, kind)
+            except InputError as exc:
+                raise InputError(str(exc).replace(copy, path)) from None
+            return
         yield from _records(path, kind)
     except InputError:
         raise
@@ -282,15 +307,16 @@ def fasta_chunks(path: str | os.PathLike, block: int = CHUNK, checked: bool = Tr
                 data = carry + chunk
                 if first == 1 and not carry:
                     data = data.lstrip()  # blank lines before the first record
-                cut = len(data) if not chunk else data.rfind(b"\n>") + 1
+                cut = len(data) if not chunk else \
+                    max(data.rfind(b"\n>"), data.rfind(b"\r>")) + 1
                 if cut <= 0:  # no record ends in this block: read on
                     carry = data
                     continue
                 if cut:
                     piece = memoryview(data)[:cut]
                     yield piece, first if checked else 0
-                    first += 1 if not checked else \
-                        data.count(b"\n>", 0, cut) + 1  # a record per header line
+                    first += 1 if not checked else data.count(b"\n>", 0, cut) + \
+                        data.count(b"\r>", 0, cut) + 1  # a record per header line
                     del piece  # one piece alive here at a time
                 carry = data[cut:]
                 if not chunk:

@@ -36,7 +36,7 @@ def count_records(path: str) -> tuple[int, int]:
         while block := fh.read(BLOCK):
             if not first:
                 first = block[:1]
-            records += block.count(b"\n>") if first == b">" else 0
+            records += block.count(b"\n>") + block.count(b"\r>") if first == b">" else 0
             fastq_lines += block.count(b"\n")
             size += len(block)
             last = block[-1:]

@@ -98,10 +98,13 @@ def _parse(data: bytes, table: bytes | None) -> _Range | None:
     """The whole records of ``data`` (it starts at a header line, or is empty): the residues
     translated by ``table`` (None: kept as they are), line ends dropped; None where the
     record reader must read them (it says what is wrong: text before the first header, a
-    control byte, a header without an id, a non-ASCII id, a letter outside the table)."""
+    control byte, a header without an id, a non-ASCII id, a letter outside the table; or
+    it reads line ends of a carriage return alone)."""
     if not data:
         return _Range(b"", [], b"", [])
     if data[0] != 62 or data.translate(None, NOT_CONTROL):
+        return None
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):  # a CR alone ends lines
         return None
     ids: list[bytes] = []
     seqs: list[bytes] = []

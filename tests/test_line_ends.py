@@ -1,0 +1,65 @@
+"""Line ends ``\\n``, ``\\r\\n`` and ``\\r`` alone read alike: the same records by the record
+reader and the piece parser, the same database and the same search output."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from wavedp.cli import cli
+from wavedp.fasta_parser import fasta_blocks
+from wavedp.seqio import read_records
+
+RECORDS = [("a", "MKV" * 40), ("b", "ACDEFGHIKLMNPQRSTVWY" * 6), ("c", "W")]
+
+
+def _fasta(end: str, width: int = 60) -> bytes:
+    text = ""
+    for rid, seq in RECORDS:
+        text += f">{rid} some title{end}"
+        text += "".join(seq[k:k + width] + end for k in range(0, len(seq), width))
+    return text.encode()
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("zipped", [False, True])
+def test_readers(tmp_path, end, zipped):
+    path = tmp_path / ("a.fa.gz" if zipped else "a.fa")
+    data = _fasta(end)
+    path.write_bytes(gzip.compress(data) if zipped else data)
+    assert read_records(path) == RECORDS
+    blocks = list(fasta_blocks(str(path), block=97))  # small pieces: cuts between records
+    ids = b"".join(b.ids for b in blocks).decode().split("\n")[:-1]
+    residues = b"".join(b.residues.tobytes() for b in blocks).decode()
+    lengths = np.concatenate([b.lengths for b in blocks]).tolist()
+    assert ids == [r for r, _ in RECORDS]
+    assert residues == "".join(s for _, s in RECORDS)
+    assert lengths == [len(s) for _, s in RECORDS]
+
+
+def test_search_and_makedb(tmp_path):
+    outputs = []
+    for k, end in enumerate(["\n", "\r\n", "\r"]):
+        path = tmp_path / f"db{k}.fa"
+        path.write_bytes(_fasta(end))
+        made = CliRunner().invoke(cli, ["makedb", str(path), "-o", str(tmp_path / f"d{k}.wdb")])
+        assert made.exit_code == 0, made.output
+        assert "3 sequences" in made.stderr
+        query = tmp_path / f"q{k}.fa"
+        query.write_bytes(f">q one{end}{'MKVW' * 10}{end}{'ACDEF' * 4}{end}".encode())
+        found = CliRunner().invoke(cli, ["search", str(query), str(tmp_path / f"d{k}.wdb"),
+                                         "--device", "cpu", "--stats", "none"])
+        assert found.exit_code == 0, found.output
+        outputs.append(found.stdout)
+    assert outputs[0] == outputs[1] == outputs[2] and outputs[0]
+
+
+def test_parallel_builder_leaves_carriage_returns_to_the_reader():
+    from wavedp.search import makedb
+
+    assert makedb._parse(_fasta("\r"), None) is None
+    crlf = makedb._parse(_fasta("\r\n"), None)
+    assert crlf is not None and crlf.lengths == [len(s) for _, s in RECORDS]
