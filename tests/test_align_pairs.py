@@ -105,6 +105,9 @@ def test_sequences_in():
     (lambda s: wavedp.align_pairs(["AC"], ["A"], s, traceback="no"), "True or False"),
     (lambda s: wavedp.align_pairs(["AC"], ["AZ"], s), "invalid character"),
     (lambda s: wavedp.align_pairs("ACGT", ["A"], s), "wrap a single sequence"),
+    (lambda s: wavedp.align_all({"a": "ACGT"}, ["A"], s), "got a dict"),
+    (lambda s: wavedp.align_all(["AC"], ["A"], s, traceback="no"), "True or False"),
+    (lambda s: wavedp.Database.open(None), "str or os.PathLike"),
 ])
 def test_bad_input(call, message):
     with pytest.raises(InputError, match=message):

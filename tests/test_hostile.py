@@ -422,3 +422,18 @@ def test_after_a_stop_a_teardown_error_prints_nothing():
                           env={**os.environ, "PYTHONPATH": SRC}, check=True)
     assert done.stdout.strip() == "stopped"
     assert "half made" not in done.stderr
+
+
+def test_database_of_empty_records_warns_once(tmp_path, recwarn):
+    """Only the empty-sequence warning: no NumPy warning from fitting no subject."""
+    import warnings
+
+    import wavedp
+
+    path = tmp_path / "empty.fa"
+    path.write_text(">a\n>b\n>c\n")
+    scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        hits = wavedp.search(["MKVWACDEFGHIKLMNPQRST"], str(path), scoring, device="cpu")
+    assert [list(h) for h in hits] == [[]]

@@ -63,3 +63,4 @@ def test_parallel_builder_leaves_carriage_returns_to_the_reader():
     assert makedb._parse(_fasta("\r"), None) is None
     crlf = makedb._parse(_fasta("\r\n"), None)
     assert crlf is not None and crlf.lengths == [len(s) for _, s in RECORDS]
+

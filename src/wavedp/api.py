@@ -71,6 +71,9 @@ def sequences(seqs: Any, what: str, accepted: str = "a list of sequences"
     if isinstance(seqs, (str, bytes, bytearray)) or hasattr(seqs, "seq") or \
             type(seqs).__name__ in ("Seq", "MutableSeq"):
         raise InputError(f"{what} must be {accepted}; wrap a single sequence in a list")
+    if isinstance(seqs, dict):  # its iteration gives the keys, not the sequences
+        raise InputError(f"{what} must be {accepted}, got a dict: pass list(d.values()) (and "
+                         "the keys as ids through SeqRecords or wavedp.pairs.Sequences)")
     if seqs is None or not hasattr(seqs, "__iter__"):
         raise InputError(f"{what} must be {accepted}, got {type(seqs).__name__}")
     return seqs

@@ -538,6 +538,9 @@ class Database:
         device), and :meth:`verified` waits for that check and raises its error: a search
         calls it before its first result.
         """
+        if not isinstance(path, (str, os.PathLike)):
+            raise InputError(f"a database path must be a str or os.PathLike, got "
+                             f"{type(path).__name__}")
         folder = os.fspath(path)
         header = _read_header(folder)
         files = {name: os.path.join(folder, name) for name in FILES}

@@ -280,6 +280,8 @@ class Fit:
 
 def _bases(mode: str, x: np.ndarray, query_length: int | None
            ) -> tuple[Basis, Basis]:
+    if not x.size:  # no subject to fit (a database of empty records): a constant
+        return Basis(0.0, 1.0, False), Basis(0.0, 1.0, False)
     center = float(np.median(x))
     spread = float(np.std(x)) or 1.0
     slope = spread > 1e-3 and np.ptp(x) > 0.05
@@ -416,7 +418,8 @@ class Layout:
             parts.append(Part(lower, upper, k, select, location_basis, scale_basis,
                               group.astype(np.int64).ravel(), location_basis.matrix(values),
                               scale_basis.matrix(values)))
-        return cls(mode, int(x.size), tuple(parts), float(np.exp(np.median(x))))
+        return cls(mode, int(x.size), tuple(parts),
+                   float(np.exp(np.median(x))) if x.size else 1.0)
 
 
 def fit_or_reason(scores: np.ndarray, lengths: np.ndarray, mode: str = "local", *,
