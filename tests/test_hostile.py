@@ -437,3 +437,28 @@ def test_database_of_empty_records_warns_once(tmp_path, recwarn):
         warnings.simplefilter("error", RuntimeWarning)
         hits = wavedp.search(["MKVWACDEFGHIKLMNPQRST"], str(path), scoring, device="cpu")
     assert [list(h) for h in hits] == [[]]
+
+
+def test_cpu_traceback_memory_refused_before_work(monkeypatch):
+    """A traceback that cannot fit is one InputError before any kernel runs (a MemoryError
+    and its traceback after the forward pass before); score-only needs no such memory."""
+    import numpy as np
+
+    import wavedp
+    from wavedp.engines import cpu
+    from wavedp.engines.cpu import budget
+
+    scoring = wavedp.Scoring(match=1, mismatch=-2, gap_open=3, gap_extend=1)
+    rng = np.random.default_rng(1)
+    query = "".join(rng.choice(list("ACGT"), 300))
+    target = "".join(rng.choice(list("ACGT"), 200_000))
+    monkeypatch.setattr(budget, "available", lambda: 20 << 20)
+    ran = []
+    monkeypatch.setattr(cpu, "spread", lambda *args: ran.append(args))
+    with pytest.raises(wavedp.InputError, match="needs .* GiB .* available"):
+        wavedp.align(query, target, scoring, device="cpu")
+    with pytest.raises(wavedp.InputError, match="--score-only"):
+        wavedp.align_pairs([query], [target], scoring, device="cpu")
+    assert ran == []
+    wavedp.align(query, target, scoring, device="cpu", traceback=False)
+    assert ran

@@ -8,10 +8,12 @@ striped kernel or the row kernel.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit
 
 from ..common import LOCAL
+from .budget import check_traceback
 from .compile import SECONDS, notice
 from .intersequence import local_ends
 from .rows import align_checkpointed, align_whole, checkpoint_interval, sweep, whole_matrix
@@ -155,6 +157,7 @@ def align_cat(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.nda
               int(gap_open), int(gap_extend), int(mode))
     calls = []
     if traceback:
+        check_traceback(qlen, tlen, int(sub.shape[0]), numba.get_num_threads())
         # each distinct shape priced once (a batch of reads has a handful)
         shapes, inverse = np.unique(np.stack([qlen, tlen], axis=1), axis=0, return_inverse=True)
         kinds = [(k, whole_matrix(m, n, k)) for m, n in shapes.tolist()

@@ -23,6 +23,7 @@ from numba import njit
 from ..common import DIR_DIAG, DIR_E, DIR_ZERO, E_OPEN, F_OPEN, GLOBAL, LOCAL
 from .simd import LANES
 from .wavefront import (
+    PAD,
     band_dirs,
     empty_end,
     forward,
@@ -148,6 +149,19 @@ def checkpoint_interval(m: int, n: int) -> int:
     if m * n <= FULL_MATRIX_CELLS or m <= 1:
         return max(m, 1)
     return min(m, -(-(math.isqrt(8 * m) + 1) // LANES) * LANES)
+
+
+def traceback_bytes(m: int, n: int, letters: int) -> int:
+    """The most bytes one m x n pair's traceback allocates here (``letters``: the query's
+    distinct letters, at most): the target profile, the reversed rows, and the whole matrix's
+    direction bytes, or the checkpoints and one band's."""
+    K = checkpoint_interval(m, n)
+    profile = max(letters, 1) * (n + 2 * PAD) * 4
+    rows = 2 * (n + LANES + 1) * 4
+    if whole_matrix(m, n, K):
+        return skewed_size(m, n) + profile + rows
+    K = -(-K // LANES) * LANES
+    return 8 * (m // K + 1) * (n + 1) + skewed_size(K, n) + profile + rows
 
 
 def whole_matrix(m: int, n: int, K: int) -> bool:
