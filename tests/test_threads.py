@@ -1,5 +1,5 @@
-"""``threads=`` and ``--threads``: 1 runs every CPU kernel in the calling thread, any count
-gives the same results as the default (every core)."""
+"""``threads=`` and ``--threads``: 1 runs every CPU kernel on one thread, any count gives the
+same results as the default (every core)."""
 
 from __future__ import annotations
 
@@ -31,11 +31,14 @@ def test_limited_sets_and_restores_numbas_threads():
 
 @pytest.fixture
 def no_pool(monkeypatch):
-    """Fail if any kernel is sent to a pool thread."""
-    def refuse(threads):
-        raise AssertionError(f"a pool of {threads} threads was asked for")
+    """Fail if a kernel is sent to a pool of more than one thread."""
+    pool = pool_threads._pool
 
-    monkeypatch.setattr(pool_threads, "_pool", refuse)
+    def one(threads):
+        assert threads == 1, f"a pool of {threads} threads was asked for"
+        return pool(threads)
+
+    monkeypatch.setattr(pool_threads, "_pool", one)
 
 
 def _workload():
@@ -46,7 +49,7 @@ def _workload():
     return queries, texts
 
 
-def test_one_thread_is_the_calling_thread_and_the_same_results(no_pool, monkeypatch):
+def test_one_thread_is_one_thread_and_the_same_results(no_pool, monkeypatch):
     queries, texts = _workload()
     one = {
         "search": wavedp.search(queries, texts, PROT, device="cpu", threads=1),
@@ -96,3 +99,44 @@ def test_bad_thread_counts_are_one_line(value):
 def test_bad_threads_in_python(value):
     with pytest.raises(wavedp.InputError, match="threads must be a positive integer"):
         wavedp.search(["MKV"], ["MKV"], PROT, device="cpu", threads=value)
+
+
+@numba.njit(nogil=True)
+def _busy(first, step, seconds, out):
+    """Spins about ``seconds`` (a slow kernel)."""
+    total = 0
+    for k in range(int(seconds * 3e8)):
+        total += k % 7
+    out[first] = total
+
+
+class _Stopped(Exception):
+    pass
+
+
+def test_a_signal_interrupts_the_wait_for_a_kernel():
+    """The calling thread waits for the pool's slices in a wait a signal interrupts: a stop
+    takes effect at once, not when the kernel ends."""
+    import os
+    import signal
+    import threading
+    import time
+
+    out = np.zeros(2, np.int64)
+    pool_threads.spread(_busy, 1, 0.001, out)  # compiled
+    fired = []
+
+    def stop(signum, frame):
+        raise _Stopped
+
+    old = signal.signal(signal.SIGUSR1, stop)
+    timer = threading.Timer(0.3, lambda: (fired.append(time.perf_counter()),
+                                          os.kill(os.getpid(), signal.SIGUSR1)))
+    try:
+        timer.start()
+        with pytest.raises(_Stopped):
+            pool_threads.spread(_busy, 1, 3.0, out)
+        assert time.perf_counter() - fired[0] < 0.5
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGUSR1, old)

@@ -1,5 +1,5 @@
 """How many CPU threads wavedp's CPU stages use (``threads=`` in Python, ``--threads`` on the
-command line): every core by default; 1 runs each kernel in the calling thread."""
+command line): every core by default; 1 runs each kernel on one thread."""
 
 from __future__ import annotations
 

@@ -152,7 +152,7 @@ def columns(text: str | None, header: bool, fmt: str,
     return chosen
 
 
-THREADS_HELP = "CPU threads for the CPU stages (1: the calling thread). [default: every core]"
+THREADS_HELP = "CPU threads for the CPU stages (1: one thread). [default: every core]"
 
 
 def threads_option(command: Callable) -> Callable:

@@ -4,7 +4,8 @@ Numba's parfor pass made every ``prange`` kernel slow to compile (about 6 s for 
 batch on two cores, 3 s for the database scan), and a ``prange`` body compiles a second time
 for its unsigned loop index. Here a kernel takes ``(first, step, ...)`` and handles units
 ``first, first + step, ...``; Python threads run one such slice each while Numba releases
-the GIL. The threads are as many as Numba's (``numba.get_num_threads``).
+the GIL. The threads are as many as Numba's (``numba.get_num_threads``); the calling thread
+waits, so that a stop signal is handled at once.
 """
 
 from __future__ import annotations
@@ -33,20 +34,17 @@ def _pool(threads: int) -> ThreadPoolExecutor:
 
 
 def spread(kernel: Callable, units: int, *args) -> None:
-    """``kernel(first, step, *args)`` for first = 0 .. step - 1 on ``step`` threads, step =
-    min(Numba's thread count, units); one slice runs in the calling thread."""
+    """``kernel(first, step, *args)`` for first = 0 .. step - 1 on ``step`` threads of the
+    pool, step = min(Numba's thread count, units). The calling thread only waits, in a wait
+    a signal interrupts: a stop (Ctrl-C, SIGTERM) takes effect at once instead of after the
+    kernel (the pool's threads finish their slices behind it)."""
     workers = min(numba.get_num_threads(), units)
-    if workers <= 1:
-        if units > 0:
-            kernel(0, 1, *args)
+    if workers < 1:
         return
     compile_here(kernel, (0, workers, *args))
-    futures = [_pool(workers - 1).submit(kernel, w, workers, *args) for w in range(1, workers)]
-    try:
-        kernel(0, workers, *args)
-    finally:
-        for future in futures:
-            future.result()
+    futures = [_pool(workers).submit(kernel, w, workers, *args) for w in range(workers)]
+    for future in futures:
+        future.result()
 
 
 def compile_here(kernel: Callable, args: tuple) -> None:
