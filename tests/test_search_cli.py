@@ -630,3 +630,15 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path):
     assert not Path(journal_path(str(out))).exists()
     assert sorted(os.listdir(tmp_path)) == ["db.fa", "db.wdb", "out.sam", "q.fa",
                                             "reference.sam"]
+
+
+def test_gzip_output_same_bytes_with_and_without_resume(tmp_path):
+    """-o X.gz and --resume -o X.gz write the same bytes (one deflate stream, no flush
+    points that depend on how the text came)."""
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    args = ["search", str(examples / "query.fa"), str(examples / "target.fa"), "--device",
+            "cpu"]
+    plain, resumed = tmp_path / "a.tsv.gz", tmp_path / "b.tsv.gz"
+    assert CliRunner().invoke(cli, [*args, "-o", str(plain)]).exit_code == 0
+    assert CliRunner().invoke(cli, [*args, "--resume", "-o", str(resumed)]).exit_code == 0
+    assert plain.read_bytes() == resumed.read_bytes()

@@ -60,11 +60,20 @@ def _alive(pid: int) -> bool:
     return True
 
 
+class _Whole(gzip.GzipFile):
+    """A gzip stream that compresses its text as one piece: a flush (after each query of a
+    search) would end a deflate block, so the bytes would depend on how the text came."""
+
+    def flush(self, zlib_mode: int = 0) -> None:
+        """Nothing: the stream is flushed whole when it closes."""
+
+
 def text_writer(raw: BinaryIO, path: str) -> TextIO:
     """A UTF-8 text stream over ``raw``, gzip-compressed where ``path`` ends in ``.gz`` (no
-    name or time stamp in the gzip header: the same output gives the same bytes)."""
+    name or time stamp in the gzip header and no flush inside the stream: the same output
+    gives the same bytes, however it was written)."""
     if path.endswith(".gz"):
-        raw = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+        raw = _Whole(filename="", mode="wb", fileobj=raw, mtime=0)
     return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
 
 
