@@ -642,3 +642,19 @@ def test_gzip_output_same_bytes_with_and_without_resume(tmp_path):
     assert CliRunner().invoke(cli, [*args, "-o", str(plain)]).exit_code == 0
     assert CliRunner().invoke(cli, [*args, "--resume", "-o", str(resumed)]).exit_code == 0
     assert plain.read_bytes() == resumed.read_bytes()
+
+
+def test_two_fresh_resumes_one_output(tmp_path):
+    """Two runs starting --resume on one output at once: the second to create the journal
+    is told the output is locked (it said 'No such file or directory', or both ran)."""
+    output = str(tmp_path / "hits.tsv")
+    first = journal_module.Journal(output, {"a": 1})
+    second = journal_module.Journal(output, {"a": 1})  # neither found a journal
+    first.start()
+    with pytest.raises(wavedp.InputError, match="another wavedp run is writing it"):
+        second.start()
+    first.commit(0, "line\n")
+    assert first.text(0) == "line\n"
+    first.close()
+    assert sorted(os.listdir(journal_module.journal_path(output))) == [
+        journal_module.RECORDS]

@@ -154,9 +154,10 @@ class Journal:
             self.fh.seek(self.end)
             os.fsync(self.fh.fileno())
             return
+        held = self.fh is not None  # a journal with no usable record, locked by this run
         self.close()
         body = SIGNATURE + json.dumps(self.signature, sort_keys=True).encode("utf-8")
-        tmp = self.path + ".new"
+        tmp = f"{self.path}.{os.getpid()}.new"
         try:
             os.makedirs(self.folder, exist_ok=True)
             with open(tmp, "wb") as fh:
@@ -165,7 +166,18 @@ class Journal:
                 os.fsync(fh.fileno())
             self.fh = open(tmp, "r+b")  # noqa: SIM115 (held until close())
             self._lock()
-            os.replace(tmp, self.path)
+            if held:
+                os.replace(tmp, self.path)
+            else:  # created only where none is: a run starting at the same time loses here
+                try:
+                    os.link(tmp, self.path)
+                except FileExistsError:
+                    self.close()
+                    raise InputError(f"output file {self.output}: another wavedp run is "
+                                     f"writing it (its journal {self.folder} is locked)"
+                                     ) from None
+                finally:
+                    os.unlink(tmp)
             _fsync_folder(self.folder)
         except OSError as exc:
             raise InputError(f"cannot write journal {self.folder}: {exc.strerror or exc}"
