@@ -462,3 +462,24 @@ def test_cpu_traceback_memory_refused_before_work(monkeypatch):
     assert ran == []
     wavedp.align(query, target, scoring, device="cpu", traceback=False)
     assert ran
+
+
+def test_undecodable_header_and_duplicate_ids_named(tmp_path):
+    """A byte that is not UTF-8 is named by line, column and record; SAM's duplicate ids by
+    the database file given (not '(in memory)')."""
+    from click.testing import CliRunner
+
+    from wavedp.cli import cli
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    latin = tmp_path / "latin.fa"
+    latin.write_bytes(b">a\nMKV\n>caf\xe9 b\nMKVW\n")
+    got = CliRunner().invoke(cli, ["search", str(latin), str(examples / "target.fa"),
+                                   "--device", "cpu"])
+    assert got.exit_code == 2
+    assert "byte 0xe9 at line 3, column 5, in record" in got.stderr
+    dup = tmp_path / "dup.fa"
+    dup.write_text(">a\nMKVWACDEFG\n>a\nMKVWACDEFG\n")
+    got = CliRunner().invoke(cli, ["search", str(examples / "query.fa"), str(dup),
+                                   "--format", "sam", "--device", "cpu"])
+    assert got.exit_code == 2 and f"database {dup}: the id 'a'" in got.stderr

@@ -11,6 +11,7 @@ one-line ``InputError`` naming the file.
 from __future__ import annotations
 
 import atexit
+import codecs
 import contextlib
 import functools
 import gzip
@@ -52,9 +53,44 @@ def _stream_errors(path: str, exc: Exception) -> InputError:
     if isinstance(exc, (gzip.BadGzipFile, zlib.error, EOFError)):
         return InputError(f"file {path}: damaged gzip data ({exc})")
     if isinstance(exc, UnicodeDecodeError):
-        return InputError(f"file {path}: not a text FASTA/FASTQ file (undecodable bytes)")
+        return InputError(f"file {path}: not a text FASTA/FASTQ file ({_undecodable(path)})")
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     return InputError(f"cannot read file {path}: {reason}")
+
+
+def _undecodable(path: str) -> str:
+    """Where the first byte of ``path`` that is not UTF-8 text is: its line and column and
+    the record whose header or sequence holds it (the file read in pieces, twice)."""
+    decoder, offset, at = codecs.getincrementaldecoder("utf-8")(), 0, None
+    with _open(path) as fh:
+        while at is None and (chunk := fh.read(CHUNK)):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:  # exc.object: the bytes held back, then chunk
+                at = offset - (len(exc.object) - len(chunk)) + exc.start
+            offset += len(chunk)
+    if at is None:
+        return "undecodable bytes"
+    line, start, header, seen, after_line_end, byte = 1, 0, b"", 0, True, 0
+    with _open(path) as fh:  # the line, where it starts and the last header line before
+        while seen <= at and (chunk := fh.read(CHUNK)):
+            part = chunk[:at + 1 - seen]
+            byte = part[-1]
+            heads = [k + 1 for k in (part.rfind(b"\n>"), part.rfind(b"\n@")) if k >= 0]
+            if after_line_end and part[:1] in (b">", b"@"):
+                heads.append(0)
+            if heads:
+                h = max(heads)
+                end = part.find(b"\n", h)
+                header = part[h:end if end >= 0 else len(part)]
+            line += part.count(b"\n")
+            if b"\n" in part:
+                start = seen + part.rfind(b"\n") + 1
+            after_line_end = chunk.endswith(b"\n")
+            seen += len(chunk)
+    name = header[1:].split(None, 1)[0].decode("utf-8", "replace") if len(header) > 1 else "?"
+    return (f"byte 0x{byte:02x} at line {line}, column {at - start + 1}, in record {name!r}, "
+            "is not UTF-8 text")
 
 
 def _sniff(path: str) -> str:

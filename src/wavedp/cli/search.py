@@ -142,14 +142,15 @@ class _Writer:
         self.started = True
 
 
-def _check_unique_ids(db: Database) -> None:
-    """SAM names each reference once: an InputError naming a database id held twice."""
+def _check_unique_ids(db: Database, name: str) -> None:
+    """SAM names each reference once: an InputError naming a database id held twice
+    (``name``: the database as the command line gave it)."""
     seen: dict[str, int] = {}
     for start in range(0, len(db), SQ_BLOCK):
         for k, rid in enumerate(db.ids[start:start + SQ_BLOCK], start):
             first = seen.setdefault(rid, k)
             if first != k:
-                raise InputError(f"database {db.path or '(in memory)'}: the id {rid!r} names "
+                raise InputError(f"database {db.path or name}: the id {rid!r} names "
                                  f"sequences {first + 1} and {k + 1}; SAM needs unique reference "
                                  "names (rename them, or choose another --format)")
 
@@ -275,7 +276,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
     queries = common.prepare(query, scoring, "query")
     db = open_database(database, scoring, verify="background")  # checked below
     if fmt == "sam":
-        _check_unique_ids(db)
+        _check_unique_ids(db, "standard input" if database == "-" else database)
     journal = None
     if resume:  # the cluster options do not change the output: not in the signature
         options = {"mode": mode, "top": top, "evalue": evalue, "min-score": min_score,
