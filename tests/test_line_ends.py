@@ -64,3 +64,26 @@ def test_parallel_builder_leaves_carriage_returns_to_the_reader():
     crlf = makedb._parse(_fasta("\r\n"), None)
     assert crlf is not None and crlf.lengths == [len(s) for _, s in RECORDS]
 
+
+
+def test_one_long_line_is_read_in_linear_time(tmp_path):
+    """A record on one long line, read in small blocks: eight times the line takes about
+    eight times as long (the buffer was copied and searched again for every block, so it
+    took about 64 times as long), and the pieces hold the file."""
+    import time
+
+    from wavedp.seqio import fasta_chunks
+
+    def read(size: int) -> float:
+        path = tmp_path / f"long{size}.fa"
+        path.write_bytes(b">long\n" + b"ACGT" * (size // 4) + b"\n>b\nAC\n")
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            pieces = [(bytes(p), n) for p, n in fasta_chunks(str(path), block=1 << 14)]
+            best = min(best, time.perf_counter() - start)
+        assert b"".join(p for p, _ in pieces) == path.read_bytes()
+        assert [n for _, n in pieces] == [1, 2]
+        return best
+
+    assert read(16 << 20) / read(2 << 20) < 24

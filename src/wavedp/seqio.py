@@ -331,31 +331,33 @@ def fasta_chunks(path: str | os.PathLike, block: int = CHUNK, checked: bool = Tr
         return
     if _sniff(path) != "fasta":
         raise InputError(f"file {path}: FASTQ, not FASTA")
-    first, offset, carry = 1, 0, b""
+    first, offset = 1, 0
+    parts: list[bytes] = []  # what follows the last cut, as read (joined once, at a cut)
     try:
         with _open(path) as fh:
             while True:
-                chunk = fh.read(block)
-                if checked and chunk.translate(None, NOT_CONTROL):
-                    at = offset + next(k for k, b in enumerate(chunk) if b in CONTROL)
+                raw = fh.read(block)
+                if checked and raw.translate(None, NOT_CONTROL):
+                    at = offset + next(k for k, b in enumerate(raw) if b in CONTROL)
                     raise _control_byte(path, at)
-                offset += len(chunk)
-                data = carry + chunk
-                if first == 1 and not carry:
-                    data = data.lstrip()  # blank lines before the first record
-                cut = len(data) if not chunk else \
-                    max(data.rfind(b"\n>"), data.rfind(b"\r>")) + 1
-                if cut <= 0:  # no record ends in this block: read on
-                    carry = data
+                offset += len(raw)
+                chunk = raw.lstrip() if first == 1 and not parts else raw  # blank lines first
+                window = (parts[-1][-1:] if parts else b"") + chunk
+                found = max(window.rfind(b"\n>"), window.rfind(b"\r>"))
+                if raw and found < 0:  # no record ends in this block: read on
+                    if chunk:
+                        parts.append(chunk)
                     continue
+                data = b"".join(parts) + chunk
+                cut = len(data) if not raw else len(data) - len(window) + found + 1
                 if cut:
                     piece = memoryview(data)[:cut]
                     yield piece, first if checked else 0
                     first += 1 if not checked else data.count(b"\n>", 0, cut) + \
                         data.count(b"\r>", 0, cut) + 1  # a record per header line
                     del piece  # one piece alive here at a time
-                carry = data[cut:]
-                if not chunk:
+                parts = [data[cut:]] if cut < len(data) else []
+                if not raw:
                     break
     except InputError:
         raise
