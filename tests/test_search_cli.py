@@ -658,3 +658,24 @@ def test_two_fresh_resumes_one_output(tmp_path):
     first.close()
     assert sorted(os.listdir(journal_module.journal_path(output))) == [
         journal_module.RECORDS]
+
+
+def test_resume_on_a_full_disk_names_the_journal(tmp_path, monkeypatch):
+    """Resuming where the disk is full: one line naming the journal (the bare 'No space left
+    on device' named no file)."""
+    import errno
+
+    output = str(tmp_path / "hits.tsv")
+    first = journal_module.Journal(output, {"a": 1})
+    first.start()
+    first.commit(0, "line\n")
+    first.close()
+    again = journal_module.Journal(output, {"a": 1})
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal_module.os, "fsync", full)
+    with pytest.raises(wavedp.InputError, match=r"cannot write journal .*No space left"):
+        again.start()
+    again.close()

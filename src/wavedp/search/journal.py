@@ -150,9 +150,13 @@ class Journal:
         """Open for appending: create the journal, or drop a torn last record."""
         if self.end:
             assert self.fh is not None
-            self.fh.truncate(self.end)
-            self.fh.seek(self.end)
-            os.fsync(self.fh.fileno())
+            try:
+                self.fh.truncate(self.end)
+                self.fh.seek(self.end)
+                os.fsync(self.fh.fileno())
+            except OSError as exc:
+                raise InputError(f"cannot write journal {self.path}: "
+                                 f"{exc.strerror or exc}") from None
             return
         held = self.fh is not None  # a journal with no usable record, locked by this run
         self.close()
