@@ -101,3 +101,25 @@ def test_counting_records(tmp_path):
     zipped = tmp_path / "a.fa.gz"
     zipped.write_bytes(gzip.compress(fasta.read_bytes()))
     assert reading.count_records(str(zipped))[0] == 3
+
+
+def test_empty_record_found_before_any_output(tmp_path, monkeypatch):
+    """An empty record in a later chunk is found by the first scan: standard output gets
+    nothing, not the chunks before it."""
+    q, t, _, _ = _files(tmp_path)
+    monkeypatch.setattr(reading, "CHUNK", 2)
+    t.write_text(t.read_text() + ">extra\n\n")
+    q.write_text(q.read_text() + ">more\nACGT\n")
+    got = invoke("align", q, t, "--pairs", *DNA_OPTS)
+    assert got.exit_code == 2 and got.stdout == ""
+    assert "target record 10 is empty" in got.stderr
+
+
+def test_counting_many_records_across_blocks(tmp_path, monkeypatch):
+    """Records and the first empty one counted across the scan's blocks."""
+    monkeypatch.setattr(reading, "BLOCK", 5)
+    monkeypatch.setattr(reading, "OVERLAP", 16)
+    path = tmp_path / "a.fa"
+    path.write_bytes(b">a\nACGTACGT\n>bb\r\n\r\n>c\nAC\n>d\nAAAAAAAAAAAAAAAAAAAAA\n>e\n")
+    records, _, empty = reading.count_records(str(path))
+    assert (records, empty) == (5, 2)

@@ -24,10 +24,15 @@ def align_pairs(obj: dict | None, query: str, target: str, scoring: Scoring, mod
                 energy: bool) -> None:
     """The command's work: counts checked before any output, then chunk by chunk."""
     start_gpus(device, devices)  # the GPUs start while the files are counted
-    (nq, qbytes), (nt, tbytes) = (count_records(readable(p)) for p in (query, target))
+    (nq, qbytes, qempty), (nt, tbytes, tempty) = (count_records(readable(p))
+                                                  for p in (query, target))
     if nq != nt:
         raise InputError(f"--pairs needs as many target records as query records: {nq:,} "
                          f"in {_name(query)}, {nt:,} in {_name(target)}")
+    for path, what, k in ((query, "query", qempty), (target, "target", tempty)):
+        if k is not None:  # before any output (standard output too)
+            raise InputError(f"file {_name(path)}: {what} record {k} is empty: --pairs "
+                             "aligns every record with its mate")
     if fmt == "paf" and score_only and mode != "global":
         raise InputError("--format paf needs the alignments' starts: drop --score-only (or "
                          "use --mode global)")

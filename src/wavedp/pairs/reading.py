@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -27,24 +28,45 @@ PIECE = 1 << 22
 PARSERS = min(8, os.cpu_count() or 1)
 
 
-def count_records(path: str) -> tuple[int, int]:
-    """(records, sequence bytes at most) of a FASTA or FASTQ file, by a scan of its bytes
-    (the records' own checks come when they are read)."""
+#: a FASTA record with nothing but blank lines before the next header (line ends read as
+#: line feeds), and one before the end
+_EMPTY = re.compile(rb"\n>[^\n]*(?:\n[ \t]*)*\n>")
+_EMPTY_LAST = re.compile(rb"\n>[^\n]*(?:\n[ \t]*)*\n?\Z")
+#: bytes of a block kept in front of the next, so that a pattern across them is found
+OVERLAP = 1 << 16
+
+
+def count_records(path: str) -> tuple[int, int, int | None]:
+    """(records, bytes, the number of the first empty record or None) of a FASTA or FASTQ
+    file, by a scan of its bytes (FASTQ's empty records, and a FASTA record whose blank
+    lines outlast OVERLAP, are found when read; so are the records' own faults)."""
     opener = gzip.open if _is_gzip(path) else open
-    records, size, first, fastq_lines = 0, 0, b"", 0
+    size, first, fastq_lines, last = 0, b"", 0, b""
+    base, empty, text = 0, None, b"\n"  # headers before ``text``; it starts with a line end
     with opener(path, "rb") as fh:
         while block := fh.read(BLOCK):
-            if not first:
-                first = block[:1]
-            records += block.count(b"\n>") + block.count(b"\r>") if first == b">" else 0
-            fastq_lines += block.count(b"\n")
+            first = first or block[:1]
             size += len(block)
             last = block[-1:]
+            fastq_lines += block.count(b"\n")
+            if first != b">":
+                continue
+            text += block.replace(b"\r", b"\n")
+            found = _EMPTY.search(text) if empty is None else None
+            if found:
+                empty = base + text.count(b"\n>", 0, found.start()) + 1
+            cut = max(len(text) - OVERLAP, 0)
+            cut -= cut > 0 and text[cut - 1:cut + 1] == b"\n>"  # a header's line end kept
+            base += text.count(b"\n>", 0, cut)
+            text = text[cut:]
     if first == b">":
-        return records + 1, size
+        found = _EMPTY_LAST.search(text) if empty is None else None
+        if found:
+            empty = base + text.count(b"\n>", 0, found.start()) + 1
+        return base + text.count(b"\n>"), size, empty
     if first == b"@":
-        return (fastq_lines + (last != b"\n")) // 4, size
-    return 0, size
+        return (fastq_lines + (last != b"\n")) // 4, size, None
+    return 0, size, None
 
 
 def _is_gzip(path: str) -> bool:
