@@ -48,14 +48,12 @@ def _next(found: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
     return np.append(found, n)[np.searchsorted(found, at)]
 
 
-def parse_piece(buf: np.ndarray, lut: np.ndarray | None, id_end: np.ndarray,
-                control: np.ndarray
+def parse_piece(buf: np.ndarray, lut: np.ndarray, id_end: np.ndarray, control: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
     """(codes, lengths, ids, letters, status, where) of a piece (uint8, starting at a header
     line): the residues translated by ``lut`` (line ends and ``\\r`` dropped), each record's
     length, each id (the header's first word, up to a byte of ``id_end``) followed by a
-    newline, each byte's count among the residues (``lut`` None: the residues as they are,
-    not counted); status 0, or NO_ID (where: the record's
+    newline, each byte's count among the residues; status 0, or NO_ID (where: the record's
     index), CONTROL_BYTE (where: the offset of the first byte of ``control``) or
     NO_HEADER, whichever a reader from the start meets first. ``id_end`` must hold the line
     feed and ``control`` none of tab, line feed and carriage return (as seqio's tables)."""
@@ -99,7 +97,7 @@ def parse_piece(buf: np.ndarray, lut: np.ndarray | None, id_end: np.ndarray,
     codes = buf[keep]  # the residues, translated in place below
     del keep
     letters = np.zeros(256, np.int64)
-    for at in range(0, codes.size if lut is not None else 0, STEP):  # in steps: kept small
+    for at in range(0, codes.size, STEP):  # counted and translated in steps: kept small
         part = codes[at:at + STEP]
         letters += byte_counts(part)
         np.take(lut, part, out=part, mode="clip")  # a uint8 is in range
@@ -152,16 +150,15 @@ _IDENTITY = np.arange(256, dtype=np.uint8)
 
 
 def fasta_block(path: str, data: bytes | memoryview, first: int,
-                lut: np.ndarray | None = None, counted: bool = True) -> FastaBlock:
+                lut: np.ndarray | None = None) -> FastaBlock:
     """The whole records of ``data``, a piece of :func:`fasta_chunks` (it starts at a header
     line; ``path`` and ``first`` name them in errors), parsed by
     :func:`parse_piece` (whole-array passes that release the GIL): residues
     translated by ``lut`` where given (bytes -> codes), and ``letters``, the count of each
-    byte among the residues (before translation; none counted unless ``counted``)."""
+    byte among the residues (before translation)."""
     buf = np.frombuffer(data, np.uint8)
     codes, lengths, ids, letters, status, where = parse_piece(
-        buf, (_IDENTITY if counted else None) if lut is None
-        else np.ascontiguousarray(lut, dtype=np.uint8),
+        buf, _IDENTITY if lut is None else np.ascontiguousarray(lut, dtype=np.uint8),
         _ID_END, _CONTROL_BYTES)
     if status == NO_ID:
         raise InputError(f"file {path}: record {first + where} has no id (nothing after '>')")

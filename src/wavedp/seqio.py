@@ -44,7 +44,7 @@ def _is_gzip(path: str) -> bool:
         return fh.read(2) == _GZIP_MAGIC
 
 
-def _open(path: str) -> BinaryIO:
+def open_bytes(path: str) -> BinaryIO:
     """Open ``path`` for reading bytes, decompressing gzip transparently."""
     return gzip.open(path, "rb") if _is_gzip(path) else open(path, "rb")
 
@@ -62,7 +62,7 @@ def _undecodable(path: str) -> str:
     """Where the first byte of ``path`` that is not UTF-8 text is: its line and column and
     the record whose header or sequence holds it (the file read in pieces, twice)."""
     decoder, offset, at = codecs.getincrementaldecoder("utf-8")(), 0, None
-    with _open(path) as fh:
+    with open_bytes(path) as fh:
         while at is None and (chunk := fh.read(CHUNK)):
             try:
                 decoder.decode(chunk)
@@ -72,7 +72,7 @@ def _undecodable(path: str) -> str:
     if at is None:
         return "undecodable bytes"
     line, start, header, seen, after_line_end, byte = 1, 0, b"", 0, True, 0
-    with _open(path) as fh:  # the line, where it starts and the last header line before
+    with open_bytes(path) as fh:  # the line, where it starts and the last header line before
         while seen <= at and (chunk := fh.read(CHUNK)):
             part = chunk[:at + 1 - seen]
             byte = part[-1]
@@ -98,7 +98,7 @@ def _sniff(path: str) -> str:
     if os.path.isdir(path):
         raise InputError(f"cannot read file {path}: it is a directory")
     try:
-        with _open(path) as fh:
+        with open_bytes(path) as fh:
             while chunk := fh.read(1 << 16):
                 text = chunk.lstrip()
                 if text:
@@ -122,7 +122,7 @@ def _sniff(path: str) -> str:
 def _content_lines(path: str) -> int:
     """Number of lines from the first to the last non-blank line (reads the whole file)."""
     first = last = 0
-    with _open(path) as fh:
+    with open_bytes(path) as fh:
         for number, line in enumerate(fh, 1):
             if line.strip():
                 first = first or number
@@ -135,7 +135,7 @@ def _check_bytes(path: str) -> bool:
     control byte is an InputError naming its record and position; whether a line ends in a
     carriage return alone (old Mac line ends)."""
     offset, lone, last = 0, False, b""
-    with _open(path) as fh:
+    with open_bytes(path) as fh:
         while chunk := fh.read(CHUNK):
             if chunk.translate(None, NOT_CONTROL):
                 at = offset + next(k for k, b in enumerate(chunk) if b in CONTROL)
@@ -154,7 +154,7 @@ def _line_feeds(path: str) -> str:
     ends."""
     fd, copy = tempfile.mkstemp(prefix="wavedp-lf-", suffix=".txt")
     atexit.register(_remove, copy)
-    with _open(path) as src, os.fdopen(fd, "wb") as out:
+    with open_bytes(path) as src, os.fdopen(fd, "wb") as out:
         while chunk := src.read(CHUNK):
             out.write(chunk.replace(b"\r", b"\n"))
     return copy
@@ -163,7 +163,7 @@ def _line_feeds(path: str) -> str:
 def _control_byte(path: str, at: int) -> InputError:
     """The InputError of the control byte at decompressed offset ``at``: its record (the
     last header line before it), line and position in the sequence (or the header)."""
-    with _open(path) as fh:
+    with open_bytes(path) as fh:
         head = fh.read(at + 1)
     lines = head.split(b"\n")
     header, residues = None, 0
@@ -196,7 +196,7 @@ def _fastq_fault(path: str, parsed: int) -> str:
     from Bio.SeqIO.QualityIO import FastqGeneralIterator
 
     try:
-        with _open(path) as raw:
+        with open_bytes(path) as raw:
             raw.seek(_leading_blank_bytes(raw))  # Biopython wants '@' on the first line
             with io.TextIOWrapper(raw, "ascii", "replace") as handle:
                 count = sum(1 for _ in FastqGeneralIterator(handle))
@@ -334,7 +334,7 @@ def fasta_chunks(path: str | os.PathLike, block: int = CHUNK, checked: bool = Tr
     first, offset = 1, 0
     parts: list[bytes] = []  # what follows the last cut, as read (joined once, at a cut)
     try:
-        with _open(path) as fh:
+        with open_bytes(path) as fh:
             while True:
                 raw = fh.read(block)
                 if checked and raw.translate(None, NOT_CONTROL):

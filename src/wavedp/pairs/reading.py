@@ -4,28 +4,19 @@ memory bounded by the chunk."""
 
 from __future__ import annotations
 
-import gzip
-import os
 import re
-from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
-
 from ..errors import InputError
-from ..fasta_parser import fasta_block
 from ..scoring import Scoring
-from ..seqio import STDIN, fasta_chunks, iter_records, stdin_copy
+from ..seqio import STDIN, iter_records, open_bytes, stdin_copy
 from .sequences import Sequences
 
 #: pairs a chunk
 CHUNK = 1 << 17
 #: bytes read at a time when counting records
 BLOCK = 1 << 24
-#: bytes of a FASTA piece parsed at once, and the pieces parsed at once
-PIECE = 1 << 22
-PARSERS = min(8, os.cpu_count() or 1)
 
 
 #: a FASTA record with nothing but blank lines before the next header (line ends read as
@@ -40,10 +31,9 @@ def count_records(path: str) -> tuple[int, int, int | None]:
     """(records, bytes, the number of the first empty record or None) of a FASTA or FASTQ
     file, by a scan of its bytes (FASTQ's empty records, and a FASTA record whose blank
     lines outlast OVERLAP, are found when read; so are the records' own faults)."""
-    opener = gzip.open if _is_gzip(path) else open
     size, first, fastq_lines, last = 0, b"", 0, b""
     base, empty, text = 0, None, b"\n"  # headers before ``text``; it starts with a line end
-    with opener(path, "rb") as fh:
+    with open_bytes(path) as fh:
         while block := fh.read(BLOCK):
             first = first or block[:1]
             size += len(block)
@@ -69,25 +59,10 @@ def count_records(path: str) -> tuple[int, int, int | None]:
     return 0, size, None
 
 
-def _is_gzip(path: str) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
-
-
 def _chunks(path: str, scoring: Scoring, what: str, size: int) -> Iterator[Sequences]:
     """The records of ``path`` encoded, ``size`` at a time; an empty record is an
-    InputError (a pair needs both sequences). A FASTA file is parsed a piece at a time on
-    every core (:func:`records`), FASTQ record by record."""
+    InputError (a pair needs both sequences)."""
     name = "standard input" if path == STDIN else path
-    if _kind(path) == "fasta":
-        for letters, lengths, ids, first in records(path, size):
-            empty = np.flatnonzero(lengths == 0)
-            if empty.size:
-                k = int(empty[0])
-                raise InputError(f"file {name}: {what} record {first + k} ({ids[k]}) is "
-                                 "empty: --pairs aligns every record with its mate")
-            yield Sequences.from_letters(letters, lengths, ids, scoring, what, name)
-        return
     ids: list[str] = []
     texts: list[str] = []
     for k, (rid, text) in enumerate(iter_records(path), 1):
@@ -127,10 +102,6 @@ def read_pairs(queries: str, targets: str, scoring: Scoring, counts: tuple[int, 
 def ids_and_lengths(path: str) -> Iterator[tuple[list[str], list[int]]]:
     """The records' ids and lengths, a chunk at a time, in order (a SAM header's @SQ
     lines)."""
-    if _kind(path) == "fasta":
-        for _, lengths, ids, _ in records(path, CHUNK):
-            yield ids, lengths.tolist()
-        return
     ids, lengths = [], []
     for rid, text in iter_records(path):
         ids.append(rid)
@@ -142,56 +113,6 @@ def ids_and_lengths(path: str) -> Iterator[tuple[list[str], list[int]]]:
         yield ids, lengths
 
 
-def _kind(path: str) -> str:
-    """``fasta`` or ``fastq`` by the first byte (gzip read through)."""
-    path = readable(path)
-    opener = gzip.open if _is_gzip(path) else open
-    with opener(path, "rb") as fh:
-        return "fastq" if fh.read(1) == b"@" else "fasta"
-
-
-def records(path: str, size: int) -> Iterator[tuple[np.ndarray, np.ndarray, list[str], int]]:
-    """(letters, lengths, ids, number of the first) of ``size`` records at a time of a FASTA
-    file: its pieces parsed on every core (``fasta_parser.fasta_block``), in order."""
-    pending: list[tuple[np.ndarray, np.ndarray, list[str]]] = []
-    held, first = 0, 1
-    with ThreadPoolExecutor(PARSERS, thread_name_prefix="wavedp-parse") as pool:
-        for block in _parsed(path, pool):
-            ids = block.ids.decode("utf-8", "replace").split("\n")[:-1]
-            pending.append((block.residues, block.lengths, ids))
-            held += len(ids)
-            while held >= size:
-                letters, lengths, names = _joined(pending)
-                cut = int(np.sum(lengths[:size]))
-                yield letters[:cut], lengths[:size], names[:size], first
-                first += size
-                held -= size
-                pending = [(letters[cut:], lengths[size:], names[size:])] if held else []
-        if held:
-            letters, lengths, names = _joined(pending)
-            yield letters, lengths, names, first
-
-
-def _parsed(path: str, pool: ThreadPoolExecutor) -> Iterator:
-    """The FastaBlocks of ``path`` in order, PARSERS of them parsed at once."""
-    name = "standard input" if path == STDIN else path
-    ahead: deque = deque()
-    for data, number in fasta_chunks(path, PIECE):
-        ahead.append(pool.submit(fasta_block, name, bytes(data), number, None, False))
-        if len(ahead) > PARSERS:
-            yield ahead.popleft().result()
-    while ahead:
-        yield ahead.popleft().result()
-
-
-def _joined(parts: list[tuple[np.ndarray, np.ndarray, list[str]]]
-            ) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    if len(parts) == 1:
-        return parts[0]
-    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
-            [name for p in parts for name in p[2]])
-
-
 def _next_pair(streams: list[Iterator[Sequences]]
                ) -> tuple[Sequences | None, Sequences | None] | None:
     q, t = (next(s, None) for s in streams)
@@ -201,11 +122,3 @@ def _next_pair(streams: list[Iterator[Sequences]]
 def readable(path: str) -> str:
     """The file to scan for ``path`` (standard input's copy for ``-``: it is read once)."""
     return stdin_copy() if path == STDIN else path
-
-
-def checked_path(path: str) -> str:
-    """An InputError for a missing or unreadable input before any work."""
-    if path != STDIN and not os.path.isfile(path):
-        raise InputError(f"file {path}: no such file" if not os.path.exists(path)
-                         else f"{path}: not a file")
-    return path
