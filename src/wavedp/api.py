@@ -33,6 +33,23 @@ def record_text(seq: SeqLike) -> tuple[str, str | None]:
     raise InputError(f"a sequence must be str, bytes, Bio.Seq or Bio.SeqRecord, got {type(seq)}")
 
 
+def encoded(letters: np.ndarray, offsets: np.ndarray, ids: Sequence[str], scoring: Scoring,
+            what: str, path: str | None = None, texts: Sequence[str] | None = None
+            ) -> np.ndarray:
+    """The scoring's codes of ``letters`` (uint8 ASCII, record k at ``offsets[k]``); an
+    InputError names the first record holding a letter the scoring does not take, and
+    where (its character as in ``texts``, where given: not ASCII is '?' in ``letters``)."""
+    codes = scoring.lut[letters]
+    bad = np.flatnonzero(codes == INVALID)
+    if bad.size:  # the first record holding one says what and where
+        k = int(np.searchsorted(offsets, bad[0], side="right")) - 1
+        text = texts[k] if texts is not None else \
+            letters[offsets[k]:offsets[k + 1]].tobytes().decode("ascii", "replace")
+        scoring.encode(text, what=what, record=ids[k], path=path)
+        raise InputError(f"{what} {ids[k]!r}: a letter the scoring does not take")
+    return codes
+
+
 class Prepared:
     """Sequences validated and encoded once: texts, ids and uint8 code arrays (views of one
     array: all sequences go through the scoring's table at once)."""
@@ -48,13 +65,11 @@ class Prepared:
             self.ids.append(rid)
         # one byte per character ("?" for any other than ASCII), so offsets are lengths
         raw = "".join(self.texts).encode("ascii", "replace")
-        codes = scoring.lut[np.frombuffer(raw, dtype=np.uint8)]
-        ends = np.cumsum([len(t) for t in self.texts], dtype=np.int64)
-        bad = np.flatnonzero(codes == INVALID)
-        if bad.size:  # the first record holding one says what and where
-            k = int(np.searchsorted(ends, bad[0], side="right"))
-            scoring.encode(self.texts[k], what=what, record=self.ids[k], path=path)
-        self.codes: list[np.ndarray] = np.split(codes, ends[:-1]) if self.texts else []
+        offsets = np.zeros(len(self.texts) + 1, np.int64)
+        np.cumsum([len(t) for t in self.texts], out=offsets[1:])
+        codes = encoded(np.frombuffer(raw, dtype=np.uint8), offsets, self.ids, scoring, what,
+                        path, self.texts)
+        self.codes: list[np.ndarray] = np.split(codes, offsets[1:-1]) if self.texts else []
 
     @classmethod
     def from_codes(cls, texts: list[str], ids: list[str], codes: list[np.ndarray]) -> Prepared:

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from ..api import record_text, sequences
+from ..api import encoded, record_text, sequences
 from ..errors import InputError
-from ..scoring import INVALID, Scoring
+from ..scoring import Scoring
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,13 +52,18 @@ class Sequences:
                scoring: Scoring, what: str = "sequence", path: str | None = None) -> Sequences:
         """``texts`` encoded by ``scoring`` at once; an InputError names the first record
         holding a letter the scoring does not take (and ``path`` where given)."""
-        if all(type(t) is str for t in texts):  # one join, one encoding
+        strings = all(type(t) is str for t in texts)
+        if strings:  # one join, one encoding
             raw = "".join(texts).encode("ascii", "replace")
         else:
             raw = b"".join(t.encode("ascii", "replace") if isinstance(t, str) else bytes(t)
                            for t in texts)
-        lengths = np.fromiter(map(len, texts), np.int64, len(texts))
-        return cls.from_letters(np.frombuffer(raw, np.uint8), lengths, ids, scoring, what, path)
+        letters = np.frombuffer(raw, np.uint8)
+        offsets = np.zeros(len(texts) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)), out=offsets[1:])
+        codes = encoded(letters, offsets, ids, scoring, what, path,
+                        texts if strings else None)  # type: ignore[arg-type]
+        return cls(codes, offsets, ids, letters)
 
     @classmethod
     def from_letters(cls, letters: np.ndarray, lengths: np.ndarray, ids: Sequence[str],
@@ -67,13 +72,7 @@ class Sequences:
         """Records given as their ASCII letters one after another (``lengths`` each)."""
         offsets = np.zeros(len(lengths) + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        codes = scoring.lut[letters]
-        bad = np.flatnonzero(codes == INVALID)
-        if bad.size:  # the first record holding one says what and where
-            k = int(np.searchsorted(offsets, bad[0], side="right")) - 1
-            text = letters[offsets[k]:offsets[k + 1]].tobytes().decode("ascii", "replace")
-            scoring.encode(text, what=what, record=ids[k], path=path)
-            raise InputError(f"{what} {ids[k]!r}: a letter the scoring does not take")
+        codes = encoded(letters, offsets, ids, scoring, what, path)
         return cls(codes, offsets, ids, letters)
 
 
