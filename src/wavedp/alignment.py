@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from .cigars import cigar_strings, runs_from_letters
 from .errors import InputError
 
 _CIGAR_RE = re.compile(r"(\d+)([=XIDMS])")
-_POWERS = 10 ** np.arange(1, 19, dtype=np.int64)  # a run of at least 10**k has k + 1 digits
 
 
 def cigar_ops(cigar: str) -> list[tuple[int, str]]:
@@ -34,25 +34,7 @@ def cigars_from_ops(many: Sequence[bytes | str | np.ndarray]) -> list[str]:
     sizes = np.array([a.size for a in arrays], np.int64)
     if not sizes.sum():
         return [""] * len(arrays)
-    ops = np.concatenate(arrays)
-    first = np.zeros(ops.size, bool)  # a run starts: a new op, or a new alignment's first
-    first[0] = True
-    first[1:] = ops[1:] != ops[:-1]
-    first[np.cumsum(sizes)[:-1][sizes[1:] > 0]] = True
-    starts = np.flatnonzero(first)
-    lengths = np.diff(np.append(starts, ops.size))
-    digits = np.searchsorted(_POWERS, lengths, side="right") + 1
-    width = digits + 1  # the count, then the op
-    ends = np.cumsum(width)
-    out = np.empty(int(ends[-1]), np.uint8)
-    out[ends - 1] = ops[starts]
-    run = np.repeat(np.arange(lengths.size), digits)  # each digit's run
-    j = np.arange(run.size) - np.repeat(np.cumsum(digits) - digits, digits)  # its place
-    out[(ends - width)[run] + j] = 48 + lengths[run] // 10 ** (digits[run] - 1 - j) % 10
-    text = out.tobytes().decode("ascii")
-    runs = np.searchsorted(starts, np.cumsum(sizes) - sizes)  # each alignment's first run
-    bounds = np.append(ends - width, out.size)[np.append(runs, lengths.size)]
-    return [text[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
+    return cigar_strings(*runs_from_letters(np.concatenate(arrays), sizes))
 
 
 @dataclass(frozen=True)

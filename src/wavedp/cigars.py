@@ -9,6 +9,9 @@ import numpy as np
 OPS = "MIDNSHP=XB"
 #: the codes of the letters the engines write
 EQUAL, DIFF, INSERT, DELETE = 7, 8, 1, 2
+_POWERS = 10 ** np.arange(1, 19, dtype=np.int64)  # a run of at least 10**k has k + 1 digits
+#: the longest run the encoding holds (28 bits of length)
+LONGEST = (1 << 28) - 1
 _CODES = np.full(256, 255, np.uint8)
 for _code, _letter in enumerate(OPS):
     _CODES[ord(_letter)] = _code
@@ -31,7 +34,11 @@ def runs_from_letters(letters: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarra
     bounds = np.cumsum(sizes)[:-1]
     first[bounds[bounds < letters.size]] = True
     starts = np.flatnonzero(first)
-    lengths = np.diff(np.append(starts, letters.size)).astype(np.uint32)
+    lengths = np.diff(np.append(starts, letters.size))
+    if lengths.max() > LONGEST:
+        raise ValueError(f"a CIGAR run of {int(lengths.max()):,} letters: BAM's runs hold "
+                         f"{LONGEST:,} at most")
+    lengths = lengths.astype(np.uint32)
     codes = _CODES[letters[starts]]
     if (codes == 255).any():
         raise ValueError(f"not a CIGAR op: {chr(int(letters[starts][codes == 255][0]))!r}")
@@ -48,7 +55,7 @@ def cigar_strings(runs: np.ndarray, offsets: np.ndarray) -> list[str]:
         return [""] * n
     lengths = (runs >> 4).astype(np.int64)
     letters = np.frombuffer(OPS.encode(), np.uint8)[runs & 15]
-    digits = np.floor(np.log10(lengths)).astype(np.int64) + 1
+    digits = np.searchsorted(_POWERS, lengths, side="right") + 1
     width = digits + 1
     ends = np.cumsum(width)
     out = np.empty(int(ends[-1]), np.uint8)
