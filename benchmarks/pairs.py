@@ -111,6 +111,24 @@ def pairs_run(args, kind: str) -> None:
         enc = time.perf_counter() - start
         print(f"{kind:8} local      strings {whole:8.3f} s {cells / whole / 1e12:7.3f} TCUPS "
               f"(encoding the strings: {enc:.3f} s)", flush=True)
+    if args.chunks:  # the chunk sizes in turns, alternating (one chunk: no overlap)
+        from wavedp.engines.cuda import many_pairs
+
+        kept, best = many_pairs.CHUNK_BYTES, {}
+        try:
+            for _ in range(max(args.repeats, 2)):
+                for size in args.chunks:
+                    many_pairs.CHUNK_BYTES = size << 20
+                    for traceback in (False, True):
+                        seconds, _ = timed(lambda tb=traceback: wavedp.align_pairs(
+                            qs, ts, scoring, traceback=tb, device=args.device), 1)
+                        key = (size, traceback)
+                        best[key] = min(best.get(key, seconds), seconds)
+        finally:
+            many_pairs.CHUNK_BYTES = kept
+        print(f"{kind:8} local chunks (MiB: score, cigar seconds, best of turns): " + "; ".join(
+            f"{size}: {best[size, False]:.3f}, {best[size, True]:.3f}" for size in args.chunks),
+            flush=True)
     for g in args.groups:  # the engine's phases with each group size forced
         from wavedp.engines.cuda import many_pairs
 
@@ -272,6 +290,42 @@ def anchors(args, kind: str, raw, scores, cells: int) -> None:
     print(f"# {pair_anchors.scoring_note(kind)}", flush=True)
 
 
+def copies(size: int = 900 << 20) -> None:
+    """The copy floor of the residues: ``size`` bytes up from pageable memory (one plain
+    copy; through the engine's page-locked buffers), from page-locked memory, and the host's
+    own copy rate (its threads, pageable to pageable)."""
+    import cupy
+
+    from wavedp.engines.cuda import transfer
+    from wavedp.engines.cuda.staging import pinned
+
+    host = np.random.default_rng(1).integers(0, 4, size, dtype=np.uint8)
+    locked = pinned(size)
+    locked[:] = host
+    dev = cupy.empty(size, cupy.uint8)
+    other = np.empty_like(host)
+
+    def plain():
+        dev.set(host)
+        cupy.cuda.Device().synchronize()
+
+    def staged():
+        transfer.upload(host)
+        cupy.cuda.Device().synchronize()
+
+    def from_locked():
+        dev.data.copy_from_host_async(locked.ctypes.data, size)
+        cupy.cuda.Device().synchronize()
+
+    rates = []
+    for name, call in (("pageable", plain), ("staged", staged), ("page-locked", from_locked),
+                       ("host copy", lambda: transfer._copy(other, host))):
+        call()
+        seconds, _ = timed(call, 3)
+        rates.append(f"{name} {size / seconds / 1e9:.1f} GB/s")
+    print(f"# copies of {size / 2**20:.0f} MiB: " + ", ".join(rates), flush=True)
+
+
 def all_against_all(args) -> None:
     q_count, t_count = (int(v) for v in args.all_against_all.split("x"))
     scoring, qs, ts, _ = encoded("protein", max(q_count, t_count))
@@ -310,9 +364,16 @@ def main() -> None:
                         help="the SAM command once more under cProfile, its table in DIR")
     parser.add_argument("--command", action="store_true",
                         help="also the command, FASTA in, SAM and PAF out")
+    parser.add_argument("--chunks", default="", metavar="LIST",
+                        help="also local calls with these chunk sizes (MiB), turns alternating")
+    parser.add_argument("--copies", action="store_true",
+                        help="also the copy rates up to the GPU (the residues' floor)")
     args = parser.parse_args()
+    if args.copies:
+        copies()
     args.modes = args.modes.split(",")
     args.groups = [int(g) for g in args.groups.split(",") if g]
+    args.chunks = [int(c) for c in args.chunks.split(",") if c]
     if args.all_against_all:
         all_against_all(args)
         return

@@ -145,8 +145,8 @@ def test_gpu_equals_cpu(kind, mode, traceback, monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.parametrize("mode", MODES)
 def test_gpu_many_and_left_over(mode, monkeypatch):
-    """Thousands of pairs of mixed shapes in one launch, several launches (a small budget),
-    and pairs past the engine's limit (lowered) taken by the pairwise engines."""
+    """Thousands of pairs of mixed shapes in one launch, many chunks in flight (small
+    budgets), and pairs past the engine's limit (lowered) taken by the pairwise engines."""
     from wavedp.engines.cuda import many_pairs
 
     rng = np.random.default_rng(5)
@@ -157,8 +157,15 @@ def test_gpu_many_and_left_over(mode, monkeypatch):
     want = wavedp.align_pairs(queries, targets, scoring, mode=mode, device="cpu")
     _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, device="gpu"), want)
     monkeypatch.setattr(many_pairs, "DIRS_BYTES", 1 << 22)
+    monkeypatch.setattr(many_pairs, "CHUNK_BYTES", 1 << 16)  # about 20 chunks
     monkeypatch.setattr(many_pairs, "MAX_SIDE", 300)
     _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, device="gpu"), want)
+    rows = np.stack([rng.integers(0, 3000, 4000), rng.integers(0, 3000, 4000)], axis=1)
+    for traceback in (False, True):  # pairs by index: the records go up once, chunks index
+        _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                                 device="gpu", pairs=rows),
+              wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                                 device="cpu", pairs=rows))
 
 
 @pytest.mark.gpu

@@ -1,12 +1,15 @@
 """Many pairs per launch on the GPU (``kernels/many_pairs.cu``): a group of G lanes per pair,
 pairs sorted by shape on the GPU, the traceback from 4-bit direction codes and the CIGAR runs
-made on the GPU; only scores, coordinates and runs come back.
+made on the GPU; only scores, coordinates and runs come back. The pairs go in chunks, so one
+chunk's copies overlap another's sweep.
 
 Takes the pairs of :func:`taken`; the caller sends the others (an empty sequence, a pair too
 large or whose scores could outgrow the local end key) to the pairwise engines.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,8 +29,11 @@ MAX_SIDE = 8192
 MAX_CELLS = 1 << 24
 #: the local end key keeps X << 3 in an int32
 MAX_SCORE = (1 << 28) - 1
-#: GPU memory for one launch's direction words (at most a third of the free memory)
+#: GPU memory for the direction words of the two chunks on the GPU at once (at most a third
+#: of the free memory)
 DIRS_BYTES = 48 << 30
+#: residues a chunk (query and target), so its copies overlap another chunk's sweep
+CHUNK_BYTES = 96 << 20
 #: a pass boundary costs about this many cells a column (the scratch row's store and load),
 #: score-only and with direction words: on the H200, 2,000,000 reads of 150 against 300
 #: swept score-only in 166 ms with groups of 4 (five passes), 69 ms with 8 (three), 94 ms
@@ -64,36 +70,81 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     """Pair k aligns query ``qi[k]`` (``qcat[qoff[qi[k]]:qoff[qi[k] + 1]]``, m[k] letters)
     against target ``ti[k]`` (n[k] letters); ``qi`` and ``ti`` None: query k against target
     k. Every pair :func:`taken`. ``phases`` (benchmarks) gains each phase's seconds (the
-    host's clock, the GPU waited for at each phase's end)."""
+    host's clock, the GPU waited for at each phase's end, so nothing overlaps).
+
+    The pairs go in chunks (:func:`chunks`): while the GPU sweeps one, the host copies the
+    next one's residues up and the last one's results down."""
     import cupy
 
-    clock = _Clock(phases)
     count = int(m.size)
     ends = np.empty((count, 3), np.int32)
     res5 = np.empty((count, 5), np.int32) if traceback else None
-    runs_parts: list[np.ndarray] = []
     if not count:
-        return _columns(ends, res5, traceback, runs_parts)
+        return _columns(ends, res5, traceback, [])
+    m32, n32 = m.astype(np.int32, copy=False), n.astype(np.int32, copy=False)
     step = max(1, count // 20000)
-    g = lanes_for(m[::step].astype(np.int64), n[::step].astype(np.int64), traceback)
-    a = int(sub.shape[0])
-    d_q = upload(qcat)
-    d_t = d_q if tcat is qcat else upload(tcat)
-    d_sub = cupy.asarray(np.ascontiguousarray(sub, np.int32).ravel())
-    d_qs, d_ts = (upload(off)[:-1] if which is None else upload(off)[upload(which)]
-                  for off, which in ((qoff, qi), (toff, ti)))
-    d_m, d_n = upload(m.astype(np.int32, copy=False)), upload(n.astype(np.int32, copy=False))
-    words = dir_words(m.astype(np.int64), n.astype(np.int64), g) if traceback else None
-    clock("upload")
-    for lo, hi in _launches(words, count):
-        sel = slice(lo, hi)
-        found = _launch(g, mode, d_q, d_t, d_qs[sel], d_ts[sel], d_m[sel], d_n[sel],
-                        None if words is None else words[sel], d_sub, a, gap_open, gap_extend,
-                        int(n[sel].max()), bool((m[sel] > g * ROWS).any()), clock,
-                        ends[sel], None if res5 is None else res5[sel])
-        if traceback:
-            runs_parts.append(found)
+    g = lanes_for(m32[::step].astype(np.int64), n32[::step].astype(np.int64), traceback)
+    words = dir_words(m32.astype(np.int64), n32.astype(np.int64), g) if traceback else None
+    clock = _Clock(phases)
+    run = _Run(g, mode, traceback, cupy.asarray(np.ascontiguousarray(sub, np.int32).ravel()),
+               int(sub.shape[0]), gap_open, gap_extend, clock)
+    copy, compute = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
+    everything = None
+    if qi is not None:  # pairs index the records: every record goes up once
+        with copy:
+            d_q = upload(qcat)
+            everything = (d_q, d_q if tcat is qcat else upload(tcat), upload(qoff),
+                          upload(toff))
+    pending: list[_Chunk] = []
+    runs_parts: list[np.ndarray] = []
+    for lo, hi in chunks(m32, n32, words):
+        with copy:
+            if everything is None:  # query k against target k: the chunk's residues
+                a, b, c, d = int(qoff[lo]), int(qoff[hi]), int(toff[lo]), int(toff[hi])
+                args = (upload(qcat[a:b]), upload(tcat[c:d]), upload(qoff[lo:hi] - a),
+                        upload(toff[lo:hi] - c))
+            else:
+                d_q, d_t, d_qo, d_to = everything
+                args = (d_q, d_t, d_qo[upload(qi[lo:hi])], d_to[upload(ti[lo:hi])])
+            args += (upload(m32[lo:hi]), upload(n32[lo:hi]))
+            ready = copy.record()
+        clock("upload")
+        compute.wait_event(ready)
+        with compute:
+            pending.append(run.launch(args, lo, hi, m32[lo:hi], n32[lo:hi],
+                                      None if words is None else int(words[lo:hi].sum())))
+        if len(pending) == 2:  # the GPU has the next chunk while this one comes down
+            runs_parts += run.collect(pending.pop(0), copy, ends, res5)
+    while pending:
+        runs_parts += run.collect(pending.pop(0), copy, ends, res5)
+    if traceback and (res5[:, 4] < 0).any():
+        raise DeviceError("the pairs' traceback left results unwritten")
     return _columns(ends, res5, traceback, runs_parts)
+
+
+def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None) -> list[tuple[int, int]]:
+    """Consecutive pair ranges of about CHUNK_BYTES residues whose direction words (None:
+    score-only) fit a launch's share of the GPU's memory (two chunks are on the GPU at once)."""
+    weights = [(m.astype(np.int64) + n, CHUNK_BYTES)]
+    if words is not None:
+        import cupy
+
+        free, _ = cupy.cuda.runtime.memGetInfo()
+        budget = min(DIRS_BYTES, free // 3) // 8
+        largest = int(words.max())
+        if largest > budget:
+            raise InputError(f"a batch of pairs needs {4 * largest / 2**20:.1f} MiB of GPU "
+                             f"memory for its largest pair, {free / 2**20:.1f} MiB free")
+        weights.append((words, budget))
+    sums = [np.cumsum(w) for w, _ in weights]
+    cuts, start, count = [], 0, int(m.size)
+    while start < count:
+        stop = min(int(np.searchsorted(s, (s[start - 1] if start else 0) + cap, "right"))
+                   for s, (_, cap) in zip(sums, weights, strict=True))
+        stop = max(stop, start + 1)
+        cuts.append((start, stop))
+        start = stop
+    return cuts
 
 
 def _columns(ends: np.ndarray, res5: np.ndarray | None, traceback: bool,
@@ -106,29 +157,6 @@ def _columns(ends: np.ndarray, res5: np.ndarray | None, traceback: bool,
     runs = (runs_parts[0] if len(runs_parts) == 1 else
             np.concatenate(runs_parts) if runs_parts else np.zeros(0, np.uint32))
     return Columns(ends[:, 0], *(res5[:, c] for c in range(4)), runs, offsets)
-
-
-def _launches(words: np.ndarray | None, count: int) -> list[tuple[int, int]]:
-    """Consecutive pair ranges whose direction words (None: score-only) fit one launch's
-    budget."""
-    if words is None:
-        return [(0, count)]
-    import cupy
-
-    free, _ = cupy.cuda.runtime.memGetInfo()
-    budget = min(DIRS_BYTES, free // 3) // 4
-    largest = int(words.max())
-    if largest > budget:
-        raise InputError(f"a batch of pairs needs {4 * largest / 2**20:.1f} MiB of GPU memory "
-                         f"for its largest pair, {free / 2**20:.1f} MiB free")
-    cum = np.cumsum(words)
-    cuts, start = [], 0
-    while start < count:
-        stop = int(np.searchsorted(cum, (cum[start - 1] if start else 0) + budget, "right"))
-        stop = max(stop, start + 1)
-        cuts.append((start, stop))
-        start = stop
-    return cuts
 
 
 class _Clock:
@@ -145,7 +173,7 @@ class _Clock:
             return
         import cupy
 
-        cupy.cuda.get_current_stream().synchronize()
+        cupy.cuda.Device().synchronize()
         now = self.now()
         self.phases[name] = self.phases.get(name, 0.0) + now - self.last
         self.last = now
@@ -162,65 +190,96 @@ def _grid(kernel, smem: int) -> int:
     return multiprocessors() * max(1, min(by_regs, by_smem, 2048 // BLOCK))
 
 
-def _launch(g: int, mode: int, d_q, d_t, d_qs, d_ts, d_m, d_n, words: np.ndarray | None,
-            d_sub, a: int, go: int, ge: int, longest: int, passes: bool, clock: _Clock,
-            ends: np.ndarray, res5: np.ndarray | None) -> np.ndarray | None:
-    """One launch over the pairs of the views given: their end cells into ``ends`` and, with
-    direction words (``words``), their traceback into ``res5``; returns their runs."""
-    import cupy
+class _Chunk(NamedTuple):
+    """A chunk launched on the GPU: its pairs lo:hi, the event its work records, its result
+    arrays and the inputs kept alive until that event."""
 
-    traceback = words is not None
-    count = int(d_m.size)
-    order = cupy.argsort(-(((d_m + g * ROWS - 1) // (g * ROWS)).astype(cupy.int64) * 65536
-                           + d_n), kind="stable").astype(cupy.int32)
-    kernel = function("many_pairs.cu", f"many_pairs<{mode}, {g}, {ROWS}, "
-                      f"{'true' if traceback else 'false'}>")
-    smem = (a + 1) * a * 32 * 4
-    if smem > 48 << 10:
-        kernel.max_dynamic_shared_size_bytes = smem
-    grid = _grid(kernel, smem)
-    stride = longest + 2 if passes else 1
-    scratch = cupy.empty(grid * (BLOCK // g) * stride * 2 if passes else 2, cupy.int32)
-    d_ends = cupy.empty(3 * count, cupy.int32)
-    ticket = cupy.zeros(1, cupy.int32)
-    if traceback:
-        doff = np.zeros(count + 1, np.int64)
-        np.cumsum(words, out=doff[1:])
-        d_doff = cupy.asarray(doff)
-        dirs = cupy.empty(int(doff[-1]), cupy.uint32)
-    else:
-        d_doff = cupy.zeros(1, cupy.int64)
-        dirs = cupy.zeros(1, cupy.uint32)
-    clock("sort")
-    kernel((grid,), (BLOCK,), (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count), d_sub,
-                               np.int32(a), np.int32(go), np.int32(ge), dirs, d_doff, scratch,
-                               np.int32(stride), d_ends, ticket), shared_mem=smem)
-    clock("sweep")
-    if not traceback:
-        download(d_ends, ends.reshape(-1))
-        clock("download")
-        return None
-    roff = cupy.zeros(count + 1, cupy.int64)
-    cupy.cumsum((d_m + d_n + 1).astype(cupy.int64), out=roff[1:])
-    runs = cupy.empty(int(roff[-1]), cupy.uint32)
-    d_res5 = cupy.empty(5 * count, cupy.int32)
-    trace = function("many_pairs.cu", f"trace_pairs<{g}, {ROWS}>")
-    blocks = min(-(-count // 128), 65535)
-    trace((blocks,), (128,), (np.int32(mode), d_q, d_t, d_qs, d_ts, d_m, d_n, order,
-                              np.int32(count), dirs, d_doff, d_ends, roff, runs, d_res5))
-    clock("traceback")
-    del dirs
-    poff = cupy.zeros(count + 1, cupy.int64)
-    cupy.cumsum(d_res5[4::5].astype(cupy.int64), out=poff[1:])
-    total = int(poff[-1])
-    packed = cupy.empty(max(total, 1), cupy.uint32)
-    pack = function("many_pairs.cu", "pack_runs")
-    pack((blocks,), (128,), (runs, roff, d_res5, poff, np.int32(count), packed))
-    clock("pack")
-    download(d_ends, ends.reshape(-1))
-    download(d_res5, res5.reshape(-1))
-    host_runs = download(packed[:total])
-    clock("download")
-    if (res5[:, 4] < 0).any():
-        raise DeviceError("the pairs' traceback left results unwritten")
-    return host_runs
+    lo: int
+    hi: int
+    done: object
+    ends: object
+    res5: object
+    packed: object
+    poff: object
+    keep: tuple
+
+
+class _Run:
+    """The launches of one call: group size, mode, scoring, the phases' clock."""
+
+    def __init__(self, g: int, mode: int, traceback: bool, d_sub, a: int, go: int, ge: int,
+                 clock: _Clock) -> None:
+        self.g, self.mode, self.traceback, self.clock = g, mode, traceback, clock
+        self.d_sub, self.a, self.go, self.ge = d_sub, a, go, ge
+        self.kernel = function("many_pairs.cu", f"many_pairs<{mode}, {g}, {ROWS}, "
+                               f"{'true' if traceback else 'false'}>")
+        self.smem = (a + 1) * a * 32 * 4
+        if self.smem > 48 << 10:
+            self.kernel.max_dynamic_shared_size_bytes = self.smem
+        self.grid = _grid(self.kernel, self.smem)
+
+    def launch(self, args: tuple, lo: int, hi: int, m: np.ndarray, n: np.ndarray,
+               words: int | None) -> _Chunk:
+        """Sort, sweep and (with ``words`` direction words) trace the chunk's pairs (sides
+        ``m`` and ``n``) on the current stream; ``args``: its residues, offsets and sides on
+        the GPU."""
+        import cupy
+
+        d_q, d_t, d_qs, d_ts, d_m, d_n = args
+        g, count, t = self.g, hi - lo, self.g * ROWS
+        longest_m, longest_n = int(m.max()), int(n.max())
+        order = cupy.argsort(-(((d_m + t - 1) // t) * 65536 + d_n)).astype(cupy.int32)
+        passes = longest_m > t
+        stride = longest_n + 2 if passes else 1
+        scratch = cupy.empty(self.grid * (BLOCK // g) * stride * 2 if passes else 2,
+                             cupy.int32)
+        d_ends = cupy.empty(3 * count, cupy.int32)
+        ticket = cupy.zeros(1, cupy.int32)
+        if words is not None:
+            doff = cupy.zeros(count + 1, cupy.int64)
+            cupy.cumsum(dir_words(d_m.astype(cupy.int64), d_n.astype(cupy.int64), g),
+                        out=doff[1:])
+            dirs = cupy.empty(words, cupy.uint32)
+        else:
+            doff, dirs = cupy.zeros(1, cupy.int64), cupy.zeros(1, cupy.uint32)
+        self.clock("sort")
+        self.kernel((self.grid,), (BLOCK,), (
+            d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count), self.d_sub,
+            np.int32(self.a), np.int32(self.go), np.int32(self.ge), dirs, doff, scratch,
+            np.int32(stride), d_ends, ticket), shared_mem=self.smem)
+        self.clock("sweep")
+        res5 = packed = poff = None
+        if words is not None:
+            roff = cupy.zeros(count + 1, cupy.int64)
+            cupy.cumsum((d_m + d_n + 1).astype(cupy.int64), out=roff[1:])
+            runs = cupy.empty(count + int(m.sum(dtype=np.int64) + n.sum(dtype=np.int64)),
+                              cupy.uint32)
+            res5 = cupy.empty(5 * count, cupy.int32)
+            blocks = min(-(-count // 128), 65535)
+            function("many_pairs.cu", f"trace_pairs<{g}, {ROWS}>")((blocks,), (128,), (
+                np.int32(self.mode), d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count),
+                dirs, doff, d_ends, roff, runs, res5))
+            self.clock("traceback")
+            poff = cupy.zeros(count + 1, cupy.int64)
+            cupy.cumsum(res5[4::5].astype(cupy.int64), out=poff[1:])
+            packed = cupy.empty(runs.size, cupy.uint32)
+            function("many_pairs.cu", "pack_runs")((blocks,), (128,), (
+                runs, roff, res5, poff, np.int32(count), packed))
+            self.clock("pack")
+        done = cupy.cuda.get_current_stream().record()
+        return _Chunk(lo, hi, done, d_ends, res5, packed, poff, args)
+
+    def collect(self, chunk: _Chunk, stream, ends: np.ndarray,
+                res5: np.ndarray | None) -> list[np.ndarray]:
+        """The chunk's results into ``ends`` and ``res5`` (copied on ``stream`` once its
+        work is done); returns its runs."""
+        chunk.done.synchronize()
+        with stream:
+            download(chunk.ends, ends[chunk.lo:chunk.hi].reshape(-1))
+            if res5 is None:
+                self.clock("download")
+                return []
+            download(chunk.res5, res5[chunk.lo:chunk.hi].reshape(-1))
+            runs = download(chunk.packed[:int(chunk.poff[-1])])
+        self.clock("download")
+        return [runs]
