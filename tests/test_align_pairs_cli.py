@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import DNA, random_seq, related
 
+from wavedp import fasta_scan
 from wavedp.cli import cli
 from wavedp.pairs import reading
 
@@ -116,9 +117,8 @@ def test_empty_record_found_before_any_output(tmp_path, monkeypatch):
 
 
 def test_counting_many_records_across_blocks(tmp_path, monkeypatch):
-    """Records and the first empty one counted across the scan's blocks."""
-    monkeypatch.setattr(reading, "BLOCK", 5)
-    monkeypatch.setattr(reading, "OVERLAP", 16)
+    """Records and the first empty one counted across the parser's pieces."""
+    monkeypatch.setattr(fasta_scan, "PIECE", 5)
     path = tmp_path / "a.fa"
     path.write_bytes(b">a\nACGTACGT\n>bb\r\n\r\n>c\nAC\n>d\nAAAAAAAAAAAAAAAAAAAAA\n>e\n")
     records, _, empty = reading.count_records(str(path))

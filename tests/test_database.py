@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wavedp import InputError, Scoring
+from wavedp import InputError, Scoring, fasta_scan
 from wavedp.fasta_parser import fasta_blocks
 from wavedp.search import database as dbmod
 from wavedp.search import makedb
@@ -449,19 +449,22 @@ def _fasta(records, blank_start: bool) -> bytes:
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=st.lists(_RECORD, min_size=1, max_size=12), blank_start=st.booleans(),
        block=st.sampled_from([1, 7, 64, 1 << 20]))
-def test_fasta_blocks_equal_the_record_reader(tmp_path_factory, records, blank_start, block):
+def test_fasta_readers_equal_the_record_reader(tmp_path_factory, records, blank_start, block):
     path = tmp_path_factory.mktemp("blocks") / "in.fa"
     path.write_bytes(_fasta(records, blank_start))
     want = read_records(path)
-    got_ids, got_texts, first = [], [], 1
-    for b in fasta_blocks(path, block):
-        assert b.first == first
-        first += b.lengths.size
-        got_ids += b.ids.decode().splitlines()
-        ends = np.cumsum(b.lengths)
-        got_texts += [b.residues[e - n:e].tobytes().decode() for e, n in
-                      zip(ends, b.lengths, strict=True)]
-    assert list(zip(got_ids, got_texts, strict=True)) == want
+    for blocks in (((b.residues, b.lengths, b.ids, b.first) for b in fasta_blocks(path, block)),
+                   ((b.letters, b.lengths, b.ids, b.first) for b in
+                    fasta_scan.pieces(str(path), threads=2, piece=block))):
+        got_ids, got_texts, first = [], [], 1
+        for letters, lengths, ids, start in blocks:
+            assert start == first
+            first += lengths.size
+            got_ids += ids.decode().splitlines()
+            ends = np.cumsum(lengths)
+            got_texts += [letters[e - n:e].tobytes().decode() for e, n in
+                          zip(ends, lengths, strict=True)]
+        assert list(zip(got_ids, got_texts, strict=True)) == want
 
 
 def test_makedb_fast_and_record_paths_write_the_same_files(tmp_path: Path):

@@ -93,7 +93,7 @@ def _undecodable(path: str) -> str:
             "is not UTF-8 text")
 
 
-def _sniff(path: str) -> str:
+def sniff(path: str) -> str:
     """``fasta`` or ``fastq`` from the first non-blank character; InputError otherwise."""
     if os.path.isdir(path):
         raise InputError(f"cannot read file {path}: it is a directory")
@@ -270,7 +270,7 @@ def iter_records(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
             raise InputError(str(exc).replace(f"file {copy}", "standard input")
                              .replace(copy, "standard input")) from None
         return
-    kind = _sniff(path)
+    kind = sniff(path)
     try:
         lone = _check_bytes(path)
         if lone:  # line ends of a carriage return alone: read through a copy
@@ -329,7 +329,7 @@ def fasta_chunks(path: str | os.PathLike, block: int = CHUNK, checked: bool = Tr
     if path == STDIN:
         yield from fasta_chunks(stdin_copy(), block, checked)
         return
-    if _sniff(path) != "fasta":
+    if sniff(path) != "fasta":
         raise InputError(f"file {path}: FASTQ, not FASTA")
     first, offset = 1, 0
     parts: list[bytes] = []  # what follows the last cut, as read (joined once, at a cut)

@@ -1,81 +1,125 @@
 """Pairs read from two FASTA/FASTQ files (plain or gzipped, ``-`` for standard input) in
 lockstep, a chunk of records at a time: the k-th query record with the k-th target record,
-memory bounded by the chunk."""
+memory bounded by the chunk. FASTA is scanned in pieces on several threads
+(``fasta_scan``), FASTQ and standard input record by record."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
+from .. import fasta_scan
 from ..errors import InputError
+from ..fasta_scan import Records
 from ..scoring import Scoring
-from ..seqio import STDIN, iter_records, open_bytes, stdin_copy
+from ..seqio import STDIN, iter_records, open_bytes, sniff, stdin_copy
 from .sequences import Sequences
 
 #: pairs a chunk
 CHUNK = 1 << 17
-#: bytes read at a time when counting records
+#: bytes read at a time when counting FASTQ records
 BLOCK = 1 << 24
 
 
-#: a FASTA record with nothing but blank lines before the next header (line ends read as
-#: line feeds), and one before the end
-_EMPTY = re.compile(rb"\n>[^\n]*(?:\n[ \t]*)*\n>")
-_EMPTY_LAST = re.compile(rb"\n>[^\n]*(?:\n[ \t]*)*\n?\Z")
-#: bytes of a block kept in front of the next, so that a pattern across them is found
-OVERLAP = 1 << 16
+def _blocks(path: str, scoring: Scoring | None = None) -> Iterator[Records]:
+    from ..engines.cpu.compile import SECONDS, notice
+
+    notice([(fasta_scan.kernel(), None, SECONDS["fasta"])])
+    return fasta_scan.pieces(path, None if scoring is None else scoring.lut)
+
+
+def _ids(block: Records, path: str) -> list[str]:
+    """The block's ids; a header that is not UTF-8 is named by the record reader."""
+    try:
+        return block.ids.decode("utf-8").split("\n")[:-1]
+    except UnicodeDecodeError:
+        for _ in iter_records(path):
+            pass
+        raise InputError(f"file {path}: a header is not UTF-8 text") from None
 
 
 def count_records(path: str) -> tuple[int, int, int | None]:
-    """(records, bytes, the number of the first empty record or None) of a FASTA or FASTQ
-    file, by a scan of its bytes (FASTQ's empty records, and a FASTA record whose blank
-    lines outlast OVERLAP, are found when read; so are the records' own faults)."""
-    size, first, fastq_lines, last = 0, b"", 0, b""
-    base, empty, text = 0, None, b"\n"  # headers before ``text``; it starts with a line end
+    """(records, letters (FASTQ: bytes), the number of the first empty record or None) of a
+    FASTA or FASTQ file, by one pass over it (FASTQ's empty records are found when read)."""
+    if sniff(path) == "fasta":
+        records, letters, empty = 0, 0, None
+        for block in _blocks(path):
+            if empty is None and (zero := np.flatnonzero(block.lengths == 0)).size:
+                empty = records + int(zero[0]) + 1
+            records += block.lengths.size
+            letters += int(block.lengths.sum())
+        return records, letters, empty
+    size, lines, last = 0, 0, b""
     with open_bytes(path) as fh:
         while block := fh.read(BLOCK):
-            first = first or block[:1]
             size += len(block)
+            lines += block.count(b"\n")
             last = block[-1:]
-            fastq_lines += block.count(b"\n")
-            if first != b">":
-                continue
-            text += block.replace(b"\r", b"\n")
-            found = _EMPTY.search(text) if empty is None else None
-            if found:
-                empty = base + text.count(b"\n>", 0, found.start()) + 1
-            cut = max(len(text) - OVERLAP, 0)
-            cut -= cut > 0 and text[cut - 1:cut + 1] == b"\n>"  # a header's line end kept
-            base += text.count(b"\n>", 0, cut)
-            text = text[cut:]
-    if first == b">":
-        found = _EMPTY_LAST.search(text) if empty is None else None
-        if found:
-            empty = base + text.count(b"\n>", 0, found.start()) + 1
-        return base + text.count(b"\n>"), size, empty
-    if first == b"@":
-        return (fastq_lines + (last != b"\n")) // 4, size, None
-    return 0, size, None
+    return (lines + (last != b"\n")) // 4, size, None
 
 
 def _chunks(path: str, scoring: Scoring, what: str, size: int) -> Iterator[Sequences]:
     """The records of ``path`` encoded, ``size`` at a time; an empty record is an
     InputError (a pair needs both sequences)."""
     name = "standard input" if path == STDIN else path
-    ids: list[str] = []
-    texts: list[str] = []
-    for k, (rid, text) in enumerate(iter_records(path), 1):
-        if not text:
-            raise InputError(f"file {name}: {what} record {k} ({rid}) is empty: --pairs "
-                             "aligns every record with its mate")
-        ids.append(rid)
-        texts.append(text)
-        if len(ids) == size:
+
+    def empty(k: int, rid: str) -> InputError:
+        return InputError(f"file {name}: {what} record {k} ({rid}) is empty: --pairs aligns "
+                          "every record with its mate")
+
+    if path == STDIN or sniff(path) != "fasta":
+        ids: list[str] = []
+        texts: list[str] = []
+        for k, (rid, text) in enumerate(iter_records(path), 1):
+            if not text:
+                raise empty(k, rid)
+            ids.append(rid)
+            texts.append(text)
+            if len(ids) == size:
+                yield Sequences.encode(texts, ids, scoring, what, name)
+                ids, texts = [], []
+        if ids:
             yield Sequences.encode(texts, ids, scoring, what, name)
-            ids, texts = [], []
-    if ids:
-        yield Sequences.encode(texts, ids, scoring, what, name)
+        return
+    held: list[Records] = []
+    count = 0
+    for block in _blocks(path, scoring):
+        ids = _ids(block, path)
+        if (zero := np.flatnonzero(block.lengths == 0)).size:
+            raise empty(block.first + int(zero[0]), ids[int(zero[0])])
+        if block.invalid:  # the first record holding one named, with its letter
+            Sequences.from_letters(block.letters, block.lengths, ids, scoring, what, name)
+        held.append(block._replace(ids=ids))
+        count += len(ids)
+        while count >= size:
+            yield _cut(held, size)
+            count -= size
+    if count:
+        yield _cut(held, count)
+
+
+def _cut(held: list[Records], size: int) -> Sequences:
+    """The first ``size`` records of the blocks ``held`` (taken out of it)."""
+    parts, need = [], size
+    while need:
+        block = held[0]
+        if len(block.ids) <= need:
+            parts.append(held.pop(0))
+            need -= len(block.ids)
+            continue
+        end = int(block.lengths[:need].sum())
+        parts.append(Records(block.letters[:end], block.lengths[:need], block.ids[:need], 0,
+                             block.codes[:end]))
+        held[0] = Records(block.letters[end:], block.lengths[need:], block.ids[need:], 0,
+                          block.codes[end:])
+        need = 0
+    offsets = np.zeros(size + 1, np.int64)
+    np.cumsum(np.concatenate([p.lengths for p in parts]), out=offsets[1:])
+    return Sequences(np.concatenate([p.codes for p in parts]), offsets,
+                     [rid for p in parts for rid in p.ids],
+                     np.concatenate([p.letters for p in parts]))
 
 
 def read_pairs(queries: str, targets: str, scoring: Scoring, counts: tuple[int, int],
@@ -102,6 +146,10 @@ def read_pairs(queries: str, targets: str, scoring: Scoring, counts: tuple[int, 
 def ids_and_lengths(path: str) -> Iterator[tuple[list[str], list[int]]]:
     """The records' ids and lengths, a chunk at a time, in order (a SAM header's @SQ
     lines)."""
+    if path != STDIN and sniff(path) == "fasta":
+        for block in _blocks(path):
+            yield _ids(block, path), block.lengths.tolist()
+        return
     ids, lengths = [], []
     for rid, text in iter_records(path):
         ids.append(rid)

@@ -36,10 +36,10 @@ MESSAGE = "wavedp: compiling the CPU kernels for this machine, once (about {seco
 #: compile seconds from an empty cache, measured on an x86-64 core with AVX2: the pair batch
 #: kernels of ``align_pairs`` (traceback keeping the whole matrix or checkpoints; score-only
 #: by rows or striped), the database scan at one lane width (8 or 16 bits; 32: per pair),
-#: the non-intersecting hits, the polyadic solver, a search's empirical fit and makedb's
-#: FASTA parser
+#: the non-intersecting hits, the polyadic solver, a search's empirical fit and the FASTA
+#: scanner of ``align --pairs``
 SECONDS = {"whole": 4.0, "checkpointed": 5.0, "rows": 4.0, "striped": 2.0, "scan": 2.5,
-           "scan32": 6.0, "hits": 4.0, "polyadic": 3.0, "fit": 7.0}
+           "scan32": 6.0, "hits": 4.0, "polyadic": 3.0, "fit": 7.0, "fasta": 1.5}
 
 #: (kernel, its arguments or None for any, estimated compile seconds) of a call to be made
 Call = tuple[Callable, tuple | None, float]

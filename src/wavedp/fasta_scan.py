@@ -1,0 +1,169 @@
+"""FASTA files read in pieces of whole records, each scanned by one compiled loop: each
+record's letters (line ends dropped), length and id. The loop holds no interpreter lock, so
+pieces scan on several cores at once: the reader of ``align --pairs``, whose millions of
+short records the record reader takes about 2 microseconds each to read.
+
+The records are the record reader's (``seqio.iter_records``: the id is the header's first
+word; ``\\r`` ends a line like ``\\n``). A fault (a control byte, a header without an id,
+text before the first header, a damaged stream) is named by the record reader, which meets
+it first as it reads from the start."""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .alphabets import INVALID
+from .errors import InputError
+from .seqio import CONTROL, iter_records, open_bytes
+
+#: bytes a piece, and the pieces scanned at once
+PIECE = 1 << 22
+THREADS = min(8, os.cpu_count() or 1)
+
+_CONTROL = np.zeros(256, np.uint8)
+_CONTROL[sorted(CONTROL)] = 1
+_IDENTITY = np.arange(256, dtype=np.uint8)
+
+
+class Records(NamedTuple):
+    """A piece's records: their letters one after another, each one's length, their ids
+    (each followed by a newline), the 1-based number of the first, and the letters
+    translated by a table (None without one) with the count of those it marks INVALID."""
+
+    letters: np.ndarray
+    lengths: np.ndarray
+    ids: bytes
+    first: int
+    codes: np.ndarray | None = None
+    invalid: int = 0
+
+
+@njit(cache=True, nogil=True)
+def _scan(buf, control, lut, letters, codes, lengths, ids):  # pragma: no cover - compiled
+    """Fills ``letters``, ``codes`` (``lut`` of each letter), ``lengths`` and ``ids`` from
+    ``buf``; returns (fault, records, letters, id bytes, codes INVALID), fault 0 or 1 (named
+    by the record reader)."""
+    n = buf.size
+    r, w, v, i, bad = -1, 0, 0, 0, 0
+    while i < n:
+        c = buf[i]
+        if control[c]:
+            return 1, r + 1, w, v, bad
+        if c == 62 and (i == 0 or buf[i - 1] == 10 or buf[i - 1] == 13):  # a header line
+            r += 1
+            lengths[r] = 0
+            j = i + 1
+            while j < n and buf[j] != 32 and buf[j] != 9 and buf[j] != 10 and buf[j] != 13:
+                ids[v] = buf[j]
+                v += 1
+                j += 1
+            if j == i + 1:
+                return 1, r + 1, w, v, bad
+            ids[v] = 10
+            v += 1
+            while j < n and buf[j] != 10 and buf[j] != 13:
+                if control[buf[j]]:
+                    return 1, r + 1, w, v, bad
+                j += 1
+            i = j
+            continue
+        if c != 10 and c != 13:
+            if r < 0:
+                if c != 32 and c != 9:
+                    return 1, 0, w, v, bad
+            else:
+                letters[w] = c
+                code = lut[c]
+                codes[w] = code
+                bad += code == INVALID
+                w += 1
+                lengths[r] += 1
+        i += 1
+    return 0, r + 1, w, v, bad
+
+
+def kernel():
+    """The compiled scanner (for ``engines.cpu.compile.notice``)."""
+    return _scan
+
+
+def _named(path: str) -> InputError:
+    """The fault of ``path`` as the record reader names it."""
+    try:
+        for _ in iter_records(path):
+            pass
+    except InputError as exc:
+        return exc
+    return InputError(f"file {path}: not readable as FASTA")
+
+
+def scan(data: bytes | memoryview, path: str, lut: np.ndarray | None = None
+         ) -> tuple[np.ndarray, np.ndarray, bytes, np.ndarray | None, int]:
+    """(letters, lengths, ids, codes, invalid codes) of the records of ``data`` (whole
+    records), the codes by ``lut`` (none without it)."""
+    buf = np.frombuffer(data, np.uint8)
+    heads = int(np.count_nonzero(buf == 62)) + 1  # at least the records
+    letters = np.empty(buf.size, np.uint8)
+    codes = np.empty(buf.size if lut is not None else 1, np.uint8)
+    lengths = np.empty(heads, np.int64)
+    ids = np.empty(buf.size + heads, np.uint8)
+    fault, records, w, v, bad = _scan(buf, _CONTROL, _IDENTITY if lut is None else lut,
+                                      letters, codes if lut is not None else letters,
+                                      lengths, ids)
+    if fault:
+        raise _named(path)
+    return (letters[:w], lengths[:records], ids[:v].tobytes(),
+            codes[:w] if lut is not None else None, int(bad))
+
+
+def _raw(path: str, size: int) -> Iterator[memoryview]:
+    """The file's bytes (decompressed) in pieces of whole records, about ``size`` each."""
+    try:
+        with open_bytes(path) as fh:
+            tail = b""
+            while raw := fh.read(size):
+                data = tail + raw if tail else raw
+                cut = max(data.rfind(b"\n>"), data.rfind(b"\r>"))
+                if cut < 0:
+                    tail = data
+                    continue
+                yield memoryview(data)[:cut + 1]
+                tail = data[cut + 1:]
+            if tail:
+                yield memoryview(tail)
+    except (OSError, EOFError, zlib.error):
+        raise _named(path) from None
+
+
+def pieces(path: str, lut: np.ndarray | None = None, threads: int = THREADS,
+           piece: int | None = None) -> Iterator[Records]:
+    """The records of a FASTA file (not standard input) a piece (about ``piece`` bytes,
+    default PIECE) at a time, in order, ``threads`` pieces scanned at once (a bounded number
+    held); their letters translated by ``lut`` (uint8[256]) where given."""
+    first = 1
+    with ThreadPoolExecutor(threads, thread_name_prefix="wavedp-fasta") as pool:
+        ahead: deque = deque()
+        try:
+            for data in _raw(path, piece or PIECE):
+                ahead.append(pool.submit(scan, data, path, lut))
+                while len(ahead) > 2 * threads or (ahead and ahead[0].done()):
+                    letters, lengths, ids, codes, bad = ahead.popleft().result()
+                    yield Records(letters, lengths, ids, first, codes, bad)
+                    first += lengths.size
+            while ahead:
+                letters, lengths, ids, codes, bad = ahead.popleft().result()
+                yield Records(letters, lengths, ids, first, codes, bad)
+                first += lengths.size
+        finally:
+            for future in ahead:
+                future.cancel()
+    if first == 1:
+        raise _named(path)
