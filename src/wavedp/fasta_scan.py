@@ -124,6 +124,15 @@ def scan(data: bytes | memoryview, path: str, lut: np.ndarray | None = None
             codes[:w] if lut is not None else None, int(bad))
 
 
+def _last_header(data: bytes) -> int:
+    """Where the last header line of ``data`` starts (its '>' after a line end), else -1
+    (0: only at the start). One byte searched for: a pair of bytes is searched slowly."""
+    at = len(data)
+    while (at := data.rfind(b">", 0, at)) > 0 and data[at - 1] not in (10, 13):
+        pass
+    return at
+
+
 def _raw(path: str, size: int) -> Iterator[memoryview]:
     """The file's bytes (decompressed) in pieces of whole records, about ``size`` each."""
     try:
@@ -131,12 +140,12 @@ def _raw(path: str, size: int) -> Iterator[memoryview]:
             tail = b""
             while raw := fh.read(size):
                 data = tail + raw if tail else raw
-                cut = max(data.rfind(b"\n>"), data.rfind(b"\r>"))
-                if cut < 0:
+                cut = _last_header(data)
+                if cut <= 0:
                     tail = data
                     continue
-                yield memoryview(data)[:cut + 1]
-                tail = data[cut + 1:]
+                yield memoryview(data)[:cut]
+                tail = data[cut:]
             if tail:
                 yield memoryview(tail)
     except (OSError, EOFError, zlib.error):
