@@ -237,6 +237,10 @@ def command(args, kind: str, raw, cells: int) -> None:
     time and peak memory (the largest resident set of the process)."""
     import subprocess
 
+    if args.device == "gpu":  # this process's cached GPU memory let go, for the command's
+        import cupy
+
+        cupy.get_default_memory_pool().free_all_blocks()
     folder = os.path.join(args.work, kind)
     os.makedirs(folder, exist_ok=True)
     q, ql, t, tl = raw

@@ -5,6 +5,9 @@ nothing written."""
 from __future__ import annotations
 
 import gzip
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import DNA, random_seq, related
 
+import wavedp
 from wavedp import fasta_scan
 from wavedp.cli import cli
 from wavedp.pairs import reading
@@ -123,3 +127,47 @@ def test_counting_many_records_across_blocks(tmp_path, monkeypatch):
     path.write_bytes(b">a\nACGTACGT\n>bb\r\n\r\n>c\nAC\n>d\nAAAAAAAAAAAAAAAAAAAAA\n>e\n")
     records, _, empty = reading.count_records(str(path))
     assert (records, empty) == (5, 2)
+
+
+def test_gpu_fault_is_one_line(tmp_path):
+    """CuPy's out-of-memory error (another process holding the GPU) is one line, exit 1, in
+    a fresh process (the command leaves by os._exit)."""
+    q, t, _, _ = _files(tmp_path)
+    out = tmp_path / "out.sam"
+    code = (
+        "import sys\n"
+        "import wavedp.pairs.api as api\n"
+        "class OutOfMemoryError(MemoryError):\n"
+        "    pass\n"
+        "OutOfMemoryError.__module__ = 'cupy.cuda.memory'\n"
+        "def fail(*args, **kwargs):\n"
+        "    raise OutOfMemoryError('Out of memory allocating 2,560 bytes')\n"
+        "api.run = fail\n"
+        "from wavedp.cli import main\n"
+        "sys.argv = ['wavedp', *sys.argv[1:]]\n"
+        "main()\n")
+    done = subprocess.run([sys.executable, "-c", code, "align", str(q), str(t), "--pairs",
+                           "-o", str(out), *DNA_OPTS], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert [x for x in done.stderr.splitlines() if x.startswith("wavedp: error")] == [
+        "wavedp: error: the GPU failed: OutOfMemoryError: Out of memory allocating 2,560 bytes"
+        " (another process may hold its memory: nvidia-smi lists them)"]
+    assert not out.exists()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt", ["sam", "paf"])
+def test_gpu_command_equals_cpu(tmp_path, monkeypatch, fmt):
+    """Chunks aligned on the GPU (on the engine's thread, one ahead of the writer) write
+    what the CPU writes."""
+    monkeypatch.setattr(reading, "CHUNK", 4)
+    q, t, _, _ = _files(tmp_path, count=30)
+    outs = {}
+    for device in ("cpu", "gpu"):
+        out = tmp_path / f"{device}.{fmt}"
+        got = invoke("align", q, t, "--pairs", "--format", fmt, "-o", out, "--match", "2",
+                     "--mismatch", "-3", "--device", device)
+        assert got.exit_code == 0, got.stderr
+        outs[device] = [x for x in out.read_text().splitlines() if not x.startswith("@PG")]
+    assert outs["cpu"] == outs["gpu"] and len(outs["cpu"]) >= 30

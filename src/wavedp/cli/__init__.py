@@ -126,6 +126,12 @@ class _Cli(click.Group):
         except DeviceError as exc:  # the GPU or cluster failed mid-run: one line, no traceback
             error(str(exc))
             sys.exit(1)
+        except Exception as exc:
+            if not _gpu_fault(exc):
+                raise
+            error(f"the GPU failed: {type(exc).__name__}: {exc} (another process may hold "
+                  "its memory: nvidia-smi lists them)")
+            sys.exit(1)
         except click.ClickException as exc:
             if _NO_ARGS_IS_HELP is not None and isinstance(exc, _NO_ARGS_IS_HELP):
                 exc.show()  # bare ``wavedp``: the help text, as click prints it
@@ -148,6 +154,11 @@ class _Cli(click.Group):
             _quiet_stdout()
             sys.exit(USAGE_EXIT)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _gpu_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` is CuPy's or the CUDA runtime's (out of memory, a failed launch)."""
+    return type(exc).__module__.split(".")[0] in ("cupy", "cupy_backends")
 
 
 @click.group(name="wavedp", cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})

@@ -52,8 +52,7 @@ def align_pairs(obj: dict | None, query: str, target: str, scoring: Scoring, mod
             head = list(sam_header_lines([], command_line=shlex.join(["wavedp", *argv])))
             out.write((head[0] + "\n").encode())
             for ids, lengths in reading.ids_and_lengths(target):
-                out.write(("".join(map("@SQ\tSN:{}\tLN:{}\n".format, ids, lengths)))
-                          .encode())
+                out.write(batch_formats.sq_lines(ids, lengths))
             out.write((head[-1] + "\n").encode())
         elif header:
             from .. import columns as fields

@@ -43,7 +43,7 @@ from ..scoring import Scoring
 from ..threads import check, cores
 from .batch import PairBatch
 from .lines import POWERS, Block, Scratch, Strings
-from .sequences import Sequences
+from .sequences import Joined, Sequences
 
 #: the formats ``write`` knows
 FORMATS = ("pairwise", "blast6", "sam", "json", "paf")
@@ -77,6 +77,19 @@ def write(batch: PairBatch, fmt: str, out: IO[Any], columns: Sequence[str] | Non
     for data in _chunks(batch, fmt, columns, scoring, follows, threads):
         view = memoryview(data)
         out.write(view if binary else str(view, "utf-8"))
+
+
+def sq_lines(ids: Sequence[str], lengths: np.ndarray) -> bytes:
+    """A SAM header's @SQ lines of references ``ids`` with ``lengths``."""
+    if not len(ids):
+        return b""
+    strings = Strings.of_lines(ids.blob, len(ids)) if isinstance(ids, Joined) else \
+        Strings.of(list(ids))
+    line = Block(len(ids))
+    line.text(b"@SQ\tSN:")
+    line.add(strings.take(np.arange(len(ids))))
+    line.number(np.asarray(lengths, np.int64), before=b"\tLN:", after=b"\n")
+    return line.array(Scratch()).tobytes()
 
 
 def blocks(batch: PairBatch, fmt: str, columns: Sequence[str] | None = None, *,
@@ -178,7 +191,10 @@ def _ids(seqs: Sequences, index: np.ndarray, escape: bool) -> tuple[Strings, np.
     """The ids of the records ``index`` uses, and ``index`` renumbered among them."""
     records, rank = _used(np.asarray(index, np.int64), len(seqs))
     ids = seqs.ids
-    texts = list(ids) if records.size == len(ids) else [ids[k] for k in records.tolist()]
+    whole = records.size == len(ids)
+    if whole and isinstance(ids, Joined) and not escape:  # the text as read
+        return Strings.of_lines(ids.blob, len(ids)), rank
+    texts = list(ids) if whole else [ids[k] for k in records.tolist()]
     strings = Strings.of(texts)
     if escape:  # only ids with a byte json.dumps does not write as it is are escaped
         special = strings.holding(_ESCAPED).tolist()

@@ -132,15 +132,25 @@ class Strings:
     @classmethod
     def of(cls, texts: Sequence[str]) -> Strings:
         """``texts`` as UTF-8 (an InputError if one holds a NUL)."""
-        data = np.frombuffer(("\n".join(texts) + "\n").encode("utf-8"), np.uint8)
-        if not data.all():
-            raise InputError("an id holds a NUL character")
-        ends = np.flatnonzero(data == 10)
-        if ends.size != len(texts):  # a text holds a newline
+        joined = ("\n".join(texts) + "\n").encode("utf-8")
+        if joined.count(b"\n") != len(texts):  # a text holds a newline
             encoded = [t.encode("utf-8") for t in texts]
+            if b"\0" in b"".join(encoded):
+                raise InputError("an id holds a NUL character")
             lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
             return cls(np.frombuffer(b"".join(encoded), np.uint8),
                        np.cumsum(lengths) - lengths, lengths)
+        return cls.of_lines(joined, len(texts))
+
+    @classmethod
+    def of_lines(cls, joined: bytes, count: int) -> Strings:
+        """``count`` texts, each followed by a newline in ``joined`` (UTF-8, none holding a
+        newline; an InputError if one holds a NUL)."""
+        data = np.frombuffer(joined, np.uint8)
+        if not data.all():
+            raise InputError("an id holds a NUL character")
+        ends = np.flatnonzero(data == 10)
+        assert ends.size == count
         starts = np.concatenate(([0], ends[:-1] + 1))
         lengths = ends - starts
         widest = int(lengths.max()) if lengths.size else 0

@@ -5,7 +5,7 @@ memory bounded by the chunk. FASTA is scanned in pieces on several threads
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..fasta_scan import Records
 from ..scoring import Scoring
 from ..seqio import STDIN, iter_records, open_bytes, sniff, stdin_copy
-from .sequences import Sequences
+from .sequences import Joined, Sequences
 
 #: pairs a chunk
 CHUNK = 1 << 17
@@ -30,10 +30,10 @@ def _blocks(path: str, scoring: Scoring | None = None) -> Iterator[Records]:
     return fasta_scan.pieces(path, None if scoring is None else scoring.lut)
 
 
-def _ids(block: Records, path: str) -> list[str]:
-    """The block's ids; a header that is not UTF-8 is named by the record reader."""
+def _utf8(block: Records, path: str) -> None:
+    """A header that is not UTF-8 is named by the record reader."""
     try:
-        return block.ids.decode("utf-8").split("\n")[:-1]
+        block.ids.decode("utf-8")
     except UnicodeDecodeError:
         for _ in iter_records(path):
             pass
@@ -86,13 +86,14 @@ def _chunks(path: str, scoring: Scoring, what: str, size: int) -> Iterator[Seque
     held: list[Records] = []
     count = 0
     for block in _blocks(path, scoring):
-        ids = _ids(block, path)
+        _utf8(block, path)
         if (zero := np.flatnonzero(block.lengths == 0)).size:
-            raise empty(block.first + int(zero[0]), ids[int(zero[0])])
+            raise empty(block.first + int(zero[0]), Joined(block.ids)[int(zero[0])])
         if block.invalid:  # the first record holding one named, with its letter
-            Sequences.from_letters(block.letters, block.lengths, ids, scoring, what, name)
-        held.append(block._replace(ids=ids))
-        count += len(ids)
+            Sequences.from_letters(block.letters, block.lengths, Joined(block.ids), scoring,
+                                   what, name)
+        held.append(block)
+        count += block.lengths.size
         while count >= size:
             yield _cut(held, size)
             count -= size
@@ -105,20 +106,21 @@ def _cut(held: list[Records], size: int) -> Sequences:
     parts, need = [], size
     while need:
         block = held[0]
-        if len(block.ids) <= need:
+        if block.lengths.size <= need:
             parts.append(held.pop(0))
-            need -= len(block.ids)
+            need -= block.lengths.size
             continue
         end = int(block.lengths[:need].sum())
-        parts.append(Records(block.letters[:end], block.lengths[:need], block.ids[:need], 0,
+        cut = int(np.flatnonzero(np.frombuffer(block.ids, np.uint8) == 10)[need - 1]) + 1
+        parts.append(Records(block.letters[:end], block.lengths[:need], block.ids[:cut], 0,
                              block.codes[:end]))
-        held[0] = Records(block.letters[end:], block.lengths[need:], block.ids[need:], 0,
+        held[0] = Records(block.letters[end:], block.lengths[need:], block.ids[cut:], 0,
                           block.codes[end:])
         need = 0
     offsets = np.zeros(size + 1, np.int64)
     np.cumsum(np.concatenate([p.lengths for p in parts]), out=offsets[1:])
     return Sequences(np.concatenate([p.codes for p in parts]), offsets,
-                     [rid for p in parts for rid in p.ids],
+                     Joined(b"".join(p.ids for p in parts)),
                      np.concatenate([p.letters for p in parts]))
 
 
@@ -143,12 +145,13 @@ def read_pairs(queries: str, targets: str, scoring: Scoring, counts: tuple[int, 
             yield q, t
 
 
-def ids_and_lengths(path: str) -> Iterator[tuple[list[str], list[int]]]:
+def ids_and_lengths(path: str) -> Iterator[tuple[Sequence[str], Sequence[int]]]:
     """The records' ids and lengths, a chunk at a time, in order (a SAM header's @SQ
     lines)."""
     if path != STDIN and sniff(path) == "fasta":
         for block in _blocks(path):
-            yield _ids(block, path), block.lengths.tolist()
+            _utf8(block, path)
+            yield Joined(block.ids), block.lengths
         return
     ids, lengths = [], []
     for rid, text in iter_records(path):

@@ -109,3 +109,22 @@ class Numbered(Sequence[str]):
         if not -self.size <= k < self.size:
             raise IndexError(k)
         return f"{self.what}{k % self.size + 1}"
+
+
+class Joined(Sequence[str]):
+    """Ids held as UTF-8 text, each followed by a newline (``blob``), as a FASTA scanner
+    gives them: split into strings only when one is asked for; the batch writers read the
+    text itself."""
+
+    def __init__(self, blob: bytes) -> None:
+        self.blob = blob
+        self.size = blob.count(b"\n")
+        self._ids: list[str] | None = None
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, k):
+        if self._ids is None:
+            self._ids = self.blob.decode("utf-8").split("\n")[:-1]
+        return self._ids[k]
