@@ -222,11 +222,6 @@ _PROFILED = ("import atexit, cProfile, runpy, sys; path = sys.argv[1]; sys.argv 
              "*sys.argv[2:]]; p = cProfile.Profile(); "
              "atexit.register(lambda: (p.disable(), p.dump_stats(path))); p.enable(); "
              "runpy.run_module('wavedp.cli', run_name='__main__')")
-#: a process that runs the command (its arguments after the first) with cli.pairs.AHEAD set
-#: to the first
-_AHEAD = ("import runpy, sys; import wavedp.cli.pairs as p; p.AHEAD = int(sys.argv[1]); "
-          "sys.argv = ['wavedp', *sys.argv[2:]]; runpy.run_module('wavedp.cli', "
-          "run_name='__main__')")
 #: the command line's scoring options of each kind (as SCORINGS)
 OPTIONS = {"dna": ["--match", "1", "--mismatch", "-4", "--gap-open", "7", "--gap-extend", "1"],
            "protein": ["--matrix", "BLOSUM62", "--gap-open", "11", "--gap-extend", "1"]}
@@ -268,19 +263,7 @@ def command(args, kind: str, raw, cells: int) -> None:
         print(f"{kind:8} command {fmt} {seconds:8.3f} s {cells / seconds / 1e12:7.3f} TCUPS "
               f"(FASTA in, {fmt.upper()} out, fresh process; peak memory {peak:.2f} GiB)"
               f"{status}", flush=True)
-    if args.ahead:  # the SAM command with chunks aligned ahead of the writer or not, in turns
-        best = {}
-        for _ in range(2):
-            for ahead in (0, 1):
-                out = os.path.join(folder, "out.sam")
-                start = time.perf_counter()
-                subprocess.run([sys.executable, "-c", _AHEAD, str(ahead), "align", qpath, tpath,
-                                "--pairs", "--format", "sam", "-o", out, "--device",
-                                args.device, *OPTIONS[kind]], capture_output=True, check=True)
-                seconds = time.perf_counter() - start
-                best[ahead] = min(best.get(ahead, seconds), seconds)
-        print(f"{kind:8} command sam, chunks ahead of the writer 0: {best[0]:.3f} s, "
-              f"1: {best[1]:.3f} s", flush=True)
+
 
 
 def _head(s: Sequences, k: int) -> Sequences:
@@ -395,9 +378,6 @@ def main() -> None:
                         "their tables in DIR")
     parser.add_argument("--command", action="store_true",
                         help="also the command, FASTA in, SAM and PAF out")
-    parser.add_argument("--ahead", action="store_true",
-                        help="with --command: the SAM command with and without aligning a "
-                        "chunk ahead of the writer, in turns")
     parser.add_argument("--chunks", default="", metavar="LIST",
                         help="also local calls with these chunk sizes (MiB), turns alternating")
     parser.add_argument("--copies", action="store_true",

@@ -159,8 +159,7 @@ def test_gpu_fault_is_one_line(tmp_path):
 @pytest.mark.gpu
 @pytest.mark.parametrize("fmt", ["sam", "paf"])
 def test_gpu_command_equals_cpu(tmp_path, monkeypatch, fmt):
-    """Chunks aligned on the GPU (on the engine's thread, one ahead of the writer) write
-    what the CPU writes."""
+    """Chunks aligned on the GPU write what the CPU writes."""
     monkeypatch.setattr(reading, "CHUNK", 4)
     q, t, _, _ = _files(tmp_path, count=30)
     outs = {}

@@ -4,9 +4,7 @@ chunk of pairs at a time (memory bounded by the chunk), written by the batch wri
 from __future__ import annotations
 
 import shlex
-from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from ..device import choose, start_gpus
 from ..errors import InputError
@@ -18,9 +16,6 @@ from ..pairs.reading import count_records, read_pairs, readable
 from ..scoring import Scoring
 from . import common, outputs
 from .progress import Progress
-
-#: chunks aligned ahead of the one being written (0: one after another)
-AHEAD = 1
 
 
 def align_pairs(obj: dict | None, query: str, target: str, scoring: Scoring, mode: str,
@@ -58,26 +53,14 @@ def align_pairs(obj: dict | None, query: str, target: str, scoring: Scoring, mod
             from .. import columns as fields
 
             out.write((fields.header_line(columns or fields.DEFAULT) + "\n").encode())
-        with Progress("align", estimate, queries=nq, unit="pairs") as progress, \
-                ThreadPoolExecutor(1, thread_name_prefix="wavedp-pairs") as engine:
-            done: deque = deque()  # a chunk aligns while the one before is written
-
-            def write() -> None:
-                nonlocal cells
-                future, q, t = done.popleft()
-                batch_formats.write(future.result(), fmt, out, columns, scoring=scoring,
+        with Progress("align", estimate, queries=nq, unit="pairs") as progress:
+            for q, t in read_pairs(query, target, scoring, (nq, nt)):
+                batch = pairs_api.run(q, t, None, None, scoring, mode, not score_only, chosen)
+                batch_formats.write(batch, fmt, out, columns, scoring=scoring,
                                     follows=cells > 0)
                 work = int((q.lengths * t.lengths).sum())
                 cells += work
                 progress.advance(work, done=len(q))
-
-            for q, t in read_pairs(query, target, scoring, (nq, nt)):
-                done.append((engine.submit(pairs_api.run, q, t, None, None, scoring, mode,
-                                           not score_only, chosen), q, t))
-                if len(done) > AHEAD:
-                    write()
-            while done:
-                write()
     common.energy_line(meter, cells)
 
 
