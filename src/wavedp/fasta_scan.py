@@ -133,21 +133,22 @@ def _last_header(data: bytes) -> int:
     return at
 
 
-def _raw(path: str, size: int) -> Iterator[memoryview]:
-    """The file's bytes (decompressed) in pieces of whole records, about ``size`` each."""
+def _raw(path: str, size: int) -> Iterator[bytes | memoryview]:
+    """The file's bytes (decompressed) in pieces of whole records, about ``size`` each (a
+    longer record is a piece alone; its blocks are joined once, so any length is linear)."""
+    parts: list[bytes] = []  # read since the last cut
     try:
         with open_bytes(path) as fh:
-            tail = b""
             while raw := fh.read(size):
-                data = tail + raw if tail else raw
-                cut = _last_header(data)
+                cut = _last_header(raw)
                 if cut <= 0:
-                    tail = data
+                    parts.append(raw)
                     continue
-                yield memoryview(data)[:cut]
-                tail = data[cut:]
-            if tail:
-                yield memoryview(tail)
+                yield b"".join([*parts, memoryview(raw)[:cut]]) if parts else \
+                    memoryview(raw)[:cut]
+                parts = [raw[cut:]]
+            if parts:
+                yield b"".join(parts)
     except (OSError, EOFError, zlib.error):
         raise _named(path) from None
 

@@ -126,12 +126,6 @@ class _Cli(click.Group):
         except DeviceError as exc:  # the GPU or cluster failed mid-run: one line, no traceback
             error(str(exc))
             sys.exit(1)
-        except Exception as exc:
-            if not _gpu_fault(exc):
-                raise
-            error(f"the GPU failed: {type(exc).__name__}: {exc} (another process may hold "
-                  "its memory: nvidia-smi lists them)")
-            sys.exit(1)
         except click.ClickException as exc:
             if _NO_ARGS_IS_HELP is not None and isinstance(exc, _NO_ARGS_IS_HELP):
                 exc.show()  # bare ``wavedp``: the help text, as click prints it
@@ -153,6 +147,12 @@ class _Cli(click.Group):
             error(f"cannot write the output: {exc.strerror or exc}")
             _quiet_stdout()
             sys.exit(USAGE_EXIT)
+        except Exception as exc:  # last: the clauses above come first
+            if not _gpu_fault(exc):
+                raise
+            error(f"the GPU failed: {type(exc).__name__}: {exc} (another process may hold "
+                  "its memory: nvidia-smi lists them)")
+            sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
