@@ -108,7 +108,7 @@ def _named(path: str) -> InputError:
 def scan(data: bytes | memoryview, path: str, lut: np.ndarray | None = None
          ) -> tuple[np.ndarray, np.ndarray, bytes, np.ndarray | None, int]:
     """(letters, lengths, ids, codes, invalid codes) of the records of ``data`` (whole
-    records), the codes by ``lut`` (none without it)."""
+    records), the codes by ``lut`` (none without it); the ids are UTF-8 text."""
     buf = np.frombuffer(data, np.uint8)
     heads = int(np.count_nonzero(buf == 62)) + 1  # at least the records
     letters = np.empty(buf.size, np.uint8)
@@ -118,9 +118,14 @@ def scan(data: bytes | memoryview, path: str, lut: np.ndarray | None = None
     fault, records, w, v, bad = _scan(buf, _CONTROL, _IDENTITY if lut is None else lut,
                                       letters, codes if lut is not None else letters,
                                       lengths, ids)
+    text = ids[:v].tobytes()
     if fault:
         raise _named(path)
-    return (letters[:w], lengths[:records], ids[:v].tobytes(),
+    try:
+        text.decode("utf-8")
+    except UnicodeDecodeError:  # the record reader names the byte
+        raise _named(path) from None
+    return (letters[:w], lengths[:records], text,
             codes[:w] if lut is not None else None, int(bad))
 
 
@@ -161,17 +166,20 @@ def pieces(path: str, lut: np.ndarray | None = None, threads: int = THREADS,
     first = 1
     with ThreadPoolExecutor(threads, thread_name_prefix="wavedp-fasta") as pool:
         ahead: deque = deque()
+
+        def taken() -> Records:
+            nonlocal first
+            letters, lengths, ids, codes, bad = ahead.popleft().result()
+            first += lengths.size
+            return Records(letters, lengths, ids, first - lengths.size, codes, bad)
+
         try:
             for data in _raw(path, piece or PIECE):
                 ahead.append(pool.submit(scan, data, path, lut))
                 while len(ahead) > 2 * threads or (ahead and ahead[0].done()):
-                    letters, lengths, ids, codes, bad = ahead.popleft().result()
-                    yield Records(letters, lengths, ids, first, codes, bad)
-                    first += lengths.size
+                    yield taken()
             while ahead:
-                letters, lengths, ids, codes, bad = ahead.popleft().result()
-                yield Records(letters, lengths, ids, first, codes, bad)
-                first += lengths.size
+                yield taken()
         finally:
             for future in ahead:
                 future.cancel()

@@ -30,16 +30,6 @@ def _blocks(path: str, scoring: Scoring | None = None) -> Iterator[Records]:
     return fasta_scan.pieces(path, None if scoring is None else scoring.lut)
 
 
-def _utf8(block: Records, path: str) -> None:
-    """A header that is not UTF-8 is named by the record reader."""
-    try:
-        block.ids.decode("utf-8")
-    except UnicodeDecodeError:
-        for _ in iter_records(path):
-            pass
-        raise InputError(f"file {path}: a header is not UTF-8 text") from None
-
-
 def count_records(path: str) -> tuple[int, int, int | None]:
     """(records, letters (FASTQ: bytes), the number of the first empty record or None) of a
     FASTA or FASTQ file, by one pass over it (FASTQ's empty records are found when read)."""
@@ -86,7 +76,6 @@ def _chunks(path: str, scoring: Scoring, what: str, size: int) -> Iterator[Seque
     held: list[Records] = []
     count = 0
     for block in _blocks(path, scoring):
-        _utf8(block, path)
         if (zero := np.flatnonzero(block.lengths == 0)).size:
             raise empty(block.first + int(zero[0]), Joined(block.ids)[int(zero[0])])
         if block.invalid:  # the first record holding one named, with its letter
@@ -150,8 +139,7 @@ def ids_and_lengths(path: str) -> Iterator[tuple[Sequence[str], Sequence[int]]]:
     lines)."""
     if path != STDIN and sniff(path) == "fasta":
         for block in _blocks(path):
-            _utf8(block, path)
-            yield Joined(block.ids), block.lengths
+                yield Joined(block.ids), block.lengths
         return
     ids, lengths = [], []
     for rid, text in iter_records(path):
