@@ -64,6 +64,24 @@ def phases(qs, ts, scoring, mode: str, traceback: bool) -> str:
     return " ".join(f"{k} {v * 1e3:.1f}" for k, v in found.items()) + " ms"
 
 
+def timeline(qs, ts, scoring, traceback: bool) -> str:
+    """One local call's marks: phase, host ms, GPU ms (its stream's event), from the start."""
+    import cupy
+
+    from wavedp.engines.common import MODES
+    from wavedp.engines.cuda import many_pairs
+
+    marks: list = []
+    many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, None, None, qs.lengths,
+                     ts.lengths, scoring.table, scoring.gap_open, scoring.gap_extend,
+                     MODES["local"], traceback, timeline=marks)
+    cupy.cuda.Device().synchronize()
+    first = marks[0][2]
+    return "\n".join(f"#   {name:10} host {host * 1e3:7.1f} gpu "
+                     f"{cupy.cuda.get_elapsed_time(first, event):7.1f}"
+                     for name, host, event in marks)
+
+
 def check(batch, qs, ts, scoring, mode: str, traceback: bool, sample: int) -> str:
     """The first ``sample`` pairs again on the CPU: equal or not."""
     k = min(sample, len(batch))
@@ -107,6 +125,11 @@ def pairs_run(args, kind: str) -> None:
         prof.runcall(wavedp.align_pairs, qs, ts, scoring, traceback=True, device=args.device)
         with open(os.path.join(args.profile, f"api_{kind}.txt"), "w") as fh:
             pstats.Stats(prof, stream=fh).sort_stats("tottime").print_stats(30)
+    if args.timeline:
+        for traceback in (False, True):
+            timeline(qs, ts, scoring, traceback)  # compiled
+            print(f"# {kind} local {'cigar' if traceback else 'score'} timeline (ms)\n"
+                  f"{timeline(qs, ts, scoring, traceback)}", flush=True)
     if args.strings and "local" in args.modes:
         texts = [qs.text(k, scoring.alphabet) for k in range(len(qs))]
         targets = [ts.text(k, scoring.alphabet) for k in range(len(ts))]
@@ -332,7 +355,7 @@ def copies(size: int = 900 << 20) -> None:
 
     rates = []
     for name, call in (("pageable", plain), ("staged", staged), ("page-locked", from_locked),
-                       ("host copy", lambda: transfer._copy(other, host))):
+                       ("host copy", lambda: transfer.host_copy(other, host))):
         call()
         seconds, _ = timed(call, 3)
         rates.append(f"{name} {size / seconds / 1e9:.1f} GB/s")
@@ -380,6 +403,8 @@ def main() -> None:
                         help="also the command, FASTA in, SAM and PAF out")
     parser.add_argument("--chunks", default="", metavar="LIST",
                         help="also local calls with these chunk sizes (MiB), turns alternating")
+    parser.add_argument("--timeline", action="store_true",
+                        help="also one local call's marks (host and GPU clocks)")
     parser.add_argument("--copies", action="store_true",
                         help="also the copy rates up to the GPU (the residues' floor)")
     args = parser.parse_args()

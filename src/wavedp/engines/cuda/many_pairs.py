@@ -9,14 +9,12 @@ large or whose scores could outgrow the local end key) to the pairwise engines.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from ...errors import DeviceError, InputError
 from ..common import Columns
+from . import transfer
 from .module import function
-from .transfer import download, upload
 
 #: lanes a pair (the kernel instances); one is chosen per call by :func:`lanes_for`
 GROUPS = (4, 8, 16, 32)
@@ -32,8 +30,11 @@ MAX_SCORE = (1 << 28) - 1
 #: GPU memory for the direction words of the two chunks on the GPU at once (at most a third
 #: of the free memory)
 DIRS_BYTES = 48 << 30
-#: residues a chunk (query and target), so its copies overlap another chunk's sweep
+#: bytes a chunk (residues and PAIR_BYTES a pair), so its copies overlap another chunk's
+#: sweep; the page-locked and GPU slots hold CHUNK_BYTES + SLACK (the arrays' alignment)
 CHUNK_BYTES = 96 << 20
+PAIR_BYTES = 24
+SLACK = 4096
 #: a pass boundary costs about this many cells a column (the scratch row's store and load),
 #: score-only and with direction words: on the H200, 2,000,000 reads of 150 against 300
 #: swept score-only in 166 ms with groups of 4 (five passes), 69 ms with 8 (three), 94 ms
@@ -44,8 +45,14 @@ PASS_CELLS = {False: 32, True: 8}
 def taken(m: np.ndarray, n: np.ndarray, top: int) -> np.ndarray:
     """Which m x n pairs this engine aligns, ``top`` the largest substitution score."""
     m, n = np.asarray(m, np.int64), np.asarray(n, np.int64)
+    top = max(int(top), 0)
+    if m.size:  # the common case, every pair taken, from the extremes
+        hm, hn = int(m.max()), int(n.max())
+        if (m.min() >= 1 and n.min() >= 1 and max(hm, hn) <= MAX_SIDE
+                and hm * hn <= MAX_CELLS and min(hm, hn) * top <= MAX_SCORE):
+            return np.ones(m.size, bool)
     return ((m >= 1) & (n >= 1) & (m <= MAX_SIDE) & (n <= MAX_SIDE) & (m * n <= MAX_CELLS)
-            & (np.minimum(m, n) * max(int(top), 0) <= MAX_SCORE))
+            & (np.minimum(m, n) * top <= MAX_SCORE))
 
 
 def lanes_for(m: np.ndarray, n: np.ndarray, traceback: bool = False) -> int:
@@ -66,66 +73,82 @@ def dir_words(m, n, g: int):
 def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray,
           qi: np.ndarray | None, ti: np.ndarray | None, m: np.ndarray, n: np.ndarray,
           sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, traceback: bool,
-          phases: dict[str, float] | None = None) -> Columns:
+          phases: dict[str, float] | None = None, timeline: list | None = None) -> Columns:
     """Pair k aligns query ``qi[k]`` (``qcat[qoff[qi[k]]:qoff[qi[k] + 1]]``, m[k] letters)
     against target ``ti[k]`` (n[k] letters); ``qi`` and ``ti`` None: query k against target
     k. Every pair :func:`taken`. ``phases`` (benchmarks) gains each phase's seconds (the
-    host's clock, the GPU waited for at each phase's end, so nothing overlaps).
+    host's clock, the GPU waited for at each phase's end, so nothing overlaps); ``timeline``
+    (benchmarks) gains (phase, host seconds, an event recorded on the phase's stream) at each
+    phase's end, nothing waited for.
 
-    The pairs go in chunks (:func:`chunks`): while the GPU sweeps one, the host copies the
-    next one's residues up and the last one's results down."""
+    The pairs go in chunks (:func:`chunks`): the host writes a chunk's arrays into a
+    page-locked slot (``transfer.Slots``) while the GPU sweeps the ones before; the results
+    stay on the GPU and come down at the end, each in one copy."""
     import cupy
 
     count = int(m.size)
-    ends = np.empty((count, 3), np.int32)
-    res5 = np.empty((count, 5), np.int32) if traceback else None
     if not count:
-        return _columns(ends, res5, traceback, [])
+        return _columns(np.empty((0, 3), np.int32), np.empty((0, 5), np.int32) if traceback
+                        else None, np.zeros(0, np.uint32))
     m32, n32 = m.astype(np.int32, copy=False), n.astype(np.int32, copy=False)
     step = max(1, count // 20000)
     g = lanes_for(m32[::step].astype(np.int64), n32[::step].astype(np.int64), traceback)
-    words = dir_words(m32.astype(np.int64), n32.astype(np.int64), g) if traceback else None
-    clock = _Clock(phases)
-    run = _Run(g, mode, traceback, cupy.asarray(np.ascontiguousarray(sub, np.int32).ravel()),
-               int(sub.shape[0]), gap_open, gap_extend, clock)
-    copy, compute = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
-    everything = None
-    if qi is not None:  # pairs index the records: every record goes up once
-        with copy:
-            d_q = upload(qcat)
-            everything = (d_q, d_q if tcat is qcat else upload(tcat), upload(qoff),
-                          upload(toff))
-    pending: list[_Chunk] = []
-    runs_parts: list[np.ndarray] = []
-    for lo, hi in chunks(m32, n32, words):
-        with copy:
-            if everything is None:  # query k against target k: the chunk's residues
-                a, b, c, d = int(qoff[lo]), int(qoff[hi]), int(toff[lo]), int(toff[hi])
-                args = (upload(qcat[a:b]), upload(tcat[c:d]), upload(qoff[lo:hi] - a),
-                        upload(toff[lo:hi] - c))
-            else:
-                d_q, d_t, d_qo, d_to = everything
-                args = (d_q, d_t, d_qo[upload(qi[lo:hi])], d_to[upload(ti[lo:hi])])
-            args += (upload(m32[lo:hi]), upload(n32[lo:hi]))
-            ready = copy.record()
-        clock("upload")
-        compute.wait_event(ready)
+    words = dir_words(m32, n32, g) if traceback else None
+    clock = _Clock(phases, timeline)
+    slots = transfer.slots(cupy.cuda.Device().id, CHUNK_BYTES + SLACK)
+    compute = cupy.cuda.Stream(non_blocking=True)
+    cuts = chunks(m32, n32, words)
+    with slots.lock:
+        clock("begin", slots.stream)
         with compute:
-            pending.append(run.launch(args, lo, hi, m32[lo:hi], n32[lo:hi],
-                                      None if words is None else int(words[lo:hi].sum())))
-        if len(pending) == 2:  # the GPU has the next chunk while this one comes down
-            runs_parts += run.collect(pending.pop(0), copy, ends, res5)
-    while pending:
-        runs_parts += run.collect(pending.pop(0), copy, ends, res5)
+            run = _Run(g, mode, traceback, cupy.asarray(np.ascontiguousarray(sub, np.int32)
+                                                        .ravel()),
+                       int(sub.shape[0]), gap_open, gap_extend, clock, count, len(cuts))
+        whole = None
+        if qi is not None:  # pairs index the records: every record goes up once
+            with slots.stream:
+                d_q = transfer.upload(qcat)
+                whole = (d_q, d_q if tcat is qcat else transfer.upload(tcat),
+                         transfer.upload(qoff), transfer.upload(toff))
+        for lo, hi in cuts:
+            k = hi - lo
+            if whole is None:  # query k against target k: the chunk's residues
+                a, b, c, d = int(qoff[lo]), int(qoff[hi]), int(toff[lo]), int(toff[hi])
+                hq, ht, hqo, hto, hm, hn = slots.take(
+                    [(np.uint8, b - a), (np.uint8, d - c), (np.int64, k), (np.int64, k),
+                     (np.int32, k), (np.int32, k)])
+                transfer.host_copy(hq, qcat[a:b])
+                transfer.host_copy(ht, tcat[c:d])
+                np.subtract(qoff[lo:hi], a, out=hqo)
+                np.subtract(toff[lo:hi], c, out=hto)
+            else:
+                hqo, hto, hm, hn = slots.take([(np.int64, k), (np.int64, k), (np.int32, k),
+                                               (np.int32, k)])
+                hqo[:], hto[:] = qi[lo:hi], ti[lo:hi]
+            hm[:], hn[:] = m32[lo:hi], n32[lo:hi]
+            arrays, slot = slots.send()
+            clock("upload", slots.stream)
+            compute.wait_event(slots.copied[slot])
+            with compute:
+                if whole is not None:  # the records' offsets of the chunk's pairs
+                    d_q, d_t, d_qo, d_to = whole
+                    arrays = [d_q, d_t, d_qo[arrays[0]], d_to[arrays[1]], *arrays[2:]]
+                run.launch(arrays, lo, hi, m32[lo:hi], n32[lo:hi],
+                           None if words is None else int(words[lo:hi].sum()))
+                slots.release(slot, compute.record())
+        with compute:
+            ends, res5, runs = run.results()
+        clock("download", compute)
     if traceback and (res5[:, 4] < 0).any():
         raise DeviceError("the pairs' traceback left results unwritten")
-    return _columns(ends, res5, traceback, runs_parts)
+    return _columns(ends, res5, runs)
 
 
 def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None) -> list[tuple[int, int]]:
-    """Consecutive pair ranges of about CHUNK_BYTES residues whose direction words (None:
-    score-only) fit a launch's share of the GPU's memory (two chunks are on the GPU at once)."""
-    weights = [(m.astype(np.int64) + n, CHUNK_BYTES)]
+    """Consecutive pair ranges of about CHUNK_BYTES (residues and PAIR_BYTES a pair) whose
+    direction words (None: score-only) fit a launch's share of the GPU's memory (two chunks
+    are on the GPU at once)."""
+    weights = [(m + n + PAIR_BYTES, CHUNK_BYTES)]
     if words is not None:
         import cupy
 
@@ -136,7 +159,7 @@ def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None) -> list[tuple
             raise InputError(f"a batch of pairs needs {4 * largest / 2**20:.1f} MiB of GPU "
                              f"memory for its largest pair, {free / 2**20:.1f} MiB free")
         weights.append((words, budget))
-    sums = [np.cumsum(w) for w, _ in weights]
+    sums = [np.cumsum(w, dtype=np.int64) for w, _ in weights]
     cuts, start, count = [], 0, int(m.size)
     while start < count:
         stop = min(int(np.searchsorted(s, (s[start - 1] if start else 0) + cap, "right"))
@@ -147,32 +170,33 @@ def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None) -> list[tuple
     return cuts
 
 
-def _columns(ends: np.ndarray, res5: np.ndarray | None, traceback: bool,
-             runs_parts: list[np.ndarray]) -> Columns:
-    if not traceback:
+def _columns(ends: np.ndarray, res5: np.ndarray | None, runs: np.ndarray) -> Columns:
+    if res5 is None:
         unknown = np.full(ends.shape[0], -1, np.int32)
         return Columns(ends[:, 0], unknown, ends[:, 1], unknown, ends[:, 2], None, None)
     offsets = np.zeros(ends.shape[0] + 1, np.int64)
     np.cumsum(res5[:, 4], out=offsets[1:])
-    runs = (runs_parts[0] if len(runs_parts) == 1 else
-            np.concatenate(runs_parts) if runs_parts else np.zeros(0, np.uint32))
     return Columns(ends[:, 0], *(res5[:, c] for c in range(4)), runs, offsets)
 
 
 class _Clock:
-    """Phases' seconds into a dict (nothing without one)."""
+    """Phases' seconds into a dict, each phase waited for; or marks into a timeline, nothing
+    waited for (neither: nothing)."""
 
-    def __init__(self, phases: dict[str, float] | None) -> None:
+    def __init__(self, phases: dict[str, float] | None, timeline: list | None = None) -> None:
         import time
 
-        self.phases, self.now = phases, time.perf_counter
-        self.last = self.now()
+        self.phases, self.timeline, self.now = phases, timeline, time.perf_counter
+        self.last = self.start = self.now()
 
-    def __call__(self, name: str) -> None:
-        if self.phases is None:
-            return
+    def __call__(self, name: str, stream=None) -> None:
         import cupy
 
+        if self.timeline is not None:
+            stream = stream or cupy.cuda.get_current_stream()
+            self.timeline.append((name, self.now() - self.start, stream.record()))
+        if self.phases is None:
+            return
         cupy.cuda.Device().synchronize()
         now = self.now()
         self.phases[name] = self.phases.get(name, 0.0) + now - self.last
@@ -190,25 +214,17 @@ def _grid(kernel, smem: int) -> int:
     return multiprocessors() * max(1, min(by_regs, by_smem, 2048 // BLOCK))
 
 
-class _Chunk(NamedTuple):
-    """A chunk launched on the GPU: its pairs lo:hi, the event its work records, its result
-    arrays and the inputs kept alive until that event."""
-
-    lo: int
-    hi: int
-    done: object
-    ends: object
-    res5: object
-    packed: object
-    poff: object
-    keep: tuple
-
-
 class _Run:
-    """The launches of one call: group size, mode, scoring, the phases' clock."""
+    """The launches of one call on the current stream: group size, mode, scoring, the
+    phases' clock, and the results of its ``count`` pairs (in ``chunks`` chunks), on the
+    GPU until :meth:`results` (each chunk's runs cut to their size two chunks later)."""
 
     def __init__(self, g: int, mode: int, traceback: bool, d_sub, a: int, go: int, ge: int,
-                 clock: _Clock) -> None:
+                 clock: _Clock, count: int, chunks: int) -> None:
+        import cupy
+
+        from .staging import pinned
+
         self.g, self.mode, self.traceback, self.clock = g, mode, traceback, clock
         self.d_sub, self.a, self.go, self.ge = d_sub, a, go, ge
         self.kernel = function("many_pairs.cu", f"many_pairs<{mode}, {g}, {ROWS}, "
@@ -217,12 +233,16 @@ class _Run:
         if self.smem > 48 << 10:
             self.kernel.max_dynamic_shared_size_bytes = self.smem
         self.grid = _grid(self.kernel, self.smem)
+        self.ends = cupy.empty(3 * count, cupy.int32)
+        self.res5 = cupy.full(5 * count, -1, cupy.int32) if traceback else None
+        self.runs: list = []  # the runs of the chunks settled, cut to their size (on the GPU)
+        self.pending: list = []  # the others': runs, size (page-locked), done event
+        self.sizes = pinned(8 * chunks).view(np.int64)
 
-    def launch(self, args: tuple, lo: int, hi: int, m: np.ndarray, n: np.ndarray,
-               words: int | None) -> _Chunk:
-        """Sort, sweep and (with ``words`` direction words) trace the chunk's pairs (sides
-        ``m`` and ``n``) on the current stream; ``args``: its residues, offsets and sides on
-        the GPU."""
+    def launch(self, args: list, lo: int, hi: int, m: np.ndarray, n: np.ndarray,
+               words: int | None) -> None:
+        """Sort, sweep and (with ``words`` direction words) trace pairs lo:hi (sides ``m``
+        and ``n``); ``args``: their residues, offsets and sides on the GPU."""
         import cupy
 
         d_q, d_t, d_qs, d_ts, d_m, d_n = args
@@ -233,7 +253,7 @@ class _Run:
         stride = longest_n + 2 if passes else 1
         scratch = cupy.empty(self.grid * (BLOCK // g) * stride * 2 if passes else 2,
                              cupy.int32)
-        d_ends = cupy.empty(3 * count, cupy.int32)
+        d_ends = self.ends[3 * lo:3 * hi]
         ticket = cupy.zeros(1, cupy.int32)
         if words is not None:
             doff = cupy.zeros(count + 1, cupy.int64)
@@ -248,38 +268,47 @@ class _Run:
             np.int32(self.a), np.int32(self.go), np.int32(self.ge), dirs, doff, scratch,
             np.int32(stride), d_ends, ticket), shared_mem=self.smem)
         self.clock("sweep")
-        res5 = packed = poff = None
-        if words is not None:
-            roff = cupy.zeros(count + 1, cupy.int64)
-            cupy.cumsum((d_m + d_n + 1).astype(cupy.int64), out=roff[1:])
-            runs = cupy.empty(count + int(m.sum(dtype=np.int64) + n.sum(dtype=np.int64)),
-                              cupy.uint32)
-            res5 = cupy.empty(5 * count, cupy.int32)
-            blocks = min(-(-count // 128), 65535)
-            function("many_pairs.cu", f"trace_pairs<{g}, {ROWS}>")((blocks,), (128,), (
-                np.int32(self.mode), d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count),
-                dirs, doff, d_ends, roff, runs, res5))
-            self.clock("traceback")
-            poff = cupy.zeros(count + 1, cupy.int64)
-            cupy.cumsum(res5[4::5].astype(cupy.int64), out=poff[1:])
-            packed = cupy.empty(runs.size, cupy.uint32)
-            function("many_pairs.cu", "pack_runs")((blocks,), (128,), (
-                runs, roff, res5, poff, np.int32(count), packed))
-            self.clock("pack")
-        done = cupy.cuda.get_current_stream().record()
-        return _Chunk(lo, hi, done, d_ends, res5, packed, poff, args)
+        if words is None:
+            return
+        roff = cupy.zeros(count + 1, cupy.int64)
+        cupy.cumsum((d_m + d_n + 1).astype(cupy.int64), out=roff[1:])
+        runs = cupy.empty(count + int(m.sum(dtype=np.int64) + n.sum(dtype=np.int64)),
+                          cupy.uint32)
+        res5 = self.res5[5 * lo:5 * hi]
+        blocks = min(-(-count // 128), 65535)
+        function("many_pairs.cu", f"trace_pairs<{g}, {ROWS}>")((blocks,), (128,), (
+            np.int32(self.mode), d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count),
+            dirs, doff, d_ends, roff, runs, res5))
+        self.clock("traceback")
+        poff = cupy.zeros(count + 1, cupy.int64)
+        cupy.cumsum(res5[4::5].astype(cupy.int64), out=poff[1:])
+        packed = cupy.empty(runs.size, cupy.uint32)
+        function("many_pairs.cu", "pack_runs")((blocks,), (128,), (
+            runs, roff, res5, poff, np.int32(count), packed))
+        self.clock("pack")
+        stream = cupy.cuda.get_current_stream()
+        size = self.sizes[len(self.runs) + len(self.pending):][:1]
+        poff[-1:].data.copy_to_host_async(size.ctypes.data, 8, stream)
+        self.pending.append((packed, size, stream.record()))
+        if len(self.pending) > 2:  # a chunk two back is done: its runs cut to their size
+            self._settle()
 
-    def collect(self, chunk: _Chunk, stream, ends: np.ndarray,
-                res5: np.ndarray | None) -> list[np.ndarray]:
-        """The chunk's results into ``ends`` and ``res5`` (copied on ``stream`` once its
-        work is done); returns its runs."""
-        chunk.done.synchronize()
-        with stream:
-            download(chunk.ends, ends[chunk.lo:chunk.hi].reshape(-1))
-            if res5 is None:
-                self.clock("download")
-                return []
-            download(chunk.res5, res5[chunk.lo:chunk.hi].reshape(-1))
-            runs = download(chunk.packed[:int(chunk.poff[-1])])
-        self.clock("download")
-        return [runs]
+    def _settle(self) -> None:
+        """The oldest pending chunk's runs cut to their size (its work done)."""
+        packed, size, done = self.pending.pop(0)
+        done.synchronize()
+        self.runs.append(packed[:int(size[0])].copy())
+
+    def results(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """Every pair's end cells (count x 3), coordinates and run counts (count x 5; None
+        score-only) and runs, on the host (each in one copy, on the current stream)."""
+        import cupy
+
+        while self.pending:
+            self._settle()
+        ends = transfer.download(self.ends).reshape(-1, 3)
+        if self.res5 is None:
+            return ends, None, np.zeros(0, np.uint32)
+        runs = (self.runs[0] if len(self.runs) == 1 else cupy.concatenate(self.runs)
+                if self.runs else cupy.zeros(0, cupy.uint32))
+        return ends, transfer.download(self.res5).reshape(-1, 5), transfer.download(runs)
