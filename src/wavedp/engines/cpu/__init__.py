@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from ..common import LOCAL
-from .budget import check_traceback
+from .budget import check_traceback, shapes
 from .compile import SECONDS, notice
 from .intersequence import local_ends
 from .rows import align_checkpointed, align_whole, checkpoint_interval, sweep, whole_matrix
@@ -157,13 +157,13 @@ def align_cat(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.nda
               int(gap_open), int(gap_extend), int(mode))
     calls = []
     if traceback:
-        check_traceback(qlen, tlen, int(sub.shape[0]), numba.get_num_threads())
-        # each distinct shape priced once (a batch of reads has a handful)
-        shapes, inverse = np.unique(np.stack([qlen, tlen], axis=1), axis=0, return_inverse=True)
-        kinds = [(k, whole_matrix(m, n, k)) for m, n in shapes.tolist()
+        distinct, inverse = shapes(qlen, tlen)  # each distinct shape priced once
+        check_traceback(qlen, tlen, int(sub.shape[0]), numba.get_num_threads(),
+                        (distinct, inverse))
+        kinds = [(k, whole_matrix(m, n, k)) for m, n in distinct.tolist()
                  for k in [checkpoint_interval(m, n)]]
-        intervals = np.array([k for k, _ in kinds], np.int64)[inverse.ravel()]
-        whole = np.array([w for _, w in kinds], bool)[inverse.ravel()]
+        intervals = np.array([k for k, _ in kinds], np.int64)[inverse]
+        whole = np.array([w for _, w in kinds], bool)[inverse]
         intervals = -(-intervals // LANES) * LANES  # align_checkpointed's K
         calls += [(whole_pairs, (np.flatnonzero(whole), *common, opoff, ops, out),
                    SECONDS["whole"]),

@@ -37,16 +37,27 @@ def available() -> int:
     return max(free, 0)
 
 
-def check_traceback(qlen: np.ndarray, tlen: np.ndarray, letters: int, threads: int) -> None:
+def shapes(qlen: np.ndarray, tlen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (m, n) of these pairs (k x 2, sorted) and each pair's row among them (a
+    batch of reads has a handful: each is priced once)."""
+    qlen, tlen = np.asarray(qlen, np.int64), np.asarray(tlen, np.int64)
+    wide = int(tlen.max()) + 1 if tlen.size else 1
+    keys, inverse = np.unique(qlen * wide + tlen, return_inverse=True)
+    return np.stack(np.divmod(keys, wide), axis=1), inverse.ravel()
+
+
+def check_traceback(qlen: np.ndarray, tlen: np.ndarray, letters: int, threads: int,
+                    distinct: tuple[np.ndarray, np.ndarray] | None = None) -> None:
     """An InputError, before any work, where the tracebacks of these pairs (m, n each) need
     more memory than :func:`available`: ``threads`` of the largest at once, and every
-    pair's CIGAR letters."""
+    pair's CIGAR letters (``distinct``: their :func:`shapes`, where known)."""
     if not qlen.size:
         return
-    shapes, inverse = np.unique(np.stack([qlen, tlen], axis=1), axis=0, return_inverse=True)
-    each = np.array([traceback_bytes(int(m), int(n), letters) for m, n in shapes.tolist()],
-                    np.int64)[inverse.ravel()]
-    largest = np.sort(each)[::-1][:max(threads, 1)]
+    kinds, inverse = distinct if distinct is not None else shapes(qlen, tlen)
+    each = np.array([traceback_bytes(int(m), int(n), letters) for m, n in kinds.tolist()],
+                    np.int64)[inverse]
+    top = min(max(threads, 1), each.size)
+    largest = np.partition(each, each.size - top)[each.size - top:]
     need = int(largest.sum()) + int((qlen + tlen).sum())
     have = available()
     if need > have:
