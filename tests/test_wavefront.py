@@ -6,6 +6,8 @@ of 16 force several bands; penalties 0..8 come in any order (gap_open < gap_exte
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -85,6 +87,36 @@ def test_traceback_matches_reference_for_every_band_height(case):
     ref = reference.align(q, t, table, gap_open, gap_extend, mode, True)
     for K in (max(q.size, 1), LANES, 2 * LANES, 3 * LANES):
         assert trace(q, t, table, gap_open, gap_extend, mode, K) == ref, K
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases(max_len=150), st.sampled_from([(2 * LANES, LANES), (4 * LANES, 2 * LANES, LANES),
+                                            (6 * LANES, 3 * LANES, LANES),
+                                            (8 * LANES, 4 * LANES, 2 * LANES, LANES)]))
+def test_levels_of_checkpoints_give_the_reference_path(case, levels):
+    """Checkpoints in levels (each band of a level recomputed with checkpoints of its own,
+    the deepest with direction bytes) trace the reference's path."""
+    q, t, table, gap_open, gap_extend, mode = case
+    if q.size <= levels[0] or t.size == 0:
+        q = np.resize(q if q.size else np.zeros(1, np.uint8), levels[0] + 1 + q.size % 37)
+        t = np.resize(t if t.size else q, max(t.size, 1 + q.size % 23))
+    ref = reference.align(q, t, table, gap_open, gap_extend, mode, True)
+    ops = np.empty(q.size + t.size, np.uint8)
+    r = rows.align_checkpointed(q, t, table, gap_open, gap_extend, mode,
+                                np.array(levels, np.int64), ops)
+    assert (*r[:5], ops[: r[5]][::-1].tobytes().decode()) == ref
+
+
+def test_checkpoint_levels_fit_their_bound():
+    """A 1 Mbp pair's checkpoints fit LEVEL_BYTES in levels (one level: 5.7 GB); each level
+    a multiple of the next and of the stripe height; small pairs keep one level."""
+    one = rows.level_bytes(10**6, 10**6, (-(-(math.isqrt(8 * 10**6) + 1) // LANES) * LANES,))
+    levels = rows.checkpoint_levels(10**6, 10**6)
+    assert one > 5 << 30 and rows.level_bytes(10**6, 10**6, levels) <= rows.LEVEL_BYTES
+    assert all(a % b == 0 for a, b in zip(levels, levels[1:], strict=False))
+    assert levels[-1] % LANES == 0 and levels[0] < 10**6
+    assert len(rows.checkpoint_levels(20_000, 20_000)) == 1
+    assert rows.checkpoint_levels(100, 100) == (100,)
 
 
 @settings(max_examples=200, deadline=None)

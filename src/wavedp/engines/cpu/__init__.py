@@ -16,9 +16,15 @@ from ..common import LOCAL
 from .budget import check_traceback, shapes
 from .compile import SECONDS, notice
 from .intersequence import local_ends
-from .rows import align_checkpointed, align_whole, checkpoint_interval, sweep, whole_matrix
+from .rows import (
+    MAX_LEVELS,
+    align_checkpointed,
+    align_whole,
+    checkpoint_levels,
+    sweep,
+    whole_matrix,
+)
 from .score import STRIPED_MIN_CELLS
-from .simd import LANES
 from .striped import striped_score
 from .threads import spread
 
@@ -44,13 +50,17 @@ def whole_pairs(first, step, sel, qcat, qoff, tcat, toff, pairs, sub, gap_open, 
 
 @njit(cache=True, nogil=True)
 def _checkpointed_pairs(first, step, sel, qcat, qoff, tcat, toff, pairs, sub, gap_open,
-                        gap_extend, mode, intervals, opoff, ops, out):
-    """Pairs sel[first::step] with traceback through checkpoints every intervals[p] rows."""
+                        gap_extend, mode, levels, opoff, ops, out):
+    """Pairs sel[first::step] with traceback through checkpoints: rows between them at each
+    level in levels[p] (the levels used first, zeros after them)."""
     for x in range(first, sel.size, step):
         p = sel[x]
         qi, ti = pairs[p, 0], pairs[p, 1]
+        count = 0
+        while count < levels.shape[1] and levels[p, count] > 0:
+            count += 1
         r = align_checkpointed(qcat[qoff[qi]:qoff[qi + 1]], tcat[toff[ti]:toff[ti + 1]], sub,
-                               gap_open, gap_extend, mode, intervals[p],
+                               gap_open, gap_extend, mode, levels[p, :count],
                                ops[opoff[p]:opoff[p + 1]])
         for c in range(6):
             out[p, c] = r[c]
@@ -160,15 +170,16 @@ def align_cat(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.nda
         distinct, inverse = shapes(qlen, tlen)  # each distinct shape priced once
         check_traceback(qlen, tlen, int(sub.shape[0]), numba.get_num_threads(),
                         (distinct, inverse))
-        kinds = [(k, whole_matrix(m, n, k)) for m, n in distinct.tolist()
-                 for k in [checkpoint_interval(m, n)]]
-        intervals = np.array([k for k, _ in kinds], np.int64)[inverse]
-        whole = np.array([w for _, w in kinds], bool)[inverse]
-        intervals = -(-intervals // LANES) * LANES  # align_checkpointed's K
+        kinds = [checkpoint_levels(m, n) for m, n in distinct.tolist()]
+        table = np.zeros((len(kinds), MAX_LEVELS), np.int64)
+        for row, ks in zip(table, kinds, strict=True):
+            row[:len(ks)] = ks
+        whole = np.array([whole_matrix(m, n, ks[0]) for (m, n), ks in
+                          zip(distinct.tolist(), kinds, strict=True)], bool)[inverse]
         calls += [(whole_pairs, (np.flatnonzero(whole), *common, opoff, ops, out),
                    SECONDS["whole"]),
-                  (_checkpointed_pairs, (np.flatnonzero(~whole), *common, intervals, opoff,
-                                         ops, out), SECONDS["checkpointed"])]
+                  (_checkpointed_pairs, (np.flatnonzero(~whole), *common, table[inverse],
+                                         opoff, ops, out), SECONDS["checkpointed"])]
     else:
         done = (_ends_by_query(qcat, qoff, tcat, toff, pairs, common[5], *common[6:8], out)
                 if mode == LOCAL else np.zeros(len(pairs), dtype=bool))

@@ -9,6 +9,11 @@ takes over. Each band is recomputed once, so traceback costs at most one extra p
 the matrix; memory is ``8 (m/K + 1)(n + 1) + K n`` bytes, about ``2 n sqrt(8 m)`` for the K
 chosen here, plus the target profile (4 bytes per target residue per distinct query letter).
 
+Where that passes LEVEL_BYTES (a 1 Mbp pair: 5.7 GB), checkpoints come in levels: the band
+of the level above that holds the path is recomputed keeping checkpoints of its own, and
+only the deepest level's bands keep direction bytes. L levels cost L extra passes and about
+``8 L n (m/8)^(1/(L+1))`` bytes (1 Mbp, four levels: 0.45 GB).
+
 ``walk`` and ``finish`` follow a path through row-major direction bytes (the CUDA engine's
 traceback tiles use them too); ``walk_skewed`` reads the CPU kernels' skewed bytes.
 """
@@ -24,6 +29,7 @@ from ..common import DIR_DIAG, DIR_E, DIR_ZERO, E_OPEN, F_OPEN, GLOBAL, LOCAL
 from .simd import LANES
 from .wavefront import (
     PAD,
+    band_checkpoints,
     band_dirs,
     empty_end,
     forward,
@@ -122,51 +128,107 @@ def finish(mode, i, j, ops, k):
 
 
 @njit(cache=True, nogil=True)
-def trace(q, t, gap_open, gap_extend, mode, ei, ej, K, ckH, ckF, tp, codes, width, ops):
+def trace(q, t, gap_open, gap_extend, mode, ei, ej, Ks, ckH, ckF, tp, codes, width, ops):
     """Trace back from (ei, ej) through recomputed bands; ops are written reversed.
 
-    Returns (start_i, start_j, number of ops).
-    """
+    Ks: rows between checkpoints at each level, Ks[0] those of the forward pass (ckH, ckF).
+    A deeper level's checkpoints are recomputed, from the level above, for the band of the
+    level above that holds the path (columns up to the path's), once per band; the deepest
+    level's bands are recomputed with direction bytes and walked. Returns (start_i,
+    start_j, number of ops)."""
+    L = Ks.size
     revH = np.empty(ej + LANES + 1, np.int32)
     revF = np.empty(ej + LANES + 1, np.int32)
-    dirs = np.empty(skewed_size(K, ej), np.uint8)
+    dirs = np.empty(skewed_size(Ks[L - 1], ej), np.uint8)
+    most = 1  # checkpoint rows of a deeper level: one band of the level above
+    for lv in range(1, L):
+        most = max(most, Ks[lv - 1] // Ks[lv] + 1)
+    deepH = np.empty((max(L - 1, 1), most, ej + 1), np.int32)
+    deepF = np.empty((max(L - 1, 1), most, ej + 1), np.int32)
+    tops = np.full(L, -1, np.int64)  # the first row of each level's checkpoints
+    tops[0] = 0
     i, j, state, k = ei, ej, np.int64(0), np.int64(0)
     while True:
         if i == 0 or j == 0:
             return finish(mode, i, j, ops, k)
-        c = (i - 1) // K
-        r0 = c * K
-        band_dirs(q, tp, codes, width, gap_open, gap_extend, mode, r0, i, j, ckH[c], ckF[c],
-                  revH, revF, dirs)
+        for lv in range(1, L):
+            r0 = (i - 1) // Ks[lv - 1] * Ks[lv - 1]
+            if tops[lv] == r0:
+                continue
+            x = (r0 - tops[lv - 1]) // Ks[lv - 1]
+            for c in range(j + 1):
+                deepH[lv - 1, 0, c] = ckH[x, c] if lv == 1 else deepH[lv - 2, x, c]
+                deepF[lv - 1, 0, c] = ckF[x, c] if lv == 1 else deepF[lv - 2, x, c]
+            band_checkpoints(q, tp, codes, width, gap_open, gap_extend, mode, r0, i - 1, j,
+                             Ks[lv], deepH[lv - 1], deepF[lv - 1], revH, revF)
+            tops[lv] = r0
+            for below in range(lv + 1, L):
+                tops[below] = -1
+        K = Ks[L - 1]
+        r0 = (i - 1) // K * K
+        x = (r0 - tops[L - 1]) // K
+        if L == 1:
+            band_dirs(q, tp, codes, width, gap_open, gap_extend, mode, r0, i, j, ckH[x],
+                      ckF[x], revH, revF, dirs)
+        else:
+            band_dirs(q, tp, codes, width, gap_open, gap_extend, mode, r0, i, j,
+                      deepH[L - 2, x], deepF[L - 2, x], revH, revF, dirs)
         i, j, state, k, stopped = walk_skewed(q, t, mode, dirs, r0, j, i, j, state, ops, k)
         if stopped:
             return i, j, k
 
 
-def checkpoint_interval(m: int, n: int) -> int:
-    """Rows between checkpoints: all rows when the direction bytes are small, else ~sqrt(8m)
-    rounded up to a multiple of the stripe height."""
+#: one pair's checkpoints are kept under this many bytes where up to MAX_LEVELS levels can
+#: do it (each level one more pass over the matrix)
+LEVEL_BYTES = 512 << 20
+MAX_LEVELS = 4
+
+
+def checkpoint_levels(m: int, n: int) -> tuple[int, ...]:
+    """Rows between checkpoints at each level, the forward pass's first: (m,) when the
+    direction bytes are small (the whole matrix), else the fewest levels whose memory is
+    under LEVEL_BYTES (one level: ~sqrt(8m) rows; L levels: each ~(m/8)^(1/(L+1)) bands of
+    the one below, the deepest ~8 times that many rows), multiples of the stripe height."""
     if m * n <= FULL_MATRIX_CELLS or m <= 1:
-        return max(m, 1)
-    return min(m, -(-(math.isqrt(8 * m) + 1) // LANES) * LANES)
+        return (max(m, 1),)
+    best: tuple[int, ...] = ()
+    for count in range(1, MAX_LEVELS + 1):
+        c = (m / 8) ** (1 / (count + 1))
+        levels = [-(-math.ceil(8 * c) // LANES) * LANES]
+        for _ in range(count - 1):
+            levels.insert(0, levels[0] * max(2, math.ceil(c)))
+        if levels[0] >= m:
+            break
+        if not best or level_bytes(m, n, tuple(levels)) < level_bytes(m, n, best):
+            best = tuple(levels)
+        if level_bytes(m, n, best) <= LEVEL_BYTES:
+            break
+    return best or (m,)
+
+
+def level_bytes(m: int, n: int, levels: tuple[int, ...]) -> int:
+    """Bytes of the checkpoints of ``levels`` (:func:`trace`'s arrays) and of one band's
+    direction bytes."""
+    deeper = max((a // b + 1 for a, b in zip(levels, levels[1:], strict=False)), default=1)
+    rows = m // levels[0] + 1 + (len(levels) - 1) * deeper
+    return 8 * rows * (n + 1) + skewed_size(levels[-1], n)
 
 
 def traceback_bytes(m: int, n: int, letters: int) -> int:
     """The most bytes one m x n pair's traceback allocates here (``letters``: the query's
     distinct letters, at most): the target profile, the reversed rows, and the whole matrix's
     direction bytes, or the checkpoints and one band's."""
-    K = checkpoint_interval(m, n)
+    levels = checkpoint_levels(m, n)
     profile = max(letters, 1) * (n + 2 * PAD) * 4
     rows = 2 * (n + LANES + 1) * 4
-    if whole_matrix(m, n, K):
+    if whole_matrix(m, n, levels[0]):
         return skewed_size(m, n) + profile + rows
-    K = -(-K // LANES) * LANES
-    return 8 * (m // K + 1) * (n + 1) + skewed_size(K, n) + profile + rows
+    return level_bytes(m, n, levels) + profile + rows
 
 
 def whole_matrix(m: int, n: int, K: int) -> bool:
-    """Whether ``align_trace`` of an m x n pair with K rows between checkpoints keeps the
-    whole matrix of direction bytes (``align_whole``) rather than checkpoints."""
+    """Whether an m x n pair with K rows between (first-level) checkpoints keeps the whole
+    matrix of direction bytes (``align_whole``) rather than checkpoints."""
     return m == 0 or n == 0 or -(-K // LANES) * LANES >= m
 
 
@@ -174,14 +236,15 @@ def whole_matrix(m: int, n: int, K: int) -> bool:
 def align_trace(q, t, sub, gap_open, gap_extend, mode, K, ops):
     """Score, end cell, start cell and reversed ops of one pair, in linear-ish memory.
 
-    K (rows between checkpoints) is rounded up to a multiple of LANES; K >= m keeps the
-    whole matrix of direction bytes and needs a single pass (``align_whole``), else
-    ``align_checkpointed``.
+    K (rows between checkpoints, one level) is rounded up to a multiple of LANES; K >= m
+    keeps the whole matrix of direction bytes and needs a single pass (``align_whole``),
+    else ``align_checkpointed``.
     """
     K = (K + LANES - 1) // LANES * LANES
     if q.size == 0 or t.size == 0 or K >= q.size:
         return align_whole(q, t, sub, gap_open, gap_extend, mode, ops)
-    return align_checkpointed(q, t, sub, gap_open, gap_extend, mode, K, ops)
+    return align_checkpointed(q, t, sub, gap_open, gap_extend, mode,
+                              np.full(1, K, np.int64), ops)
 
 
 @njit(cache=True, nogil=True)
@@ -206,19 +269,21 @@ def align_whole(q, t, sub, gap_open, gap_extend, mode, ops):
 
 
 @njit(cache=True, nogil=True)
-def align_checkpointed(q, t, sub, gap_open, gap_extend, mode, K, ops):
-    """``align_trace`` with H and F of every K-th row kept (0 < K < m, K a multiple of
-    LANES, n > 0): a forward pass, then traceback through recomputed bands."""
+def align_checkpointed(q, t, sub, gap_open, gap_extend, mode, Ks, ops):
+    """``align_trace`` with H and F of every Ks[0]-th row kept (levels of checkpoints Ks,
+    :func:`trace`; 0 < Ks[0] < m, each a multiple of the next and of LANES, n > 0): a
+    forward pass, then traceback through recomputed bands."""
     m, n = q.size, t.size
     tp, codes, width = target_profile(q, t, sub)
+    K = Ks[0]
     rows = m // K + 1
     ckH = np.empty((rows, n + 1), np.int32)
     ckF = np.empty((rows, n + 1), np.int32)
     score, ei, ej = forward(q, n, tp, codes, width, gap_open, gap_extend, mode, K, ckH, ckF)
     if local_empty(mode, score):
         return 0, 0, 0, 0, 0, 0
-    si, sj, k = trace(q, t, gap_open, gap_extend, mode, ei, ej, K, ckH, ckF, tp, codes, width,
-                      ops)
+    si, sj, k = trace(q, t, gap_open, gap_extend, mode, ei, ej, Ks, ckH, ckF, tp, codes,
+                      width, ops)
     return score, si, ei, sj, ej, k
 
 

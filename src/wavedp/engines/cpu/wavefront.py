@@ -176,7 +176,8 @@ def _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, r
 
     emit: write skewed direction bytes to dirs. find_end: return the end cell (score, i, j)
     of rows 1..r1 (r0 must be 0); lastcol receives H[i][n] for non-local modes. K > 0:
-    rows that are multiples of K go to ckH, ckF (each stripe's last row is one or none).
+    rows r0 + K, r0 + 2K, ... go to ckH, ckF rows 1, 2, ... (each stripe's last row is one
+    or none).
     """
     local = mode == LOCAL
     C = n + LANES
@@ -237,10 +238,10 @@ def _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, r
                 if find_end and not local and s >= n and i0 + s - n < r1:
                     lastcol[i0 + s - n + 1] = lane(h, LANE_OF_ROW[s - n])
         revH[C] = edge(i0 + LANES, mode, gap_open, gap_extend)
-        if K > 0 and (i0 + LANES) % K == 0 and i0 + LANES <= r1:
+        if K > 0 and (i0 + LANES - r0) % K == 0 and i0 + LANES <= r1:
             for j in range(n + 1):
-                ckH[(i0 + LANES) // K, j] = revH[C - j]
-                ckF[(i0 + LANES) // K, j] = revF[C - j]
+                ckH[(i0 + LANES - r0) // K, j] = revH[C - j]
+                ckF[(i0 + LANES - r0) // K, j] = revF[C - j]
         if track:
             for r in range(min(LANES, r1 - i0)):
                 if local or i0 + r + 1 == r1:
@@ -320,6 +321,20 @@ def forward_dirs(q, n, tp, codes, width, gap_open, gap_extend, mode, dirs):
     best, bi, bj = _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, np.int64(0), m,
                             revH, revF, True, dirs, np.bool_(True), 0, ck, ck, lastcol)
     return _end_cell(mode, m, n, best, bi, bj, lastcol)
+
+
+@njit(cache=True, nogil=True)
+def band_checkpoints(q, tp, codes, width, gap_open, gap_extend, mode, r0, r1, c1, K, ckH,
+                     ckF, revH, revF):
+    """Recompute rows r0+1..r1, columns 1..c1 from row r0 (ckH[0], ckF[0], columns 0..c1)
+    and keep H and F of rows r0 + K, r0 + 2K, ... (<= r1) in ckH, ckF rows 1, 2, ...;
+    revH, revF: scratch of length >= c1 + LANES + 1."""
+    for j in range(c1 + 1):
+        revH[c1 + LANES - j] = ckH[0, j]
+        revF[c1 + LANES - j] = ckF[0, j]
+    none = np.empty(1, np.uint8)
+    _stripes(q, c1, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, revF, False,
+             none, np.bool_(False), K, ckH, ckF, np.empty(1, np.int32))
 
 
 @njit(cache=True, nogil=True, inline="always")
