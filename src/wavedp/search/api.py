@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 import os
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,25 +32,14 @@ from ..seqio import read_records
 from ..threads import check as check_threads
 from ..threads import limited
 from ..trace import Trace
-from . import masking, statistics
+from . import masking
 from .cluster import ClusterScanner, database_path
 from .database import Database
 from .fitted import run_fitted
 from .hitlist import Ranked, align_ranked, batch_jobs, query_batches
-from .hits import check_fraction
+from .options import DEFAULT_EVALUE, Context, Options
 from .significance import DEFAULT_STATS, Method, Sample
 from .strands import strands
-
-
-class _DefaultEvalue(float):
-    """The default E-value cutoff: applied where statistics exist, silently skipped where
-    they do not (an E-value the caller chose is an error there)."""
-
-    def __repr__(self) -> str:
-        return "10.0"
-
-
-DEFAULT_EVALUE = _DefaultEvalue(10.0)
 
 #: one batch of queries carries about this many DP cells (per scanner), so results stream out
 #: (and ``--resume`` commits) as batches finish. The CPU scans each database chunk once for
@@ -101,27 +88,6 @@ def open_database(database: Any, scoring: Scoring, verify: bool | str = True) ->
     prepared = Prepared(sequences(database, "database", "a list of sequences, a FASTA/FASTQ "
                                   "path, a .wdb folder or a wavedp.Database"), scoring, "target")
     return Database.from_sequences(prepared.texts, prepared.ids, alphabet=kind)
-
-
-def _cutoffs(top: int, evalue: float | None, min_score: int | None, mode: str,
-             scoring: Scoring, stats: str) -> tuple[int, float | None, int | None, Method]:
-    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 0:
-        raise InputError(f"top must be a non-negative integer (0 = all), got {top!r}")
-    if min_score is not None and (isinstance(min_score, bool)
-                                  or not isinstance(min_score, (int, np.integer))):
-        raise InputError(f"min_score must be an integer, got {min_score!r}")
-    method = Method.of(stats, scoring, mode)
-    if isinstance(evalue, _DefaultEvalue):
-        evalue = float(evalue) if method.exists else None
-    elif evalue is not None:
-        if isinstance(evalue, bool) or not isinstance(evalue, (int, float)) or \
-                not evalue > 0 or math.isnan(evalue):
-            raise InputError(f"evalue must be a positive number (or None), got {evalue!r}")
-        if method.name == "none":
-            raise InputError("stats 'none' gives no E-values: drop the E-value cutoff")
-        if not method.exists:
-            statistics.require(scoring, mode)  # says which tables exist
-    return int(top), evalue, None if min_score is None else int(min_score), method
 
 
 def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scoring: Scoring,
@@ -184,8 +150,9 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     scoring = check_scoring(scoring)
     mode_code(mode)
     check_partition(partition)
-    options = _Options.of(scoring, mode, top, evalue, min_score, traceback, strand, fraction,
-                          stats, mask)
+    options = Options.of(scoring, mode, top=top, evalue=evalue, min_score=min_score,
+                         traceback=traceback, strand=strand, fraction=fraction, stats=stats,
+                         mask=mask)
     q = _queries(queries, scoring)
     searcher = Searcher(database, scoring, mode=mode, device=device, devices=devices,
                         partition=partition, client=client, grid_cap=grid_cap, trace=trace,
@@ -256,44 +223,6 @@ def plan_work(query: str, database: str, scoring: Scoring, *, mode: str = "local
     return work
 
 
-@dataclass(frozen=True)
-class _Options:
-    """One search's options, checked: the cutoffs, the statistics, the strands, masking."""
-
-    top: int
-    evalue: float | None
-    min_score: int | None
-    method: Method
-    traceback: bool
-    fraction: float | None
-    strands: tuple[int, ...]
-    mask: bool = False
-
-    @classmethod
-    def of(cls, scoring: Scoring, mode: str, top: int, evalue: float | None,
-           min_score: int | None, traceback: bool, strand: str,
-           fraction: float | None, stats: str = DEFAULT_STATS,
-           mask: bool = False) -> _Options:
-        top, evalue, min_score, method = _cutoffs(top, evalue, min_score, mode, scoring,
-                                                  stats)
-        if fraction is not None:
-            fraction = check_fraction(fraction)
-            if mode != "local":
-                raise InputError(f"fraction applies to local mode only, not {mode}")
-            if not traceback:
-                raise InputError("fraction needs each hit's alignment to forbid its pairs: "
-                                 "drop score-only")
-        if mask:
-            masking.require()
-        return cls(top, evalue, min_score, method, bool(traceback), fraction,
-                   strands(scoring.is_dna, strand), bool(mask))
-
-    @property
-    def stats(self) -> statistics.KarlinAltschul | None:
-        """BLAST's table, where the statistics are BLAST's alone (``blast``)."""
-        return self.method.table if self.method.name == "blast" else None
-
-
 class Searcher:
     """A database held ready for many searches: opened once and its scanner built once, so
     on the GPU the database stays in GPU memory after the first search, the kernels stay
@@ -346,11 +275,12 @@ class Searcher:
                     skip: Iterable[int] = (), stats: str = DEFAULT_STATS,
                     mask: bool = False) -> Iterator[tuple[int, list[Alignment]]]:
         """:meth:`search` as a generator of ``(query index, hits)``, as :func:`iter_search`."""
-        options = _Options.of(self.scoring, self.mode, top, evalue, min_score, traceback,
-                              strand, fraction, stats, mask)
+        options = Options.of(self.scoring, self.mode, top=top, evalue=evalue,
+                             min_score=min_score, traceback=traceback, strand=strand,
+                             fraction=fraction, stats=stats, mask=mask)
         return self.run(_queries(queries, self.scoring), options, progress, skip)
 
-    def run(self, q: Prepared, options: _Options, progress: Progress | None,
+    def run(self, q: Prepared, options: Options, progress: Progress | None,
             skip: Iterable[int]) -> Iterator[tuple[int, list[Alignment]]]:
         """The search of encoded queries ``q`` under checked ``options``: limits checked and
         empty sequences said now, the results as they come."""
@@ -363,18 +293,13 @@ class Searcher:
             q = Prepared.from_codes(texts, q.ids, codes)
         return _limited(self._results(q, options, progress, todo), self.threads, self.db)
 
-    def _results(self, q: Prepared, options: _Options, progress: Progress | None,
+    def _results(self, q: Prepared, options: Options, progress: Progress | None,
              todo: list[int]) -> Iterator[tuple[int, list[Alignment]]]:
-        method = options.method
-        if method.name in ("blast", "none"):
-            return _run(q, self.db, self.lut, self.scoring, self.mode, options.traceback,
-                        self.device, self.scanner, self.cells, todo, options.strands,
-                        options.top, options.evalue, options.min_score, options.stats,
-                        progress, options.fraction, self.trace)
-        return run_fitted(q, self.db, self.lut, self.scoring, self.mode, self.device,
-                          self.scanner, self._sample(method), self.cells, todo,
-                          options.strands, options.top, options.evalue, options.min_score,
-                          method, options.traceback, options.fraction, progress, self.trace)
+        context = Context(self.db, self.lut, self.scoring, self.mode, self.device,
+                          self.scanner, self.cells, self.trace)
+        if options.method.name in ("blast", "none"):
+            return _run(context, q, todo, options, progress)
+        return run_fitted(context, q, todo, options, self._sample(options.method), progress)
 
     def _sample(self, method: Method) -> tuple[Sample, Scanner] | None:
         """The database's sample for fitted statistics and a scanner of it (made once)."""
@@ -434,16 +359,19 @@ def _local_device(device: str | Device, devices: Any, client: Any) -> Device:
     return local
 
 
-def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback: bool,
-         device: Device, scanner: Scanner, batch_cells: float, todo: list[int],
-         wanted: tuple[int, ...], top: int, evalue: float | None, min_score: int | None,
-         stats, progress: Progress | None, fraction: float | None,
-         trace: Trace) -> Iterator[tuple[int, list[Alignment]]]:
+def _run(context: Context, q: Prepared, todo: list[int], options: Options,
+         progress: Progress | None) -> Iterator[tuple[int, list[Alignment]]]:
+    """The queries ``todo`` of ``q`` searched in batches, BLAST's statistics (or none): each
+    scan's floor from the E-value cutoff and ``min_score``, the candidates aligned."""
+    db, scanner, mode = context.db, context.scanner, context.mode
+    top, evalue, min_score, stats = (options.top, options.evalue, options.min_score,
+                                     options.stats)
+    traceback, fraction = options.traceback, options.fraction
     n = db.total_residues
     empty = np.asarray(db.lengths) == 0
     extra = int(empty.sum())  # empty subjects have no hits: ask for as many more candidates
-    for batch in query_batches(todo, [q.codes[k].size for k in todo], n, batch_cells):
-        live, jobs = batch_jobs(q, batch, wanted)
+    for batch in query_batches(todo, [q.codes[k].size for k in todo], n, context.batch_cells):
+        live, jobs = batch_jobs(q, batch, options.strands)
         thresholds = []
         for _, _, _, codes in jobs:
             floor = None if min_score is None else min_score
@@ -459,7 +387,8 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
                  fraction is None and mode == "local" else None)
         asked = [codes for *_, codes in jobs]
         floors: Thresholds = thresholds
-        if traceback and device.gpu:  # the hits' host walk loads Numba while the GPU scans
+        if traceback and context.device.gpu:  # the hits' host walk loads Numba while the
+            # GPU scans
             floors = Later(lambda known=thresholds: known, lambda: engines.preload_walk())
         found = ((every(asked, floors, progress) if every is not None else
                   scanner.top(asked, top + extra if top else 0, floors, progress))
@@ -478,9 +407,9 @@ def _run(q: Prepared, db: Database, lut, scoring: Scoring, mode: str, traceback:
             views = {s: (text, codes) for s, text, codes, _ in parts}
             ranked.append(Ranked(k, views, index, score, strand_of, ends))
         start = time.perf_counter()
-        aligned = dict(zip(live, align_ranked(q, ranked, db, lut, scoring, mode, traceback,
-                                             device, stats, fraction), strict=True))
-        trace.add("align", time.perf_counter() - start)
+        aligned = dict(zip(live, align_ranked(context, q, ranked, traceback, stats, fraction),
+                           strict=True))
+        context.trace.add("align", time.perf_counter() - start)
         for k in batch:
             hits = aligned.get(k, [])
             if evalue is not None:

@@ -22,16 +22,14 @@ import numpy as np
 from .. import engines
 from ..alignment import Alignment, replaced
 from ..api import Prepared
-from ..device import Device
 from ..errors import StatisticsWarning
 from ..ranking import Later, Scanner
-from ..scoring import Scoring
 from ..threads import cores
-from ..trace import Trace
 from . import composition as comp_stats
 from . import empirical
 from .database import Database
 from .hitlist import Ranked, align_ranked, batch_jobs, query_batches
+from .options import Context, Options
 from .significance import Method, QueryStats, Sample, subject_freqs
 
 #: candidates aligned in a first round beyond ``top`` (rescoring may reorder them)
@@ -58,13 +56,14 @@ class _Candidates:
     freqs: np.ndarray | None
 
 
-def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scoring,
-               mode: str, device: Device, scanner: Scanner,
-               sample: tuple[Sample, Scanner] | None, batch_cells: float,
-               todo: list[int], wanted: tuple[int, ...], top: int, evalue: float | None,
-               min_score: int | None, method: Method, traceback: bool,
-               fraction: float | None, progress: Callable[[int], None] | None,
-               trace: Trace) -> Iterator[tuple[int, list[Alignment]]]:
+def run_fitted(context: Context, q: Prepared, todo: list[int], options: Options,
+               sample: tuple[Sample, Scanner] | None,
+               progress: Callable[[int], None] | None) -> Iterator[tuple[int, list[Alignment]]]:
+    """The queries ``todo`` of ``q`` searched in batches under fitted statistics (the
+    module's docstring): ``sample``, the database's sample and a scanner of it."""
+    db, device, method, trace = context.db, context.device, options.method, context.trace
+    traceback, evalue, min_score = options.traceback, options.evalue, options.min_score
+    wanted, mode = options.strands, context.mode
     n = db.total_residues
     lengths = np.asarray(db.lengths)
     count = int(np.count_nonzero(lengths)) * len(wanted)  # what an E-value counts
@@ -78,7 +77,8 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
             pool.submit(_load_fit, method)
             if traceback:
                 engines.preload_walk()
-        for batch in query_batches(todo, [q.codes[k].size for k in todo], n, batch_cells):
+        for batch in query_batches(todo, [q.codes[k].size for k in todo], n,
+                                   context.batch_cells):
             live, jobs = batch_jobs(q, batch, wanted)
             start = time.perf_counter()
             scores = _sample_scores(method, jobs, sample)
@@ -116,8 +116,8 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
                 return out
 
             later = Later(thresholds, begin)
-            found = scanner.top([codes for *_, codes in jobs], 0, later,
-                                progress) if jobs else []
+            found = context.scanner.top([codes for *_, codes in jobs], 0, later,
+                                        progress) if jobs else []
             later.begin()  # where the scan asked for none
             stats = fitted()
             for st in stats:
@@ -127,11 +127,10 @@ def run_fitted(q: Prepared, db: Database, lut: np.ndarray | None, scoring: Scori
                                   "no table for this scoring and mode", StatisticsWarning,
                                   stacklevel=4)
             start = time.perf_counter()
-            ranked = _rank(live, jobs, found, stats, db, lut, lengths, evalue, method, pool)
+            ranked = _rank(context, live, jobs, found, stats, options, pool)
             trace.add("rank", time.perf_counter() - start)
             start = time.perf_counter()
-            hits = _hits(q, live, jobs, ranked, stats, db, lut, scoring, mode, traceback,
-                         device, top, evalue, min_score, method, fraction)
+            hits = _hits(context, q, live, jobs, ranked, stats, options)
             trace.add("align", time.perf_counter() - start)
             for k in batch:
                 yield k, hits.get(k, [])
@@ -185,11 +184,13 @@ def _fits(method: Method, jobs: list, sample: tuple[Sample, Scanner] | None,
     return futures + [pool.submit(one, j) for j in range(len(futures), len(jobs))]
 
 
-def _rank(live: list[int], jobs: list, found: list, stats: list[QueryStats], db: Database,
-          lut: np.ndarray | None, lengths: np.ndarray, evalue: float | None, method: Method,
+def _rank(context: Context, live: list[int], jobs: list, found: list,
+          stats: list[QueryStats], options: Options,
           pool: ThreadPoolExecutor) -> dict[int, _Candidates]:
-    """Each live query's candidates with their first E-values, cut at ``evalue`` and in
-    rank order (E-value, then score descending, database order, strand)."""
+    """Each live query's candidates with their first E-values, cut at the E-value cutoff
+    and in rank order (E-value, then score descending, database order, strand)."""
+    db, lut, method, evalue = context.db, context.lut, options.method, options.evalue
+    lengths = np.asarray(db.lengths)
     per_query: dict[int, list[int]] = {}
     for j, (k, *_rest) in enumerate(jobs):
         per_query.setdefault(k, []).append(j)
@@ -237,13 +238,15 @@ def _rank(live: list[int], jobs: list, found: list, stats: list[QueryStats], db:
     return dict(pool.map(one, live))
 
 
-def _hits(q: Prepared, live: list[int], jobs: list, ranked: dict[int, _Candidates],
-          stats: list[QueryStats], db: Database, lut: np.ndarray | None, scoring: Scoring,
-          mode: str, traceback: bool, device: Device, top: int, evalue: float | None,
-          min_score: int | None, method: Method,
-          fraction: float | None) -> dict[int, list[Alignment]]:
+def _hits(context: Context, q: Prepared, live: list[int], jobs: list,
+          ranked: dict[int, _Candidates], stats: list[QueryStats],
+          options: Options) -> dict[int, list[Alignment]]:
     """The reported hits of each live query: aligned in rank order, in rounds until the best
     ``top`` by final E-value are known (one round without rescoring)."""
+    db, lut = context.db, context.lut
+    top, evalue, min_score, method = (options.top, options.evalue, options.min_score,
+                                      options.method)
+    traceback, fraction = options.traceback, options.fraction
     rescore = method.composition is not None and traceback
     done: dict[int, list[tuple]] = {k: [] for k in live}  # (E, -score, index, strand, aln)
     taken = dict.fromkeys(live, 0)
@@ -261,8 +264,7 @@ def _hits(q: Prepared, live: list[int], jobs: list, ranked: dict[int, _Candidate
             batch.append((k, taken[k], stop))
         entries = [Ranked(k, views[k], ranked[k].index[a:b], ranked[k].score[a:b],
                           ranked[k].strand[a:b]) for k, a, b in batch]
-        aligned = align_ranked(q, entries, db, lut, scoring, mode, traceback, device, None,
-                               fraction, grouped=True)
+        aligned = align_ranked(context, q, entries, traceback, None, fraction, grouped=True)
         items = [(k, i, aln) for (k, a, _), pairs in zip(batch, aligned, strict=True)
                  for i, alns in enumerate(pairs, a) for aln in alns]
         for (k, i, aln), (e, bits) in zip(

@@ -10,11 +10,11 @@ import numpy as np
 
 from ..alignment import Alignment, replaced
 from ..api import Prepared, alignments, pair_alignments, pair_results
-from ..device import Device
 from ..ranking import MINUS
 from ..scoring import Scoring
 from .database import Database
 from .hits import run_hits
+from .options import Context
 from .strands import SIGN, reverse_complement
 
 
@@ -62,14 +62,14 @@ class Ranked(NamedTuple):
     ends: np.ndarray | None = None
 
 
-def align_ranked(q: Prepared, ranked: list[Ranked], db: Database, lut, scoring: Scoring,
-                 mode: str, traceback: bool, device: Device, stats,
+def align_ranked(context: Context, q: Prepared, ranked: list[Ranked], traceback: bool, stats,
                  fraction: float | None = None, grouped: bool = False) -> list[list]:
     """The hits of each ranked query as Alignments, in rank order: every hit of the batch in
     one pairwise engine call (each strand of a query is a query of that call), or none
     where the scan found every score-only hit's end cell; with ``fraction``, each hit's
     non-intersecting alignments (``hits.run_hits``); ``grouped``: per query a list per
     ranked pair (its alignments), in the order asked."""
+    db, lut, scoring, mode = context.db, context.lut, context.scoring, context.mode
     texts, ids, codes, rows = [], [], [], []  # each (query, strand) is a query of the call
     for r in ranked:
         view = np.zeros(2, np.int64)  # the strand's index among the calls' queries
@@ -89,8 +89,8 @@ def align_ranked(q: Prepared, ranked: list[Ranked], db: Database, lut, scoring: 
     pairs = np.stack([np.concatenate(rows) if rows else np.empty(0, np.int64),
                       target.reshape(-1)], axis=1).astype(np.int64)
     if fraction is not None:
-        return _with_fraction(q, ranked, db, queries, subjects, pairs, scoring, device, stats,
-                              fraction, grouped)
+        found = run_hits(queries, subjects, pairs, scoring, fraction, None, context.device)
+        return _with_fraction(q, ranked, db, scoring, found, stats, grouped)
     scanned = np.concatenate([r.score for r in ranked]) if ranked else np.empty(0, np.int32)
     strands = np.concatenate([r.strand for r in ranked]) if ranked else np.empty(0, np.int8)
     owners = [r.query for r in ranked for _ in range(r.index.size)]
@@ -101,7 +101,7 @@ def align_ranked(q: Prepared, ranked: list[Ranked], db: Database, lut, scoring: 
                                 ends[:, 1].tolist(), queries, subjects, pairs, mode,
                                 **_extra(q, owners, scanned, strands, db, scoring, stats))
     else:
-        raws = pair_results(queries, subjects, pairs, scoring, mode, traceback, device)
+        raws = pair_results(queries, subjects, pairs, scoring, mode, traceback, context.device)
         got = np.array([raw[0] for raw in raws], np.int64)
         wrong = np.flatnonzero(got != scanned)
         if wrong.size:
@@ -133,12 +133,12 @@ def _extra(q: Prepared, owners: list[int], scores: np.ndarray, strands: np.ndarr
             "bitscore": [stats.bitscore(s) for s, _ in pairs]}
 
 
-def _with_fraction(q: Prepared, ranked: list[Ranked], db: Database, queries: Prepared,
-                   subjects: Prepared, pairs: np.ndarray, scoring: Scoring, device: Device,
-                   stats, fraction: float, grouped: bool) -> list[list]:
+def _with_fraction(q: Prepared, ranked: list[Ranked], db: Database, scoring: Scoring,
+                   alignments_of: list, stats, grouped: bool) -> list[list]:
     """:func:`align_ranked` with ``fraction``: each ranked pair's non-intersecting local
-    alignments (``hits.run_hits``), the first scoring what the scan found."""
-    found = iter(run_hits(queries, subjects, pairs, scoring, fraction, None, device))
+    alignments (``alignments_of``, ``hits.run_hits``'), the first scoring what the scan
+    found."""
+    found = iter(alignments_of)
     out = []
     for r in ranked:
         hits: list = []

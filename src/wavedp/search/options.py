@@ -1,0 +1,109 @@
+"""One search's options, checked once (:class:`Options`), and what its stages run on
+(:class:`Context`): both travel through the search as single objects."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import InputError
+from ..scoring import Scoring
+from . import masking, statistics
+from .hits import check_fraction
+from .significance import DEFAULT_STATS, Method
+from .strands import strands
+
+if TYPE_CHECKING:
+    from ..device import Device
+    from ..ranking import Scanner
+    from ..trace import Trace
+    from .database import Database
+
+
+class _DefaultEvalue(float):
+    """The default E-value cutoff: applied where statistics exist, silently skipped where
+    they do not (an E-value the caller chose is an error there)."""
+
+    def __repr__(self) -> str:
+        return "10.0"
+
+
+DEFAULT_EVALUE = _DefaultEvalue(10.0)
+
+
+@dataclass(frozen=True)
+class Options:
+    """One search's options, checked: the cutoffs, the statistics, the strands, masking."""
+
+    top: int
+    evalue: float | None
+    min_score: int | None
+    method: Method
+    traceback: bool
+    fraction: float | None
+    strands: tuple[int, ...]
+    mask: bool = False
+
+    @classmethod
+    def of(cls, scoring: Scoring, mode: str, *, top: int, evalue: float | None,
+           min_score: int | None, traceback: bool, strand: str, fraction: float | None,
+           stats: str = DEFAULT_STATS, mask: bool = False) -> Options:
+        """The options of a search in ``mode`` under ``scoring``, each checked (an
+        InputError names the first that is wrong)."""
+        top, evalue, min_score, method = _cutoffs(top, evalue, min_score, mode, scoring,
+                                                  stats)
+        if fraction is not None:
+            fraction = check_fraction(fraction)
+            if mode != "local":
+                raise InputError(f"fraction applies to local mode only, not {mode}")
+            if not traceback:
+                raise InputError("fraction needs each hit's alignment to forbid its pairs: "
+                                 "drop score-only")
+        if mask:
+            masking.require()
+        return cls(top, evalue, min_score, method, bool(traceback), fraction,
+                   strands(scoring.is_dna, strand), bool(mask))
+
+    @property
+    def stats(self) -> statistics.KarlinAltschul | None:
+        """BLAST's table, where the statistics are BLAST's alone (``blast``)."""
+        return self.method.table if self.method.name == "blast" else None
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a search's stages run on: the database and its code translation (``lut``), the
+    scoring and mode, the device and its scanner, the query batches' DP cells, the trace."""
+
+    db: Database
+    lut: np.ndarray | None
+    scoring: Scoring
+    mode: str
+    device: Device
+    scanner: Scanner
+    batch_cells: float
+    trace: Trace
+
+
+def _cutoffs(top: int, evalue: float | None, min_score: int | None, mode: str,
+             scoring: Scoring, stats: str) -> tuple[int, float | None, int | None, Method]:
+    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 0:
+        raise InputError(f"top must be a non-negative integer (0 = all), got {top!r}")
+    if min_score is not None and (isinstance(min_score, bool)
+                                  or not isinstance(min_score, (int, np.integer))):
+        raise InputError(f"min_score must be an integer, got {min_score!r}")
+    method = Method.of(stats, scoring, mode)
+    if isinstance(evalue, _DefaultEvalue):
+        evalue = float(evalue) if method.exists else None
+    elif evalue is not None:
+        if isinstance(evalue, bool) or not isinstance(evalue, (int, float)) or \
+                not evalue > 0 or math.isnan(evalue):
+            raise InputError(f"evalue must be a positive number (or None), got {evalue!r}")
+        if method.name == "none":
+            raise InputError("stats 'none' gives no E-values: drop the E-value cutoff")
+        if not method.exists:
+            statistics.require(scoring, mode)  # says which tables exist
+    return int(top), evalue, None if min_score is None else int(min_score), method
