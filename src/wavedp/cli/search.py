@@ -9,6 +9,7 @@ import shlex
 import time
 import zlib
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import TextIO
 
 import click
@@ -16,7 +17,8 @@ import numpy as np
 
 from .. import columns as fields
 from ..alignment import Alignment
-from ..device import choose, start_gpus
+from ..api import Prepared
+from ..device import Device, choose, start_gpus
 from ..errors import InputError
 from ..formats import format_alignment, sam_header_lines
 from ..scoring import Scoring
@@ -245,107 +247,193 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
     scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
     if fraction is not None:
         check_fraction(fraction)
-    columns = common.columns(column_text, header, fmt, ("blast6", "parquet"))
-    destination = outputs.target(output, [query, database])
-    if fmt == "parquet":
-        check_parquet("--format parquet")
-        if resume:
-            raise InputError("--resume journals text output: not with --format parquet")
-        if destination.real is not None and destination.real.endswith(".gz"):
-            raise InputError("--format parquet compresses inside the file: -o NAME.gz does "
-                             "not apply (name it .parquet)")
-    if query == STDIN and database == STDIN:
-        raise InputError("QUERIES and DB cannot both be standard input ('-')")
-    if resume and STDIN in (query, database):
-        raise InputError("--resume needs files it can read again: not standard input ('-')")
-    if resume and destination.kind != "file":
-        raise InputError("--resume needs -o FILE, a regular file (the journal is kept beside "
-                         "it)")
-    if scheduler is not None and cluster is not None:
-        raise InputError("--scheduler and --cluster exclude each other: give one of them")
-    if workers is not None and cluster is None:
-        raise InputError("--workers applies to --cluster local only")
-    if energy and (scheduler is not None or cluster is not None):
-        raise InputError("--energy measures this process's GPUs: not with --scheduler or "
-                         "--cluster")
-    if scheduler is None and cluster is None:  # the GPUs start while the inputs are read
-        if device != "cpu":  # and a child plans the scan (before any thread starts)
-            plan_ahead(query, database, scoring, mode=mode, strand=strand, devices=devices,
-                       partition=partition, stats=stats)
-        start_gpus(device, devices)
-    queries = common.prepare(query, scoring, "query")
-    db = open_database(database, scoring, verify="background")  # checked below
-    if fmt == "sam":
-        _check_unique_ids(db, "standard input" if database == "-" else database)
-    journal = None
-    if resume:  # the cluster options do not change the output: not in the signature
-        options = {"mode": mode, "top": top, "evalue": evalue, "min-score": min_score,
-                   "score-only": score_only, "strand": strand, "format": fmt,
-                   "fraction": fraction, "columns": " ".join(columns or ()),
-                   "header": header, "stats": stats, "mask": mask}
-        journal = Journal(destination.real, _signature(query, database, scoring, options))
-    dask = None if scheduler is None and cluster is None else _Dask(scheduler, cluster, workers)
+    request = _Request(
+        query=query, database=database, scoring=scoring, mode=mode,
+        top=top, evalue=evalue, min_score=min_score, fraction=fraction,
+        traceback=not score_only, strand=strand, stats=stats, mask=mask, fmt=fmt,
+        columns=common.columns(column_text, header, fmt, ("blast6", "parquet")),
+        header=header, destination=outputs.target(output, [query, database]), resume=resume,
+        device=device, devices=devices, scheduler=scheduler, cluster=cluster, workers=workers,
+        partition=partition, explain=explain, energy=energy,
+        argv=(obj or {}).get("argv", []))
+    request.check()
+    queries, db, journal, dask = _opened(request)
     try:
-        done = set(journal.done) if journal else set()
-        todo = [k for k in range(len(queries.codes)) if k not in done]
-        strands = 2 if scoring.is_dna and strand == "both" else 1
-        scans = len(todo) * strands * db.total_residues  # residues of every scan
-        cells = sum(queries.codes[k].size for k in todo) * strands * db.total_residues
-        meter = Progress("search", cells, queries=len(todo), scans=scans)
-        started, trace = time.perf_counter(), Trace()
-        # with a cluster the workers resolve the device of the scan: its name goes to them
-        chosen = choose(device, devices) if dask is None else None
-        db.verified()  # the checksums, read while the device started: before any output
-        with common.energy_meter(energy, chosen) as power:
-            results = iter_search(queries, db, scoring, top=top,
-                                  evalue=DEFAULT_EVALUE if evalue is None else evalue,
-                                  min_score=min_score, mode=mode, traceback=not score_only,
-                                  strand=strand, device=chosen or device,
-                                  progress=meter.advance, skip=done, fraction=fraction,
-                                  client=dask, devices=devices if dask else None,
-                                  partition=partition, trace=trace, stats=stats, mask=mask)
-            argv = (obj or {}).get("argv", [])
-            head = (_sam_header(db, argv) if fmt == "sam"
-                    else [fields.header_line(columns or fields.DEFAULT)] if header else ())
-            if fmt == "parquet":
-                with outputs.opened(destination, binary=True) as out, meter:
-                    if chosen is not None:
-                        common.note(chosen)
-                    write_parquet(_counted(results, meter), out, columns=columns,
-                                  scoring=scoring, database=db)
-            elif journal is None:
-                with outputs.opened(destination) as out, meter:
-                    if chosen is not None:
-                        common.note(chosen)
-                    writer = _Writer(out, fmt)
-                    writer.header(head)
-                    for _, hits in results:
-                        writer.query(_render(hits, fmt, columns, scoring))
-                        out.flush()
-                        meter.query_done()
-            else:
-                journal.start()
-                if chosen is not None:
-                    common.note(chosen)
-                with meter:
-                    for k, hits in results:
-                        journal.commit(k, _render(hits, fmt, columns, scoring))
-                        meter.query_done()
-                with journal.assemble() as out:
-                    writer = _Writer(out, fmt)
-                    writer.header(head)
-                    for k in range(len(queries.codes)):
-                        writer.query(journal.text(k))
-        common.energy_line(power, cells)
-        if explain:
-            _explain(trace, started,
-                     [queries.codes[k].size for k in todo for _ in range(strands)],
-                     db.total_residues)
+        _searched(request, queries, db, journal, dask)
     finally:
         if journal is not None:
             journal.close()
         if dask is not None:
             dask.close()
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Request:
+    """The search command's arguments: what is searched, how, and where the hits go."""
+
+    query: str
+    database: str
+    scoring: Scoring
+    mode: str
+    top: int
+    evalue: float | None
+    min_score: int | None
+    fraction: float | None
+    traceback: bool
+    strand: str
+    stats: str
+    mask: bool
+    fmt: str
+    columns: tuple[str, ...] | None
+    header: bool
+    destination: outputs.Target
+    resume: bool
+    device: str
+    devices: str | None
+    scheduler: str | None
+    cluster: str | None
+    workers: int | None
+    partition: str
+    explain: bool
+    energy: bool
+    argv: list[str]
+
+    def check(self) -> None:
+        """An InputError for arguments that do not go together, before any work."""
+        if self.fmt == "parquet":
+            check_parquet("--format parquet")
+            if self.resume:
+                raise InputError("--resume journals text output: not with --format parquet")
+            real = self.destination.real
+            if real is not None and real.endswith(".gz"):
+                raise InputError("--format parquet compresses inside the file: -o NAME.gz "
+                                 "does not apply (name it .parquet)")
+        if self.query == STDIN and self.database == STDIN:
+            raise InputError("QUERIES and DB cannot both be standard input ('-')")
+        if self.resume and STDIN in (self.query, self.database):
+            raise InputError("--resume needs files it can read again: not standard input "
+                             "('-')")
+        if self.resume and self.destination.kind != "file":
+            raise InputError("--resume needs -o FILE, a regular file (the journal is kept "
+                             "beside it)")
+        if self.scheduler is not None and self.cluster is not None:
+            raise InputError("--scheduler and --cluster exclude each other: give one of them")
+        if self.workers is not None and self.cluster is None:
+            raise InputError("--workers applies to --cluster local only")
+        if self.energy and not self.local:
+            raise InputError("--energy measures this process's GPUs: not with --scheduler "
+                             "or --cluster")
+
+    @property
+    def local(self) -> bool:
+        """Whether this machine scans (no Dask cluster)."""
+        return self.scheduler is None and self.cluster is None
+
+    @property
+    def strands(self) -> int:
+        """Strands searched a query."""
+        return 2 if self.scoring.is_dna and self.strand == "both" else 1
+
+    def signature(self) -> dict:
+        """What the output depends on, for the journal of ``--resume`` (the cluster options
+        do not change the output: not in it)."""
+        options = {"mode": self.mode, "top": self.top, "evalue": self.evalue,
+                   "min-score": self.min_score, "score-only": not self.traceback,
+                   "strand": self.strand, "format": self.fmt, "fraction": self.fraction,
+                   "columns": " ".join(self.columns or ()), "header": self.header,
+                   "stats": self.stats, "mask": self.mask}
+        return _signature(self.query, self.database, self.scoring, options)
+
+
+def _opened(request: _Request) -> tuple[Prepared, Database, Journal | None, _Dask | None]:
+    """The inputs read and the search's helpers started: on this machine the GPUs start (and
+    a child plans the scan) while the queries and the database are read; the journal of
+    ``--resume``; a Dask cluster's client."""
+    if request.local:
+        if request.device != "cpu":  # before any thread starts
+            plan_ahead(request.query, request.database, request.scoring, mode=request.mode,
+                       strand=request.strand, devices=request.devices,
+                       partition=request.partition, stats=request.stats)
+        start_gpus(request.device, request.devices)
+    queries = common.prepare(request.query, request.scoring, "query")
+    db = open_database(request.database, request.scoring, verify="background")  # checked
+    # before any output
+    if request.fmt == "sam":
+        _check_unique_ids(db, "standard input" if request.database == "-"
+                          else request.database)
+    journal = (Journal(request.destination.real, request.signature()) if request.resume
+               else None)
+    dask = None if request.local else _Dask(request.scheduler, request.cluster,
+                                            request.workers)
+    return queries, db, journal, dask
+
+
+def _searched(request: _Request, queries: Prepared, db: Database, journal: Journal | None,
+              dask: _Dask | None) -> None:
+    """The search run and its hits written (``--explain`` and ``--energy`` said after)."""
+    done = set(journal.done) if journal else set()
+    todo = [k for k in range(len(queries.codes)) if k not in done]
+    strands = request.strands
+    scans = len(todo) * strands * db.total_residues  # residues of every scan
+    cells = sum(queries.codes[k].size for k in todo) * strands * db.total_residues
+    meter = Progress("search", cells, queries=len(todo), scans=scans)
+    started, trace = time.perf_counter(), Trace()
+    # with a cluster the workers resolve the device of the scan: its name goes to them
+    chosen = choose(request.device, request.devices) if dask is None else None
+    db.verified()  # the checksums, read while the device started: before any output
+    with common.energy_meter(request.energy, chosen) as power:
+        results = iter_search(
+            queries, db, request.scoring, top=request.top,
+            evalue=DEFAULT_EVALUE if request.evalue is None else request.evalue,
+            min_score=request.min_score, mode=request.mode, traceback=request.traceback,
+            strand=request.strand, device=chosen or request.device, progress=meter.advance,
+            skip=done, fraction=request.fraction, client=dask,
+            devices=request.devices if dask else None, partition=request.partition,
+            trace=trace, stats=request.stats, mask=request.mask)
+        _written(request, results, queries, db, journal, meter, chosen)
+    common.energy_line(power, cells)
+    if request.explain:
+        _explain(trace, started, [queries.codes[k].size for k in todo for _ in range(strands)],
+                 db.total_residues)
+
+
+def _written(request: _Request, results: Iterator[tuple[int, list[Alignment]]],
+             queries: Prepared, db: Database, journal: Journal | None, meter: Progress,
+             chosen: Device | None) -> None:
+    """Each query's hits written as they come: a Parquet table, text under the output
+    contract, or (``--resume``) journalled and assembled once every query is done."""
+    fmt, columns, scoring = request.fmt, request.columns, request.scoring
+    head = (_sam_header(db, request.argv) if fmt == "sam"
+            else [fields.header_line(columns or fields.DEFAULT)] if request.header else ())
+    if fmt == "parquet":
+        with outputs.opened(request.destination, binary=True) as out, meter:
+            if chosen is not None:
+                common.note(chosen)
+            write_parquet(_counted(results, meter), out, columns=columns, scoring=scoring,
+                          database=db)
+    elif journal is None:
+        with outputs.opened(request.destination) as out, meter:
+            if chosen is not None:
+                common.note(chosen)
+            writer = _Writer(out, fmt)
+            writer.header(head)
+            for _, hits in results:
+                writer.query(_render(hits, fmt, columns, scoring))
+                out.flush()
+                meter.query_done()
+    else:
+        journal.start()
+        if chosen is not None:
+            common.note(chosen)
+        with meter:
+            for k, hits in results:
+                journal.commit(k, _render(hits, fmt, columns, scoring))
+                meter.query_done()
+        with journal.assemble() as out:
+            writer = _Writer(out, fmt)
+            writer.header(head)
+            for k in range(len(queries.codes)):
+                writer.query(journal.text(k))
 
 
 def _counted(results: Iterable[tuple[int, list[Alignment]]],
