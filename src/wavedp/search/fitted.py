@@ -159,8 +159,9 @@ def _started_fits(method: Method, jobs: list, sample: tuple[Sample, Scanner] | N
                   scores: np.ndarray | None, mode: str, count: int, residues: int,
                   pool: ThreadPoolExecutor) -> list[Future]:
     """:func:`_fits`, after saying that the fit's kernels compile where they do (the
-    kernels' module loads Numba): a task of the pool."""
-    if method.fitted and sample is not None:
+    kernels' module loads Numba; a sample of fewer than MIN_SUBJECTS is not fitted, and
+    compiles nothing): a task of the pool."""
+    if method.fitted and sample is not None and sample[0].index.size >= empirical.MIN_SUBJECTS:
         empirical.kernels().announce()
     return _fits(method, jobs, sample, scores, mode, count, residues, pool)
 
