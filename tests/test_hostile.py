@@ -187,8 +187,8 @@ def test_a_stop_swallowed_on_the_way_still_stops(tmp_path, pair, monkeypatch):
             pass  # as a ctypes callback does
         yield from real(*args, **kwargs)
 
-    real = search_cli.iter_search
-    monkeypatch.setattr(search_cli, "iter_search", swallowing)
+    real = search_cli.Searcher.iter_search
+    monkeypatch.setattr(search_cli.Searcher, "iter_search", swallowing)
     out = tmp_path / "out.tsv"
     got = invoke("search", *pair, "--device", "cpu", "-o", out)
     assert got.exit_code == 128 + signal.SIGTERM

@@ -251,9 +251,12 @@ def _records(path: str, kind: str) -> Iterator[tuple[str, str]]:
 STDIN = "-"
 
 
-def iter_records(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
+def iter_records(path: str | os.PathLike, shown: str | None = None
+                 ) -> Iterator[tuple[str, str]]:
     """Stream the records of a FASTA or FASTQ file (plain or gzipped) as (id, text) pairs;
     ``-`` reads standard input (copied once to a temporary file: the checks read it twice).
+
+    ``shown``: how messages name ``path`` (a copy of standard input: ``standard input``).
 
     One record at a time (memory is bounded by the longest record). The id is the first word
     of the header line. The file is first read once whole (decompressed) to check a gzip
@@ -263,12 +266,14 @@ def iter_records(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
     """
     path = os.fspath(path)
     if path == STDIN:
-        copy = stdin_copy()
+        yield from iter_records(stdin_copy(), "standard input")
+        return
+    if shown is not None:  # a copy, named as the user gave it
         try:
-            yield from iter_records(copy)
-        except InputError as exc:  # named as the user gave it
-            raise InputError(str(exc).replace(f"file {copy}", "standard input")
-                             .replace(copy, "standard input")) from None
+            yield from iter_records(path)
+        except InputError as exc:
+            raise InputError(str(exc).replace(f"file {path}", shown)
+                             .replace(path, shown)) from None
         return
     kind = sniff(path)
     try:

@@ -4,6 +4,8 @@ come or journalled for ``--resume``."""
 
 from __future__ import annotations
 
+import array
+import itertools
 import os
 import shlex
 import time
@@ -23,15 +25,16 @@ from ..errors import InputError
 from ..formats import format_alignment, sam_header_lines
 from ..scoring import Scoring
 from ..search import cluster as dask_cluster
-from ..search.api import DEFAULT_EVALUE, iter_search, open_database, plan_ahead
+from ..search.api import DEFAULT_EVALUE, Searcher, open_database, plan_ahead
 from ..search.database import Database
 from ..search.dbfiles import HEADER
 from ..search.hits import check_fraction
 from ..search.journal import Journal, file_identity
+from ..search.options import Options
 from ..search.significance import DEFAULT_STATS, STATS
 from ..search.strands import STRANDS
 from ..search.tables import check_parquet, write_parquet
-from ..seqio import STDIN
+from ..seqio import STDIN, iter_records, stdin_copy
 from ..trace import Trace, explain_lines, process_seconds
 from ..version import __version__
 from . import common, outputs
@@ -40,6 +43,8 @@ from .progress import Progress
 
 #: SAM @SQ lines are streamed from a database this many sequences at a time
 SQ_BLOCK = 1 << 16
+#: queries are read, encoded and searched this many records at a time
+QUERY_BATCH = 1 << 15
 #: seconds ``search --scheduler`` waits for the Dask scheduler to answer
 CONNECT_TIMEOUT = dask_cluster.CONNECT_TIMEOUT
 
@@ -345,7 +350,33 @@ class _Request:
         return _signature(self.query, self.database, self.scoring, options)
 
 
-def _opened(request: _Request) -> tuple[Prepared, Database, Journal | None, _Dask | None]:
+class _QueryFile:
+    """The query file, read whole once to check every record and keep their lengths (nothing
+    else), then again QUERY_BATCH records at a time: memory does not grow with the number
+    of queries."""
+
+    def __init__(self, path: str, scoring: Scoring) -> None:
+        self.path, self.scoring = path, scoring
+        self.source = stdin_copy() if path == STDIN else path  # read twice
+        lengths = array.array("q")  # 8 bytes a query
+        for _, batch in self.batches():
+            lengths.extend(c.size for c in batch.codes)
+        self.lengths = np.frombuffer(lengths, np.int64)  # a file without records is an error
+
+    def __len__(self) -> int:
+        return int(self.lengths.size)
+
+    def batches(self) -> Iterator[tuple[int, Prepared]]:
+        """(the index of its first record, the batch checked and encoded), in file order."""
+        records = iter_records(self.source, "standard input" if self.path == STDIN else None)
+        start = 0
+        while chunk := list(itertools.islice(records, QUERY_BATCH)):
+            yield start, Prepared([seq for _, seq in chunk], self.scoring, "query",
+                                  ids=[rid for rid, _ in chunk], path=self.path)
+            start += len(chunk)
+
+
+def _opened(request: _Request) -> tuple[_QueryFile, Database, Journal | None, _Dask | None]:
     """The inputs read and the search's helpers started: on this machine the GPUs start (and
     a child plans the scan) while the queries and the database are read; the journal of
     ``--resume``; a Dask cluster's client."""
@@ -355,7 +386,7 @@ def _opened(request: _Request) -> tuple[Prepared, Database, Journal | None, _Das
                        strand=request.strand, devices=request.devices,
                        partition=request.partition, stats=request.stats)
         start_gpus(request.device, request.devices)
-    queries = common.prepare(request.query, request.scoring, "query")
+    queries = _QueryFile(request.query, request.scoring)
     db = open_database(request.database, request.scoring, verify="background")  # checked
     # before any output
     if request.fmt == "sam":
@@ -368,37 +399,50 @@ def _opened(request: _Request) -> tuple[Prepared, Database, Journal | None, _Das
     return queries, db, journal, dask
 
 
-def _searched(request: _Request, queries: Prepared, db: Database, journal: Journal | None,
+def _searched(request: _Request, queries: _QueryFile, db: Database, journal: Journal | None,
               dask: _Dask | None) -> None:
     """The search run and its hits written (``--explain`` and ``--energy`` said after)."""
-    done = set(journal.done) if journal else set()
-    todo = [k for k in range(len(queries.codes)) if k not in done]
+    done = np.array(sorted(journal.done) if journal else [], np.int64)
+    todo = np.ones(len(queries), bool)
+    todo[done] = False
     strands = request.strands
-    scans = len(todo) * strands * db.total_residues  # residues of every scan
-    cells = sum(queries.codes[k].size for k in todo) * strands * db.total_residues
-    meter = Progress("search", cells, queries=len(todo), scans=scans)
+    scans = int(todo.sum()) * strands * db.total_residues  # residues of every scan
+    cells = int(queries.lengths[todo].sum()) * strands * db.total_residues
+    meter = Progress("search", cells, queries=int(todo.sum()), scans=scans)
     started, trace = time.perf_counter(), Trace()
     # with a cluster the workers resolve the device of the scan: its name goes to them
     chosen = choose(request.device, request.devices) if dask is None else None
+    evalue = DEFAULT_EVALUE if request.evalue is None else request.evalue
+    options = {"top": request.top, "evalue": evalue, "min_score": request.min_score,
+               "traceback": request.traceback, "strand": request.strand,
+               "fraction": request.fraction, "stats": request.stats, "mask": request.mask}
+    Options.of(request.scoring, request.mode, **options)  # checked before any output
+    request.scoring.check_range(int(queries.lengths.max()), db.longest)
     db.verified()  # the checksums, read while the device started: before any output
+
+    def results(searcher: Searcher) -> Iterator[tuple[int, list[Alignment]]]:
+        for start, batch in queries.batches():
+            stop = start + len(batch.codes)
+            skip = done[np.searchsorted(done, start):np.searchsorted(done, stop)] - start
+            if skip.size < len(batch.codes):
+                for k, hits in searcher.iter_search(batch, progress=meter.advance,
+                                                    skip=skip.tolist(), **options):
+                    yield start + k, hits
+
     with common.energy_meter(request.energy, chosen) as power:
-        results = iter_search(
-            queries, db, request.scoring, top=request.top,
-            evalue=DEFAULT_EVALUE if request.evalue is None else request.evalue,
-            min_score=request.min_score, mode=request.mode, traceback=request.traceback,
-            strand=request.strand, device=chosen or request.device, progress=meter.advance,
-            skip=done, fraction=request.fraction, client=dask,
-            devices=request.devices if dask else None, partition=request.partition,
-            trace=trace, stats=request.stats, mask=request.mask)
-        _written(request, results, queries, db, journal, meter, chosen)
+        searcher = Searcher(db, request.scoring, mode=request.mode,
+                            device=chosen or request.device,
+                            devices=request.devices if dask else None,
+                            partition=request.partition, client=dask, trace=trace)
+        _written(request, results(searcher), len(queries), db, journal, meter, chosen)
     common.energy_line(power, cells)
     if request.explain:
-        _explain(trace, started, [queries.codes[k].size for k in todo for _ in range(strands)],
+        _explain(trace, started, np.repeat(queries.lengths[todo], strands).tolist(),
                  db.total_residues)
 
 
 def _written(request: _Request, results: Iterator[tuple[int, list[Alignment]]],
-             queries: Prepared, db: Database, journal: Journal | None, meter: Progress,
+             count: int, db: Database, journal: Journal | None, meter: Progress,
              chosen: Device | None) -> None:
     """Each query's hits written as they come: a Parquet table, text under the output
     contract, or (``--resume``) journalled and assembled once every query is done."""
@@ -432,7 +476,7 @@ def _written(request: _Request, results: Iterator[tuple[int, list[Alignment]]],
         with journal.assemble() as out:
             writer = _Writer(out, fmt)
             writer.header(head)
-            for k in range(len(queries.codes)):
+            for k in range(count):
                 writer.query(journal.text(k))
 
 
