@@ -1,6 +1,13 @@
-"""Shared test helpers: random inputs, rescoring from a CIGAR, the reference oracle."""
+"""Shared test helpers: random inputs, rescoring from a CIGAR, the reference oracle, fresh
+interpreters importing the wavedp under test."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 from hypothesis import strategies as st
@@ -9,6 +16,9 @@ import wavedp
 from wavedp.alignment import Alignment
 from wavedp.engines import reference
 from wavedp.engines.common import MODES
+
+#: the folder holding the wavedp under test (the source tree, or where it is installed)
+TREE = str(Path(wavedp.__file__).resolve().parents[1])
 
 DNA = "ACGT"
 PROTEIN = "ARNDCQEGHILKMFPSTWYV"
@@ -141,3 +151,18 @@ def pair_texts(kind: str, sizes, seed: int = 1) -> tuple[list[str], list[str]]:
         queries.append(a)
         targets.append(b)
     return queries, targets
+
+
+def fresh_env(path: Iterable[str | Path] = (), **extra: str) -> dict[str, str]:
+    """The environment of a fresh interpreter that imports the wavedp under test: TREE first
+    on PYTHONPATH, then the folders of ``path``, then the caller's; ``extra`` set too."""
+    folders = [TREE, *map(str, path), os.environ.get("PYTHONPATH")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, folders)), **extra}
+
+
+def fresh(args: list, env: dict[str, str] | None = None, path: Iterable[str | Path] = (),
+          **kwargs) -> subprocess.CompletedProcess:
+    """``python *args`` in a fresh interpreter with :func:`fresh_env` (``env``: extra
+    variables, ``path``: extra folders after TREE), the other keywords subprocess.run's."""
+    return subprocess.run([sys.executable, *map(str, args)],
+                          env=fresh_env(path, **(env or {})), **kwargs)

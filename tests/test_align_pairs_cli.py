@@ -5,17 +5,13 @@ nothing written."""
 from __future__ import annotations
 
 import gzip
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from helpers import DNA, random_seq, related
+from helpers import DNA, fresh, random_seq, related
 
-import wavedp
 from wavedp import fasta_scan
 from wavedp.cli import cli
 from wavedp.pairs import reading
@@ -146,9 +142,8 @@ def test_gpu_fault_is_one_line(tmp_path):
         "from wavedp.cli import main\n"
         "sys.argv = ['wavedp', *sys.argv[1:]]\n"
         "main()\n")
-    done = subprocess.run([sys.executable, "-c", code, "align", str(q), str(t), "--pairs",
-                           "-o", str(out), *DNA_OPTS], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
+    done = fresh(["-c", code, "align", str(q), str(t), "--pairs", "-o", str(out), *DNA_OPTS],
+                 capture_output=True, text=True)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert [x for x in done.stderr.splitlines() if x.startswith("wavedp: error")] == [
         "wavedp: error: the GPU failed: OutOfMemoryError: Out of memory allocating 2,560 bytes"

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from Bio.Align import substitution_matrices
-from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
+from helpers import DNA, MODE_NAMES, PROTEIN, fresh, random_seq, related
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -132,4 +130,4 @@ def test_a_matrix_loads_without_importing_bio_align():
             "s = wavedp.Scoring(matrix='blosum62', gap_open=11, gap_extend=1)\n"
             "assert s.table.shape == (24, 24)\n"
             "assert 'Bio.Align' not in sys.modules, 'Bio.Align imported'\n")
-    subprocess.run([sys.executable, "-c", code], check=True)
+    fresh(["-c", code], check=True)

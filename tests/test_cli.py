@@ -5,12 +5,11 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import fresh
 
 import wavedp
 from wavedp import InputError
@@ -199,13 +198,10 @@ def test_write_failure_is_user_error_and_leaves_nothing(tmp_path: Path, fasta, m
 
 
 def test_real_process_error_has_no_traceback(tmp_path: Path):
-    env = dict(os.environ)
-    src = str(Path(wavedp.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
-    proc = subprocess.run(
-        [sys.executable, "-c", "from wavedp.cli import main; main()", "align",
+    proc = fresh(
+        ["-c", "from wavedp.cli import main; main()", "align",
          str(tmp_path / "missing.fa"), str(tmp_path / "missing2.fa")],
-        capture_output=True, text=True, env=env, check=False,
+        capture_output=True, text=True, check=False,
     )
     assert proc.returncode == 2
     assert proc.stdout == ""

@@ -4,16 +4,14 @@ compile message comes once. One tiny kernel compiles, into a cache in a temporar
 from __future__ import annotations
 
 import importlib
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numba
 import numpy as np
 import pytest
+from helpers import fresh
 
-import wavedp
 from wavedp.engines.common import LOCAL
 from wavedp.engines.cpu import align_pairs, whole_pairs
 from wavedp.engines.cpu import compile as jit
@@ -121,11 +119,10 @@ def test_engine_kernels_are_warm_once_called():
     assert not jit.cold(whole_pairs, None)
 
 
-def fresh(code: str) -> subprocess.CompletedProcess:
+def fresh_code(code: str) -> subprocess.CompletedProcess:
     """``code`` run in a fresh interpreter that imports this wavedp (stdout and stderr
     captured); an AssertionError with its stderr where it fails."""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
+    done = fresh(["-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return done
 
@@ -137,7 +134,7 @@ def test_the_command_line_imports_numba_only_when_it_compiles_or_runs_a_kernel()
     code = ("import sys, wavedp.cli, wavedp.search.fitted, wavedp.search.database, "
             "wavedp.fasta_parser; "
             "assert 'numba' not in sys.modules, 'numba imported'")
-    fresh(code)
+    fresh_code(code)
 
 
 def test_planning_a_gpu_scan_loads_no_numba():
@@ -154,7 +151,7 @@ def test_planning_a_gpu_scan_loads_no_numba():
             "    shapes.scan_need(24, 132), 1 << 30, wide=True)\n"
             "assert batches and all(s > 0 for s in seconds)\n"
             "assert 'numba' not in sys.modules, 'numba imported'")
-    fresh(code)
+    fresh_code(code)
 
 
 def test_explaining_gpu_launches_loads_no_numba():
@@ -167,7 +164,7 @@ def test_explaining_gpu_launches_loads_no_numba():
             "trace.launch(LaunchTime('static', 1, 10, 0.1, 0.1, 0.1))\n"
             "_explain(trace, time.perf_counter(), [5], 50)\n"
             "assert 'numba' not in sys.modules, 'numba imported'\n")
-    assert "| 1 | static | 1 | 10 |" in fresh(code).stderr
+    assert "| 1 | static | 1 | 10 |" in fresh_code(code).stderr
 
 
 def test_preload_walk_loads_numba_and_the_host_walk():
@@ -180,7 +177,7 @@ def test_preload_walk_loads_numba_and_the_host_walk():
             "from wavedp.engines.cpu import compile\n"
             "assert 'wavedp.engines.cuda.traceback' in sys.modules\n"
             "assert compile._ready.signatures, 'nothing loaded'\n")
-    fresh(code)
+    fresh_code(code)
 
 
 def test_gpu_scores_of_pairs_load_no_numba():
@@ -190,4 +187,4 @@ def test_gpu_scores_of_pairs_load_no_numba():
     code = ("import sys\n"
             "import wavedp.engines.cuda.pairs\n"
             "assert 'numba' not in sys.modules, 'numba imported'\n")
-    fresh(code)
+    fresh_code(code)

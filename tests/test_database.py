@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import fresh
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -571,17 +572,10 @@ def test_makedb_progress_in_a_log_is_a_line_at_intervals(tmp_path: Path):
 
 def test_makedb_away_from_a_terminal_loads_no_rich(tmp_path: Path):
     """rich (0.03-0.05 s of a command's start) is imported only for a terminal's bar."""
-    import subprocess
-    import sys
-
-    import wavedp
-
     fasta = write(tmp_path / "in.fa", ">a\nACDE\n")
     code = ("import sys\n"
             "from wavedp.search.database import Database\n"
             f"Database.build({str(fasta)!r}, {str(tmp_path / 'x.wdb')!r})\n"
             "assert 'rich' not in sys.modules, 'rich imported'\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ,
-                               "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
+    done = fresh(["-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -16,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from helpers import DNA, PROTEIN, cpu_scanner, random_seq, related
+from helpers import DNA, PROTEIN, cpu_scanner, fresh, random_seq, related
 
 pytest.importorskip("distributed")
 
@@ -294,8 +293,7 @@ def test_missing_dask_is_an_input_error(monkeypatch):
 def test_import_wavedp_does_not_import_dask():
     code = ("import sys, wavedp; "
             "assert not {'dask', 'distributed'} & set(sys.modules), 'dask imported'")
-    subprocess.run([sys.executable, "-c", code], check=True,
-                   env={**os.environ, "PYTHONPATH": str(Path(wavedp.__file__).parents[1])})
+    fresh(["-c", code], check=True)
 
 
 # ---- shard_ranges -----------------------------------------------------------------------------

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import fresh, fresh_env
 
 import wavedp
 from wavedp.cli import cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-SRC = str(Path(wavedp.__file__).resolve().parent.parent)
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 
 
@@ -158,9 +158,8 @@ def _slow_search(tmp_path: Path) -> tuple[Path, Path]:
 def test_a_stopped_search_leaves_no_temporary_file(tmp_path, signum):
     q, t = _slow_search(tmp_path)
     out = tmp_path / "out.tsv"
-    env = {**os.environ, "PYTHONPATH": SRC}
     proc = subprocess.Popen([sys.executable, "-m", "wavedp.cli", "search", str(q), str(t),
-                             "--device", "cpu", "-o", str(out)], env=env,
+                             "--device", "cpu", "-o", str(out)], env=fresh_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not leftovers(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
@@ -279,17 +278,11 @@ def test_nussinov_of_none_is_not_the_text_none():
         wavedp.nussinov(None)
 
 
-def _run(args: list[str], stdout) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": SRC}
-    return subprocess.run([sys.executable, "-m", "wavedp.cli", *args], env=env, stdout=stdout,
-                          stderr=subprocess.PIPE, timeout=300)
-
-
 def test_a_closed_stdout_pipe_ends_quietly(pair):
     q, t = pair
     proc = subprocess.Popen([sys.executable, "-m", "wavedp.cli", "search", str(q), str(t),
                              "--device", "cpu", "--top", "0", "--evalue", "inf"],
-                            env={**os.environ, "PYTHONPATH": SRC}, stdout=subprocess.PIPE,
+                            env=fresh_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     proc.stdout.readline()
     proc.stdout.close()  # as `| head -1` does
@@ -299,7 +292,8 @@ def test_a_closed_stdout_pipe_ends_quietly(pair):
 
 def test_a_full_stdout_is_one_line(pair):
     with open("/dev/full", "w") as full:
-        done = _run(["search", str(pair[0]), str(pair[1]), "--device", "cpu"], stdout=full)
+        done = fresh(["-m", "wavedp.cli", "search", str(pair[0]), str(pair[1]), "--device",
+                      "cpu"], stdout=full, stderr=subprocess.PIPE, timeout=300)
     lines = done.stderr.decode().strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr
     assert "No space left" in lines[0]
@@ -418,8 +412,7 @@ def test_after_a_stop_a_teardown_error_prints_nothing():
             "    print('stopped')\n"
             "thing = HalfMade()\n"
             "del thing\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": SRC}, check=True)
+    done = fresh(["-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "stopped"
     assert "half made" not in done.stderr
 

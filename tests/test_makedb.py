@@ -8,11 +8,10 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import fresh
 
 from wavedp import InputError
 from wavedp.search import database as dbmod
@@ -43,9 +42,8 @@ def build(fasta: Path | str, out: Path, alphabet: str = "auto", workers: int = 2
     """``makedb.build`` in a fresh interpreter; its InputError raised here (its stderr, the
     progress, is kept in ``build.stderr``)."""
     code = _APART.format(low=ranges[0], high=ranges[1], setup=setup)
-    run = subprocess.run([sys.executable, "-c", code, str(fasta), str(out), alphabet,
-                          str(workers), "1" if show else "0"], capture_output=True, text=True,
-                         check=True)
+    run = fresh(["-c", code, str(fasta), str(out), alphabet, str(workers), "1" if show else "0"],
+                capture_output=True, text=True, check=True)
     build.stderr = run.stderr
     got = json.loads(run.stdout)
     if got is not None and "error" in got:
@@ -235,8 +233,7 @@ def test_the_command_imports_numpy_only_after_its_workers_are_forked(tmp_path: P
             f"    cli(['makedb', {str(fasta)!r}, '-o', {str(tmp_path / 'p.wdb')!r}])\n"
             "except SystemExit as exc:\n"
             "    print(seen, exc.code)\n")
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    run = fresh(["-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.split() == ["[False]", "0"], run.stderr
     assert "300 sequences" in run.stderr
     assert files_of(tmp_path / "p.wdb") == threaded(fasta, tmp_path / "t.wdb")

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from helpers import fresh
+
 TESTS = Path(__file__).resolve().parent
-SRC = TESTS.parent / "src"
 LENGTH = 25_000
 #: a full matrix of direction bytes would need m * n bytes, about 625 MB here
 LIMIT_MB = 200
@@ -67,10 +65,7 @@ print(json.dumps({{
 
 
 def test_long_traceback_peak_memory():
-    path = os.pathsep.join(p for p in (str(SRC), str(TESTS), os.environ.get("PYTHONPATH"))
-                           if p)
-    proc = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=path), timeout=300)
+    proc = fresh(["-c", CHILD], path=[TESTS], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     r = json.loads(proc.stdout.strip().splitlines()[-1])
     print(f"{r['m']} x {r['n']}: peak RSS growth {r['growth_mb']:.1f} MB, score {r['score']}")

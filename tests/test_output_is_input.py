@@ -4,22 +4,13 @@ status 2, the input untouched."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import fresh
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-
-
-def _run(args: list[str], stdin: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    with open(stdin, "rb") as fh:
-        return subprocess.run([sys.executable, "-m", "wavedp.cli", *args], stdin=fh, env=env,
-                              capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.parametrize("command", ["search", "align"])
@@ -32,7 +23,9 @@ def test_output_is_an_input(tmp_path, command, case):
         args = [command, str(query), str(EXAMPLES / "target.fa"), "-o", "/dev/fd/0"]
     else:  # the query is standard input, and the output its file by name
         args = [command, "-", str(EXAMPLES / "target.fa"), "-o", str(query)]
-    done = _run([*args, "--device", "cpu"], stdin=query)
+    with open(query, "rb") as fh:
+        done = fresh(["-m", "wavedp.cli", *args, "--device", "cpu"], stdin=fh,
+                     capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "would overwrite the input" in lines[0]

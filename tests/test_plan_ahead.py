@@ -6,13 +6,12 @@ expected. Host only but the last: planning needs no GPU."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import textwrap
 import threading
 
 import numpy as np
 import pytest
+from helpers import fresh
 
 import wavedp.device as device_mod
 from wavedp import Scoring
@@ -263,8 +262,8 @@ def _planned_by_children(folder, subjects: int, seed: int, stats: str) -> list[s
     """What CHILD prints: a search's scanners taking the plans of its children (two GPUs)
     for a database of ``subjects`` random proteins in ``folder``."""
     query, database = _inputs_on_disk(folder, subjects, (90, 120, 250, 1200, 30, 700), seed)
-    done = subprocess.run([sys.executable, "-c", CHILD, query, database, stats],
-                          capture_output=True, text=True, timeout=300)
+    done = fresh(["-c", CHILD, query, database, stats], capture_output=True, text=True,
+                 timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
@@ -302,8 +301,7 @@ WAITS = textwrap.dedent("""
 
 
 def test_a_scanner_waits_only_for_what_the_child_promised():
-    done = subprocess.run([sys.executable, "-c", WAITS], capture_output=True, text=True,
-                          timeout=120)
+    done = fresh(["-c", WAITS], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["None True", "plan a True"]
 
@@ -326,7 +324,6 @@ def test_a_gpu_search_takes_the_plans_made_ahead(tmp_path):
         expected = search(query, database, scoring, **options)
         print(ahead, trace.counts.get("plans made ahead", 0), got == expected)
     """)
-    done = subprocess.run([sys.executable, "-c", script, query, database],
-                          capture_output=True, text=True, timeout=300)
+    done = fresh(["-c", script, query, database], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "2", "True"]

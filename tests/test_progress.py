@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 
 import pytest
+from helpers import fresh
 
 from wavedp.cli.progress import Progress, clock_time, duration, rate, si
 
@@ -129,6 +128,5 @@ def test_formats():
 
 def test_rich_is_not_imported_by_the_module():
     code = "import sys, wavedp.cli.progress; print('rich' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    done = fresh(["-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-import wavedp
+from helpers import fresh
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-SRC = str(Path(wavedp.__file__).resolve().parent.parent)
 
 
 def test_the_readme_has_python_blocks():
@@ -25,8 +20,7 @@ def test_the_readme_has_python_blocks():
 def test_readme_block_runs(block, tmp_path):
     """Each block in a fresh interpreter, from the repository root, on the CPU (what a user
     without a GPU gets)."""
-    env = {**os.environ, "PYTHONPATH": SRC, "CUDA_VISIBLE_DEVICES": ""}
-    done = subprocess.run([sys.executable, "-c", block], cwd=ROOT, env=env, timeout=600,
-                          capture_output=True, text=True)
+    done = fresh(["-c", block], env={"CUDA_VISIBLE_DEVICES": ""}, cwd=ROOT, timeout=600,
+                 capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import fresh, fresh_env
 
 import wavedp
 from wavedp.cli import cli
@@ -32,7 +33,6 @@ from wavedp.search.database import Database
 from wavedp.search.journal import MAGIC, journal_path
 from wavedp.search.statistics import parameters
 
-SRC = str(Path(wavedp.__file__).resolve().parent.parent)
 AMINO = "ARNDCQEGHILKMFPSTWYV"
 COMPLEMENT = str.maketrans("ACGT", "TGCA")
 #: blastn's default scores in wavedp's gap convention (BLAST's 5/2 is wavedp's 7/2)
@@ -594,21 +594,19 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path):
     d = write(tmp_path / "db.fa", fasta_text(db))
     wdb = tmp_path / "db.wdb"
     Database.build(d, wdb, progress=False)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [SRC, os.environ.get(
-        "PYTHONPATH")])))
     out = tmp_path / "out.sam"
     args = ["search", str(q), str(wdb), "--device", "cpu", "--format", "sam", "--top", "5"]
-    command = [sys.executable, "-m", "wavedp.cli", *args, "-o", str(out), "--resume"]
+    command = ["-m", "wavedp.cli", *args, "-o", str(out), "--resume"]
     reference = tmp_path / "reference.sam"
-    subprocess.run(command, env=env, check=True, capture_output=True)  # uninterrupted
+    fresh(command, check=True, capture_output=True)  # uninterrupted
     out.rename(reference)
     records = Path(journal_path(str(out))) / "records"
     seed = int.from_bytes(os.urandom(4), "little")
     rng = random.Random(seed)
     kept: list[int] = []  # committed queries after each kill
     for attempt in range(5):
-        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen([sys.executable, *command], env=fresh_env(),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if attempt == 0:
             time.sleep(0.05)  # very early: still starting up
         else:
@@ -623,7 +621,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path):
         if out.exists():
             break
         kept.append(len(committed(records)) if records.exists() else 0)
-    final = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    final = fresh(command, capture_output=True, text=True, check=False)
     assert final.returncode == 0, final.stderr
     assert out.read_bytes() == reference.read_bytes(), f"seed {seed}"
     assert any(0 < k < len(queries) for k in kept), (kept, seed)  # a kill mid-journal
