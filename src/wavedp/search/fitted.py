@@ -34,6 +34,9 @@ from .significance import Method, QueryStats, Sample, subject_freqs
 
 #: candidates aligned in a first round beyond ``top`` (rescoring may reorder them)
 SPARE = 8
+#: hits rescored under their adjusted matrices at once (each holds a few matrices of the
+#: alphabet's size squared while rescored: about 20 KB of temporaries a hit)
+RESCORED = 2048
 
 
 #: a GPU search of fewer DP cells than this (about 0.5 s of an H100's scan) starts loading
@@ -329,9 +332,10 @@ def _finals(items: list[tuple[int, int, Alignment]], ranked: dict[int, _Candidat
     eff = score * ratio
     c = method.composition
     if rescore and c is not None:
-        sel = [x for x, (k, _, aln) in enumerate(items)
-               if aln.cigar is not None and ranked[k].freqs is not None]
-        if sel:
+        every = [x for x, (k, _, aln) in enumerate(items)
+                 if aln.cigar is not None and ranked[k].freqs is not None]
+        for a in range(0, len(every), RESCORED):  # each hit's own matrix: memory per slice
+            sel = every[a:a + RESCORED]
             counts = np.stack([comp_stats.pair_counts(
                 jobs[job[x]][3], db.codes(int(target[x])) if lut is None
                 else lut[db.codes(int(target[x]))], items[x][2].cigar,
