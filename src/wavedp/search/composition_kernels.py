@@ -95,7 +95,9 @@ def scale(targets: np.ndarray, row: np.ndarray, column: np.ndarray, tol: float,
     sums = np.empty(max(a, b))
     for k in range(row.shape[0]):
         m = out[k]
-        m[:, :] = targets
+        for i in range(a):  # element by element: an array-to-slice assignment compiles
+            for j in range(b):  # Numba's shape-mismatch message (about 8 s of a first run)
+                m[i, j] = targets[i, j]
         for _ in range(max_iter):
             for i in range(a):
                 total = 0.0

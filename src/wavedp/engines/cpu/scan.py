@@ -23,6 +23,10 @@ from .intersequence import local_ends, scan_slice, scores
 #: the CPU engine scans the database in chunks of at most this many residues (memory-mapped
 #: databases are read chunk by chunk; the translated copy of a chunk is this large)
 CPU_CHUNK = 1 << 26
+#: a scan of at most this many DP cells aligns each pair with the traceback kernel that the
+#: search's hits need anyway (exact, the same scores and end cells) instead of compiling the
+#: inter-sequence kernel for it: about half of the README example's first run on 2 cores
+TINY_CELLS = 1 << 22
 
 
 class CpuScanner:
@@ -40,9 +44,11 @@ class CpuScanner:
     def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
         """Each query's best ``k`` (0: all) database indices and scores above its threshold."""
-        # a first search compiles the scan at one or two widths, then aligns its best hits
-        notice([(scan_slice, None, SECONDS["scan"] * (2 if self.mode == LOCAL else 1)),
-                (whole_pairs, None, SECONDS["whole"])])
+        # a first search compiles the scan at one or two widths (a tiny one: the pairs'
+        # traceback kernel), then aligns its best hits
+        calls = self._compiles(queries)
+        notice(calls + [(whole_pairs, None, SECONDS["whole"])] * (whole_pairs not in
+                                                                  [c[0] for c in calls]))
         found: list[list] = [[] for _ in queries]
         limits = thresholds_of(thresholds)
         for start, j, s in self._scores(queries, progress):
@@ -57,7 +63,7 @@ class CpuScanner:
         end cells (local mode): the kernel tracks them as it scores, one pass."""
         if self.mode != LOCAL:
             raise ValueError("end cells are tracked in local mode only")
-        notice([(scan_slice, None, SECONDS["scan"] * 2)])
+        notice(self._compiles(queries))
         found: list[list] = [[] for _ in queries]
         limits = thresholds_of(thresholds)
         for start, j, (s, ends) in self._scores(queries, progress, ends=True):
@@ -71,17 +77,30 @@ class CpuScanner:
                progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Every query's exact score against every database sequence: int32, queries x
         database, in database order (no ranking)."""
-        notice([(scan_slice, None, SECONDS["scan"] * (2 if self.mode == LOCAL else 1))])
+        notice(self._compiles(queries))
         out = np.empty((len(queries), len(self.offsets) - 1), np.int32)
         for start, j, s in self._scores(queries, progress):
             out[j, start:start + s.size] = s
         return out
+
+    def _tiny(self, queries: list[np.ndarray]) -> bool:
+        """Whether the scan of ``queries`` is at most TINY_CELLS cells."""
+        return sum(q.size for q in queries) * int(self.offsets[-1]) <= TINY_CELLS
+
+    def _compiles(self, queries: list[np.ndarray]) -> list:
+        """The kernels a scan of ``queries`` calls (:func:`compile.notice`'s calls)."""
+        if self._tiny(queries):
+            return [(whole_pairs, None, SECONDS["whole"])]
+        return [(scan_slice, None, SECONDS["scan"] * (2 if self.mode == LOCAL else 1))]
 
     def _scores(self, queries: list[np.ndarray], progress: Callable[[int], None] | None,
                 ends: bool = False) -> Iterator[tuple[int, int, Any]]:
         """(first database index of the chunk, query index, the query's scores against the
         chunk, with ``ends`` (local mode) a pair (scores, end cells)) for every chunk of at
         most CPU_CHUNK residues and every query."""
+        if self._tiny(queries):
+            yield from self._aligned(queries, progress, ends)
+            return
         for start, stop in residue_ranges(self.offsets, CPU_CHUNK):
             lo, hi = int(self.offsets[start]), int(self.offsets[stop])
             residues = np.asarray(self.residues[lo:hi])
@@ -94,6 +113,31 @@ class CpuScanner:
                                  scores(q, residues, offsets, self.sub, *self.gaps, self.mode))
                 if progress is not None:
                     progress(q.size * (hi - lo))
+
+
+    def _aligned(self, queries: list[np.ndarray], progress: Callable[[int], None] | None,
+                 ends: bool) -> Iterator[tuple[int, int, Any]]:
+        """:meth:`_scores` of a tiny scan: every pair aligned by the pairwise engine (its
+        score and end cell are the scan's, by ``docs/design.md``)."""
+        from . import align_cat  # lazy: the package imports this module
+
+        residues = np.asarray(self.residues)
+        residues = residues if self.lut is None else self.lut[residues]
+        offsets = np.asarray(self.offsets, np.int64)
+        qoff = np.zeros(len(queries) + 1, np.int64)
+        np.cumsum([q.size for q in queries], out=qoff[1:])
+        qcat = np.concatenate(queries) if queries else np.zeros(0, np.uint8)
+        n = offsets.size - 1
+        pairs = np.stack(np.divmod(np.arange(len(queries) * n, dtype=np.int64), max(n, 1)),
+                         axis=1)
+        out, _, _ = align_cat(qcat, qoff, residues, offsets, pairs, self.sub, *self.gaps,
+                              self.mode, True)
+        for j, q in enumerate(queries):
+            row = out[j * n:(j + 1) * n]
+            score = row[:, 0].astype(np.int32)
+            yield 0, j, ((score, row[:, [2, 4]].astype(np.int64)) if ends else score)
+            if progress is not None:
+                progress(q.size * int(offsets[-1]))
 
 
 DEFAULT_CPU = Model(kind="cpu", device="default", version="", calibrated=False,
