@@ -23,6 +23,8 @@ from wavedp import energy
 from wavedp.cli import cli
 from wavedp.errors import DeviceError, InputError
 from wavedp.lab import energy as lab
+from wavedp.lab import energy_model as model
+from wavedp.lab import energy_report as reporting
 from wavedp.lab import report
 
 
@@ -228,9 +230,9 @@ E_OP = {"add": 8e-12, "max": 12e-12, "max16": 17e-12, "shared": 20e-12, "shared1
         "l2": 5e-12, "dram": 15e-12}
 
 
-def micro_rows(f: lab.Fit | None = None) -> list[dict]:
+def micro_rows(f: model.Fit | None = None) -> list[dict]:
     """Micro-benchmark rows whose joules follow ``f`` (default P_STATIC and E_OP) exactly."""
-    f = f or lab.Fit(P_STATIC, E_OP)
+    f = f or model.Fit(P_STATIC, E_OP)
     rows = []
     for k, (op, micro) in enumerate(lab.MICROS.items()):
         for level, steps, seconds in (("high", 1e12, 2.0 + k / 10), ("low", 1e11, 2.5)):
@@ -254,7 +256,7 @@ def strategy_row(name: str, error: float = 0.0) -> dict:
     if name == "search":
         row.update(queries=20, sequences=400_000, length=512, residues=400_000 * 512,
                    overhead=1.1, scans=40, cells=41752 * 400_000 * 512, runs=1)
-    row["joules"] = lab.predict(lab.Fit(P_STATIC, E_OP), row)["total"] * (1 + error)
+    row["joules"] = model.predict(model.Fit(P_STATIC, E_OP), row)["total"] * (1 + error)
     row["watts"] = row["joules"] / row["seconds"]
     return row
 
@@ -299,43 +301,43 @@ def all_rows(errors: dict[str, float] | None = None) -> list[dict]:
 
 
 def test_the_fit_recovers_known_energies():
-    f = lab.fit(micro_rows())
+    f = model.fit(micro_rows())
     assert f.static_watts == pytest.approx(P_STATIC, rel=1e-6)
     for op, e in E_OP.items():
         assert f.energy[op] == pytest.approx(e, rel=1e-6), op
-    assert lab.fit([]) is None
+    assert model.fit([]) is None
 
 
 def test_the_model_adds_static_and_operation_energy():
-    f = lab.Fit(100.0, {op: 1e-12 for op in lab.OPS})
+    f = model.Fit(100.0, {op: 1e-12 for op in model.OPS})
     row = strategy_row("coalesced")
-    parts = lab.predict(f, row, dram_bytes=1e9)
+    parts = model.predict(f, row, dram_bytes=1e9)
     assert parts["static"] == 200.0
     assert parts["dram"] == pytest.approx(1e-3)
-    counts = lab.CELL_COUNTS["coalesced"]
+    counts = model.CELL_COUNTS["coalesced"]
     assert parts["add"] == pytest.approx(counts["add"] * row["cells"] * 1e-12)
     assert parts["total"] == pytest.approx(sum(v for k, v in parts.items() if k != "total"))
     # the default DRAM estimate: a 300k pair's diagonals fit in L2, read once per run
-    assert lab.dram_estimate(row) == lab.working_set(row) * row["runs"]
+    assert model.dram_estimate(row) == model.working_set(row) * row["runs"]
     big = {**row, "l2_cache": 1 << 20}
-    assert lab.dram_estimate(big) == pytest.approx(row["cells"] * counts["l2"])
+    assert model.dram_estimate(big) == pytest.approx(row["cells"] * counts["l2"])
 
 
 def test_multipass_counts_follow_its_rows_per_thread():
-    eight, wide = lab.multipass_counts(8), lab.multipass_counts(32)
+    eight, wide = model.multipass_counts(8), model.multipass_counts(32)
     assert sum(v for k, v in eight.items() if k != "l2") - eight["shared"] \
         == pytest.approx(17.25)  # Nsight Compute: 17.3 instructions per cell at 8 rows
     assert all(wide[op] < eight[op] for op in eight)
-    assert lab.cell_counts(strategy_row("multipass")) == wide
+    assert model.cell_counts(strategy_row("multipass")) == wide
 
 
 def test_search_counts_scale_with_the_cells_the_scan_computes():
     overhead, scans = lab.search_shape(lab.QUERY_LENGTHS, 512, 24)
     assert overhead >= 1.0 and scans >= len(lab.QUERY_LENGTHS) // 2
     row = strategy_row("search")
-    assert lab.cell_counts(row)["max16"] == pytest.approx(
-        1.1 * lab.CELL_COUNTS["search"]["max16"])
-    assert lab.dram_estimate(row) == 400_000 * 512 * 40
+    assert model.cell_counts(row)["max16"] == pytest.approx(
+        1.1 * model.CELL_COUNTS["search"]["max16"])
+    assert model.dram_estimate(row) == 400_000 * 512 * 40
 
 
 def test_micro_counts_match_the_kernels_loops():
@@ -356,10 +358,10 @@ def test_micro_counts_match_the_kernels_loops():
 
 def test_the_capped_searches_give_slope_and_intercept():
     rows = all_rows({"search": -0.1})
-    slope, intercept = lab.search_power(rows)
+    slope, intercept = model.search_power(rows)
     assert slope == pytest.approx(PER_CELL) and intercept == pytest.approx(INTERCEPT)
-    assert lab.errors(rows)["search"] == pytest.approx(1 / 0.9 - 1)  # the full grid's row
-    assert lab.search_power(all_rows()[:-2]) is None  # one capped row: no line
+    assert model.errors(rows)["search"] == pytest.approx(1 / 0.9 - 1)  # the full grid's row
+    assert model.search_power(all_rows()[:-2]) is None  # one capped row: no line
 
 
 def test_a_grid_cap_caps_every_launch_of_its_model_only():
@@ -404,11 +406,11 @@ def test_the_search_traffic_comes_from_ncu_where_it_is(monkeypatch):
         lab.search_traffic(lab.QUICK, notes.append)
     # a row with counted L2 bytes uses them, not the counts per cell
     row = {**strategy_row("search"), "l2_bytes": 7e11}
-    f = lab.Fit(0.0, {op: 1.0 for op in lab.OPS})
-    assert lab.predict(f, row)["l2"] == 7e11
+    f = model.Fit(0.0, {op: 1.0 for op in model.OPS})
+    assert model.predict(f, row)["l2"] == 7e11
     # a row with counted bytes uses them, not the estimate
     row = {**strategy_row("search"), "dram_bytes": 5e11}
-    assert lab.dram_estimate(row) == 5e11
+    assert model.dram_estimate(row) == 5e11
 
 
 def test_settled_needs_three_close_windows():
@@ -420,7 +422,7 @@ def test_settled_needs_three_close_windows():
 def test_section_writes_the_report(tmp_path):
     rows = all_rows({"tiled": 0.05})
     doc = report.Document(str(tmp_path), "energy", "wavedp lab: energy")
-    lab.section(doc, rows)
+    reporting.section(doc, rows)
     text = open(doc.write(), encoding="utf-8").read()
     assert "## Energy (Ranasinghe 2014, chapter 5)" in text
     assert "P_static" in text and "| 150 | W |" in text
@@ -434,27 +436,27 @@ def test_section_writes_the_report(tmp_path):
     assert "the miss is in the static power" not in text
     assert "counted by Nsight Compute" not in text  # no counted bytes: estimated
     rows[[r.get("strategy") for r in rows].index("search")]["dram_bytes"] = 2.5e11
-    lab.section(doc, rows)
+    reporting.section(doc, rows)
     assert "the search's counted by Nsight Compute (250.0 GB" in open(
         doc.write(), encoding="utf-8").read()
 
 
 def test_section_without_micro_benchmarks_says_so(tmp_path):
     doc = report.Document(str(tmp_path), "energy", "t")
-    lab.section(doc, [r for r in all_rows() if r["kind"] != "micro"])
+    reporting.section(doc, [r for r in all_rows() if r["kind"] != "micro"])
     assert "no model" in open(doc.write(), encoding="utf-8").read()
 
 
 def test_claims_check_both_targets():
-    model, search = lab.claims(all_rows({"tiled": 0.05, "search": -0.02}))
+    model, search = reporting.claims(all_rows({"tiled": 0.05, "search": -0.02}))
     assert model.verdict == "yes" and "5 of 5 within" in model.measured
     row = strategy_row("search", -0.02)
     per_watt = row["cells"] / 1e9 / row["joules"]
     assert f"{per_watt:.1f} GCUPS/W" in search.measured
     assert search.verdict == ("yes" if per_watt >= lab.CUDASW_GCUPS_PER_WATT else "no")
-    model, _ = lab.claims(all_rows({"simple": 0.4}))  # measured 40% above the model
+    model, _ = reporting.claims(all_rows({"simple": 0.4}))  # measured 40% above the model
     assert model.verdict == "partly" and "diagonal, simple storage -29%" in model.measured
-    model, search = lab.claims([])
+    model, search = reporting.claims([])
     assert model.verdict == search.verdict == "not measured"
 
 
@@ -462,27 +464,27 @@ def test_the_peak_searches_are_judged_like_the_published_peak(tmp_path):
     """CUDASW++4.0's 15.7 GCUPS/W is its peak benchmark's ("up to"): the claim judges the best
     peak search and shows the search's figure beside it; the report lists every peak run."""
     rows = all_rows() + [peak_row(256, 9.0), peak_row(512, 9.6), peak_row(1024, 9.3)]
-    _, search = lab.claims(rows)
+    _, search = reporting.claims(rows)
     assert search.verdict == "no"
     assert "at its peak (length 512" in search.measured and "9.6 GCUPS/W" in search.measured
     assert search.measured.startswith("the search ") and "4,600 GCUPS" in search.measured
-    _, search = lab.claims(rows + [peak_row(128, 16.0)])
+    _, search = reporting.claims(rows + [peak_row(128, 16.0)])
     assert search.verdict == "yes" and "length 128" in search.measured
     doc = report.Document(str(tmp_path), "energy", "t")
-    lab.section(doc, rows)
+    reporting.section(doc, rows)
     text = open(doc.write(), encoding="utf-8").read()
     assert 'published "up to 15.7 GCUPS/W"' in text
     assert "| 512 | repeated | 20 x 524,288 |" in text and "| 20 x 262,144 |" in text
-    assert lab.errors(rows) == lab.errors(all_rows())  # the model leaves the peak rows out
+    assert model.errors(rows) == model.errors(all_rows())  # the model leaves the peak rows out
 
 
 def test_the_peak_is_judged_on_the_anchors_kind_of_database():
     """CUDASW++4.0's pseudo-database repeats one sequence: the claims judge the peak searches
     on that kind of database where there are any, the distinct ones shown beside them."""
     rows = all_rows() + [peak_row(256, 9.0), peak_row(256, 12.0, "distinct")]
-    _, search = lab.claims(rows)
+    _, search = reporting.claims(rows)
     assert "9.0 GCUPS/W" in search.measured and "12.0" not in search.measured
-    _, search = lab.claims(all_rows() + [peak_row(256, 12.0, "distinct")])
+    _, search = reporting.claims(all_rows() + [peak_row(256, 12.0, "distinct")])
     assert "12.0 GCUPS/W" in search.measured
 
 
@@ -492,17 +494,17 @@ def test_the_anchor_run_here_is_a_claim_of_its_own(tmp_path):
     ours = [peak_row(128, 9.6), peak_row(256, 9.9), peak_row(512, 9.4)]
     theirs = [peak_row(128, 10.5, kind="anchor"), peak_row(256, 9.4, kind="anchor"),
               peak_row(512, 9.1, kind="anchor")]
-    model, search, anchored = lab.claims(all_rows() + ours + theirs)
+    model, search, anchored = reporting.claims(all_rows() + ours + theirs)
     assert search.verdict == "no"  # 9.9 < 15.7
     assert anchored.verdict == "partly" and "10.5 GCUPS/W at length 128" in anchored.paper
     assert "0.94x" in anchored.measured and "128 0.91x, 256 1.05x, 512 1.03x" in anchored.measured
-    *_, anchored = lab.claims(all_rows() + ours + theirs[1:])
+    *_, anchored = reporting.claims(all_rows() + ours + theirs[1:])
     assert anchored.verdict == "yes"
-    *_, anchored = lab.claims(all_rows() + ours[:1] + theirs[:1])
+    *_, anchored = reporting.claims(all_rows() + ours[:1] + theirs[:1])
     assert anchored.verdict == "no"
-    assert len(lab.claims(all_rows() + ours)) == 2  # no anchor run: no third claim
+    assert len(reporting.claims(all_rows() + ours)) == 2  # no anchor run: no third claim
     doc = report.Document(str(tmp_path), "energy", "t")
-    lab.section(doc, all_rows() + ours + theirs)
+    reporting.section(doc, all_rows() + ours + theirs)
     text = open(doc.write(), encoding="utf-8").read()
     assert "CUDASW++4.0 itself on this GPU" in text and "| wavedp / CUDASW++4.0 |" in text
 
@@ -512,7 +514,7 @@ def test_the_anchor_comparison_reads_wavedps_power_as_the_anchors():
     compares that; the energy counter's figure is shown beside it."""
     ours = peak_row(128, 9.6)
     ours["sample_watts"] = ours["watts"] * 9.6 / 10.0  # reads 10.0 GCUPS/W alike
-    *_, anchored = lab.claims(all_rows() + [ours, peak_row(128, 10.5, kind="anchor")])
+    *_, anchored = reporting.claims(all_rows() + [ours, peak_row(128, 10.5, kind="anchor")])
     assert "10.0 GCUPS/W at length 128" in anchored.measured
     assert "energy counter 9.6" in anchored.measured and "0.95x" in anchored.measured
 
@@ -540,8 +542,8 @@ def test_peak_inputs_have_one_length():
 
 def test_claims_take_dram_bytes():
     rows = all_rows()
-    base = lab.errors(rows)["coalesced"]
-    more = lab.errors(rows, {"coalesced": 1e15})["coalesced"]
+    base = model.errors(rows)["coalesced"]
+    more = model.errors(rows, {"coalesced": 1e15})["coalesced"]
     assert abs(base) < 1e-9 and more > 0.1
 
 
@@ -583,9 +585,9 @@ def test_a_tiny_energy_lab_run(tmp_path):
     assert kinds.count("micro") == 2 * len(lab.MICROS)
     assert kinds.count("strategy") == len(lab.STRATEGIES) + len(tiny.slope)
     assert kinds.count("peak") == len(tiny.peak) * len(tiny.peak_databases)
-    assert lab.search_power(rows) is not None
+    assert model.search_power(rows) is not None
     assert all(r["joules"] > 0 and r["seconds"] >= 0.2 for r in rows if "joules" in r)
     doc = report.Document(str(tmp_path), "energy", "t")
-    lab.section(doc, rows)
+    reporting.section(doc, rows)
     assert "GCUPS/W" in open(doc.write(), encoding="utf-8").read()
-    assert len(lab.claims(rows)) == 2 and notes
+    assert len(reporting.claims(rows)) == 2 and notes

@@ -21,6 +21,9 @@ the measured energy of each Smith-Waterman strategy's sweep and of the database 
   length on both sides of the database, the database resident, the scan alone timed), and,
   given its ``align``, CUDASW++4.0's own peak benchmark on this GPU (:mod:`.cudasw`).
 
+The fit and the model are :mod:`.energy_model`'s, the report and its claims
+:mod:`.energy_report`'s; this module measures.
+
 Operations are per-thread instructions of the sm_90 SASS (NVRTC 13; uniform-datapath
 instructions not counted) and bytes: ``max``: 32-bit integer maxes (the DPX add-max
 VIADDMNMX, VIMNMX, VIMNMX3); ``max16``: the same on two 16-bit halves (the packed search's
@@ -35,7 +38,6 @@ load's byte does, H100, 2026-11); ``l2``: bytes of global loads and stores that 
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -58,12 +60,11 @@ from ..errors import DeviceError, InputError
 from ..scoring import Scoring
 from ..search.api import iter_search
 from ..search.database import PROTEIN_LETTERS, Database
-from . import cudasw, ncu, report, swat
-from .claims import Claim
+from . import cudasw, ncu, swat
+from .energy_model import searches
 from .timing import l2_bytes
 
 FILE = "lab_energy.cu"
-OPS = ("add", "max", "max16", "shared", "shared16", "l2", "dram")
 INTENSITIES = ("high", "low")
 STRATEGIES = ("multipass", "simple", "coalesced", "tiled", "search")
 LABELS = {"multipass": "multipass", "simple": "diagonal, simple storage",
@@ -90,6 +91,9 @@ KEY = np.uint32(0xFFFFFFFF)
 #: energy_max's floor (positive: its Fibonacci steps never settle)
 FLOOR = 12345
 SOURCE = "Ranasinghe 2014"
+#: NVML's power samples lag the power by about a second: the peak searches sample this long
+#: past their scans, as the anchor's samples run on past its scan
+POWER_LAG = 1.0
 #: m = n of the untimed run before a per-diagonal or tiled strategy's measurement
 WARM_PAIR = 3_000
 
@@ -489,13 +493,13 @@ def run_strategy(name: str, s: Settings, progress: Progress, blocks: int | None 
         m, runs = _energy_of(run, s.seconds)
         fields["blocks"] = blocks
     cells = runs * fields.pop("cells_per_run")
-    progress(f"energy: {_label({'strategy': name, 'blocks': blocks})} "
+    progress(f"energy: {label({'strategy': name, 'blocks': blocks})} "
              f"{cells / m.seconds / 1e9:,.0f} GCUPS, {m.mean_watts:.0f} W")
     return _row("strategy", m, strategy=name, **fields, runs=runs, cells=cells,
                 l2_cache=l2_bytes())
 
 
-def _label(row: dict) -> str:
+def label(row: dict) -> str:
     if row.get("blocks"):
         return f"{LABELS[row['strategy']]}, {row['blocks']} blocks"
     return LABELS[row["strategy"]]
@@ -514,7 +518,7 @@ def measure(s: Settings, progress: Progress) -> list[dict]:
     if "search" in s.strategies:
         traffic = search_traffic(s, progress)
         if traffic is not None:
-            for r in _searches(rows):
+            for r in searches(rows):
                 r["l2_bytes"] = traffic["l2"] * r["runs"]
                 r["dram_bytes"] = traffic["dram"] * r["runs"]
         rows += [run_strategy("search", s, progress, blocks) for blocks in s.slope]
@@ -566,462 +570,3 @@ def _is_scan(name: str) -> bool:
     """Whether an ncu kernel name is the search's scan (not, e.g., a CuPy cumsum)."""
     name = name.removeprefix("void ").strip()
     return name == "scan" or name.startswith(("scan<", "scan("))
-
-
-# --- the fit and the model ---------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Fit:
-    """The model's parameters: static power (watts) and joules per operation."""
-
-    static_watts: float
-    energy: dict[str, float]
-
-    def joules(self, seconds: float, counts: dict[str, float]) -> float:
-        """E = P_static T + sum_op count_op e_op."""
-        return self.static_watts * seconds + sum(counts.get(op, 0.0) * e
-                                                 for op, e in self.energy.items())
-
-
-def fit(rows: list[dict]) -> Fit | None:
-    """Least squares of the micro-benchmark rows' joules on their seconds and operation
-    counts, each row weighted by its own joules (relative errors); None without such rows."""
-    micro = [r for r in rows if r["kind"] == "micro"]
-    if not micro:
-        return None
-    a = np.array([[r["seconds"], *(r["counts"].get(op, 0.0) for op in OPS)] for r in micro])
-    b = np.array([r["joules"] for r in micro])
-    scale = np.abs(a).max(axis=0)
-    scale[scale == 0] = 1.0
-    x = np.linalg.lstsq(a / scale / b[:, None], np.ones(len(b)), rcond=None)[0] / scale
-    return Fit(float(x[0]), {op: float(v) for op, v in zip(OPS, x[1:], strict=True)})
-
-
-#: operations per DP cell of each strategy: maxes and shared words read from the sm_90 SASS
-#: of the kernel's inner loop (``wavedp.lab.sass`` counts it); ``add`` the other
-#: instructions, from Nsight Compute's count of executed thread instructions
-#: (uniform-datapath ones left out) for one launch on the H100, less the maxes; ``l2``
-#: Nsight Compute's L2 bytes (lts__t_bytes) of that launch, less the
-#: 1.4 MB any launch moves (code and constants). The launches: the middle diagonal of a
-#: 10,240 x 10,240 pair (diagonal), its middle tile diagonal (tiled), a 20,000 x 20,000 sweep
-#: (multipass, :func:`multipass_counts`) and two 464-residue queries against 20,000 x 512
-#: residues (search, per cell the scan computes).
-#: - diagonal_step<STORAGE> (local), a cell per thread: 3 VIADDMNMX and a VIMNMX, 8 LDG and 5
-#:   STG, and the thread's setup (2 or 3 more maxes when simple); l2 read from the kernel: 22
-#:   bytes loaded (H, E, F of d - 1, H of d - 2, the row's best, the residues) and 12 stored
-#:   (a 10,240-cell launch's L2 bytes are mostly the launch's own, too many to subtract);
-#: - tiled_step (local): a thread's step with a cell: 2 VIADDMNMX, VIMNMX3, the row best's
-#:   VIMNMX, 4 LDS and 2 STS, with the barrier and the idle steps (a 128 x 128 tile takes
-#:   255 steps); Nsight counts 7.5 shared words per cell (the tile's borders included);
-#: - scan<LOCAL, G, 32, true> (two queries per 32-bit word): per column a lane does 64 cells with
-#:   128 VIADDMNMX and 16 VIMNMX3 (the ALU pipe), 32 VIADD.16x2 (X - go), 8 LDS.128 (32
-#:   profile words; 0.125 per cell) and 3 shuffles (with the step's LDS, 0.07 32-bit shared
-#:   words per cell); Nsight Compute counts 3.45 thread instructions per cell the scan
-#:   computes (the peak search at length 128: 2.53 on the ALU pipe, 0.79 on FMA).
-CELL_COUNTS: dict[str, dict[str, float]] = {
-    "simple": {"add": 105.0, "max": 7.0, "l2": 34.0},
-    "coalesced": {"add": 101.0, "max": 5.0, "l2": 34.0},
-    "tiled": {"add": 56.0, "max": 4.5, "shared": 7.5, "l2": 1.9},
-    "search": {"add": 1.20, "max16": 2.25, "shared": 0.07, "shared16": 0.125, "l2": 0.25},
-}
-
-
-def multipass_counts(rows: int) -> dict[str, float]:
-    """Operations per cell of a score-only multipass sweep (local, keyed end cell, int32
-    profile) with ``rows`` rows per thread: per column a lane updates ``rows`` cells with 4
-    VIADDMNMX each and a VIMNMX3 per two (the keys), reads ``rows`` profile words, and spends
-    about 80 instructions, 2 maxes and 6 shuffles on the column (fetching the row above,
-    handing rows down, flushing its bottom row); 202 L2 bytes per column of a strip (Nsight
-    Compute at 8 rows: 17.3 instructions per cell)."""
-    return {"add": 2.5 + 80 / rows, "max": 4.5 + 2 / rows, "shared": 1 + 6 / rows,
-            "l2": 202 / (32 * rows)}
-
-
-def cell_counts(row: dict) -> dict[str, float]:
-    """Operations per real DP cell of a strategy row (the search's counts scaled by the
-    cells its scan computes per real cell; its L2 bytes counted by Nsight Compute where the
-    row has them, ``l2_bytes``)."""
-    if row["strategy"] == "multipass":
-        return multipass_counts(row["rows_per_thread"])
-    scale = row.get("overhead", 1.0)
-    counts = {op: c * scale for op, c in CELL_COUNTS[row["strategy"]].items()}
-    if "l2_bytes" in row:
-        counts["l2"] = float(row["l2_bytes"]) / row["cells"]
-    return counts
-
-
-def working_set(row: dict) -> float:
-    """Bytes a pair's sweep keeps in GPU memory besides its inputs' (m + n bytes), from the
-    kernels: multipass two rows of H and F; diagonal three diagonals of H, two of E and F,
-    the rows' bests; tiled a row of H and F per tile column, a column of H and E, the rows'
-    bests."""
-    m, n = row["m"], row["n"]
-    strategy = row["strategy"]
-    if strategy == "multipass":
-        return m + n + 16 * (n + 1)
-    if strategy == "tiled":
-        return m + n + 8 * (n + n // 128 + 1) + 16 * (m + 1)
-    return m + n + 36 * (m + 1)
-
-
-def dram_estimate(row: dict) -> float:
-    """A run's DRAM bytes: Nsight Compute's count where the row has one (``dram_bytes``,
-    the search's), else this module's own estimate (lab/traffic.py's measurement may
-    replace it): a search streams the database once per pass of each query pair; a pair's
-    sweep reads its working set once per run where it fits in L2, else every L2 byte goes
-    to DRAM."""
-    if "dram_bytes" in row:
-        return float(row["dram_bytes"])
-    if row["strategy"] == "search":
-        return float(row["residues"] * row["scans"] * row["runs"])
-    ws = working_set(row)
-    if ws <= row["l2_cache"]:
-        return float(ws * row["runs"])
-    return row["cells"] * cell_counts(row).get("l2", 0.0)
-
-
-def predict(f: Fit, row: dict, dram_bytes: float | None = None) -> dict[str, float]:
-    """The model's joules for a strategy row: ``static`` (P_static T), one entry per
-    operation, and ``total``. ``dram_bytes``: the runs' DRAM bytes (default
-    :func:`dram_estimate`)."""
-    counts = {op: c * row["cells"] for op, c in cell_counts(row).items()}
-    counts["dram"] = dram_estimate(row) if dram_bytes is None else dram_bytes
-    parts = {"static": f.static_watts * row["seconds"],
-             **{op: counts.get(op, 0.0) * f.energy[op] for op in OPS}}
-    parts["total"] = sum(parts.values())
-    return parts
-
-
-def errors(rows: list[dict], dram: dict[str, float] | None = None) -> dict[str, float]:
-    """Each strategy's relative model error (model / measured - 1); ``dram``: DRAM bytes
-    by strategy, replacing :func:`dram_estimate`."""
-    f = fit(rows)
-    if f is None:
-        return {}
-    dram = dram or {}
-    return {r["strategy"]: predict(f, r, dram.get(r["strategy"]))["total"] / r["joules"] - 1
-            for r in _full(rows)}
-
-
-def model_per_cell(f: Fit, row: dict) -> float:
-    """The model's joules per real cell of a strategy row beyond static power (its
-    operations and the DRAM estimate)."""
-    parts = predict(f, row)
-    return (parts["total"] - parts["static"]) / row["cells"]
-
-
-def search_power(rows: list[dict]) -> tuple[float, float] | None:
-    """The capped searches' power against their cell rate, least squares: (joules per real
-    cell, watts at no cells); None with fewer than two such rows."""
-    capped = _searches(rows, capped=True)
-    if len(capped) < 2:
-        return None
-    rate = np.array([r["cells"] / r["seconds"] for r in capped])
-    watts = np.array([r["joules"] / r["seconds"] for r in capped])
-    slope, intercept = np.polyfit(rate, watts, 1)
-    return float(slope), float(intercept)
-
-
-# --- report and claims -------------------------------------------------------------------------
-
-def _select(rows: list[dict], kind: str) -> list[dict]:
-    return [r for r in rows if r["kind"] == kind]
-
-
-def _full(rows: list[dict]) -> list[dict]:
-    """Strategy rows at their full grid (the capped searches left out)."""
-    return [r for r in _select(rows, "strategy") if not r.get("blocks")]
-
-
-def _searches(rows: list[dict], capped: bool = False) -> list[dict]:
-    """The search's rows: at its full grid, or (``capped``) the capped ones."""
-    return [r for r in _select(rows, "strategy")
-            if r["strategy"] == "search" and bool(r.get("blocks")) == capped]
-
-
-def _gcups(row: dict) -> float:
-    return row["cells"] / row["seconds"] / 1e9
-
-
-def _gcups_per_watt(row: dict) -> float:
-    return row["cells"] / 1e9 / row["joules"] if row["joules"] > 0 else math.nan
-
-
-def _warmup_text(doc: report.Document, rows: list[dict]) -> None:
-    for warm in _select(rows, "warmup"):
-        watts = warm["watts"]
-        state = "settled" if warm["settled"] else "had not settled (time limit)"
-        doc.add(f"Warm-up (the add benchmark, full grid): {len(watts)} windows of "
-                f"{warm['window']:g} s; the power {state} at {watts[-1]:.0f} W.")
-        doc.figure("energy_warmup", "Power while warming up", "seconds", "watts",
-                   {"warm-up": ([warm["window"] * (k + 1) for k in range(len(watts))],
-                                watts)}, logx=10)
-    for idle_row in _select(rows, "static"):
-        doc.add(f"Idle power (no work for {idle_row['seconds']:.1f} s, right after): "
-                f"{idle_row['watts']:.0f} W.")
-
-
-def _micro_table(rows: list[dict], f: Fit) -> str:
-    idle_w = next((r["watts"] for r in _select(rows, "static")), math.nan)
-    body = []
-    for r in _select(rows, "micro"):
-        main = r["counts"].get(r["op"], 0.0)
-        naive = (r["joules"] - idle_w * r["seconds"]) / main * 1e12 if main else math.nan
-        body.append([r["op"], r["intensity"], f"{r['blocks']} x {r['threads']}", r["seconds"],
-                     r["joules"], r["watts"], f"{main:.3g}", f.joules(r["seconds"], r["counts"]),
-                     100 * (f.joules(r["seconds"], r["counts"]) / r["joules"] - 1), naive])
-    return report.table(["operation", "intensity", "blocks x threads", "s", "J", "W",
-                         "operations", "fit J", "fit error %", "(E - P_idle t) / ops pJ"],
-                        body)
-
-
-def _fit_table(f: Fit) -> str:
-    units = {"add": "pJ per instruction", "max": "pJ per instruction",
-             "max16": "pJ per instruction (16-bit pairs)",
-             "shared": "pJ per 32-bit word", "shared16": "pJ per 16-byte load",
-             "l2": "pJ per byte",
-             "dram": "pJ per byte (on top of L2)"}
-    return report.table(["parameter", "value", "unit"],
-                        [["P_static", f.static_watts, "W"]]
-                        + [[f"e_{op}", f.energy[op] * 1e12, units[op]] for op in OPS])
-
-
-def _model_table(rows: list[dict], f: Fit, dram: dict[str, float]) -> str:
-    body = []
-    for r in _select(rows, "strategy"):
-        parts = predict(f, r, dram.get(r["strategy"]))
-        size = (f"{r['queries']} x {r['sequences']:,} x {r['length']}" if r["strategy"] == "search"
-                else f"{r['m']:,} x {r['n']:,}")
-        body.append([_label(r), size, r.get("sync") or "-", r["runs"], r["seconds"],
-                     _gcups(r), r["joules"], r["watts"], parts["static"],
-                     parts["total"] - parts["static"], parts["total"],
-                     100 * (parts["total"] / r["joules"] - 1), _gcups_per_watt(r)])
-    return report.table(["strategy", "size", "sync", "runs", "s", "GCUPS", "measured J", "W",
-                         "static J", "operations J", "model J", "error %", "GCUPS/W"], body)
-
-
-def _search_table(rows: list[dict]) -> str:
-    body = [[_gcups(r), r["joules"], r["watts"], r["peak_watts"],
-             _gcups_per_watt(r), CUDASW_GCUPS_PER_WATT,
-             _gcups_per_watt(r) / CUDASW_GCUPS_PER_WATT]
-            for r in _searches(rows)]
-    return report.table(["GCUPS", "J", "mean W", "peak W", "GCUPS/W",
-                         "CUDASW++4.0 GCUPS/W (published)", "ratio"], body)
-
-
-def _peak_table(rows: list[dict]) -> str:
-    body = [[r["length"], r.get("database", "distinct"), f"{r['queries']} x {r['sequences']:,}",
-             r["runs"], r["seconds"], _gcups(r), r["joules"], r["watts"],
-             _gcups_per_watt(r), _gcups_per_watt(r) / CUDASW_GCUPS_PER_WATT]
-            for r in _select(rows, "peak")]
-    return report.table(["length", "database", "queries x sequences", "runs", "s", "GCUPS",
-                         "J", "mean W", "GCUPS/W",
-                         f"/ {CUDASW_GCUPS_PER_WATT} (CUDASW++4.0)"], body)
-
-
-#: NVML's power samples lag the power by about a second: the peak searches sample this long
-#: past their scans, as the anchor's samples run on past its scan
-POWER_LAG = 1.0
-
-
-def _anchor_watts(row: dict) -> float:
-    """A peak row's power read as the anchor's is (``sample_watts``; rows without it: the
-    energy counter's mean)."""
-    return row.get("sample_watts", row["watts"])
-
-
-def _as_anchor(row: dict) -> float:
-    """GCUPS/W with the power read as the anchor's is."""
-    return _gcups(row) / _anchor_watts(row)
-
-
-def _like_anchor(rows: list[dict]) -> list[dict]:
-    """The peak searches on CUDASW++4.0's kind of database (one sequence repeated), or all
-    of them where none is."""
-    peaks = _select(rows, "peak")
-    return [r for r in peaks if r.get("database") == "repeated"] or peaks
-
-
-def _best_peak(rows: list[dict], key: Callable[[dict], float] = _gcups_per_watt
-               ) -> dict | None:
-    return max(_like_anchor(rows), key=key, default=None)
-
-
-def _anchor_table(rows: list[dict]) -> str:
-    ours = {r["length"]: r for r in _like_anchor(rows)}
-    body = []
-    for a in _select(rows, "anchor"):
-        mine = ours.get(a["length"])
-        ours_row = [math.nan] * 5
-        if mine:
-            ours_row = [_gcups(mine), mine["seconds"], _anchor_watts(mine),
-                        _as_anchor(mine), _gcups_per_watt(mine)]
-        body.append([a["length"], f"{a['queries']} x {a['sequences']:,}", a["seconds"],
-                     _gcups(a), a["watts"], _gcups_per_watt(a),
-                     *ours_row, ours_row[3] / _gcups_per_watt(a)])
-    return report.table(["length", "queries x sequences", "scan s", "GCUPS", "mean W (scan)",
-                         "GCUPS/W", "wavedp GCUPS", "wavedp s", "wavedp W (read alike)",
-                         "wavedp GCUPS/W", "wavedp GCUPS/W (energy counter)",
-                         "wavedp / CUDASW++4.0"], body)
-
-
-def section(doc: report.Document, rows: list[dict],
-            dram: dict[str, float] | None = None) -> None:
-    """The energy section of a lab report: warm-up and idle power, the micro-benchmarks, the
-    fitted model, each strategy measured against the model, the search against CUDASW++4.0.
-    ``dram``: DRAM bytes by strategy (default :func:`dram_estimate`)."""
-    dram = dram or {}
-    doc.add("## Energy (Ranasinghe 2014, chapter 5)\n\nNVML's energy counter around each run "
-            "(the integral of power samples where a run is short); every run lasts at least "
-            "a second or two after a warm-up. The model: E = P_static T + sum over operations "
-            "of count x energy per operation (eqs. 10-13), T measured, P_static and the "
-            "energies fitted to the micro-benchmarks, the counts per cell read from each "
-            "kernel's sm_90 machine code and Nsight Compute's counts on the H100.")
-    _warmup_text(doc, rows)
-    f = fit(rows)
-    if f is None:
-        doc.add("No micro-benchmark was measured: no model.")
-        return
-    doc.add("Micro-benchmarks (each kernel does mostly one operation; high: a full grid, low: "
-            "one warp per multiprocessor). The last column is the simple estimate with the "
-            "idle power as the static part:")
-    doc.add(_micro_table(rows, f))
-    doc.add("The fitted model (least squares over both intensities, so the static part "
-            "cancels):")
-    doc.add(_fit_table(f))
-    if _select(rows, "strategy"):
-        counted = [r for r in _full(rows) if "dram_bytes" in r]
-        source = ("the traffic experiment's counts for the sweeps" if dram
-                  else "estimated from each sweep's working set")
-        if counted:
-            l2 = counted[-1].get("l2_bytes")
-            through = f", and {l2 / 1e9:,.1f} GB through L2" if l2 is not None else ""
-            source += (f"; the search's counted by Nsight Compute "
-                       f"({counted[-1]['dram_bytes'] / 1e9:,.1f} GB{through}; the capped "
-                       "searches' estimated)")
-        doc.add(f"Each strategy measured against the model (target: within "
-                f"{TOLERANCE:.0%}); DRAM bytes {source}:")
-        doc.add(_model_table(rows, f, dram))
-    if any(r["strategy"] == "search" for r in _select(rows, "strategy")):
-        doc.add("The search (score-only, 20 random queries of the CUDASW++ set's lengths, "
-                "BLOSUM62 11/1) against CUDASW++4.0's published energy efficiency:")
-        doc.add(_search_table(rows))
-        _power_text(doc, rows, f)
-    if _select(rows, "peak"):
-        doc.add(f"The search measured as CUDASW++4.0 measures its peak, the figure its "
-                f"published \"up to {CUDASW_GCUPS_PER_WATT} GCUPS/W\" comes from: the "
-                "search's 20 queries against a database of sequences all of one length, "
-                "either one random sequence repeated (CUDASW++4.0's pseudo-database) or "
-                "distinct random sequences, the database put on the GPU once and the scan "
-                "alone timed (score-only, top 10, BLOSUM62 11/1):")
-        doc.add(_peak_table(rows))
-    if _select(rows, "anchor"):
-        doc.add(f"{cudasw.NAME} itself on this GPU in the same run (its peak benchmark: its "
-                "DPX kernels, its pseudo-database of one random sequence repeated, the same "
-                "20 queries; seconds and GCUPS from its own timer, power the highest mean of "
-                "NVML's power samples over a stretch as long as its scan, the database large "
-                "enough that a scan lasts seconds: NVML's power readings average over about "
-                "a second and read low on a short scan), beside wavedp's peak search on the "
-                "same kind of database, its power read alike (its scans repeated for as "
-                "many seconds, NVML's samples taken until a second past them, the highest "
-                "mean over a stretch as long as the scans; the ratio compares these) and by "
-                "the energy counter:")
-        doc.add(_anchor_table(rows))
-
-
-def _power_text(doc: report.Document, rows: list[dict], f: Fit) -> None:
-    """Where the search's energy goes: the capped searches' slope and intercept against the
-    model's static power and energy per cell."""
-    found = search_power(rows)
-    full = _searches(rows)
-    if found is None or not full:
-        return
-    slope, intercept = found
-    r = full[-1]
-    own = (r["watts"] - f.static_watts) / (r["cells"] / r["seconds"])
-    model = model_per_cell(f, r)
-    blocks = ", ".join(str(c["blocks"]) for c in _searches(rows, capped=True))
-    doc.add(f"The search again with every launch capped at {blocks} blocks (one per "
-            f"multiprocessor), power against cell rate: {slope * 1e12:.1f} pJ per real cell "
-            f"and {intercept:.0f} W at no cells (the model: P_static {f.static_watts:.0f} W, "
-            f"{model * 1e12:.1f} pJ per real cell). At the full grid a cell costs "
-            f"{own * 1e12:.1f} pJ above P_static." + _verdict(intercept / f.static_watts,
-                                                           slope / model))
-
-
-def _verdict(static_ratio: float, cell_ratio: float) -> str:
-    """What the capped searches say about the model's miss (ratios measured / model)."""
-    static_ok, cell_ok = abs(static_ratio - 1) <= 0.1, abs(cell_ratio - 1) <= 0.1
-    if static_ok and not cell_ok:
-        return (f" The intercept is P_static's ({static_ratio:.2f}x) and the slope "
-                f"{cell_ratio:.2f}x the model's: the miss is in the energy per cell.")
-    if cell_ok and not static_ok:
-        return (f" The slope is the model's ({cell_ratio:.2f}x) and the intercept "
-                f"{static_ratio:.2f}x P_static: the miss is in the static power.")
-    return f" Intercept / P_static {static_ratio:.2f}, slope / model {cell_ratio:.2f}."
-
-
-def claims(rows: list[dict], dram: dict[str, float] | None = None) -> list[Claim]:
-    """The issue's two targets: the model within 15% for every strategy; the search at least
-    CUDASW++4.0's 15.7 GCUPS/W, judged on the best peak search where there is one (the
-    published figure is CUDASW++4.0's peak), else on the search. Where CUDASW++4.0 ran on
-    this GPU (``anchor`` rows), a third: wavedp's best peak against its best."""
-    model_claim = ("the energy model predicts every strategy's energy within 15%",
-                   "E = P_static T + sum count x e_op (eqs. 10-13); wavedp's own target")
-    search_claim = ("the search reaches CUDASW++4.0's energy efficiency",
-                    f"{CUDASW_GCUPS_PER_WATT} GCUPS/W (CUDASW++4.0, published); "
-                    "wavedp's own target")
-    found = errors(rows, dram)
-    if found:
-        worst = max(found, key=lambda k: abs(found[k]))
-        within = sum(abs(e) <= TOLERANCE for e in found.values())
-        detail = ", ".join(f"{LABELS[k]} {100 * e:+.0f}%" for k, e in found.items())
-        out = [Claim(SOURCE, *model_claim, f"{within} of {len(found)} within; worst "
-                     f"{LABELS[worst]} ({detail})",
-                     "yes" if within == len(found) else "partly" if within else "no")]
-    else:
-        out = [Claim(SOURCE, *model_claim, "not measured", "not measured")]
-    searched, peak = _searches(rows), _best_peak(rows)
-    texts = []
-    if searched:
-        r = searched[-1]
-        texts.append(f"the search {_efficiency(r)}")
-    if peak is not None:
-        texts.append(f"at its peak (length {peak['length']}, as CUDASW++4.0's \"up to\" "
-                     f"figure) {_efficiency(peak)}")
-    if texts:
-        value = _gcups_per_watt(peak if peak is not None else searched[-1])
-        out.append(Claim("wavedp", *search_claim, "; ".join(texts),
-                         "yes" if value >= CUDASW_GCUPS_PER_WATT else "no"))
-    else:
-        out.append(Claim("wavedp", *search_claim, "not measured", "not measured"))
-    anchored = _anchor_claim(rows)
-    return out + ([anchored] if anchored else [])
-
-
-def _anchor_claim(rows: list[dict]) -> Claim | None:
-    """wavedp's best peak search against CUDASW++4.0's best peak measured on this GPU in the
-    same run (None where CUDASW++4.0 did not run), with the ratio at each length."""
-    anchors, peak = _select(rows, "anchor"), _best_peak(rows, _as_anchor)
-    if not anchors or peak is None:
-        return None
-    best = max(anchors, key=_gcups_per_watt)
-    ours = {r["length"]: r for r in _like_anchor(rows)}
-    ratios = {a["length"]: _as_anchor(ours[a["length"]]) / _gcups_per_watt(a)
-              for a in anchors if a["length"] in ours}
-    at = ", ".join(f"{length} {ratio:.2f}x" for length, ratio in ratios.items())
-    value = _as_anchor(peak) / _gcups_per_watt(best)
-    verdict = ("yes" if value >= 1 else "partly" if any(r >= 1 for r in ratios.values())
-               else "no")
-    return Claim("wavedp", "the search is as energy-efficient as CUDASW++4.0 on this GPU",
-                 f"{cudasw.NAME}'s peak benchmark run here, same run: "
-                 f"{_gcups_per_watt(best):.1f} GCUPS/W at length {best['length']} "
-                 f"({_gcups(best):,.0f} GCUPS at {best['watts']:.0f} W)",
-                 f"best peak {_as_anchor(peak):.1f} GCUPS/W at length {peak['length']} (power "
-                 f"read alike; energy counter {_gcups_per_watt(peak):.1f}), {value:.2f}x; "
-                 f"wavedp / {cudasw.NAME} by length: {at}", verdict)
-
-
-def _efficiency(r: dict) -> str:
-    return (f"{_gcups_per_watt(r):.1f} GCUPS/W ({_gcups(r):,.0f} GCUPS at "
-            f"{r['watts']:.0f} W)")

@@ -1,7 +1,7 @@
 """The kernels' machine code, counted: one kernel instance compiled with NVRTC (no GPU
 needed), disassembled with ``nvdisasm`` (the ``nvidia-cuda-nvdisasm`` package, or a CUDA
 toolkit's), and the opcodes of its loops counted. The floors in BENCHMARKS.md and the energy
-model's operations per cell (``lab.energy.CELL_COUNTS``) rest on such counts; the tests
+model's operations per cell (``lab.energy_model.CELL_COUNTS``) rest on such counts; the tests
 check the scan kernel's step against them."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from ..device import choose
 from ..engines.cuda.multipass import multiprocessors
 from ..engines.cuda.sync import BARRIER_SYNCS, HOST_SYNCS, SYNCS, check_sync
 from ..errors import InputError
-from . import barriers, claims, fft, report, sort, swat, traffic
+from . import barriers, claims, energy_report, fft, report, sort, swat, traffic
 from . import energy as lab_energy
 from .timing import device
 
@@ -171,7 +171,7 @@ def write(folder: str, name: str, measured: dict[str, list[dict]], costs: list[d
     if "traffic" in measured:
         found += traffic.claims(measured["traffic"])
     if "energy" in measured:
-        found += lab_energy.claims(measured["energy"], dram)
+        found += energy_report.claims(measured["energy"], dram)
     doc.add("## The papers' claims on this GPU\n\n" + claims.claims_table(found))
     cost = report.barrier_costs(costs)
     if measured.get("barriers"):
@@ -196,7 +196,7 @@ def write(folder: str, name: str, measured: dict[str, list[dict]], costs: list[d
     if measured.get("traffic"):
         traffic.section(doc, measured["traffic"])
     if measured.get("energy"):
-        lab_energy.section(doc, measured["energy"], dram)
+        energy_report.section(doc, measured["energy"], dram)
     with open(os.path.join(folder, f"{name}.json"), "w", encoding="utf-8") as fh:
         json.dump({"measured": measured, "barrier_costs": costs, "floor": floor or []}, fh,
                   indent=1)
