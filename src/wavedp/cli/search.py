@@ -25,7 +25,13 @@ from ..errors import InputError
 from ..formats import format_alignment, sam_header_lines
 from ..scoring import Scoring
 from ..search import cluster as dask_cluster
-from ..search.api import DEFAULT_EVALUE, Searcher, open_database, plan_ahead
+from ..search.api import (
+    DEFAULT_EVALUE,
+    QUERY_BATCH,
+    Searcher,
+    open_database,
+    plan_ahead,
+)
 from ..search.database import Database
 from ..search.dbfiles import HEADER
 from ..search.hits import check_fraction
@@ -43,8 +49,6 @@ from .progress import Progress
 
 #: SAM @SQ lines are streamed from a database this many sequences at a time
 SQ_BLOCK = 1 << 16
-#: queries are read, encoded and searched this many records at a time
-QUERY_BATCH = 1 << 15
 #: seconds ``search --scheduler`` waits for the Dask scheduler to answer
 CONNECT_TIMEOUT = dask_cluster.CONNECT_TIMEOUT
 

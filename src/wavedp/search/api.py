@@ -28,7 +28,7 @@ from ..engines.cuda.scan.partition import check_partition
 from ..errors import EmptyWarning, InputError
 from ..ranking import Later, Scanner, Thresholds, merge
 from ..scoring import Scoring
-from ..seqio import read_records
+from ..seqio import iter_records, read_records
 from ..threads import check as check_threads
 from ..threads import limited
 from ..trace import Trace
@@ -163,6 +163,9 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
 #: the batches of queries (BATCH_CELLS) a command plans ahead: a plan keeps each subject's
 #: index, so the batches after these are planned when they come
 AHEAD_BATCHES = 2
+#: the search command reads, encodes and searches its queries this many records at a time
+#: (its memory does not grow with their number); a planning child reads the first batch
+QUERY_BATCH = 1 << 15
 
 
 def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "local",
@@ -173,7 +176,8 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
     :func:`iter_search`'s), and under fitted statistics the scans of the database's sample
     before them, in child processes, one per GPU the driver shows
     (``wavedp.device.gpus_ahead``) for its shard: a command forks them before it starts any
-    thread, each child reads the inputs and plans on a core of its own while the command
+    thread, each child reads the database and the queries' first QUERY_BATCH records and plans on
+    a core of its own while the command
     loads CuPy and reads them too, and the search's scanners take the plans
     (``wavedp.engines.fork_planner``; a child maps the database's files, which the command
     maps too). False (nothing started) where no GPU is seen, the query is not a file that
@@ -205,7 +209,10 @@ def plan_work(query: str, database: str, scoring: Scoring, *, mode: str = "local
 
     def work(shard: int) -> Iterable[tuple[tuple | None, object]]:
         db = open_database(database, scoring, verify=False)
-        q = _queries(query, scoring)
+        first = list(itertools.islice(iter_records(query), QUERY_BATCH))  # the command's
+        # first batch of records (the command searches QUERY_BATCH records at a time)
+        q = Prepared([seq for _, seq in first], scoring, "query", ids=[rid for rid, _ in first],
+                     path=query)
         lut = db.codes_for(scoring)
         sample = Sample.of(db, lut, method).residues(db, lut) if method.fitted else None
         scans = []
