@@ -176,9 +176,9 @@ def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "loca
     :func:`iter_search`'s), and under fitted statistics the scans of the database's sample
     before them, in child processes, one per GPU the driver shows
     (``wavedp.device.gpus_ahead``) for its shard: a command forks them before it starts any
-    thread, each child reads the database and the queries' first QUERY_BATCH records and plans on
-    a core of its own while the command
-    loads CuPy and reads them too, and the search's scanners take the plans
+    thread, each child reads the database and the queries' first QUERY_BATCH records and
+    plans on a core of its own while the command loads CuPy and reads them too, and the
+    search's scanners take the plans
     (``wavedp.engines.fork_planner``; a child maps the database's files, which the command
     maps too). False (nothing started) where no GPU is seen, the query is not a file that
     can be read twice, the database is not a ``.wdb`` folder (every child would build a
