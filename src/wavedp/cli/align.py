@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..formats import format_alignment, sam_header
 from . import common, outputs
 from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
-from .pairs import align_pairs
+from .pairs import PairsJob, align_pairs
 from .progress import Progress
 
 #: one engine call gets about this many DP cells (and at most CHUNK_PAIRS pairs)
@@ -97,8 +97,11 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
     if pairs:
         if strategy or sync or storage:
             raise InputError("--strategy, --sync and --storage apply without --pairs")
-        align_pairs(obj, query, target, scoring, mode, score_only, fmt, device, devices,
-                    destination, columns, header, energy)
+        align_pairs(PairsJob(query=query, target=target, scoring=scoring, mode=mode,
+                             traceback=not score_only, fmt=fmt, columns=columns,
+                             header=header, device=device, devices=devices,
+                             destination=destination, energy=energy,
+                             argv=(obj or {}).get("argv", [])))
         return
     if fmt == "paf":
         raise InputError("--format paf applies with --pairs")
