@@ -381,9 +381,9 @@ def test_partition_reaches_the_workers(client, data, monkeypatch):
     assert [spec.partition for spec in specs] == ["dynamic1"]
     built = []
     monkeypatch.setattr(cluster_module.engines, "scanner",
-                        lambda *args, **kwargs: built.append(args) or "a scanner")
+                        lambda *args, **kwargs: built.append((args, kwargs)) or "a scanner")
     assert cluster_module._scanner.__wrapped__(specs[0], 0, 3) == "a scanner"
-    assert built[0][0].kind == "cpu" and built[0][-1] == "dynamic1"
+    assert built[0][0][0].kind == "cpu" and built[0][1]["partition"] == "dynamic1"
     with pytest.raises(wavedp.InputError, match="partition must be one of"):
         wavedp.search(prot_q, prot_db, PROT, device="cpu", client=client, partition="best")
 

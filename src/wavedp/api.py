@@ -109,18 +109,18 @@ def check_scoring(scoring: Scoring) -> Scoring:
 
 
 def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: Scoring,
-              mode: str, traceback: bool, device: Device,
+              mode: str, traceback: bool, device: Device, *,
               strategy: str | None = None, sync: str | None = None,
               storage: str | None = None) -> list[Alignment]:
     """Align the (query index, target index) rows of ``pairs`` on the resolved ``device``
     (on the GPU, spread over its GPUs) and wrap the results."""
-    raw = pair_results(queries, targets, pairs, scoring, mode, traceback, device, strategy,
-                       sync, storage)
+    raw = pair_results(queries, targets, pairs, scoring, mode, traceback, device,
+                       strategy=strategy, sync=sync, storage=storage)
     return alignments(raw, queries, targets, pairs, mode)
 
 
 def pair_results(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: Scoring,
-                 mode: str, traceback: bool, device: Device,
+                 mode: str, traceback: bool, device: Device, *,
                  strategy: str | None = None, sync: str | None = None,
                  storage: str | None = None) -> list[tuple]:
     """:func:`run_pairs`' engine results, (score, query start, query end, target start,
@@ -215,4 +215,4 @@ def align(query: SeqLike, target: SeqLike, scoring: Scoring, mode: str = "local"
     q = Prepared([query], scoring, "query")
     t = Prepared([target], scoring, "target")
     return run_pairs(q, t, np.zeros((1, 2), dtype=np.int64), scoring, mode, traceback,
-                     choose(device), strategy, sync, storage)[0]
+                     choose(device), strategy=strategy, sync=sync, storage=storage)[0]

@@ -127,7 +127,7 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
                       bar=total >= CHUNK_CELLS) as progress:
             for pairs, cells in chunks:
                 results = run_pairs(queries, targets, pairs, scoring, mode, not score_only,
-                                    chosen, strategy, sync, storage)
+                                    chosen, strategy=strategy, sync=sync, storage=storage)
                 for aln in results:
                     if fmt == "pairwise" and not first:
                         out.write("\n")

@@ -165,7 +165,7 @@ def hits(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarray],
 
 
 def scanner(device: Device, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
-            sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
+            sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, *,
             partition: str = "auto", grid_cap: int | None = None,
             trace: Trace | None = None) -> Scanner:
     """The database scanner of ``device`` (``residues`` and ``offsets`` of the database,

@@ -261,8 +261,8 @@ class Searcher:
         else:
             self.scanner = engines.scanner(
                 self.device, self.db.residues, self.db.offsets, self.lut, self.scoring.table,
-                self.scoring.gap_open, self.scoring.gap_extend, self.code, self.partition,
-                grid_cap, self.trace)
+                self.scoring.gap_open, self.scoring.gap_extend, self.code,
+                partition=self.partition, grid_cap=grid_cap, trace=self.trace)
             self.cells = BATCH_CELLS[self.device.kind]
 
     def search(self, queries: Any, *, top: int = 10, evalue: float | None = DEFAULT_EVALUE,
@@ -318,7 +318,7 @@ class Searcher:
             residues, offsets = sample.residues(self.db, self.lut)
             scanner = engines.scanner(self.device, residues, offsets, None, self.scoring.table,
                                       self.scoring.gap_open, self.scoring.gap_extend,
-                                      self.code, self.partition, None, Trace())
+                                      self.code, partition=self.partition, trace=Trace())
             self._samples[key] = (sample, scanner)
         return self._samples[key]
 

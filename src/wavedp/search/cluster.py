@@ -112,7 +112,8 @@ def _scanner(spec: _Spec, start: int, stop: int):
     scoring = spec.scoring
     return engines.scanner(Device("gpu", (0,)) if device.gpu else device, shard.residues,
                            shard.offsets, db.codes_for(scoring), scoring.table,
-                           scoring.gap_open, scoring.gap_extend, spec.mode, spec.partition)
+                           scoring.gap_open, scoring.gap_extend, spec.mode,
+                           partition=spec.partition)
 
 
 def _scan(spec: _Spec, start: int, stop: int, queries: list[np.ndarray], k: int,
