@@ -85,3 +85,17 @@ def test_a_bad_record_in_a_later_batch_stops_before_any_output(inputs, monkeypat
     assert done.exit_code == 2
     assert done.stdout == ""
     assert repr(records[10][0]) in done.stderr and "Traceback" not in done.stderr
+
+
+def test_empty_sequences_said_once_for_the_whole_file(inputs, monkeypatch, tmp_path):
+    records = list(inputs["queries"])
+    records[1] = (records[1][0], "")
+    records[8] = (records[8][0], "")
+    q = write(tmp_path / "q.fa", fasta_text(records))
+    db = write(tmp_path / "db.fa", fasta_text([("e0", ""), ("d1", "MKVLAAGIVALLLAAGCSS")]))
+    _batches(monkeypatch, 5)
+    done = invoke("search", q, db, "--device", "cpu")
+    assert done.exit_code == 0, done.output
+    said = [line for line in done.stderr.splitlines() if "empty" in line]
+    assert said == [f"wavedp: warning: 2 empty queries (the first: {records[1][0]!r}) and 1 "
+                    "empty database sequence (the first: 'e0'): an empty sequence has no hits"]

@@ -9,6 +9,7 @@ import itertools
 import os
 import shlex
 import time
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from .. import columns as fields
 from ..alignment import Alignment
 from ..api import Prepared
 from ..device import Device, choose, start_gpus
-from ..errors import InputError
+from ..errors import EmptyWarning, InputError
 from ..formats import format_alignment, sam_header_lines
 from ..scoring import Scoring
 from ..search import cluster as dask_cluster
@@ -31,6 +32,7 @@ from ..search.api import (
     Searcher,
     open_database,
     plan_ahead,
+    warn_empty,
 )
 from ..search.database import Database
 from ..search.dbfiles import HEADER
@@ -370,6 +372,13 @@ class _QueryFile:
     def __len__(self) -> int:
         return int(self.lengths.size)
 
+    def id_of(self, k: int) -> str:
+        """The id of record ``k`` (the file read again up to its batch)."""
+        for start, batch in self.batches():
+            if k < start + len(batch.ids):
+                return batch.ids[k - start]
+        raise IndexError(k)
+
     def batches(self) -> Iterator[tuple[int, Prepared]]:
         """(the index of its first record, the batch checked and encoded), in file order."""
         records = iter_records(self.source, "standard input" if self.path == STDIN else None)
@@ -424,7 +433,15 @@ def _searched(request: _Request, queries: _QueryFile, db: Database, journal: Jou
     request.scoring.check_range(int(queries.lengths.max()), db.longest)
     db.verified()  # the checksums, read while the device started: before any output
 
+    empty = np.flatnonzero((queries.lengths == 0) & todo)  # said once, not once a batch
+    warn_empty(int(empty.size), queries.id_of(int(empty[0])) if empty.size else None, db)
+
     def results(searcher: Searcher) -> Iterator[tuple[int, list[Alignment]]]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EmptyWarning)  # said above for the whole file
+            yield from batches(searcher)
+
+    def batches(searcher: Searcher) -> Iterator[tuple[int, list[Alignment]]]:
         for start, batch in queries.batches():
             stop = start + len(batch.codes)
             skip = done[np.searchsorted(done, start):np.searchsorted(done, stop)] - start

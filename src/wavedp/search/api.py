@@ -339,17 +339,23 @@ def _warn_empty(q: Prepared, db: Database, todo: list[int]) -> None:
     """Say once that empty queries and database sequences have no hits (the rule of
     ``docs/design.md``, "Search")."""
     queries = [k for k in todo if q.codes[k].size == 0]
+    warn_empty(len(queries), q.ids[queries[0]] if queries else None, db, stacklevel=4)
+
+
+def warn_empty(queries: int, first: str | None, db: Database, stacklevel: int = 2) -> None:
+    """Say that ``queries`` empty queries (``first`` the id of the first) and the empty
+    database sequences have no hits, where there are some."""
     subjects = np.flatnonzero(np.asarray(db.lengths) == 0)
     parts = []
     if queries:
-        parts.append(f"{len(queries)} empty quer{'y' if len(queries) == 1 else 'ies'} "
-                     f"(the first: {q.ids[queries[0]]!r})")
+        parts.append(f"{queries} empty quer{'y' if queries == 1 else 'ies'} "
+                     f"(the first: {first!r})")
     if subjects.size:
         parts.append(f"{subjects.size} empty database sequence{'s' * (subjects.size > 1)} "
                      f"(the first: {db.id(int(subjects[0]))!r})")
     if parts:
         warnings.warn(f"{' and '.join(parts)}: an empty sequence has no hits", EmptyWarning,
-                      stacklevel=3)
+                      stacklevel=stacklevel)
 
 
 def _local_device(device: str | Device, devices: Any, client: Any) -> Device:
