@@ -325,9 +325,15 @@ def scale_margins(targets: np.ndarray, row: np.ndarray, column: np.ndarray,
     column = np.atleast_2d(np.asarray(column, dtype=np.float64))
     row, column = np.broadcast_arrays(row, column)
     out = np.empty((row.shape[0], *targets.shape))
-    kernels().scale(np.ascontiguousarray(targets, dtype=np.float64), np.ascontiguousarray(row),
-           np.ascontiguousarray(column), float(tol), int(max_iter), out)
+    kernels().scale(*(_plain(a) for a in (targets, row, column)), float(tol), int(max_iter),
+                    out)
     return out
+
+
+def _plain(a: np.ndarray) -> np.ndarray:
+    """``a`` as a contiguous, writable float64 array (a broadcast view is read-only: a
+    kernel compiles once more for read-only arguments)."""
+    return np.require(a, np.float64, ["C", "W"])
 
 
 _CIGAR = re.compile(r"(\d+)([=XIDM])")

@@ -121,9 +121,10 @@ class CpuScanner:
         score and end cell are the scan's, by ``docs/design.md``)."""
         from . import align_cat  # lazy: the package imports this module
 
-        residues = np.asarray(self.residues)
-        residues = residues if self.lut is None else self.lut[residues]
-        offsets = np.asarray(self.offsets, np.int64)
+        # writable copies (a tiny scan's database is small): the kernel compiles once more
+        # for read-only arguments, such as a memory-mapped database's
+        residues = np.array(self.residues) if self.lut is None else self.lut[self.residues]
+        offsets = np.array(self.offsets, np.int64)
         qoff = np.zeros(len(queries) + 1, np.int64)
         np.cumsum([q.size for q in queries], out=qoff[1:])
         qcat = np.concatenate(queries) if queries else np.zeros(0, np.uint8)
