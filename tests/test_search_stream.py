@@ -24,15 +24,15 @@ def inputs(tmp_path_factory) -> dict[str, Path]:
 def _batches(monkeypatch, size: int) -> list[int]:
     """QUERY_BATCH set to ``size``; returns the sizes of the batches encoded."""
     sizes: list[int] = []
-    real = search_cli.Prepared
+    real = search_cli.Prepared.from_records
 
-    def spied(seqs, *args, **kwargs):
-        made = real(seqs, *args, **kwargs)
+    def spied(*args, **kwargs):
+        made = real(*args, **kwargs)
         sizes.append(len(made.codes))
         return made
 
     monkeypatch.setattr(search_cli, "QUERY_BATCH", size)
-    monkeypatch.setattr(search_cli, "Prepared", spied)
+    monkeypatch.setattr(search_cli.Prepared, "from_records", spied)
     return sizes
 
 

@@ -72,6 +72,14 @@ class Prepared:
         self.codes: list[np.ndarray] = np.split(codes, offsets[1:-1]) if self.texts else []
 
     @classmethod
+    def from_records(cls, records: Sequence[tuple[str, str]], scoring: Scoring, what: str,
+                     path: str | None = None) -> Prepared:
+        """(id, text) records of a file (``seqio.iter_records``'), checked and encoded;
+        ``path`` names the file in messages."""
+        return cls([seq for _, seq in records], scoring, what,
+                   ids=[rid for rid, _ in records], path=path)
+
+    @classmethod
     def from_codes(cls, texts: list[str], ids: list[str], codes: list[np.ndarray]) -> Prepared:
         """Sequences encoded elsewhere (a search database's hits, a reverse complement)."""
         self = cls.__new__(cls)

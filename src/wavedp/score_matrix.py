@@ -70,9 +70,7 @@ def _prepare(seqs: Any, scoring: Scoring, what: str) -> Prepared:
         return seqs
     if isinstance(seqs, os.PathLike) or (isinstance(seqs, str) and os.path.isfile(seqs)):
         path = os.fspath(seqs)
-        records = read_records(path)
-        return Prepared([s for _, s in records], scoring, what, ids=[r for r, _ in records],
-                        path=path)
+        return Prepared.from_records(read_records(path), scoring, what, path)
     plural = "queries" if what == "query" else "targets"
     return Prepared(sequences(seqs, plural, "a list of sequences or a FASTA/FASTQ path"),
                     scoring, what)

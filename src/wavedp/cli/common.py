@@ -46,9 +46,7 @@ def scoring(matrix: str | None, match: int | None, mismatch: int | None,
 
 def prepare(path: str, scoring: Scoring, what: str) -> Prepared:
     """Every record of a FASTA/FASTQ file, checked and encoded (``what``: query or target)."""
-    records = read_records(path)
-    return Prepared([seq for _, seq in records], scoring, what,
-                    ids=[rid for rid, _ in records], path=path)
+    return Prepared.from_records(read_records(path), scoring, what, path)
 
 
 def note(chosen: Device) -> None:

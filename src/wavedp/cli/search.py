@@ -384,8 +384,7 @@ class _QueryFile:
         records = iter_records(self.source, "standard input" if self.path == STDIN else None)
         start = 0
         while chunk := list(itertools.islice(records, QUERY_BATCH)):
-            yield start, Prepared([seq for _, seq in chunk], self.scoring, "query",
-                                  ids=[rid for rid, _ in chunk], path=self.path)
+            yield start, Prepared.from_records(chunk, self.scoring, "query", self.path)
             start += len(chunk)
 
 

@@ -58,9 +58,7 @@ def _queries(queries: Any, scoring: Scoring) -> Prepared:
         return queries
     if isinstance(queries, (str, os.PathLike)) and os.path.isfile(queries):
         path = os.fspath(queries)
-        records = read_records(path)
-        return Prepared([s for _, s in records], scoring, "query",
-                        ids=[r for r, _ in records], path=path)
+        return Prepared.from_records(read_records(path), scoring, "query", path)
     prepared = Prepared(sequences(queries, "queries",
                                   "a list of sequences or a FASTA/FASTQ path"), scoring, "query")
     if not prepared.codes:
@@ -209,10 +207,9 @@ def plan_work(query: str, database: str, scoring: Scoring, *, mode: str = "local
 
     def work(shard: int) -> Iterable[tuple[tuple | None, object]]:
         db = open_database(database, scoring, verify=False)
-        first = list(itertools.islice(iter_records(query), QUERY_BATCH))  # the command's
-        # first batch of records (the command searches QUERY_BATCH records at a time)
-        q = Prepared([seq for _, seq in first], scoring, "query", ids=[rid for rid, _ in first],
-                     path=query)
+        # the command's first batch of records (it searches QUERY_BATCH records at a time)
+        q = Prepared.from_records(list(itertools.islice(iter_records(query), QUERY_BATCH)),
+                                  scoring, "query", query)
         lut = db.codes_for(scoring)
         sample = Sample.of(db, lut, method).residues(db, lut) if method.fitted else None
         scans = []
