@@ -102,7 +102,8 @@ def _row_pairs(first, step, sel, qcat, qoff, tcat, toff, pairs, sub, gap_open, g
         _score_row(out, p, score, ei, ej)
 
 
-def _concat(codes: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def concat(codes: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Code arrays as one uint8 array and their offsets (len + 1)."""
     offsets = np.zeros(len(codes) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([c.size for c in codes])
     cat = np.concatenate(codes) if codes else np.empty(0, np.uint8)
@@ -140,8 +141,8 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
     Returns (score, query_start, query_end, target_start, target_end, ops) per pair; starts
     are -1 when unknown (score-only) and ops is a uint8 array of ASCII CIGAR letters or None.
     """
-    qcat, qoff = _concat(qcodes)
-    tcat, toff = _concat(tcodes)
+    qcat, qoff = concat(qcodes)
+    tcat, toff = concat(tcodes)
     out, ops, opoff = align_cat(qcat, qoff, tcat, toff, pairs, sub, gap_open, gap_extend,
                                 mode, traceback)
     if not traceback:

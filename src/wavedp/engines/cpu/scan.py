@@ -46,9 +46,8 @@ class CpuScanner:
         """Each query's best ``k`` (0: all) database indices and scores above its threshold."""
         # a first search compiles the scan at one or two widths (a tiny one: the pairs'
         # traceback kernel), then aligns its best hits
-        calls = self._compiles(queries)
-        notice(calls + [(whole_pairs, None, SECONDS["whole"])] * (whole_pairs not in
-                                                                  [c[0] for c in calls]))
+        hits = [] if self._tiny(queries) else [(whole_pairs, None, SECONDS["whole"])]
+        notice(self._compiles(queries) + hits)
         found: list[list] = [[] for _ in queries]
         limits = thresholds_of(thresholds)
         for start, j, s in self._scores(queries, progress):
@@ -119,15 +118,13 @@ class CpuScanner:
                  ends: bool) -> Iterator[tuple[int, int, Any]]:
         """:meth:`_scores` of a tiny scan: every pair aligned by the pairwise engine (its
         score and end cell are the scan's, by ``docs/design.md``)."""
-        from . import align_cat  # lazy: the package imports this module
+        from . import align_cat, concat  # lazy: the package imports this module
 
         # writable copies (a tiny scan's database is small): the kernel compiles once more
         # for read-only arguments, such as a memory-mapped database's
         residues = np.array(self.residues) if self.lut is None else self.lut[self.residues]
         offsets = np.array(self.offsets, np.int64)
-        qoff = np.zeros(len(queries) + 1, np.int64)
-        np.cumsum([q.size for q in queries], out=qoff[1:])
-        qcat = np.concatenate(queries) if queries else np.zeros(0, np.uint8)
+        qcat, qoff = concat(queries)
         n = offsets.size - 1
         pairs = np.stack(np.divmod(np.arange(len(queries) * n, dtype=np.int64), max(n, 1)),
                          axis=1)
