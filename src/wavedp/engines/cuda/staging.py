@@ -25,6 +25,16 @@ import numpy as np
 ALIGN = 16
 
 
+def layout(nbytes: list[int]) -> tuple[list[int], int]:
+    """Where arrays of these byte sizes start in one buffer, each ALIGN-aligned (an empty
+    one takes ALIGN bytes), and the buffer's size."""
+    starts, size = [], 0
+    for n in nbytes:
+        starts.append(size)
+        size += -(-max(n, 1) // ALIGN) * ALIGN
+    return starts, size
+
+
 def pinned(size: int) -> np.ndarray:
     """A page-locked host buffer of ``size`` bytes (at least one), as uint8."""
     import cupy
@@ -50,10 +60,7 @@ class Staging:
         import cupy
 
         arrays = tuple(np.ascontiguousarray(a) for a in arrays)
-        starts, size = [], 0
-        for a in arrays:
-            starts.append(size)
-            size += -(-max(a.nbytes, 1) // ALIGN) * ALIGN
+        starts, size = layout([a.nbytes for a in arrays])
         if self._copied is None:
             self._copied = cupy.cuda.Event(block=False, disable_timing=True)
         start = time.perf_counter()

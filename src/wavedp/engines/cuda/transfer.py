@@ -104,18 +104,16 @@ class Slots:
     def take(self, shapes: list[tuple[type, int]]) -> list[np.ndarray]:
         """Views of the next host slot for arrays of these (dtype, size), each 16-byte
         aligned, to be written before :meth:`send` (waits until the slot's copy has left)."""
-        from .staging import ALIGN
+        from .staging import layout
 
         slot = self.turn % 2
         if self.copied[slot] is not None:
             self.copied[slot].synchronize()
-        self.layout, start = [], 0
-        for dtype, count in shapes:
-            dtype = np.dtype(dtype)
-            self.layout.append((start, dtype, count))
-            start += -(-max(count * dtype.itemsize, 1) // ALIGN) * ALIGN
-        if start > self.size:
-            raise ValueError(f"a chunk of {start} bytes does not fit slots of {self.size}")
+        types = [(np.dtype(dtype), count) for dtype, count in shapes]
+        starts, size = layout([d.itemsize * c for d, c in types])
+        if size > self.size:
+            raise ValueError(f"a chunk of {size} bytes does not fit slots of {self.size}")
+        self.layout = [(a, d, c) for a, (d, c) in zip(starts, types, strict=True)]
         host = self.host[slot]
         return [host[a:a + c * d.itemsize].view(d) for a, d, c in self.layout]
 
