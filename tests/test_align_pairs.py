@@ -137,9 +137,50 @@ def test_gpu_equals_cpu(kind, mode, traceback, monkeypatch):
     queries, targets, scoring, want = _gpu_cases(kind, mode, traceback, many_pairs.GROUPS)
     for g in many_pairs.GROUPS:
         monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, tb, g=g: g)
-        got = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
-                                 device="gpu")
-        _same(got, want)
+        for packed in (True, False):  # score-only: two pairs a word, or one
+            monkeypatch.setattr(many_pairs, "PACKED", packed)
+            got = wavedp.align_pairs(queries, targets, scoring, mode=mode,
+                                     traceback=traceback, device="gpu")
+            _same(got, want)
+
+
+def test_packs_bounds():
+    """many_pairs16's routing: the local key's X <= KEY16, global depth within int16."""
+    from wavedp.engines.cuda import many_pairs as mp
+
+    dna = SCORINGS["ties"].table  # match 1
+    assert mp.packs(4095, 4095, dna, 2, 1, 0, 8) and mp.packs(4095, 8000, dna, 2, 1, 0, 8)
+    assert not mp.packs(4096, 4096, dna, 2, 1, 0, 8)
+    assert not mp.packs(2048, 3000, dna * 2, 2, 1, 0, 8)
+    assert mp.packs(1800, 2000, dna, 10, 4, 1, 32) and not mp.packs(2100, 2000, dna, 10, 4,
+                                                                    1, 8)
+    assert not mp.packs(10, 10, dna * 20000, 2, 1, 0, 8)  # a score past int16
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", MODES)
+def test_gpu_packed_at_its_bounds(mode):
+    """Pairs right at many_pairs16's int16 bounds (the local key's largest X; global and
+    semiglobal values near -16384) equal the CPU's."""
+    from wavedp.engines.cuda import many_pairs as mp
+
+    if mode == "local":
+        scoring = wavedp.Scoring(match=1, mismatch=-1, gap_open=2, gap_extend=1)
+        sizes = [(mp.KEY16, mp.KEY16)] * 3 + [(mp.KEY16 - 5, mp.KEY16)] * 2
+    else:
+        scoring = wavedp.Scoring(match=1, mismatch=-1, gap_open=10, gap_extend=4)
+        sizes = [(1800, 1900), (1900, 1700), (1, 1900), (1800, 1)]
+    sub = scoring.table
+    assert mp.packs(max(m for m, _ in sizes), max(n for _, n in sizes), sub,
+                    scoring.gap_open, scoring.gap_extend, MODES.index(mode), 32)
+    queries, targets = pair_texts("dna", sizes, seed=11)
+    queries[0] = targets[0] = "ACGT" * (sizes[0][0] // 4) + "ACG"[:sizes[0][0] % 4]
+    if mode != "local":  # a query against a target of one letter it lacks: gaps throughout
+        queries[1], targets[1] = "A" * sizes[1][0], "C" * sizes[1][1]
+    want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=False,
+                              device="cpu")
+    _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=False,
+                             device="gpu"), want)
 
 
 @pytest.mark.gpu

@@ -135,6 +135,20 @@ __device__ __forceinline__ void warp_best(int& bv, int& bi, int& bj) {
     }
 }
 
+// h[r] for 0 <= r < R, by a tree of selects on the bits of r (R - 1 selects, one predicate
+// per bit, where comparing r with every index took 2R instructions)
+template <int R>
+__device__ __forceinline__ unsigned row_of(const unsigned (&h)[R], int r) {
+    unsigned v[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) v[i] = h[i];
+#pragma unroll
+    for (int w = 1; w < R; w *= 2)
+#pragma unroll
+        for (int i = 0; i + w < R; i += 2 * w) v[i] = r & w ? v[i + w] : v[i];
+    return v[0];
+}
+
 // H on row 0 / column 0 at distance k from the origin
 template <int MODE>
 __device__ __forceinline__ int edge(int k, int gap_open, int gap_extend) {

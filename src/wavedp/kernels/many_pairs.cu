@@ -209,6 +209,231 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
     }
 }
 
+// many_pairs16: score-only, two pairs a group, pair k in the low int16 half of every word and
+// pair k + 1 in the high half (Hopper DPX s16x2: the four add-max operations of a cell serve two
+// cells). The host routes a launch here only where no value can leave its half: every table
+// entry (score + go) and PAD16 within int16, and by the pairs' sides, the local end key X << 3 |
+// 7 - r at most 32767 (X <= 4095) or, global and semiglobal, every H between -16384 and 16383.
+// The table has a last row and a last column of PAD16: rows past a pair's query and columns
+// past its target (the group runs the longer pair's passes and columns) score PAD16, and no
+// cell there beats the cells before it (a later column, or row, loses ties). The key of a cell
+// is one multiply-add on the word (X >= 0 in local mode, so no carry crosses the halves); a
+// column's key replaces a half's best only where larger, its column chosen by the halves'
+// compare mask.
+#define PAD16 (-16384)
+#define NEG16 (-16384)
+
+__device__ __forceinline__ unsigned splat16(int v) { return (unsigned)(v & 0xffff) * 0x10001u; }
+__device__ __forceinline__ int lo16(unsigned w) { return (int)(short)(w & 0xffffu); }
+__device__ __forceinline__ int hi16(unsigned w) { return (int)w >> 16; }
+
+// the shared word at byte address a (32-bit shared addresses: no 64-bit arithmetic)
+__device__ __forceinline__ unsigned lds(unsigned a) {
+    unsigned v;
+    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(a));
+    return v;
+}
+
+// column j's table offsets of pairs a (low) and b (high): PAD16's column past a target
+__device__ __forceinline__ int column_pair(const u8* ta, const u8* tb, int j, int na, int nb,
+                                           int A) {
+    return (j < na ? ta[j] : A) * 128 | (j < nb ? tb[j] : A) * 128 << 16;
+}
+
+// pair p's end cell by the group's lanes, written by lane 0
+template <int MODE, int G>
+__device__ __forceinline__ void write_end(int lane, bool real, int p, int bv, int bi, int bj,
+                                          int* __restrict__ ends) {
+    group_best<G>(bv, bi, bj);
+    if (lane == 0 && real) {
+        if (MODE == WAVEDP_LOCAL && bv == 0) bi = bj = 0;
+        ends[3 * (i64)p] = bv, ends[3 * (i64)p + 1] = bi, ends[3 * (i64)p + 2] = bj;
+    }
+}
+
+template <int MODE, int G, int R>
+__global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs16(
+    const u8* __restrict__ qres, const u8* __restrict__ tres, const i64* __restrict__ qoff,
+    const i64* __restrict__ toff, const int* __restrict__ ms, const int* __restrict__ ns,
+    const int* __restrict__ order, int count, const int* __restrict__ sub, int A, int go,
+    int ge, uint2* __restrict__ scratch, int stride, int* __restrict__ ends,
+    int* __restrict__ ticket, unsigned eight) {
+    // eight: 8 from the host, so a key's multiply-add stays on the FMA pipe (a constant 8
+    // becomes a shift-add on the ALU pipe, which bounds the sweep)
+    extern __shared__ int ssub[];  // (A + 1) x (A + 1) entries, 32 copies each
+    const int A1 = A + 1;
+    for (int w = threadIdx.x; w < A1 * A1 * 32; w += PAIRS_BLOCK) {
+        const int e = w >> 5, qc = e / A1, tc = e % A1;
+        ssub[w] = qc < A && tc < A ? sub[qc * A + tc] + go : PAD16;
+    }
+    __syncthreads();
+    constexpr int T = G * R;
+    constexpr int GPW = 32 / G;
+    static_assert(R == 8, "the local key holds 8 rows");
+    const int lane32 = threadIdx.x & 31;
+    const int lane = lane32 % G;
+    const int gw = lane32 / G;
+    const unsigned base = (unsigned)__cvta_generic_to_shared(ssub + lane32);
+    uint2* scr = scratch + ((i64)(blockIdx.x * PAIRS_BLOCK + threadIdx.x) / G) * stride;
+    const int row_bytes = A1 * 128;
+    const unsigned mgo = splat16(-go), mge = splat16(-ge), neg = splat16(NEG16);
+
+    for (;;) {
+        int k0 = 0;
+        if (lane32 == 0) k0 = atomicAdd(ticket, 2 * GPW);
+        k0 = __shfl_sync(FULL, k0, 0);
+        if (k0 >= count) return;
+        const int k = k0 + 2 * gw;  // pairs k (low halves) and k + 1 (high)
+        int pa = 0, pb = 0, ma = 0, mb = 0, na = 0, nb = 0;
+        const u8 *qa = qres, *qb = qres, *ta = tres, *tb = tres;
+        if (k < count) {
+            pa = order[k];
+            ma = ms[pa], na = ns[pa];
+            qa += qoff[pa], ta += toff[pa];
+        }
+        if (k + 1 < count) {
+            pb = order[k + 1];
+            mb = ms[pb], nb = ns[pb];
+            qb += qoff[pb], tb += toff[pb];
+        }
+        const int n = max(na, nb);
+        const int passes = (max(ma, mb) + T - 1) / T;
+        const int wpasses = __reduce_max_sync(FULL, passes);
+        const int steps = __reduce_max_sync(FULL, n) + G - 1;
+        int av = MODE == WAVEDP_GLOBAL ? WAVEDP_INT_MIN : 0;
+        int ai = MODE == WAVEDP_GLOBAL ? 0x7fffffff : 0;
+        int aj = MODE == WAVEDP_SEMIGLOBAL ? na : ai;
+        int bv = av, bi = ai, bj = MODE == WAVEDP_SEMIGLOBAL ? nb : ai;
+        for (int s = 0; s < wpasses; ++s) {
+            const bool live = s < passes;
+            const int row0 = s * T + lane * R;  // this lane's rows: row0 + 1 .. row0 + R
+            const int va = min(max(ma - row0, 0), R), vb = min(max(mb - row0, 0), R);
+            int oa[R], ob[R];  // the rows' table rows, in bytes (PAD16's past the query)
+            unsigned Hg[R], E[R];
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                oa[r] = (r < va ? qa[row0 + r] : A) * row_bytes;
+                ob[r] = (r < vb ? qb[row0 + r] : A) * row_bytes;
+                Hg[r] = splat16(edge<MODE>(row0 + r + 1, go, ge) - go);
+                E[r] = neg;
+            }
+            const int ra = ma - 1 - row0, rb = mb - 1 - row0;  // row m's place, each pair
+            const bool hold_a = ra >= 0 && ra < R, hold_b = rb >= 0 && rb < R;
+            unsigned diag = splat16(edge<MODE>(row0, go, ge) - go);
+            unsigned botH = 0, botF = neg;
+            int c_cur = 0;
+            int c_next = lane == 0 && live && n > 0 ? column_pair(ta, tb, 0, na, nb, A) : 0;
+            uint2 up_next = make_uint2(0, neg);
+            if (lane == 0 && live && s > 0 && n > 0) up_next = scr[1];
+            unsigned bk = 0, bkj = 0;        // local: the pass's best keys and their columns
+            unsigned mk = neg, mkj = 0;      // semiglobal: row m's best H - go and columns
+            for (int st = 0; st < steps; ++st) {
+                const int j = st - lane + 1;  // this lane's column
+                unsigned uh = __shfl_up_sync(FULL, botH, 1, G);
+                unsigned uf = __shfl_up_sync(FULL, botF, 1, G);
+                const int c_above = __shfl_up_sync(FULL, c_cur, 1, G);
+                const int c = lane == 0 ? c_next : c_above;
+                if (lane == 0) {
+                    if (s == 0) {
+                        uh = splat16(edge<MODE>(j, go, ge) - go);
+                        uf = neg;
+                    } else {
+                        uh = up_next.x;
+                        uf = up_next.y;
+                    }
+                }
+                if (live && j >= 1 && j <= n) {
+                    if (lane == 0 && j < n) {
+                        c_next = column_pair(ta, tb, j, na, nb, A);
+                        if (s > 0) up_next = scr[j + 1];
+                    }
+                    const unsigned cola = base + (c & 0xffff), colb = base + (c >> 16);
+                    unsigned f = uf, hup = uh, d = diag, xg = 0;
+                    unsigned xs[R];
+#pragma unroll
+                    for (int r = 0; r < R; ++r) {
+                        const unsigned sc =
+                            __byte_perm(lds(cola + oa[r]), lds(colb + ob[r]), 0x5410);
+                        const unsigned e = __viaddmax_s16x2(E[r], mge, Hg[r]);
+                        const unsigned x = MODE == WAVEDP_LOCAL
+                                               ? __viaddmax_s16x2_relu(d, sc, e)
+                                               : __viaddmax_s16x2(d, sc, e);
+                        f = __viaddmax_s16x2(f, mge, r == 0 ? hup : xg);
+                        xg = __vadd2(x, mgo);
+                        d = Hg[r];
+                        Hg[r] = hup = __viaddmax_s16x2(f, mgo, xg);
+                        E[r] = e;
+                        xs[r] = x;
+                    }
+                    const unsigned jj = (unsigned)j * 0x10001u;
+                    if (MODE == WAVEDP_LOCAL) {  // keys X << 3 | 7 - r, X in 0..4095
+                        unsigned ky[R];
+#pragma unroll
+                        for (int r = 0; r < R; ++r) ky[r] = xs[r] * eight + (7u - r) * 0x10001u;
+                        const unsigned ck = __vimax3_s16x2(
+                            __vimax3_s16x2(ky[0], ky[1], ky[2]),
+                            __vimax3_s16x2(ky[3], ky[4], ky[5]), __vmaxs2(ky[6], ky[7]));
+                        const unsigned nk = __vmaxs2(ck, bk);
+                        const unsigned grew = __vcmpne2(nk, bk);  // a later column: larger
+                        bkj = (jj & grew) | (bkj & ~grew);
+                        bk = nk;
+                    }
+                    if (MODE == WAVEDP_GLOBAL && (j == na || j == nb)) {
+                        if (hold_a && j == na)
+                            av = lo16(row_of<R>(Hg, ra)) + go, ai = ma, aj = na;
+                        if (hold_b && j == nb)
+                            bv = hi16(row_of<R>(Hg, rb)) + go, bi = mb, bj = nb;
+                    }
+                    if (MODE == WAVEDP_SEMIGLOBAL) {
+                        if (hold_a || hold_b) {  // row m, up to column n: earlier columns win
+                            const unsigned ok = (hold_a && j <= na ? 0xffffu : 0u) |
+                                                (hold_b && j <= nb ? 0xffff0000u : 0u);
+                            const unsigned hm = __byte_perm(row_of<R>(Hg, max(ra, 0)),
+                                                            row_of<R>(Hg, max(rb, 0)), 0x7610);
+                            const unsigned nk = __vmaxs2((hm & ok) | (neg & ~ok), mk);
+                            const unsigned grew = __vcmpne2(nk, mk);
+                            mkj = (jj & grew) | (mkj & ~grew);
+                            mk = nk;
+                        }
+                        if (j == na || j == nb) {  // column n
+#pragma unroll
+                            for (int r = 0; r < R; ++r) {
+                                if (j == na && r < va &&
+                                    better(lo16(Hg[r]) + go, row0 + r + 1, na, av, ai, aj))
+                                    av = lo16(Hg[r]) + go, ai = row0 + r + 1, aj = na;
+                                if (j == nb && r < vb &&
+                                    better(hi16(Hg[r]) + go, row0 + r + 1, nb, bv, bi, bj))
+                                    bv = hi16(Hg[r]) + go, bi = row0 + r + 1, bj = nb;
+                            }
+                        }
+                    }
+                    diag = uh;
+                    c_cur = c;
+                    botH = hup;
+                    botF = f;
+                    if (lane == G - 1 && s < passes - 1) scr[j] = make_uint2(hup, f);
+                }
+            }
+            if (MODE == WAVEDP_LOCAL) {
+                const int ka = lo16(bk), kb = hi16(bk);
+                if (ka >> 3 > 0 && better(ka >> 3, row0 + 8 - (ka & 7), bkj & 0xffff, av, ai, aj))
+                    av = ka >> 3, ai = row0 + 8 - (ka & 7), aj = bkj & 0xffff;
+                if (kb >> 3 > 0 && better(kb >> 3, row0 + 8 - (kb & 7), bkj >> 16, bv, bi, bj))
+                    bv = kb >> 3, bi = row0 + 8 - (kb & 7), bj = bkj >> 16;
+            }
+            if (MODE == WAVEDP_SEMIGLOBAL) {
+                if (hold_a && better(lo16(mk) + go, ma, mkj & 0xffff, av, ai, aj))
+                    av = lo16(mk) + go, ai = ma, aj = mkj & 0xffff;
+                if (hold_b && better(hi16(mk) + go, mb, mkj >> 16, bv, bi, bj))
+                    bv = hi16(mk) + go, bi = mb, bj = mkj >> 16;
+            }
+            __syncwarp();  // the scratch row is visible to lane 0 of the next pass
+        }
+        write_end<MODE, G>(lane, k < count, pa, av, ai, aj, ends);
+        write_end<MODE, G>(lane, k + 1 < count, pb, bv, bi, bj, ends);
+    }
+}
+
 // BAM op codes of the CIGAR letters
 #define OP_EQ 7u
 #define OP_X 8u

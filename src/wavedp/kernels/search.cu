@@ -52,20 +52,6 @@ __device__ __forceinline__ void wait_chunk() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(AHEAD - 1));
 }
 
-// h[r] for 0 <= r < R, by a tree of selects on the bits of r (R - 1 selects, one predicate
-// per bit, where comparing r with every index took 2R instructions)
-template <int R>
-__device__ __forceinline__ unsigned row_of(const unsigned (&h)[R], int r) {
-    unsigned v[R];
-#pragma unroll
-    for (int i = 0; i < R; ++i) v[i] = h[i];
-#pragma unroll
-    for (int w = 1; w < R; w *= 2)
-#pragma unroll
-        for (int i = 0; i + w < R; i += 2 * w) v[i] = r & w ? v[i + w] : v[i];
-    return v[0];
-}
-
 template <bool PACKED> struct Word;
 
 template <> struct Word<true> {

@@ -1,6 +1,7 @@
 """Many pairs per launch on the GPU (``kernels/many_pairs.cu``): a group of G lanes per pair,
 pairs sorted by shape on the GPU, the traceback from 4-bit direction codes and the CIGAR runs
-made on the GPU; only scores, coordinates and runs come back. The pairs go in chunks, so one
+made on the GPU; only scores, coordinates and runs come back. Score-only launches whose
+values fit int16 (:func:`packs`) sweep two pairs a group, one in each half of every word. The pairs go in chunks, so one
 chunk's copies overlap another's sweep.
 
 Takes the pairs of :func:`taken`; the caller sends the others (an empty sequence, a pair too
@@ -27,6 +28,13 @@ MAX_SIDE = 8192
 MAX_CELLS = 1 << 24
 #: the local end key keeps X << 3 in an int32
 MAX_SCORE = (1 << 28) - 1
+#: score-only launches take the two-pairs-a-word kernel (many_pairs16) where its int16 halves
+#: cannot overflow (:func:`packs`); False: always the int32 kernel (for comparisons)
+PACKED = True
+#: int16 bounds of many_pairs16: the local key X << 3 | 7 - r holds X <= KEY16; global and
+#: semiglobal values stay within +-LIMIT16 (PAD16 = -16384 a score, rows past a query)
+KEY16 = 4095
+LIMIT16 = 16383
 #: GPU memory for the direction words of the two chunks on the GPU at once (at most a third
 #: of the free memory)
 DIRS_BYTES = 48 << 30
@@ -53,6 +61,21 @@ def taken(m: np.ndarray, n: np.ndarray, top: int) -> np.ndarray:
             return np.ones(m.size, bool)
     return ((m >= 1) & (n >= 1) & (m <= MAX_SIDE) & (n <= MAX_SIDE) & (m * n <= MAX_CELLS)
             & (np.minimum(m, n) * top <= MAX_SCORE))
+
+
+def packs(longest_m: int, longest_n: int, sub: np.ndarray, gap_open: int, gap_extend: int,
+          mode: int, g: int) -> bool:
+    """Whether pairs of at most ``longest_m`` x ``longest_n`` fit many_pairs16's int16 halves:
+    every score + gap open and the local key (X <= KEY16), or every global and semiglobal H
+    (between the all-gaps path and the best diagonal, rows past the query's tile included)."""
+    top, low = max(int(sub.max()), 0), min(int(sub.min()), 0)
+    if not (-LIMIT16 <= low + gap_open and top + gap_open <= LIMIT16):
+        return False
+    best = top * min(longest_m, longest_n)
+    if mode == 0:  # local
+        return best <= KEY16 and gap_open + gap_extend <= LIMIT16
+    depth = 3 * gap_open + gap_extend * (longest_m + longest_n + g * ROWS + 2) - low
+    return best + gap_open <= LIMIT16 and depth <= LIMIT16
 
 
 def lanes_for(m: np.ndarray, n: np.ndarray, traceback: bool = False) -> int:
@@ -101,9 +124,9 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     with slots.lock:
         clock("begin", slots.stream)
         with compute:
-            run = _Run(g, mode, traceback, cupy.asarray(np.ascontiguousarray(sub, np.int32)
-                                                        .ravel()),
-                       int(sub.shape[0]), gap_open, gap_extend, clock, count, len(cuts))
+            run = _Run(g, mode, traceback, sub, cupy.asarray(np.ascontiguousarray(
+                sub, np.int32).ravel()), int(sub.shape[0]), gap_open, gap_extend, clock, count,
+                len(cuts))
         whole = None
         if qi is not None:  # pairs index the records: every record goes up once
             with slots.stream:
@@ -219,25 +242,38 @@ class _Run:
     phases' clock, and the results of its ``count`` pairs (in ``chunks`` chunks), on the
     GPU until :meth:`results` (each chunk's runs cut to their size two chunks later)."""
 
-    def __init__(self, g: int, mode: int, traceback: bool, d_sub, a: int, go: int, ge: int,
-                 clock: _Clock, count: int, chunks: int) -> None:
+    def __init__(self, g: int, mode: int, traceback: bool, sub: np.ndarray, d_sub, a: int,
+                 go: int, ge: int, clock: _Clock, count: int, chunks: int) -> None:
         import cupy
 
         from .staging import pinned
 
         self.g, self.mode, self.traceback, self.clock = g, mode, traceback, clock
         self.d_sub, self.a, self.go, self.ge = d_sub, a, go, ge
-        self.kernel = function("many_pairs.cu", f"many_pairs<{mode}, {g}, {ROWS}, "
-                               f"{'true' if traceback else 'false'}>")
-        self.smem = (a + 1) * a * 32 * 4
-        if self.smem > 48 << 10:
-            self.kernel.max_dynamic_shared_size_bytes = self.smem
-        self.grid = _grid(self.kernel, self.smem)
+        self.sub = sub
+        self.kernels: dict[bool, tuple] = {}  # packed or not: kernel, shared bytes, grid
         self.ends = cupy.empty(3 * count, cupy.int32)
         self.res5 = cupy.full(5 * count, -1, cupy.int32) if traceback else None
         self.runs: list = []  # the runs of the chunks settled, cut to their size (on the GPU)
         self.pending: list = []  # the others': runs, size (page-locked), done event
         self.sizes = pinned(8 * chunks).view(np.int64)
+
+    def kernel(self, packed: bool) -> tuple:
+        """many_pairs16 (``packed``) or many_pairs for this call: the kernel, its shared
+        bytes (the table's copies) and its grid (resident blocks)."""
+        if packed not in self.kernels:
+            a, g = self.a, self.g
+            if packed:
+                kernel = function("many_pairs.cu", f"many_pairs16<{self.mode}, {g}, {ROWS}>")
+                smem = (a + 1) * (a + 1) * 32 * 4
+            else:
+                kernel = function("many_pairs.cu", f"many_pairs<{self.mode}, {g}, {ROWS}, "
+                                  f"{'true' if self.traceback else 'false'}>")
+                smem = (a + 1) * a * 32 * 4
+            if smem > 48 << 10:
+                kernel.max_dynamic_shared_size_bytes = smem
+            self.kernels[packed] = kernel, smem, _grid(kernel, smem)
+        return self.kernels[packed]
 
     def launch(self, args: list, lo: int, hi: int, m: np.ndarray, n: np.ndarray,
                words: int | None) -> None:
@@ -249,10 +285,12 @@ class _Run:
         g, count, t = self.g, hi - lo, self.g * ROWS
         longest_m, longest_n = int(m.max()), int(n.max())
         order = cupy.argsort(-(((d_m + t - 1) // t) * 65536 + d_n)).astype(cupy.int32)
+        packed = PACKED and words is None and packs(longest_m, longest_n, self.sub, self.go,
+                                                    self.ge, self.mode, g)
+        kernel, smem, grid = self.kernel(packed)
         passes = longest_m > t
         stride = longest_n + 2 if passes else 1
-        scratch = cupy.empty(self.grid * (BLOCK // g) * stride * 2 if passes else 2,
-                             cupy.int32)
+        scratch = cupy.empty(grid * (BLOCK // g) * stride * 2 if passes else 2, cupy.int32)
         d_ends = self.ends[3 * lo:3 * hi]
         ticket = cupy.zeros(1, cupy.int32)
         if words is not None:
@@ -263,10 +301,14 @@ class _Run:
         else:
             doff, dirs = cupy.zeros(1, cupy.int64), cupy.zeros(1, cupy.uint32)
         self.clock("sort")
-        self.kernel((self.grid,), (BLOCK,), (
-            d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count), self.d_sub,
-            np.int32(self.a), np.int32(self.go), np.int32(self.ge), dirs, doff, scratch,
-            np.int32(stride), d_ends, ticket), shared_mem=self.smem)
+        head = (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count), self.d_sub,
+                np.int32(self.a), np.int32(self.go), np.int32(self.ge))
+        if packed:
+            kernel((grid,), (BLOCK,), (*head, scratch, np.int32(stride), d_ends, ticket,
+                                       np.uint32(8)), shared_mem=smem)
+        else:
+            kernel((grid,), (BLOCK,), (*head, dirs, doff, scratch, np.int32(stride), d_ends,
+                                       ticket), shared_mem=smem)
         self.clock("sweep")
         if words is None:
             return
