@@ -117,14 +117,17 @@ def pairs_run(args, kind: str) -> None:
                   f"{extra}", flush=True)
             if mode == "local" and traceback:
                 scores = batch.score
-    if args.profile:  # one local call with CIGARs under cProfile: the host's share
+    if args.profile:  # one local call each way under cProfile: the host's share
         import cProfile
         import pstats
 
-        prof = cProfile.Profile()
-        prof.runcall(wavedp.align_pairs, qs, ts, scoring, traceback=True, device=args.device)
-        with open(os.path.join(args.profile, f"api_{kind}.txt"), "w") as fh:
-            pstats.Stats(prof, stream=fh).sort_stats("tottime").print_stats(30)
+        for traceback in (False, True):
+            prof = cProfile.Profile()
+            prof.runcall(wavedp.align_pairs, qs, ts, scoring, traceback=traceback,
+                         device=args.device)
+            what = "cigar" if traceback else "score"
+            with open(os.path.join(args.profile, f"api_{kind}_{what}.txt"), "w") as fh:
+                pstats.Stats(prof, stream=fh).sort_stats("tottime").print_stats(30)
     if args.timeline:
         for traceback in (False, True):
             timeline(qs, ts, scoring, traceback)  # compiled

@@ -255,3 +255,24 @@ def test_gpu_reads_against_windows(traceback):
         np.testing.assert_array_equal(getattr(got, name)[rows[:, 0]], getattr(want, name))
     if traceback:
         assert got.cigars(rows[:, 0]) == want.cigars()
+
+
+def test_chunks_from_offsets_equal_running_sums(monkeypatch):
+    """The one-to-one cut (residues' running sums read off the offsets, by bisection) equals
+    the cut over running sums of the pairs' sizes."""
+    from wavedp.engines.cuda import many_pairs as mp
+
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        count = int(rng.integers(1, 300))
+        m, n = rng.integers(0, 500, count), rng.integers(0, 500, count)
+        monkeypatch.setattr(mp, "CHUNK_BYTES", int(rng.integers(1, 5000)))
+        qoff = np.concatenate([[7], 7 + np.cumsum(m)])
+        toff = np.concatenate([[3], 3 + np.cumsum(n)])
+        cuts = mp.chunks(m, n, None, (qoff, toff))
+        assert cuts == mp.chunks(m, n, None)
+        assert cuts[0][0] == 0 and cuts[-1][1] == count
+        assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:], strict=False))
+        sizes = m + n + mp.PAIR_BYTES
+        assert all(hi - lo == 1 or sizes[lo:hi].sum() <= mp.CHUNK_BYTES for lo, hi in cuts)
+        assert all(hi == count or sizes[lo:hi + 1].sum() > mp.CHUNK_BYTES for lo, hi in cuts)

@@ -46,33 +46,37 @@ def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarra
 def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray,
                  toff: np.ndarray, qi: np.ndarray | None, ti: np.ndarray | None,
                  sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
-                 traceback: bool) -> Columns:
+                 traceback: bool, *, lengths: tuple[np.ndarray, np.ndarray] | None = None
+                 ) -> Columns:
     """Pair k (query ``qi[k]`` against target ``ti[k]``, sequences as one array with offsets
     each; ``qi`` and ``ti`` None: query k against target k) aligned, as columns: empty
     sequences by the boundary, on the GPU the batch engine (``cuda/many_pairs.py``) over the
     device's GPUs and the pairwise engines for what it does not take, else the CPU engine on
-    every core."""
-    if qi is None or ti is None:
+    every core. ``lengths``: the pairs' (m, n) where the caller has them."""
+    if lengths is not None:
+        m, n = lengths
+    elif qi is None or ti is None:
         m, n = np.diff(qoff), np.diff(toff)
-        every = np.arange(m.size, dtype=np.int64)
     else:
         m, n = qoff[1:][qi] - qoff[:-1][qi], toff[1:][ti] - toff[:-1][ti]
-        every = None
     count = int(m.size)
-    empty = (m == 0) | (n == 0)
+    none_empty = count == 0 or (int(m.min()) > 0 and int(n.min()) > 0)
+    empty = np.zeros(count, bool) if none_empty else (m == 0) | (n == 0)
     parts = []
-    if empty.any():
+    if not none_empty:
         idx = np.flatnonzero(empty)
         parts.append((idx, empty_columns(m[idx], n[idx], mode, gap_open, gap_extend,
                                          traceback)))
     if device.gpu:
         from .cuda import many_pairs  # lazy: see above
 
-        fast = ~empty & many_pairs.taken(m, n, int(sub.max()))
-        if fast.all() and len(device.gpus) == 1:  # the common case: no copies of columns
+        fast = many_pairs.taken(m, n, int(sub.max()))
+        if none_empty and fast.all() and len(device.gpus) == 1:  # the common case
             return many_pairs.align(qcat, qoff, tcat, toff, qi, ti, m, n, sub, gap_open,
                                     gap_extend, mode, traceback)
-        qi, ti = (every, every) if qi is None else (qi, ti)
+        fast &= ~empty
+        if qi is None or ti is None:
+            qi = ti = np.arange(count, dtype=np.int64)
         rest = np.flatnonzero(~empty & ~fast)
         idx = np.flatnonzero(fast)
         if idx.size:
@@ -89,7 +93,8 @@ def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.nd
     else:
         from .cpu import align_cat  # lazy: see above
 
-        qi, ti = (every, every) if qi is None else (qi, ti)
+        if qi is None or ti is None:
+            qi = ti = np.arange(count, dtype=np.int64)
         idx = np.flatnonzero(~empty)
         if idx.size:
             out, ops, opoff = align_cat(qcat, qoff, tcat, toff,

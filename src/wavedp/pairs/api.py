@@ -53,9 +53,12 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
     m, n = queries.lengths, targets.lengths
     if qi is not None and ti is not None:
         m, n = m[qi], n[ti]
-    if m.size:  # the int32 range: the longest pair decides
-        k = int(np.argmax(m + n))
-        scoring.check_range(int(m[k]), int(n[k]))
+    if m.size:  # the int32 range: the longest pair decides (the extremes, where they pass)
+        try:
+            scoring.check_range(int(m.max()), int(n.max()))
+        except InputError:
+            k = int(np.argmax(m + n))
+            scoring.check_range(int(m[k]), int(n[k]))
     if strategy:
         every = np.arange(m.size, dtype=np.int64)
         rows = np.stack([every if qi is None else qi, every if ti is None else ti], axis=1)
@@ -66,7 +69,7 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
     else:
         cols = engines.pair_columns(device, queries.codes, queries.offsets, targets.codes,
                                     targets.offsets, qi, ti, scoring.table, scoring.gap_open,
-                                    scoring.gap_extend, code, traceback)
+                                    scoring.gap_extend, code, traceback, lengths=(m, n))
     qs, ts = cols.query_start, cols.target_start
     if not traceback and code == GLOBAL:  # a global alignment starts at the origin
         qs = ts = np.zeros(qs.size, np.int32)

@@ -1,14 +1,16 @@
 """Many pairs per launch on the GPU (``kernels/many_pairs.cu``): a group of G lanes per pair,
 pairs sorted by shape on the GPU, the traceback from 4-bit direction codes and the CIGAR runs
 made on the GPU; only scores, coordinates and runs come back. Score-only launches whose
-values fit int16 (:func:`packs`) sweep two pairs a group, one in each half of every word. The pairs go in chunks, so one
-chunk's copies overlap another's sweep.
+values fit int16 (:func:`packs`) sweep two pairs a group, one in each half of every word.
+The pairs go in chunks, so one chunk's copies overlap another's sweep.
 
 Takes the pairs of :func:`taken`; the caller sends the others (an empty sequence, a pair too
 large or whose scores could outgrow the local end key) to the pairwise engines.
 """
 
 from __future__ import annotations
+
+import bisect
 
 import numpy as np
 
@@ -113,14 +115,14 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     if not count:
         return _columns(np.empty((0, 3), np.int32), np.empty((0, 5), np.int32) if traceback
                         else None, np.zeros(0, np.uint32))
-    m32, n32 = m.astype(np.int32, copy=False), n.astype(np.int32, copy=False)
+    m, n = np.asarray(m, np.int64), np.asarray(n, np.int64)
     step = max(1, count // 20000)
-    g = lanes_for(m32[::step].astype(np.int64), n32[::step].astype(np.int64), traceback)
-    words = dir_words(m32, n32, g) if traceback else None
+    g = lanes_for(m[::step], n[::step], traceback)
+    words = dir_words(m, n, g) if traceback else None
     clock = _Clock(phases, timeline)
     slots = transfer.slots(cupy.cuda.Device().id, CHUNK_BYTES + SLACK)
     compute = cupy.cuda.Stream(non_blocking=True)
-    cuts = chunks(m32, n32, words)
+    cuts = chunks(m, n, words, None if qi is not None else (qoff, toff))
     with slots.lock:
         clock("begin", slots.stream)
         with compute:
@@ -148,7 +150,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                 hqo, hto, hm, hn = slots.take([(np.int64, k), (np.int64, k), (np.int32, k),
                                                (np.int32, k)])
                 hqo[:], hto[:] = qi[lo:hi], ti[lo:hi]
-            hm[:], hn[:] = m32[lo:hi], n32[lo:hi]
+            hm[:], hn[:] = m[lo:hi], n[lo:hi]
             arrays, slot = slots.send()
             clock("upload", slots.stream)
             compute.wait_event(slots.copied[slot])
@@ -156,7 +158,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                 if whole is not None:  # the records' offsets of the chunk's pairs
                     d_q, d_t, d_qo, d_to = whole
                     arrays = [d_q, d_t, d_qo[arrays[0]], d_to[arrays[1]], *arrays[2:]]
-                run.launch(arrays, lo, hi, m32[lo:hi], n32[lo:hi],
+                run.launch(arrays, lo, hi, m[lo:hi], n[lo:hi],
                            None if words is None else int(words[lo:hi].sum()))
                 slots.release(slot, compute.record())
         with compute:
@@ -167,11 +169,26 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     return _columns(ends, res5, runs)
 
 
-def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None) -> list[tuple[int, int]]:
+def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None,
+           offsets: tuple[np.ndarray, np.ndarray] | None = None) -> list[tuple[int, int]]:
     """Consecutive pair ranges of about CHUNK_BYTES (residues and PAIR_BYTES a pair) whose
     direction words (None: score-only) fit a launch's share of the GPU's memory (two chunks
-    are on the GPU at once)."""
-    weights = [(m + n + PAIR_BYTES, CHUNK_BYTES)]
+    are on the GPU at once). ``offsets``: the one-to-one pairs' query and target offsets,
+    whose differences are the residues' running sums (no pass over the pairs)."""
+    count = int(m.size)
+
+    def running(values: np.ndarray):
+        sums = np.zeros(count + 1, np.int64)
+        np.cumsum(values, out=sums[1:])
+        return sums.__getitem__
+
+    if offsets is not None:
+        qoff, toff = offsets
+        q0, t0 = int(qoff[0]), int(toff[0])
+        weights = [(lambda k: int(qoff[k]) - q0 + int(toff[k]) - t0 + PAIR_BYTES * k,
+                    CHUNK_BYTES)]
+    else:
+        weights = [(running(m + n + PAIR_BYTES), CHUNK_BYTES)]
     if words is not None:
         import cupy
 
@@ -181,12 +198,11 @@ def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None) -> list[tuple
         if largest > budget:
             raise InputError(f"a batch of pairs needs {4 * largest / 2**20:.1f} MiB of GPU "
                              f"memory for its largest pair, {free / 2**20:.1f} MiB free")
-        weights.append((words, budget))
-    sums = [np.cumsum(w, dtype=np.int64) for w, _ in weights]
-    cuts, start, count = [], 0, int(m.size)
-    while start < count:
-        stop = min(int(np.searchsorted(s, (s[start - 1] if start else 0) + cap, "right"))
-                   for s, (_, cap) in zip(sums, weights, strict=True))
+        weights.append((running(words), budget))
+    cuts, start = [], 0
+    while start < count:  # the most pairs from start whose every running sum stays in its cap
+        stop = min(bisect.bisect_right(range(count + 1), total(start) + cap, key=total) - 1
+                   for total, cap in weights)
         stop = max(stop, start + 1)
         cuts.append((start, stop))
         start = stop
