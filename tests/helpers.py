@@ -166,3 +166,11 @@ def fresh(args: list, env: dict[str, str] | None = None, path: Iterable[str | Pa
     variables, ``path``: extra folders after TREE), the other keywords subprocess.run's."""
     return subprocess.run([sys.executable, *map(str, args)],
                           env=fresh_env(path, **(env or {})), **kwargs)
+
+
+def db_data(folder: str | Path) -> Path:
+    """The data folder a ``.wdb`` folder's header names (where its arrays are)."""
+    import json
+
+    header = json.loads((Path(folder) / "header.json").read_text())
+    return Path(folder) / header["data"]

@@ -5,21 +5,23 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import threading
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import fresh
+from helpers import db_data, fresh
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wavedp import InputError, Scoring, fasta_scan
 from wavedp.fasta_parser import fasta_blocks
 from wavedp.search import database as dbmod
-from wavedp.search import makedb
+from wavedp.search import dbfiles, makedb
 from wavedp.search.api import iter_search
 from wavedp.search.database import PROTEIN_LETTERS, Database
+from wavedp.search.dbfiles import header_text
 from wavedp.seqio import iter_records, read_records
 
 
@@ -120,7 +122,7 @@ def test_protein_round_trip(tmp_path: Path):
         db.id(len(db))
     assert sorted(os.listdir(tmp_path)) == ["db.wdb", "in.fa"]  # no temporary folder left
     header = json.loads((tmp_path / "db.wdb" / "header.json").read_text())
-    assert (header["format"], header["version"], header["sequences"]) == ("wavedp-db", 1, 5)
+    assert (header["format"], header["version"], header["sequences"]) == ("wavedp-db", 2, 5)
 
 
 @pytest.mark.parametrize("kind", ["fasta", "fastq", "fasta.gz", "fastq.gz"])
@@ -290,17 +292,18 @@ def _damage(folder: Path, how: str) -> str:
     """Damage a database folder; the file name the error must mention."""
     header_path = folder / "header.json"
     header = json.loads(header_path.read_text())
+    data_dir = db_data(folder)
     if how == "truncated residues":
-        data = (folder / "residues.u8").read_bytes()
-        (folder / "residues.u8").write_bytes(data[:-1])
+        data = (data_dir / "residues.u8").read_bytes()
+        (data_dir / "residues.u8").write_bytes(data[:-1])
         return "residues.u8"
     if how == "flipped byte":
-        data = bytearray((folder / "residues.u8").read_bytes())
+        data = bytearray((data_dir / "residues.u8").read_bytes())
         data[len(data) // 2] ^= 0x01
-        (folder / "residues.u8").write_bytes(bytes(data))
+        (data_dir / "residues.u8").write_bytes(bytes(data))
         return "residues.u8"
     if how == "missing file":
-        (folder / "lengths.i32").unlink()
+        (data_dir / "lengths.i32").unlink()
         return "lengths.i32"
     if how == "missing header":
         header_path.unlink()
@@ -316,16 +319,16 @@ def _damage(folder: Path, how: str) -> str:
         header["sequences"] += 1
         return _rewrite(header_path, header, "offsets.i64")
     elif how == "offsets disagree":  # consistent sizes and checksums, wrong content
-        offsets = np.fromfile(folder / "offsets.i64", dtype="<i8")
+        offsets = np.fromfile(data_dir / "offsets.i64", dtype="<i8")
         offsets[1] += 1
-        offsets.tofile(folder / "offsets.i64")
-        header["files"]["offsets.i64"]["crc32"] = dbmod._crc32_file(str(folder / "offsets.i64"))
+        offsets.tofile(data_dir / "offsets.i64")
+        header["files"]["offsets.i64"]["crc32"] = dbmod._crc32_file(str(data_dir / "offsets.i64"))
         return _rewrite(header_path, header, "offsets.i64")
     return _rewrite(header_path, header, "header.json")
 
 
 def _rewrite(path: Path, header: dict, name: str) -> str:
-    path.write_text(json.dumps(header))
+    path.write_text(header_text(header))  # sealed again: the damage is the content's
     return name
 
 
@@ -482,7 +485,7 @@ def test_makedb_fast_and_record_paths_write_the_same_files(tmp_path: Path):
     folder.mkdir()
     builder = dbmod._write(str(folder), str(fasta), "auto", False, 1, fast=False)
     for name in dbmod.FILES:
-        assert (tmp_path / "fast.wdb" / name).read_bytes() == (folder / name).read_bytes()
+        assert (db_data(tmp_path / "fast.wdb") / name).read_bytes() == (folder / name).read_bytes()
     fast = json.loads((tmp_path / "fast.wdb" / dbmod.HEADER).read_text())
     assert fast["composition"] == builder.header()["composition"]
 
@@ -502,9 +505,9 @@ def test_makedb_faults_name_record_and_position_on_the_fast_path(tmp_path: Path,
 def test_background_verification_stops_a_search_before_its_first_result(tmp_path: Path):
     build(tmp_path, ">a\nMKTAYIAKQR\n>b\nMKVLAAGIVG\n")
     folder = tmp_path / "db.wdb"
-    data = bytearray((folder / "residues.u8").read_bytes())
+    data = bytearray((db_data(folder) / "residues.u8").read_bytes())
     data[3] ^= 1
-    (folder / "residues.u8").write_bytes(bytes(data))
+    (db_data(folder) / "residues.u8").write_bytes(bytes(data))
     db = Database.open(folder, verify="background")  # returns at once, the check runs on
     with pytest.raises(InputError, match="residues.u8: checksum mismatch"):
         db.verified()
@@ -579,3 +582,103 @@ def test_makedb_away_from_a_terminal_loads_no_rich(tmp_path: Path):
             "assert 'rich' not in sys.modules, 'rich imported'\n")
     done = fresh(["-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+# ---- the header sealed, the folder replaced whole ------------------------------------------
+
+@pytest.mark.parametrize("text, alphabet", [(DNA_FA, "dna"), (PROTEIN_FA, "protein")])
+def test_every_single_bit_flip_of_the_header_is_refused(tmp_path: Path, text, alphabet):
+    """The header's last line seals every byte before it: no flipped bit is read as a
+    database (one that changed the letters scored every G as N, exit status 0)."""
+    build(tmp_path, text, alphabet)
+    folder = tmp_path / "db.wdb"
+    path = folder / dbmod.HEADER
+    sound = path.read_bytes()
+    for k in range(8 * len(sound)):
+        flipped = bytearray(sound)
+        flipped[k // 8] ^= 1 << (k % 8)
+        path.write_bytes(bytes(flipped))
+        with pytest.raises(InputError) as info:
+            if k % 97:
+                dbmod._read_header(str(folder))
+            else:  # now and then the whole open, with the checksums
+                Database.open(folder)
+        assert "\n" not in str(info.value)
+    path.write_bytes(sound)
+    assert len(Database.open(folder)) == 5
+
+
+def test_an_old_version_is_named_and_rebuilt_in_place(tmp_path: Path):
+    """A version 1 folder (arrays beside the header): one line to rebuild it; makedb over it
+    leaves the new layout only."""
+    db = build(tmp_path, PROTEIN_FA)
+    folder = tmp_path / "db.wdb"
+    data = db_data(folder)
+    header = json.loads((folder / dbmod.HEADER).read_text())
+    for name in dbmod.FILES:
+        (data / name).rename(folder / name)
+    data.rmdir()
+    del header["data"], header[dbfiles.SEAL]
+    header["version"] = 1
+    (folder / dbmod.HEADER).write_text(json.dumps(header))
+    del db
+    with pytest.raises(InputError, match="version 1 is not supported.*rebuild it with wavedp "
+                                         "makedb"):
+        Database.open(folder)
+    build(tmp_path, PROTEIN_FA)
+    assert sorted(os.listdir(folder)) == sorted([dbmod.HEADER, dbfiles.LOCK, db_data(folder).name])
+    assert_contents(Database.open(folder), PROTEIN_EXPECTED, BLOSUM62)
+
+
+def _contents(db: Database) -> tuple[list[str], bytes]:
+    return list(db.ids[:]), bytes(db.residues)
+
+
+def test_readers_see_the_old_database_or_the_new_never_a_mix(tmp_path: Path):
+    """Rebuilds of one database from two inputs, by two builders at once, while readers open
+    and verify it: every open gives one input's database whole, and the last build leaves one
+    data folder."""
+    inputs = [write(tmp_path / f"in{k}.fa", "".join(
+        f">{'ab'[k]}{r} x\n{'MKTAYIAKQR' * (1 + (r + k) % 7)}\n" for r in range(40 + 30 * k)))
+        for k in (0, 1)]
+    out = tmp_path / "db.wdb"
+    wanted = []
+    for path in inputs:
+        Database.build(path, out, progress=False, processes=False, threads=1)
+        wanted.append(_contents(Database.open(out)))
+    stop, faults, opened = threading.Event(), [], [0]
+
+    def rebuild(k: int) -> None:
+        try:
+            for turn in range(12):
+                Database.build(inputs[(turn + k) % 2], out, progress=False, processes=False,
+                               threads=1)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            faults.append(repr(exc))
+
+    def read() -> None:
+        while not stop.is_set():
+            try:
+                got = _contents(Database.open(out, verify=True))
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                faults.append(repr(exc))
+                return
+            if got not in wanted:
+                faults.append("a mix of two databases")
+                return
+            opened[0] += 1
+
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    builders = [threading.Thread(target=rebuild, args=(k,)) for k in (0, 1)]
+    for t in readers + builders:
+        t.start()
+    for t in builders:
+        t.join()
+    stop.set()
+    for t in readers:
+        t.join()
+    assert not faults, faults[:3]
+    assert opened[0] > 0
+    assert _contents(Database.open(out)) in wanted
+    left = sorted(os.listdir(out))
+    assert left == sorted([dbmod.HEADER, dbfiles.LOCK, db_data(out).name]), left

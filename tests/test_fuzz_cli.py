@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import db_data
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -168,7 +169,7 @@ def _output(kind: str, base: Path, inputs: Path) -> tuple[str | None, Path | Non
     elif kind == "stdout-dash":
         return "-", None
     elif kind == "inside-wdb":
-        return str(inputs / "w.wdb" / "residues.u8"), None
+        return str(db_data(inputs / "w.wdb") / "residues.u8"), None
     return str(out), None
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import fresh, fresh_env
+from helpers import db_data, fresh, fresh_env
 
 import wavedp
 from wavedp.cli import cli
@@ -117,9 +117,10 @@ def test_output_inside_the_database_read_is_refused(tmp_path, pair):
     q, t = pair
     wdb = tmp_path / "t.wdb"
     assert invoke("makedb", t, "-o", wdb).exit_code == 0
-    before = digest(wdb / "residues.u8")
-    one_error(search(q, wdb, "-o", wdb / "residues.u8"), "would overwrite the input")
-    assert digest(wdb / "residues.u8") == before
+    residues = db_data(wdb) / "residues.u8"
+    before = digest(residues)
+    one_error(search(q, wdb, "-o", residues), "would overwrite the input")
+    assert digest(residues) == before
     assert search(q, wdb).exit_code == 0  # the database is intact
 
 

@@ -17,7 +17,7 @@ from wavedp import InputError
 from wavedp.search import database as dbmod
 from wavedp.search import makedb
 from wavedp.search.database import Database
-from wavedp.search.dbfiles import FILES, HEADER
+from wavedp.search.dbfiles import FILES, HEADER, SEAL
 
 #: a parallel build in a fresh interpreter: ranges of a few hundred bytes (small files take
 #: many ranges, records span range edges), any number of workers; prints what it built
@@ -56,8 +56,13 @@ def write(path: Path, text: str | bytes) -> Path:
     return path
 
 
-def files_of(folder: Path) -> dict[str, bytes]:
-    return {name: (folder / name).read_bytes() for name in (*FILES, HEADER)}
+def files_of(folder: Path) -> dict[str, bytes | dict]:
+    """The data files' bytes and the header (its data folder's name and seal aside: each
+    build names a folder of its own)."""
+    header = json.loads((folder / HEADER).read_text())
+    data = folder / header.pop("data")
+    header.pop(SEAL)
+    return {HEADER: header, **{name: (data / name).read_bytes() for name in FILES}}
 
 
 def threaded(fasta: Path, out: Path, alphabet: str = "auto") -> dict[str, bytes]:

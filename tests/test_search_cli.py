@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import fresh, fresh_env
+from helpers import db_data, fresh, fresh_env
 
 import wavedp
 from wavedp.cli import cli
@@ -319,13 +319,13 @@ def _bad_cases(tmp: Path, protein, dna) -> dict[str, tuple[list, tuple[str, ...]
     baddb = write(tmp / "baddb.fa", ">d1\nMKV\n>d2\nMK#V\n")
     truncated = tmp / "truncated.wdb"
     shutil.copytree(wdb, truncated)
-    residues = truncated / "residues.u8"
+    residues = db_data(truncated) / "residues.u8"
     residues.write_bytes(residues.read_bytes()[:-5])
     corrupt = tmp / "corrupt.wdb"
     shutil.copytree(wdb, corrupt)
-    data = bytearray((corrupt / "residues.u8").read_bytes())
+    data = bytearray((db_data(corrupt) / "residues.u8").read_bytes())
     data[len(data) // 2] ^= 0x01
-    (corrupt / "residues.u8").write_bytes(bytes(data))
+    (db_data(corrupt) / "residues.u8").write_bytes(bytes(data))
     out = tmp / "out.tsv"
     return {
         "empty query file": ([empty, wdb], ("empty.fa", "no records")),

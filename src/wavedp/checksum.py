@@ -24,9 +24,8 @@ _POLY = 0xEDB88320
 def crc32_file(path: str | os.PathLike, threads: int | None = None, block: int = PIECE) -> int:
     """``zlib.crc32`` of the file's bytes, read on ``threads`` threads (None: every core)."""
     size = os.path.getsize(path)
-    threads = cores() if threads is None else threads
     with open(path, "rb") as fh:
-        if size <= block or threads <= 1:
+        if size <= block or (threads is not None and threads <= 1):
             crc = 0
             while piece := fh.read(block):
                 crc = zlib.crc32(piece, crc)
@@ -34,11 +33,22 @@ def crc32_file(path: str | os.PathLike, threads: int | None = None, block: int =
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
             view = memoryview(mapped)
             try:
-                starts = range(0, size, block)
-                with ThreadPoolExecutor(min(threads, len(starts))) as pool:
-                    crcs = list(pool.map(lambda a: zlib.crc32(view[a:a + block]), starts))
+                return crc32_buffer(view, threads, block)
             finally:
                 view.release()
+
+
+def crc32_buffer(data, threads: int | None = None, block: int = PIECE) -> int:
+    """``zlib.crc32`` of a bytes-like object (a memory map: its pages read on ``threads``
+    threads, None: every core)."""
+    view = memoryview(data).cast("B")
+    size = view.nbytes
+    threads = cores() if threads is None else threads
+    if size <= block or threads <= 1:
+        return zlib.crc32(view)
+    starts = range(0, size, block)
+    with ThreadPoolExecutor(min(threads, len(starts))) as pool:
+        crcs = list(pool.map(lambda a: zlib.crc32(view[a:a + block]), starts))
     crc = crcs[0]
     for piece_crc in crcs[1:-1]:
         crc = crc32_combine(crc, piece_crc, block)

@@ -2,14 +2,20 @@
 
 Layout of ``NAME.wdb/`` (all integers little-endian, every array a raw file):
 
-- ``residues.u8``: every sequence's codes, concatenated in file order (code k is letter k of
-  the header's ``letters``);
-- ``offsets.i64``: n+1 start offsets into ``residues.u8`` (the last one is the residue count);
-- ``lengths.i32``: n sequence lengths;
-- ``ids.txt``: the ids, each followed by a newline, as UTF-8;
-- ``id_offsets.i64``: n+1 start offsets into ``ids.txt``;
-- ``header.json``: format name and version, alphabet, letters, counts, the letter composition
-  and every data file's size and CRC-32.
+- ``header.json``: format name and version, alphabet, letters, counts, the letter
+  composition, the data folder's name and every data file's size and CRC-32; its last line
+  holds the CRC-32 of the lines before it, so every byte that decides a result is checked;
+- ``data-XXXXXXXXXXXXXXXX/``, the data folder the header names:
+  - ``residues.u8``: every sequence's codes, concatenated in file order (code k is letter k
+    of the header's ``letters``);
+  - ``offsets.i64``: n+1 start offsets into ``residues.u8`` (the last one is the residue
+    count);
+  - ``lengths.i32``: n sequence lengths;
+  - ``ids.txt``: the ids, each followed by a newline, as UTF-8;
+  - ``id_offsets.i64``: n+1 start offsets into ``ids.txt``.
+
+A rebuild writes a new data folder and then replaces the header in one rename
+(``dbfiles.finish``): a reader sees the old database or the new one, never a mix.
 
 Protein residues use one canonical letter set (Biopython's BLOSUM62 alphabet, U/O/J stored as
 X) whatever matrix is used later; ``Database.codes_for`` translates them to another matrix.
@@ -33,7 +39,7 @@ from typing import overload
 import numpy as np
 
 from ..alphabets import guess
-from ..checksum import crc32_file
+from ..checksum import crc32_buffer, crc32_file
 from ..engines.common import residue_ranges
 from ..errors import InputError
 from ..fasta_parser import FastaBlock, fasta_block
@@ -44,6 +50,7 @@ from ..threads import cores
 from . import makedb
 from .dbfiles import (
     ALPHABETS,
+    DATA,
     FILES,
     FORMAT,
     HEADER,
@@ -52,6 +59,7 @@ from .dbfiles import (
     finish,
     make_header,
     making,
+    parse_header,
 )
 from .makedb import MAKEDB_THREADS
 
@@ -61,6 +69,8 @@ BLOCK = 16 << 20
 BATCH_RESIDUES = 1 << 20
 BATCH_RECORDS = 1 << 14
 _INT32_MAX = int(np.iinfo(np.int32).max)
+#: times Database.open reads the header again when a rebuild removed its data meanwhile
+REOPEN = 5
 
 
 def _lut(alphabet: str) -> np.ndarray:
@@ -316,14 +326,16 @@ def _write_blocks(builder: _Builder, source: str, threads: int,
                 future.cancel()
 
 
-def _verify(files: dict[str, str], header: dict) -> None:
-    """Each file's CRC-32 against the header's (an InputError naming the first that differs)."""
-    for name, file in files.items():
-        if _crc32_file(file) != header["files"][name]["crc32"]:
+def _verify(files: dict[str, tuple[str, np.ndarray]], header: dict) -> None:
+    """Each file's CRC-32 (of its open memory map: a rebuild that removes the file meanwhile
+    changes nothing) against the header's (an InputError naming the first that differs)."""
+    for name, (file, array) in files.items():
+        if f"{crc32_buffer(array):08x}" != header["files"][name]["crc32"]:
             raise _fail(file, "checksum mismatch (the database is corrupt; rebuild it)")
 
 
-def _verify_into(future: Future, files: dict[str, str], header: dict) -> None:
+def _verify_into(future: Future, files: dict[str, tuple[str, np.ndarray]],
+                 header: dict) -> None:
     """:func:`_verify` on a thread, its outcome into ``future``."""
     try:
         _verify(files, header)
@@ -391,25 +403,40 @@ def _fail(path: str, reason: str) -> InputError:
     return InputError(f"file {path}: {reason}")
 
 
+class _Gone(Exception):
+    """A data file of the header's data folder is missing (``path``)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+
+
 def _read_header(folder: str) -> dict:
     if not os.path.isdir(folder):
         what = "no such folder" if not os.path.lexists(folder) else "not a folder"
         raise _fail(folder, f"not a wavedp database ({what})")
     path = os.path.join(folder, HEADER)
     try:
-        with open(path, encoding="utf-8") as fh:
-            header = json.load(fh)
+        with open(path, "rb") as fh:
+            raw = fh.read()
     except FileNotFoundError:
         raise _fail(folder, f"not a wavedp database ({HEADER} is missing)") from None
     except OSError as exc:
         raise _fail(path, f"cannot read it: {exc.strerror or exc}") from None
+    try:
+        plain = json.loads(raw)
     except ValueError as exc:
         raise _fail(path, f"damaged database header ({exc})") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
+    if not isinstance(plain, dict) or plain.get("format") != FORMAT:
         raise _fail(path, f"not a wavedp database header (format is not {FORMAT!r})")
-    if header.get("version") != VERSION:
-        raise _fail(path, f"database format version {header.get('version')!r} is not "
-                          f"supported (this wavedp reads version {VERSION}); rebuild it")
+    if plain.get("version") != VERSION:
+        raise _fail(path, f"database format version {plain.get('version')!r} is not "
+                          f"supported (this wavedp reads version {VERSION}); rebuild it "
+                          "with wavedp makedb")
+    try:
+        header = parse_header(raw)
+    except ValueError as exc:
+        raise _fail(path, f"damaged database header ({exc})") from None
     _check_fields(path, header)
     return header
 
@@ -431,6 +458,10 @@ def _check_fields(path: str, header: dict) -> None:
             or not all(isinstance(c, int) and c >= 0 for c in composition)
             or sum(composition) != header["residues"]):
         raise _fail(path, "damaged database header (composition does not match the counts)")
+    data = header.get("data")
+    if not isinstance(data, str) or not data.startswith(DATA) or os.sep in data or (
+            os.altsep and os.altsep in data) or data in (os.curdir, os.pardir):
+        raise _fail(path, f"damaged database header (data folder {data!r})")
     files = header.get("files")
     if not isinstance(files, dict) or any(
             not isinstance(files.get(name), dict) or not isinstance(files[name].get("crc32"), str)
@@ -542,37 +573,55 @@ class Database:
             raise InputError(f"a database path must be a str or os.PathLike, got "
                              f"{type(path).__name__}")
         folder = os.fspath(path)
-        header = _read_header(folder)
-        files = {name: os.path.join(folder, name) for name in FILES}
+        for _ in range(REOPEN):
+            header = _read_header(folder)
+            try:
+                return cls._mapped(folder, header, verify)
+            except _Gone as gone:  # a rebuild replaced it meanwhile: its new header names
+                if _read_header(folder)["data"] == header["data"]:  # new data, or not
+                    raise _fail(gone.path, "missing from the database") from None
+        raise _fail(folder, f"the database was replaced {REOPEN} times while it was being "
+                            "opened")
+
+    @classmethod
+    def _mapped(cls, folder: str, header: dict, verify: bool | str) -> Database:
+        """:meth:`open`'s checks and memory maps of the data folder ``header`` names; _Gone
+        where a data file is missing."""
+        data = os.path.join(folder, header["data"])
+        files = {name: os.path.join(data, name) for name in FILES}
         for name, expected in _expected_sizes(header).items():
             try:
                 size = os.path.getsize(files[name])
             except OSError:
-                raise _fail(files[name], "missing from the database") from None
+                raise _Gone(files[name]) from None
             if size != expected or header["files"][name].get("bytes") != expected:
                 raise _fail(files[name], f"{size} bytes where the header says {expected} "
                                          "(truncated or damaged database)")
-        if verify and verify != "background":
-            _verify(files, header)
         n = header["sequences"]
-        residues = _map(files["residues.u8"], FILES["residues.u8"], header["residues"])
-        offsets = _map(files["offsets.i64"], FILES["offsets.i64"], n + 1)
-        lengths = _map(files["lengths.i32"], FILES["lengths.i32"], n)
-        blob = _map(files["ids.txt"], FILES["ids.txt"], header["id_bytes"])
-        id_offsets = _map(files["id_offsets.i64"], FILES["id_offsets.i64"], n + 1)
+        counts = {"residues.u8": header["residues"], "offsets.i64": n + 1, "lengths.i32": n,
+                  "ids.txt": header["id_bytes"], "id_offsets.i64": n + 1}
+        try:
+            arrays = {name: _map(files[name], FILES[name], counts[name]) for name in FILES}
+        except FileNotFoundError as exc:
+            raise _Gone(exc.filename or data) from None
+        mapped = {name: (files[name], arrays[name]) for name in FILES}
+        if verify and verify != "background":
+            _verify(mapped, header)
+        offsets, lengths = arrays["offsets.i64"], arrays["lengths.i32"]
         longest = _check_offsets(files["offsets.i64"], offsets, header["residues"], lengths, 0)
         if longest != header["longest"]:
             raise _fail(files["lengths.i32"], f"damaged lengths (the longest is {longest}, "
                                               f"the header says {header['longest']})")
+        id_offsets = arrays["id_offsets.i64"]
         _check_offsets(files["id_offsets.i64"], id_offsets, header["id_bytes"], None, 2)
         db = cls(path=folder, alphabet=header["alphabet"], letters=header["letters"],
-                 residues=residues, offsets=offsets, lengths=lengths,
-                 ids=_Ids(blob, id_offsets),
+                 residues=arrays["residues.u8"], offsets=offsets, lengths=lengths,
+                 ids=_Ids(arrays["ids.txt"], id_offsets),
                  composition=np.asarray(header["composition"], dtype=np.int64),
                  longest=longest)
         if verify == "background":
             db._verifying = Future()
-            threading.Thread(target=_verify_into, args=(db._verifying, files, header),
+            threading.Thread(target=_verify_into, args=(db._verifying, mapped, header),
                              name="wavedp-verify", daemon=True).start()
         return db
 
