@@ -71,7 +71,7 @@ FLOORS = {
     "the driver and every GPU's context, one thread":
     "from wavedp.device import gpus_ahead, open_contexts; open_contexts(gpus_ahead())",
     "import numba": "import numba",
-    "Numba: first cached kernel": "import numpy as np; from wavedp.search import likelihood; "
+    "Numba: first cached kernel": "import numpy as np; from wavedp.stats import likelihood; "
     "likelihood.log_gammas_of(1.0, np.ones(3))",
     "import wavedp.cli": "import wavedp.cli",
     "wavedp search --help": "import sys; from wavedp.cli import main; sys.argv = ['wavedp', "

@@ -2,7 +2,7 @@
 
 Run from the repository root:  python benchmarks/makedb_stages.py FASTA [--threads 1,2,4,8,16]
 [--processes 8,16,32] (with wavedp installed, or ``PYTHONPATH=src``; a Swiss-Prot-sized
-FASTA: ``seeded_fasta.py``). First the parallel builder (``search/makedb.py``) on each
+FASTA: ``seeded_fasta.py``). First the parallel builder (``db/makedb.py``) on each
 process count, from a fresh process each (it forks only where no other thread runs): its
 wall, each stage of its ranges in the workers (reading, parsing, waiting for the place,
 writing; the slowest range's and the mean) and how long the letters' count (NumPy's import
@@ -26,13 +26,14 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from wavedp.search import database as dbm
+from wavedp.db import building
+from wavedp.db import database as dbm
 from wavedp.seqio import fasta_chunks
 
 #: one parallel build in a fresh process: its wall and its ranges' stages
 PARALLEL = """
 import os, shutil, sys, tempfile, time
-from wavedp.search import makedb
+from wavedp.db import makedb
 makedb.FEWEST = 1  # any count, to compare
 path, workers = sys.argv[1], int(sys.argv[2])
 out = os.path.join(tempfile.mkdtemp(prefix="wavedp-stages-"), "p.wdb")
@@ -80,12 +81,12 @@ def main() -> None:
 
     print(f"read into pieces: {best(read, args.repeats):.3f} s ({len(pieces)} pieces, "
           f"{os.path.getsize(path) / 1e6:.0f} MB)")
-    lut = dbm._lut("protein")
+    lut = building.lut_of("protein")
     parsed: list = []
     for n in counts:
         def parse(n: int = n) -> None:
             with ThreadPoolExecutor(n) as pool:
-                parsed[:] = pool.map(lambda d: dbm._encode_block(path, memoryview(d), lut),
+                parsed[:] = pool.map(lambda d: building.encode_block(path, memoryview(d), lut),
                                      pieces)
 
         print(f"parse, {n} threads: {best(parse, args.repeats):.3f} s")
@@ -93,7 +94,7 @@ def main() -> None:
 
     def write() -> None:
         folder = tempfile.mkdtemp(dir=work)
-        builder = dbm._Builder(folder, path, "protein")
+        builder = building.Builder(folder, path, "protein")
         for item in parsed:
             builder.add_block(*item)
         builder.close()

@@ -39,12 +39,16 @@ import time
 import numpy as np
 
 import wavedp
+from wavedp.db.database import Database
+from wavedp.db.files import PROTEIN_LETTERS
+from wavedp.engines.calibration import kernel_only, save
 from wavedp.engines.cuda.multipass import multiprocessors
 from wavedp.engines.cuda.scan import calibrate, cost, shapes
+from wavedp.engines.cuda.scan import partition as part
+from wavedp.engines.cuda.scan.cost import gpu_seconds, launch_shape
 from wavedp.engines.cuda.scan.model import gpu_model
-from wavedp.search import partition as part
+from wavedp.engines.cuda.scan.planner import schedule
 from wavedp.search import predict
-from wavedp.search.database import PROTEIN_LETTERS, Database
 from wavedp.trace import Trace
 
 PARTITIONS = ("none", "static", "dynamic1", "dynamic2", "auto")
@@ -98,16 +102,16 @@ def details(model, qlens: np.ndarray, slens: np.ndarray, name: str, log: list) -
     whichever is longer: the host prepares a launch while the one before runs)."""
     units = np.sort(qlens)[::-1][::2]
     need = shapes.scan_need(24, multiprocessors())
-    _, batches, seconds = predict.schedule(model, name, units, slens, 24, True, need,
+    _, batches, seconds = schedule(model, name, units, slens, 24, True, need,
                                            shapes.OUT_BYTES + shapes.SCRATCH_BYTES)
-    bare = predict.kernel_only(model, start=False)
+    bare = kernel_only(model, start=False)
     print("|   launch | units x subjects | shape | work, critical path | predicted s | "
           "measured s | error | besides the kernel predicted / measured ms | kernel "
           "predicted / measured ms |")
     for b, guess, row in zip(batches, seconds, log, strict=False):
-        shape = predict.launch_shape(model, units[b.queries], slens[b.subjects], 24, True)
+        shape = launch_shape(model, units[b.queries], slens[b.subjects], 24, True)
         work, critical = cost.gpu_work(units[b.queries], slens[b.subjects], shape)
-        kernel = predict.gpu_seconds(bare, units[b.queries], slens[b.subjects], 24, True,
+        kernel = gpu_seconds(bare, units[b.queries], slens[b.subjects], 24, True,
                                      shape)
         print(f"|   launch | {b.queries.size} units x {b.subjects.size:,} | shape {shape} | "
               f"W {work:.3g} C {critical:.3g} | {guess:.4f} | {row[4]:.4f} | "
@@ -149,7 +153,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.calibrate:
         model = predict.calibrate("gpu")
-        predict.save(model)
+        save(model)
         gpu_model.cache_clear()
         print(f"calibrated {model.device} in {model.seconds:.1f} s")
     model = predict.model_for("gpu")

@@ -40,8 +40,10 @@ import time
 import numpy as np
 
 from wavedp.engines import calibration
+from wavedp.engines.calibration import Model, kernel_only
 from wavedp.engines.common import LOCAL
 from wavedp.engines.cuda.scan import calibrate, scanner, shapes
+from wavedp.engines.cuda.scan.cost import gpu_seconds
 from wavedp.scoring import Scoring
 from wavedp.search import predict
 
@@ -76,7 +78,7 @@ def _profile_seconds(sc: scanner.Scanner, units: list[list[np.ndarray]], shape) 
     return min(best)
 
 
-def split_launches(model: predict.Model, name: str, partition: str, repeats: int) -> list[dict]:
+def split_launches(model: Model, name: str, partition: str, repeats: int) -> list[dict]:
     """Every launch of one set under one partitioning, split into its parts (median run)."""
     rng = np.random.default_rng(7)
     qlens, slens = bench.lengths_of(name, rng)
@@ -85,12 +87,12 @@ def split_launches(model: predict.Model, name: str, partition: str, repeats: int
     calibrate.timed_launches(sc, ch, queries)  # warm-up: kernels loaded
     runs = [calibrate.timed_launches(sc, ch, queries) for _ in range(repeats)]
     rows = sorted(runs, key=lambda r: sum(x["whole"] for x in r))[len(runs) // 2]
-    kmodel = predict.kernel_only(model)
+    kmodel = kernel_only(model)
     for r in rows:
         unit_m, subj_n, shape = np.array(r["m"]), np.array(r["n"]), tuple(r["shape"])
         chosen = [[np.zeros(m, np.uint8)] * (1 + sc.packed) for m in r["m"]]
-        whole = predict.gpu_seconds(model, unit_m, subj_n, 24, sc.packed, shape)
-        kernel = predict.gpu_seconds(kmodel, unit_m, subj_n, 24, sc.packed, shape)
+        whole = gpu_seconds(model, unit_m, subj_n, 24, sc.packed, shape)
+        kernel = gpu_seconds(kmodel, unit_m, subj_n, 24, sc.packed, shape)
         r.update(set=name, partition=partition, profile=_profile_seconds(sc, chosen, shape),
                  kernel_guess=kernel, host_guess=whole - kernel)
     return rows
@@ -129,9 +131,9 @@ def _timed(sc: scanner.Scanner, ch, qs, units, subjects, shape, reps: int = 3) -
     return statistics.median(times[1:])
 
 
-def controlled(model: predict.Model) -> list[dict]:
+def controlled(model: Model) -> list[dict]:
     """The lone long subject and the order/occupancy launches, predicted against measured."""
-    kmodel = predict.kernel_only(model)
+    kmodel = kernel_only(model)
     rng = np.random.default_rng(3)
     rows = []
     lengths = rng.integers(200, 601, 200_000)
@@ -146,7 +148,7 @@ def controlled(model: predict.Model) -> list[dict]:
         for nu in (1, 8, 32, 128):
             seen = _timed(sc, ch, qs, chosen[:nu], np.array([0]), shape)
             m = np.array([max(qs[k].size for k in u) for u in chosen[:nu]])
-            rows.append(dict(case=f"{label} ({nu})", seen=seen, guess=predict.gpu_seconds(
+            rows.append(dict(case=f"{label} ({nu})", seen=seen, guess=gpu_seconds(
                 kmodel, m, np.array([35_000.0]), 24, True, shape)))
     lens = np.clip(rng.lognormal(np.log(300), 1.0, 60_000), 20, 8000).astype(np.int64)
     sc, ch = _scanner(lens, rng)
@@ -162,7 +164,7 @@ def controlled(model: predict.Model) -> list[dict]:
                     seen = _timed(sc, ch, qs, chosen, subjects, shape, reps=2)
                     m = np.array([max(qs[k].size for k in u) for u in chosen])
                     rows.append(dict(case=f"{order}, {shape[2]} pass(es), {bps} blocks/SM",
-                                     seen=seen, guess=predict.gpu_seconds(
+                                     seen=seen, guess=gpu_seconds(
                                          calibration.capped(kmodel, bps * sms), m,
                                          lens[subjects].astype(np.float64), 24, True, shape)))
     finally:
@@ -170,11 +172,11 @@ def controlled(model: predict.Model) -> list[dict]:
     return rows
 
 
-def passes_and_grids(model: predict.Model) -> list[dict]:
+def passes_and_grids(model: Model) -> list[dict]:
     """Shape (4, 32) packed: passes against subject length at the engine's grid, and one
     ticket per block at capped grids; measured (median of three, CUDA events) beside the
     model's kernel term."""
-    kmodel = predict.kernel_only(model)
+    kmodel = kernel_only(model)
     sms = model.sms or 132
     runs = []  # (case, n, count, passes, cap)
     for n in (400, 1600, 6400):
@@ -192,7 +194,7 @@ def passes_and_grids(model: predict.Model) -> list[dict]:
             (128 * p, 4, 32, p, True, 0, count, 1, *([cap] if cap else []))
             for _, _, count, p, cap in group])
         for (case, _, count, p, cap), (seen, _) in zip(group, found, strict=True):
-            guess = predict.gpu_seconds(calibration.capped(kmodel, cap), np.array([128 * p]),
+            guess = gpu_seconds(calibration.capped(kmodel, cap), np.array([128 * p]),
                                         np.full(count, float(n)), 24, True, (4, 32, p))
             rows[case] = dict(case=case, seen=seen, guess=guess)
     return [rows[case] for case, *_ in runs]

@@ -2,7 +2,7 @@
 
 The 20 queries of allqueries.fasta against a seeded random protein database (BLOSUM62
 background frequencies; 1,000,000 x 512 by default, or lognormal lengths), BLOSUM62 11/1,
-through the public API (``wavedp.search`` with a ``wavedp.search.database.Database`` built from
+through the public API (``wavedp.search`` with a ``wavedp.db.database.Database`` built from
 arrays): score-only, then with traceback of the top 10 per query. Prints the time split
 (upload, scan, 32-bit rescoring of saturated pairs, top-K, aligning the hits) and the anchor:
 CUDASW++4.0's published 4,977 GCUPS on this workplace's H100 for the same queries and
@@ -16,7 +16,8 @@ import time
 import numpy as np
 
 import wavedp
-from wavedp.search.database import PROTEIN_LETTERS, Database
+from wavedp.db.database import Database
+from wavedp.db.files import PROTEIN_LETTERS
 from wavedp.trace import Trace
 
 #: CUDASW++4.0 (DPX, 16-bit) on this workplace's H100, 1,000,000 x 512, the 20 queries

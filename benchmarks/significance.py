@@ -23,12 +23,12 @@ have no tables) and on random DNA.
 
 **The rows.** wavedp's exact score of every (query, subject) pair comes from the scanner
 (``k=0``); each method's statistics are then applied here: BLAST's tables (today's
-E-values); the composition methods of ``wavedp.search.composition`` (a lambda per pair, and
+E-values); the composition methods of ``wavedp.stats.composition`` (a lambda per pair, and
 the reported alignment rescored under the pair's adjusted matrix) on the tables; the
-empirical fit of ``wavedp.search.empirical`` on the raw scores, on the lambda-scaled
+empirical fit of ``wavedp.stats.empirical`` on the raw scores, on the lambda-scaled
 effective scores, and the recommended combination (:func:`recommended`: the fit of the
 effective scores, each reported hit then scored ``min(S * ratio, S' + 2 bits)``); and with
-``--mask``'s tantan masking (``wavedp.search.masking``: masked residues as X, queries and
+``--mask``'s tantan masking (``wavedp.stats.masking``: masked residues as X, queries and
 database). A summary checks the recommended method's targets. Scoring: BLOSUM62, gap open
 11, extend 1 in wavedp's convention (a gap of length k costs 11 + (k-1)); the run checks on
 a pair that this is ``ssearch36 -f -10 -g -1`` and ``blastp -gapopen 10 -gapextend 1``.
@@ -56,9 +56,10 @@ from search import BACKGROUND, LETTERS
 import wavedp
 from wavedp import engines
 from wavedp.api import mode_code
+from wavedp.db.database import Database
 from wavedp.device import choose
-from wavedp.search import composition, empirical, masking, statistics
-from wavedp.search.database import Database
+from wavedp.stats import composition, empirical, masking
+from wavedp.stats import karlin_altschul as statistics
 
 #: Debian's hmmer-examples: the Pfam seed alignments (Stockholm), found under --families
 FAMILY_FILES = ("Pkinase.sto", "fn3.sto", "globins4.sto", "RRM_1.sto.gz", "SMC_N.sto.gz",

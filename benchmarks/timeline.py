@@ -132,7 +132,7 @@ def main() -> None:
 
             ahead.fork = sampler.around(ahead.fork)  # the search's planning children
         if words[:1] == ["makedb"]:
-            from wavedp.search import makedb
+            from wavedp.db import makedb
 
             makedb.build = sampler.around(makedb.build)  # its workers
         sys.argv = ["wavedp", *words]

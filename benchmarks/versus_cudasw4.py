@@ -29,7 +29,7 @@ import time
 
 from search import QUERIES, read_fasta
 
-from wavedp.search.database import Database
+from wavedp.db.database import Database
 
 DEVICE = os.environ.get("WAVEDP_BENCH_DEVICE", "gpu")
 HERE = os.path.dirname(os.path.abspath(__file__))

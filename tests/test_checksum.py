@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from wavedp import checksum
+from wavedp.db import checksum
 
 
 @pytest.mark.parametrize("size", [0, 1, 4095, 4096, 4097, 3 * 4096, 3 * 4096 + 1, 10 * 4096 - 7])

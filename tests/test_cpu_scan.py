@@ -9,9 +9,9 @@ import pytest
 from helpers import PROTEIN, cpu_scanner, random_seq, related
 
 import wavedp
+from wavedp.db.database import Database
 from wavedp.engines.common import MODES
 from wavedp.engines.cpu import scan
-from wavedp.search.database import Database
 
 
 @pytest.mark.parametrize("mode", list(MODES))

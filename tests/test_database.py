@@ -16,12 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wavedp import InputError, Scoring, fasta_scan
+from wavedp.db import building, makedb, reading
+from wavedp.db import database as dbmod
+from wavedp.db import files as dbfiles
+from wavedp.db.database import Database
+from wavedp.db.files import PROTEIN_LETTERS, header_text
 from wavedp.fasta_parser import fasta_blocks
-from wavedp.search import database as dbmod
-from wavedp.search import dbfiles, makedb
 from wavedp.search.api import iter_search
-from wavedp.search.database import PROTEIN_LETTERS, Database
-from wavedp.search.dbfiles import header_text
 from wavedp.seqio import iter_records, read_records
 
 
@@ -322,7 +323,7 @@ def _damage(folder: Path, how: str) -> str:
         offsets = np.fromfile(data_dir / "offsets.i64", dtype="<i8")
         offsets[1] += 1
         offsets.tofile(data_dir / "offsets.i64")
-        header["files"]["offsets.i64"]["crc32"] = dbmod._crc32_file(str(data_dir / "offsets.i64"))
+        header["files"]["offsets.i64"]["crc32"] = building.crc32_hex(str(data_dir / "offsets.i64"))
         return _rewrite(header_path, header, "offsets.i64")
     return _rewrite(header_path, header, "header.json")
 
@@ -361,7 +362,7 @@ def test_open_a_missing_or_plain_folder(tmp_path: Path):
 # ---- atomic build ------------------------------------------------------------------------
 
 def test_error_mid_file_leaves_nothing(tmp_path: Path):
-    body = "".join(f">r{k}\n{'MKV' * 50}\n" for k in range(3 * dbmod.BATCH_RECORDS))
+    body = "".join(f">r{k}\n{'MKV' * 50}\n" for k in range(3 * building.BATCH_RECORDS))
     path = write(tmp_path / "in.fa", body + ">late\nMK#V\n")
     with pytest.raises(InputError, match="in.fa.*'late'.*position 3.*'#'"):
         Database.build(path, tmp_path / "db.wdb", progress=False)
@@ -382,8 +383,8 @@ def test_interrupt_leaves_nothing(tmp_path: Path, monkeypatch, reader):
         yield from original(path, *args, **options)
         raise KeyboardInterrupt
 
-    original = getattr(dbmod, reader)
-    monkeypatch.setattr(dbmod, reader, interrupted)
+    original = getattr(building, reader)
+    monkeypatch.setattr(building, reader, interrupted)
     name = "in.fa" if reader == "fasta_chunks" else "in.fq"  # FASTQ takes the record reader
     text = ">a\nMK\n" if reader == "fasta_chunks" else "@a\nMK\n+\nII\n"
     with pytest.raises(KeyboardInterrupt):
@@ -483,10 +484,10 @@ def test_makedb_fast_and_record_paths_write_the_same_files(tmp_path: Path):
     Database.build(fasta, tmp_path / "fast.wdb", progress=False, threads=3)
     folder = tmp_path / "slow"
     folder.mkdir()
-    builder = dbmod._write(str(folder), str(fasta), "auto", False, 1, fast=False)
+    builder = building.write_fasta(str(folder), str(fasta), "auto", False, 1, fast=False)
     for name in dbmod.FILES:
         assert (db_data(tmp_path / "fast.wdb") / name).read_bytes() == (folder / name).read_bytes()
-    fast = json.loads((tmp_path / "fast.wdb" / dbmod.HEADER).read_text())
+    fast = json.loads((tmp_path / "fast.wdb" / dbfiles.HEADER).read_text())
     assert fast["composition"] == builder.header()["composition"]
 
 
@@ -541,9 +542,9 @@ def test_makedb_parses_on_every_core_up_to_a_cap(tmp_path: Path, monkeypatch, co
     """makedb's default threads: every core, at most MAKEDB_THREADS (more contend for the
     interpreter between the parser's passes); an explicit count is taken as given."""
     seen = []
-    real = dbmod._write
+    real = dbmod.write_fasta
     monkeypatch.setattr(dbmod, "cores", lambda: cores)
-    monkeypatch.setattr(dbmod, "_write", lambda *a, **k: seen.append(a[4]) or real(*a, **k))
+    monkeypatch.setattr(dbmod, "write_fasta", lambda *a, **k: seen.append(a[4]) or real(*a, **k))
     fasta = write(tmp_path / "in.fa", ">a\nACDE\n>b\nKLMN\n")
     Database.build(fasta, tmp_path / "x.wdb", progress=False, threads=asked, processes=False)
     assert seen == [used]
@@ -577,7 +578,7 @@ def test_makedb_away_from_a_terminal_loads_no_rich(tmp_path: Path):
     """rich (0.03-0.05 s of a command's start) is imported only for a terminal's bar."""
     fasta = write(tmp_path / "in.fa", ">a\nACDE\n")
     code = ("import sys\n"
-            "from wavedp.search.database import Database\n"
+            "from wavedp.db.database import Database\n"
             f"Database.build({str(fasta)!r}, {str(tmp_path / 'x.wdb')!r})\n"
             "assert 'rich' not in sys.modules, 'rich imported'\n")
     done = fresh(["-c", code], capture_output=True, text=True)
@@ -592,7 +593,7 @@ def test_every_single_bit_flip_of_the_header_is_refused(tmp_path: Path, text, al
     database (one that changed the letters scored every G as N, exit status 0)."""
     build(tmp_path, text, alphabet)
     folder = tmp_path / "db.wdb"
-    path = folder / dbmod.HEADER
+    path = folder / dbfiles.HEADER
     sound = path.read_bytes()
     for k in range(8 * len(sound)):
         flipped = bytearray(sound)
@@ -600,7 +601,7 @@ def test_every_single_bit_flip_of_the_header_is_refused(tmp_path: Path, text, al
         path.write_bytes(bytes(flipped))
         with pytest.raises(InputError) as info:
             if k % 97:
-                dbmod._read_header(str(folder))
+                reading.read_header(str(folder))
             else:  # now and then the whole open, with the checksums
                 Database.open(folder)
         assert "\n" not in str(info.value)
@@ -614,19 +615,20 @@ def test_an_old_version_is_named_and_rebuilt_in_place(tmp_path: Path):
     db = build(tmp_path, PROTEIN_FA)
     folder = tmp_path / "db.wdb"
     data = db_data(folder)
-    header = json.loads((folder / dbmod.HEADER).read_text())
+    header = json.loads((folder / dbfiles.HEADER).read_text())
     for name in dbmod.FILES:
         (data / name).rename(folder / name)
     data.rmdir()
     del header["data"], header[dbfiles.SEAL]
     header["version"] = 1
-    (folder / dbmod.HEADER).write_text(json.dumps(header))
+    (folder / dbfiles.HEADER).write_text(json.dumps(header))
     del db
     with pytest.raises(InputError, match="version 1 is not supported.*rebuild it with wavedp "
                                          "makedb"):
         Database.open(folder)
     build(tmp_path, PROTEIN_FA)
-    assert sorted(os.listdir(folder)) == sorted([dbmod.HEADER, dbfiles.LOCK, db_data(folder).name])
+    left = sorted(os.listdir(folder))
+    assert left == sorted([dbfiles.HEADER, dbfiles.LOCK, db_data(folder).name])
     assert_contents(Database.open(folder), PROTEIN_EXPECTED, BLOSUM62)
 
 
@@ -681,4 +683,4 @@ def test_readers_see_the_old_database_or_the_new_never_a_mix(tmp_path: Path):
     assert opened[0] > 0
     assert _contents(Database.open(out)) in wanted
     left = sorted(os.listdir(out))
-    assert left == sorted([dbmod.HEADER, dbfiles.LOCK, db_data(out).name]), left
+    assert left == sorted([dbfiles.HEADER, dbfiles.LOCK, db_data(out).name]), left

@@ -1,4 +1,4 @@
-"""wavedp.distributed: a search across a Dask cluster (two local worker processes) equals the
+"""wavedp.search.cluster: a search across a Dask cluster (two local worker processes) equals the
 single-process search, hit for hit, also when a worker dies mid-run; its errors are
 InputErrors; shard_ranges covers the database in balanced, non-empty shards."""
 
@@ -23,6 +23,7 @@ from test_search_cli import interrupt_after  # noqa: E402
 
 import wavedp  # noqa: E402
 import wavedp.cli as cli_module  # noqa: E402
+from wavedp.db.database import Database  # noqa: E402
 from wavedp.engines.common import LOCAL, shard_ranges  # noqa: E402
 from wavedp.search import api as search_api  # noqa: E402
 from wavedp.search import cluster as cluster_module  # noqa: E402
@@ -35,7 +36,6 @@ from wavedp.search.cluster import (  # noqa: E402
     close,
     connect,
 )
-from wavedp.search.database import Database  # noqa: E402
 from wavedp.search.journal import journal_path  # noqa: E402
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)

@@ -12,10 +12,10 @@ from helpers import PROTEIN, cpu_scanner, random_seq, related
 import wavedp
 import wavedp.cli as cli_module
 from wavedp import device as _device
+from wavedp.db.database import Database
 from wavedp.engines.common import LOCAL
 from wavedp.engines.cuda import gpus
 from wavedp.errors import InputError
-from wavedp.search.database import Database
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 

@@ -58,7 +58,7 @@ def test_search_and_makedb(tmp_path):
 
 
 def test_parallel_builder_leaves_carriage_returns_to_the_reader():
-    from wavedp.search import makedb
+    from wavedp.db import makedb
 
     assert makedb._parse(_fasta("\r"), None) is None
     crlf = makedb._parse(_fasta("\r\n"), None)

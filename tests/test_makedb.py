@@ -1,4 +1,4 @@
-"""makedb's parallel builder (``wavedp.search.makedb``): one process per core, no NumPy, the
+"""makedb's parallel builder (``wavedp.db.makedb``): one process per core, no NumPy, the
 same files byte for byte as the threaded and record paths, and everything those paths must
 describe left to them. It forks only where no other thread runs, so each build here runs in
 a fresh interpreter (:func:`build`; a test process keeps threads of earlier tests)."""
@@ -14,16 +14,16 @@ import pytest
 from helpers import fresh
 
 from wavedp import InputError
-from wavedp.search import database as dbmod
-from wavedp.search import makedb
-from wavedp.search.database import Database
-from wavedp.search.dbfiles import FILES, HEADER, SEAL
+from wavedp.db import building, makedb
+from wavedp.db import database as dbmod
+from wavedp.db.database import Database
+from wavedp.db.files import FILES, HEADER, SEAL
 
 #: a parallel build in a fresh interpreter: ranges of a few hundred bytes (small files take
 #: many ranges, records span range edges), any number of workers; prints what it built
 _APART = """
 import json, sys
-from wavedp.search import makedb
+from wavedp.db import makedb
 makedb.FEWEST, makedb.MIN_RANGE, makedb.RANGE = 1, {low}, {high}
 {setup}
 source, out, alphabet, workers, show = sys.argv[1:]
@@ -129,7 +129,7 @@ def test_the_alphabet_is_the_first_pieces_as_on_threads(tmp_path: Path):
     """The first piece (the record reader's first MB) decides: DNA there and protein later
     is the threaded path's error, said by it (the processes leave the file)."""
     dna = records(3000, 11, letters="ACGT", longest=1600)
-    assert len(dna) > 2 * dbmod.BATCH_RESIDUES  # the record reader's first batch: DNA too
+    assert len(dna) > 2 * building.BATCH_RESIDUES  # the record reader's first batch: DNA too
     fasta = write(tmp_path / "in.fa", dna + ">p\nMKVLW\n")
     assert build(fasta, tmp_path / "p.wdb") is None
     assert not (tmp_path / "p.wdb").exists()
@@ -225,7 +225,7 @@ def test_the_command_imports_numpy_only_after_its_workers_are_forked(tmp_path: P
     parse."""
     fasta = write(tmp_path / "in.fa", records(300, 15))
     code = ("import sys\n"
-            "from wavedp.search import makedb\n"
+            "from wavedp.db import makedb\n"
             "makedb.FEWEST = 1\n"
             "fork = makedb._fork\n"
             "seen = []\n"

@@ -1,6 +1,6 @@
-"""Length partitioning (wavedp.search.partition): every scheduler covers each (query, subject)
-pair once within the budget, and the thesis's example (Timal 2015) comes out as worked by
-hand."""
+"""Length partitioning (wavedp.engines.cuda.scan.partition): every scheduler covers each
+(query, subject) pair once within the budget, and the thesis's example (Timal 2015) comes out
+as worked by hand."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wavedp.engines.cuda.scan import partition as part
+from wavedp.engines.cuda.scan.partition import Batch, check, padding, paswas_need
 from wavedp.errors import InputError
-from wavedp.search import partition as part
-from wavedp.search.partition import Batch, check, padding, paswas_need
 
 NAMES = ("none", "dynamic1", "dynamic2", "static")
 GIB = 1 << 30

@@ -15,13 +15,13 @@ from helpers import fresh
 
 import wavedp.device as device_mod
 from wavedp import Scoring
+from wavedp.db.database import Database
 from wavedp.device import gpus_ahead
 from wavedp.engines.cuda.gpus import GpuScanner
 from wavedp.engines.cuda.scan import ahead
 from wavedp.engines.cuda.scan import scanner as scan_mod
 from wavedp.engines.cuda.scan.model import DEFAULT_GPU
 from wavedp.search.api import plan_ahead
-from wavedp.search.database import Database
 from wavedp.trace import Trace
 
 
@@ -221,7 +221,7 @@ CHILD = textwrap.dedent("""
     from wavedp.engines.cuda.scan import ahead
     from wavedp.engines.cuda.scan import scanner as scan_mod
     from wavedp.engines.cuda.scan.model import DEFAULT_GPU
-    from wavedp.search.significance import Method, Sample
+    from wavedp.stats.significance import Method, Sample
     from wavedp.trace import Trace
 
     api = importlib.import_module("wavedp.search.api")

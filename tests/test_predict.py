@@ -14,10 +14,11 @@ import wavedp
 import wavedp.cli as cli_module
 from wavedp.engines import calibration
 from wavedp.engines.cpu import scan as cpu_scan
+from wavedp.engines.cpu.scan import DEFAULT_CPU
 from wavedp.engines.cuda.scan import calibrate, cost, planner, shapes
 from wavedp.engines.cuda.scan import model as gpu_model_mod
+from wavedp.engines.cuda.scan import partition as part
 from wavedp.engines.cuda.scan import waves as ticket_waves
-from wavedp.search import partition as part
 from wavedp.search import predict
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
@@ -448,7 +449,7 @@ def test_skewed_sets_in_the_model():
 
 
 def test_calibration_file_of_another_device_or_version_is_an_input_error(cache):
-    model = dataclasses.replace(predict.DEFAULT_CPU, device=calibration.device_name("cpu"),
+    model = dataclasses.replace(DEFAULT_CPU, device=calibration.device_name("cpu"),
                                 version=calibration.model_version(), calibrated=True)
     path = calibration.save(model)
     assert calibration.load("cpu") == model

@@ -26,12 +26,12 @@ from helpers import db_data, fresh, fresh_env
 import wavedp
 from wavedp.cli import cli
 from wavedp.cli import search as search_command
+from wavedp.db.database import Database
 from wavedp.formats import blast_bitscore, blast_evalue, format_alignment
 from wavedp.search import journal as journal_module
 from wavedp.search.api import search
-from wavedp.search.database import Database
 from wavedp.search.journal import MAGIC, journal_path
-from wavedp.search.statistics import parameters
+from wavedp.stats.karlin_altschul import parameters
 
 AMINO = "ARNDCQEGHILKMFPSTWYV"
 COMPLEMENT = str.maketrans("ACGT", "TGCA")

@@ -9,6 +9,8 @@ from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
 import wavedp
 from wavedp.engines.common import MODES
 from wavedp.engines.cpu.score import score_only
+from wavedp.engines.cuda.scan.cost import launch_grid
+from wavedp.engines.cuda.scan.planner import CANDIDATES
 from wavedp.trace import Trace
 
 pytestmark = pytest.mark.gpu
@@ -36,8 +38,8 @@ def _exact(query, texts, scoring, mode):
 
 
 def _scanned(query, texts, scoring, mode):
+    from wavedp.db.database import Database
     from wavedp.engines.cuda.scan.scanner import Scanner
-    from wavedp.search.database import Database
 
     db = Database.from_sequences(texts, alphabet="dna" if scoring.is_dna else "protein")
     scanner = Scanner(db.residues, db.offsets, db.codes_for(scoring), scoring.table,
@@ -79,9 +81,9 @@ def test_profiles_built_on_the_gpu_equal_the_host_layout(shape, packed):
     ``profile``'s host layout word for word, pads included."""
     import cupy
 
+    from wavedp.db.database import Database
     from wavedp.engines.cuda.scan import scanner as gpu_scan
     from wavedp.engines.cuda.scan import shapes
-    from wavedp.search.database import Database
 
     g, r = shape
     rng = np.random.default_rng(g * r + packed)
@@ -139,8 +141,8 @@ def test_streamed_chunks_equal_resident(monkeypatch):
 
 
 def test_a_scan_of_the_same_lengths_reuses_its_plan(monkeypatch):
+    from wavedp.db.database import Database
     from wavedp.engines.cuda.scan import scanner as gpu_scan
-    from wavedp.search.database import Database
 
     rng = np.random.default_rng(13)
     texts = _database(rng, PROTEIN, 400, 300)
@@ -196,7 +198,6 @@ def test_every_partition_gives_the_cpu_scores(monkeypatch, partition, mode):
     is logged with its prediction."""
     from wavedp.engines.cuda.scan import scanner as gpu_scan
     from wavedp.engines.cuda.scan import shapes
-    from wavedp.search import predict
 
     for module in (gpu_scan, shapes):
         monkeypatch.setattr(module, "OUT_BYTES", 40_000)
@@ -214,7 +215,7 @@ def test_every_partition_gives_the_cpu_scores(monkeypatch, partition, mode):
     assert gpu == cpu
     assert len(trace.launches) > 1 and all(r[3] > 0 and r[4] > 0 for r in trace.launches)
     names = {r[0] for r in trace.launches}
-    assert names == {partition} if partition != "auto" else names <= set(predict.CANDIDATES)
+    assert names == {partition} if partition != "auto" else names <= set(CANDIDATES)
 
 
 def test_fraction_hits_equal_cpu():
@@ -237,16 +238,16 @@ def test_fraction_hits_equal_cpu():
 
 
 def test_a_launch_on_fewer_blocks_than_its_own_grid_gives_the_same_words():
-    """A launch's grid (``predict.launch_grid``: one block per SM where that is predicted
+    """A launch's grid (``launch_grid``: one block per SM where that is predicted
     faster than its own grid) changes no score: a multi-pass launch on its own grid, on
     fewer blocks than tickets, and on one block, gives the same words; a plan's launches
     carry the grid the predictor chose."""
     import cupy
 
+    from wavedp.db.database import Database
     from wavedp.engines.cuda.scan import scanner as gpu_scan
     from wavedp.engines.cuda.scan import shapes
     from wavedp.search import predict
-    from wavedp.search.database import Database
 
     rng = np.random.default_rng(17)
     texts = [random_seq(rng, PROTEIN, int(n)) for n in rng.integers(200, 1500, 700)]
@@ -263,7 +264,7 @@ def test_a_launch_on_fewer_blocks_than_its_own_grid_gives_the_same_words():
     assert (words[0] == words[1]).all() and (words[0] == words[2]).all()
     _, _, _, launches = scanner.launches(ch, units)
     for launch in launches:
-        assert launch.blocks == predict.launch_grid(
+        assert launch.blocks == launch_grid(
             predict.model_for("gpu"), shapes.unit_rows(units), ch.lengths[launch.subjects],
             True, launch.shape, wide=True)
 

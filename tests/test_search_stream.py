@@ -9,7 +9,7 @@ import pytest
 from test_search_cli import fasta_text, invoke, protein_set, write
 
 from wavedp.cli import search as search_cli
-from wavedp.search.database import Database
+from wavedp.db.database import Database
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Significance methods (``wavedp.search.composition``, ``empirical``, ``masking``), each
+"""Significance methods (``wavedp.stats.composition``, ``empirical``, ``masking``), each
 against an independent computation: lambda roots by bisection in exact-ish arithmetic (and
 SciPy's brentq where installed), compositions counted one sequence at a time, adjusted
 matrices checked against their defining constraints, empirical fits on scores drawn from a
@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import wavedp
+from wavedp.db.database import Database
 from wavedp.errors import InputError
-from wavedp.search import composition, empirical, masking
-from wavedp.search.database import Database
-from wavedp.search.statistics import KarlinAltschul
+from wavedp.stats import composition, empirical, masking
+from wavedp.stats.karlin_altschul import KarlinAltschul
 
 BLOSUM62 = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 AMINO = "ARNDCQEGHILKMFPSTWYV"

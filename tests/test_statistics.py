@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import wavedp
-from wavedp.search.statistics import (
+from wavedp.stats.karlin_altschul import (
     DNA_TABLES,
     PROTEIN_TABLES,
     KarlinAltschul,

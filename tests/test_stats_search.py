@@ -9,8 +9,8 @@ import pytest
 
 import wavedp
 from wavedp.errors import StatisticsWarning
-from wavedp.search import statistics
-from wavedp.search.significance import STATS
+from wavedp.stats import karlin_altschul as statistics
+from wavedp.stats.significance import STATS
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 DNA = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)

@@ -16,12 +16,13 @@ if TYPE_CHECKING:
     from . import polyadic, threads
     from .alignment import Alignment
     from .api import align
+    from .db import Database
     from .errors import DeviceError, InputError
     from .pairs import PairBatch, Sequences, align_all, align_pairs
     from .polyadic import matrix_chain, nussinov
     from .score_matrix import scores
     from .scoring import Scoring
-    from .search import Database, Searcher, local_hits, search
+    from .search import Searcher, local_hits, search
 
 __all__ = ["Alignment", "Database", "DeviceError", "InputError", "PairBatch", "Scoring",
            "Searcher", "Sequences", "align", "align_all", "align_pairs", "local_hits",
@@ -31,7 +32,7 @@ __all__ = ["Alignment", "Database", "DeviceError", "InputError", "PairBatch", "S
 _HOMES = {
     "Alignment": ".alignment", "align": ".api", "align_all": ".pairs", "DeviceError": ".errors",
     "InputError": ".errors", "matrix_chain": ".polyadic", "nussinov": ".polyadic",
-    "scores": ".score_matrix", "Scoring": ".scoring", "Database": ".search",
+    "scores": ".score_matrix", "Scoring": ".scoring", "Database": ".db",
     "Searcher": ".search", "local_hits": ".search", "polyadic": ".polyadic",
     "threads": ".threads", "align_pairs": ".pairs", "PairBatch": ".pairs",
     "Sequences": ".pairs",

@@ -1,13 +1,13 @@
 """``wavedp makedb``: a search database built once from FASTA. Its workers are forked before
-NumPy is imported (``search/makedb.py``; on the H100 host NumPy's import is a third of
+NumPy is imported (``db/makedb.py``; on the H100 host NumPy's import is a third of
 CUDASW++4.0's whole makedb), unless the file needs the record reader."""
 
 from __future__ import annotations
 
 import click
 
-from ..search import makedb as builder
-from ..search.dbfiles import ALPHABETS
+from ..db import makedb as builder
+from ..db.files import ALPHABETS
 
 MAKEDB_HELP = """Build a search database (a .wdb folder) from FASTA.
 
@@ -32,7 +32,7 @@ IUPAC codes), mostly bases; else protein.
 def makedb(fasta: str, output: str, alphabet: str, threads: int | None) -> None:
     built = builder.build(fasta, output, alphabet, threads, show=True)
     if built is None:  # the record reader's file (gzip, FASTQ, a fault it names): NumPy
-        from ..search.database import Database  # lazy: NumPy, for this file only
+        from ..db.database import Database  # lazy: NumPy, for this file only
 
         db = Database.build(fasta, output, alphabet=alphabet, progress=True,
                                      threads=threads, processes=False)

@@ -7,6 +7,7 @@ import click
 import numpy as np
 
 from ..device import choose
+from ..engines.calibration import load, save
 from ..engines.common import MODES
 from ..engines.cuda.scan.shapes import packable
 from ..search.api import BATCH_CELLS, open_database
@@ -38,7 +39,7 @@ def calibrate(device: str | None) -> None:
     kind = choose(device or "auto").kind  # gpu without one: an input error
     model = _predict.calibrate(kind, progress=lambda text: click.echo(
         f"wavedp: calibrating {kind}: {text}", err=True))
-    path = _predict.save(model)
+    path = save(model)
     click.echo(f"calibrated {model.device} in {model.seconds:.1f} s -> {path}")
     if kind == "gpu":
         rates = sorted(model.rates.items(), key=lambda kv: -kv[1])
@@ -88,14 +89,16 @@ def predict_command(query: str, database: str, device: str, strand: str, launche
     scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
     queries = common.prepare(query, scoring, "query")
     db = open_database(database, scoring)
-    model = _predict.load(device) or _predict.model_for(device)
+    model = load(device) or _predict.model_for(device)
     note = "" if model.calibrated else " (not calibrated here: built-in H100 constants)"
     query_m = [c.size for c in queries.codes for _ in strands(scoring.is_dna, strand)]
     click.echo(f"{len(queries.codes)} queries x {len(db):,} sequences "
                f"({db.total_residues:,} residues) on the {device.upper()}: "
                f"{model.device}{note}")
     if device == "cpu":
-        seconds = _predict.cpu_seconds(model, np.array(query_m), db.total_residues)
+        from ..engines.cpu.scan import cpu_seconds  # lazy: Numba, for this branch only
+
+        seconds = cpu_seconds(model, np.array(query_m), db.total_residues)
         click.echo(f"predicted scan: {seconds:.3f} s (the CPU engine pads nothing: one "
                    "schedule)")
         return

@@ -21,6 +21,8 @@ import numpy as np
 from .. import columns as fields
 from ..alignment import Alignment
 from ..api import Prepared
+from ..db.database import Database
+from ..db.files import HEADER
 from ..device import Device, choose, start_gpus
 from ..errors import EmptyWarning, InputError
 from ..formats import format_alignment, sam_header_lines
@@ -34,15 +36,13 @@ from ..search.api import (
     plan_ahead,
     warn_empty,
 )
-from ..search.database import Database
-from ..search.dbfiles import HEADER
 from ..search.hits import check_fraction
 from ..search.journal import Journal, file_identity
 from ..search.options import Options
-from ..search.significance import DEFAULT_STATS, STATS
 from ..search.strands import STRANDS
 from ..search.tables import check_parquet, write_parquet
 from ..seqio import STDIN, iter_records, stdin_copy
+from ..stats.significance import DEFAULT_STATS, STATS
 from ..trace import Trace, explain_lines, process_seconds
 from ..version import __version__
 from . import common, outputs
@@ -515,7 +515,8 @@ def _explain(trace: Trace, started: float, query_m: list[int], residues: int) ->
         lines = explain_lines(trace.launches)
     else:
         # lazy: the CPU's predictor loads Numba (0.3 s of a GPU command's wall clock)
-        from ..search.predict import cpu_seconds, model_for
+        from ..engines.cpu.scan import cpu_seconds
+        from ..search.predict import model_for
 
         guess = cpu_seconds(model_for("cpu"), np.array(query_m), residues)
         lines = [f"CPU scan predicted {guess:.3f} s; the whole search (scan, alignments, "

@@ -23,22 +23,22 @@ import numpy as np
 from .. import engines
 from ..alignment import Alignment
 from ..api import Prepared, SeqLike, check_scoring, mode_code, sequences
+from ..db.database import Database
 from ..device import Device, choose, gpus_ahead
 from ..engines.cuda.scan.partition import check_partition
 from ..errors import EmptyWarning, InputError
 from ..ranking import Later, Scanner, Thresholds, merge
 from ..scoring import Scoring
 from ..seqio import iter_records, read_records
+from ..stats import masking
+from ..stats.significance import DEFAULT_STATS, Method, Sample
 from ..threads import check as check_threads
 from ..threads import limited
 from ..trace import Trace
-from . import masking
 from .cluster import ClusterScanner, database_path
-from .database import Database
 from .fitted import run_fitted
 from .hitlist import Ranked, align_ranked, batch_jobs, query_batches
 from .options import DEFAULT_EVALUE, Context, Options
-from .significance import DEFAULT_STATS, Method, Sample
 from .strands import strands
 
 #: one batch of queries carries about this many DP cells (per scanner), so results stream out
@@ -102,7 +102,7 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
     strand first); by score where there are no statistics (``stats="none"``); ``top=0`` keeps
     all, ``min_score`` and ``evalue`` (None: no E-value filter) filter. ``stats``: where
     E-values come from (``fitted``, ``empirical``, ``composition``, ``blast``, ``none``:
-    ``search.significance``); ``mask``: the queries' low-complexity regions (tantan) score
+    ``stats.significance``); ``mask``: the queries' low-complexity regions (tantan) score
     as X (N for DNA). ``threads``: the CPU stages (scan, alignments, hits) on at most that
     many threads (default every core).
     Each hit equals ``wavedp.align`` on its pair, with ``evalue``, ``bitscore`` (None without
@@ -113,13 +113,13 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
     and a query's alignments rank by score, then database index, strand and discovery order.
     ``client``: a ``dask.distributed.Client`` (or a function returning one, called once the
     input is validated; the caller closes it); the database (a ``.wdb`` folder) is then
-    scanned in shards by its workers on their ``device`` (``wavedp.distributed``), with the
+    scanned in shards by its workers on their ``device`` (``wavedp.search.cluster``), with the
     same results. The hits are aligned here, on the CPU where ``gpu`` finds no GPU here.
     ``devices``: the GPUs of this machine to use (indices, or ``"0,1"``; default every
     visible one): the database is sharded over them by residues and the hits spread over
     them, with the same results as one GPU.
     ``partition``: how the GPU scan cuts queries x database into launches (``none``,
-    ``static``, ``dynamic1``, ``dynamic2`` of ``search.partition``, or ``auto``, the
+    ``static``, ``dynamic1``, ``dynamic2`` of ``engines/cuda/scan/partition.py``, or ``auto``, the
     predictor's fastest; on a cluster, each worker's); results never depend on it.
     ``trace``: a :class:`~wavedp.trace.Trace` that records the GPU scan's launches
     (predicted and measured) and the seconds of the search's phases.

@@ -27,12 +27,12 @@ from typing import Any
 import numpy as np
 
 from .. import engines
+from ..db.database import Database
 from ..device import Device, choose, gpu_status
 from ..engines.common import shard_ranges
 from ..errors import DeviceError, InputError
 from ..ranking import PLUS, Candidates, Thresholds, merge, thresholds_of
 from ..scoring import Scoring
-from .database import Database
 
 #: seconds ``connect`` waits for a scheduler
 CONNECT_TIMEOUT = 10.0

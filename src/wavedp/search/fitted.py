@@ -22,15 +22,15 @@ import numpy as np
 from .. import engines
 from ..alignment import Alignment, replaced
 from ..api import Prepared
+from ..db.database import Database
 from ..errors import StatisticsWarning
 from ..ranking import Later, Scanner
+from ..stats import composition as comp_stats
+from ..stats import empirical
+from ..stats.significance import Method, QueryStats, Sample, subject_freqs
 from ..threads import cores
-from . import composition as comp_stats
-from . import empirical
-from .database import Database
 from .hitlist import Ranked, align_ranked, batch_jobs, query_batches
 from .options import Context, Options
-from .significance import Method, QueryStats, Sample, subject_freqs
 
 #: candidates aligned in a first round beyond ``top`` (rescoring may reorder them)
 SPARE = 8

@@ -10,9 +10,9 @@ import numpy as np
 
 from ..alignment import Alignment, replaced
 from ..api import Prepared, alignments, pair_alignments, pair_results
+from ..db.database import Database
 from ..ranking import MINUS
 from ..scoring import Scoring
-from .database import Database
 from .hits import run_hits
 from .options import Context
 from .strands import SIGN, reverse_complement

@@ -11,16 +11,17 @@ import numpy as np
 
 from ..errors import InputError
 from ..scoring import Scoring
-from . import masking, statistics
+from ..stats import karlin_altschul as statistics
+from ..stats import masking
+from ..stats.significance import DEFAULT_STATS, Method
 from .hits import check_fraction
-from .significance import DEFAULT_STATS, Method
 from .strands import strands
 
 if TYPE_CHECKING:
+    from ..db.database import Database
     from ..device import Device
     from ..ranking import Scanner
     from ..trace import Trace
-    from .database import Database
 
 
 class _DefaultEvalue(float):

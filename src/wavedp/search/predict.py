@@ -1,8 +1,8 @@
-"""The performance predictor, as a search uses it: the cost model and planner of the GPU scan
-(``wavedp.engines.cuda.scan``: ``cost``, ``planner``, ``calibrate``) and the CPU engine's
-(``wavedp.engines.cpu.scan``), calibrated per device (``wavedp.engines.calibration``), and a
-whole search's plan (:func:`search_plan`, for ``wavedp predict``) and launch table
-(``trace.explain_lines``, for ``search --explain``)."""
+"""The performance predictor as a search and ``wavedp predict`` use it: the device's model
+(:func:`model_for`: its calibration or the built-in constants), :func:`calibrate`, and a
+whole search's plan (:func:`search_plan`). The cost model and the planner live with the GPU
+scan (``engines/cuda/scan``: ``cost``, ``planner``, ``calibrate``), the CPU's with its scan
+(``engines/cpu/scan.py``), the calibration file in ``engines/calibration.py``."""
 
 from __future__ import annotations
 
@@ -11,20 +11,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engines.calibration import Model, cache_path, kernel_only, load, save
-from ..engines.cpu.scan import DEFAULT_CPU, calibrate_cpu, cpu_model, cpu_seconds
+from ..engines.calibration import Model
+from ..engines.cpu.scan import calibrate_cpu, cpu_model
 from ..engines.cuda.scan.calibrate import calibrate_gpu
-from ..engines.cuda.scan.cost import gpu_seconds, launch_grid, launch_parts, launch_shape
-from ..engines.cuda.scan.model import DEFAULT_GPU, gpu_model
-from ..engines.cuda.scan.planner import CANDIDATES, schedule, schedules
+from ..engines.cuda.scan.model import gpu_model
+from ..engines.cuda.scan.planner import CANDIDATES, schedules
 from ..engines.cuda.scan.shapes import OUT_BYTES, SCRATCH_BYTES, pair_up, scan_need
-from ..trace import explain_lines
 from .hitlist import query_batches
-
-__all__ = ["CANDIDATES", "DEFAULT_CPU", "DEFAULT_GPU", "Model", "cache_path", "calibrate",
-           "cpu_seconds", "explain_lines", "gpu_seconds", "kernel_only", "launch_grid",
-           "launch_parts", "launch_shape", "load", "model_for", "save", "schedule",
-           "schedules", "search_plan"]
 
 
 def model_for(kind: str) -> Model:

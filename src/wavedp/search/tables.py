@@ -26,9 +26,9 @@ from typing import Any, BinaryIO
 
 from ..alignment import Alignment
 from ..columns import FIELDS, FLOAT, INTEGER, NEEDS_SCORING, check, parse_columns, values
+from ..db.database import Database
 from ..errors import InputError
 from ..scoring import Scoring
-from .database import Database
 
 #: the table's own columns, before the fields
 INDEX_COLUMNS = ("query_index", "target_index")

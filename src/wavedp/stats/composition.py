@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..scoring import Scoring
-from .statistics import KarlinAltschul
+from .karlin_altschul import KarlinAltschul
 
 #: Robinson and Robinson (1991, PNAS 88:8880) amino-acid frequencies, BLAST's standard
 #: background (the composition its BLOSUM and PAM statistics assume), in percent

@@ -12,7 +12,7 @@ import os
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
-from .threads import cores
+from ..threads import cores
 
 #: pieces checksummed on a thread each
 PIECE = 16 << 20

@@ -35,11 +35,11 @@ from itertools import accumulate, pairwise
 from typing import TextIO
 
 from ..alphabets import INVALID, dna_codes, guess, letter_codes
-from ..checksum import crc32_combine
 from ..errors import InputError
 from ..seqio import NOT_CONTROL, fasta_chunks
 from ..threads import cores
-from .dbfiles import ALPHABETS, FILES, PROTEIN_LETTERS, finish, make_header, making
+from .checksum import crc32_combine
+from .files import ALPHABETS, FILES, PROTEIN_LETTERS, finish, make_header, making
 
 #: a worker's range of the file at most (about four times this is held per worker at once;
 #: a record longer than the range is a range alone)
@@ -239,7 +239,7 @@ class _Totals:
         self.counting = time.perf_counter() - start
 
     def header(self, alphabet: str, source: str) -> dict:
-        """The database's header (``dbfiles.make_header``, as :meth:`Database.build` writes it)."""
+        """The database's header (``files.make_header``, as :meth:`Database.build` writes it)."""
         return make_header(alphabet, self.sequences, self.residues, self.longest,
                            self.id_bytes, self.composition, source,
                            {name: (size, crc) for name, (crc, size) in self.files.items()})

@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..db.database import Database
 from ..errors import InputError
 from ..scoring import Scoring
 from . import composition as comp_stats
-from . import empirical, statistics
+from . import empirical
+from . import karlin_altschul as statistics
 from .composition import Composition
-from .database import Database
 from .empirical import Fit
 
 STATS = ("fitted", "empirical", "composition", "blast", "none")

@@ -1,0 +1,286 @@
+"""Building a ``.wdb`` folder on threads: FASTA read in pieces of whole records
+(``fasta_parser``), encoded, counted and written as they come (``database.py`` describes the
+layout; ``makedb.py`` is the builder of one process a core, this the one every input takes
+where that one does not)."""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+
+from ..alphabets import guess
+from ..errors import InputError
+from ..fasta_parser import FastaBlock, fasta_block
+from ..scoring import INVALID, dna_table, matrix_table
+from ..seqio import fasta_chunks, iter_records
+from . import makedb
+from .checksum import crc32_file
+from .files import (
+    ALPHABETS,
+    FILES,
+    PROTEIN_LETTERS,
+    make_header,
+)
+
+#: the builder encodes and writes once this many residues or records are pending
+BATCH_RESIDUES = 1 << 20
+BATCH_RECORDS = 1 << 14
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+def lut_of(alphabet: str) -> np.ndarray:
+    return dna_table() if alphabet == "dna" else matrix_table(PROTEIN_LETTERS)
+
+
+def check_alphabet(alphabet: str, auto: bool = False) -> str:
+    if alphabet not in ALPHABETS and not (auto and alphabet == "auto"):
+        raise InputError(f"alphabet must be {'auto, ' if auto else ''}'protein' or 'dna', got "
+                         f"{alphabet!r}")
+    return alphabet
+
+
+def guess_alphabet(texts: Sequence[str]) -> str:
+    """``dna`` when every letter of ``texts`` is a DNA letter (A, C, G, T, U, N or an IUPAC
+    ambiguity code) and at least DNA_BASES of them are A, C, G, T or U; else ``protein``."""
+    return guess("".join(texts).encode("latin-1", "replace"))
+
+
+def label(alphabet: str) -> str:
+    return "DNA" if alphabet == "dna" else "protein"
+
+
+def encode_texts(texts: list[str], ids: Sequence[str], lut: np.ndarray, alphabet: str,
+            where: str) -> tuple[np.ndarray, np.ndarray]:
+    """(codes of all texts concatenated, int64 lengths); a bad character raises InputError."""
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    raw = "".join(texts).encode("ascii", "replace")  # one byte per character, '?' if not ASCII
+    codes = lut[np.frombuffer(raw, dtype=np.uint8)]
+    if codes.size and int(codes.max()) == INVALID:
+        pos = int(np.argmax(codes == INVALID))
+        ends = np.cumsum(lengths)
+        k = int(np.searchsorted(ends, pos, side="right"))
+        offset = pos - int(ends[k] - lengths[k])
+        raise InputError(
+            f"{where}record {ids[k]!r}, position {offset + 1}: invalid character "
+            f"{texts[k][offset]!r} for the {label(alphabet)} alphabet"
+        )
+    too_long = np.flatnonzero(lengths > _INT32_MAX)
+    if too_long.size:
+        k = int(too_long[0])
+        raise InputError(f"{where}record {ids[k]!r}: {int(lengths[k])} residues, more than "
+                         f"a database sequence may hold ({_INT32_MAX})")
+    return codes, lengths
+
+
+def composition_of(codes: np.ndarray, size: int = 256) -> np.ndarray:
+    """int64 count of each code value (bincount in slices: it widens its input to intp)."""
+    counts = np.zeros(size, dtype=np.int64)
+    step = 1 << 16
+    for start in range(0, codes.size, step):
+        counts += np.bincount(codes[start:start + step], minlength=size)[:size]
+    return counts
+
+
+def crc32_hex(path: str) -> str:
+    """CRC-32 of a file, on every core (``checksum.crc32_file``), as 8 hex digits."""
+    return f"{crc32_file(path):08x}"
+
+
+class Sink:
+    """A data file being written: bytes appended, counted and checksummed as they go."""
+
+    def __init__(self, path: str) -> None:
+        self.fh = open(path, "wb")  # closed by Builder.close
+        self.crc = 0
+        self.size = 0
+
+    def write(self, array: np.ndarray | bytes) -> None:
+        data = array if isinstance(array, bytes) else np.ascontiguousarray(array).view(np.uint8)
+        self.fh.write(data)
+        self.crc = zlib.crc32(data, self.crc)
+        self.size += len(data)
+
+
+class Builder:
+    """Appends records to the data files of a database folder in batches (bounded memory)."""
+
+    def __init__(self, folder: str, source: str, alphabet: str) -> None:
+        """``alphabet`` ``auto``: :func:`guess_alphabet` on the first batch decides it."""
+        self.folder, self.source, self.alphabet = folder, source, alphabet
+        self.guessed = alphabet == "auto"
+        self.lut = None if self.guessed else lut_of(alphabet)
+        self.sinks: dict[str, Sink] = {}
+        for name in FILES:
+            self.sinks[name] = Sink(os.path.join(folder, name))
+        self.texts: list[str] = []
+        self.ids: list[str] = []
+        self.pending = 0
+        self.count = self.residues = self.id_bytes = self.longest = 0
+        self.composition = np.zeros(256, dtype=np.int64)
+        self.sinks["offsets.i64"].write(np.zeros(1, dtype="<i8"))
+        self.sinks["id_offsets.i64"].write(np.zeros(1, dtype="<i8"))
+
+    def add(self, rid: str, text: str) -> bool:
+        """Queue one record; True when a batch was written."""
+        self.texts.append(text)
+        self.ids.append(rid)
+        self.pending += len(text)
+        if self.pending >= BATCH_RESIDUES or len(self.texts) >= BATCH_RECORDS:
+            self.flush()
+            return True
+        return False
+
+    def flush(self) -> None:
+        if not self.texts:
+            return
+        if self.lut is None:
+            self.alphabet = guess_alphabet(self.texts)
+            self.lut = lut_of(self.alphabet)
+        try:
+            codes, lengths = encode_texts(self.texts, self.ids, self.lut, self.alphabet,
+                                     f"file {self.source}, ")
+        except InputError as exc:
+            if not self.guessed:
+                raise
+            other = "protein" if self.alphabet == "dna" else "dna"
+            raise InputError(f"{exc} (the first records looked like {label(self.alphabet)}: "
+                             f"give the alphabet, --alphabet {other})") from None
+        self.sinks["residues.u8"].write(codes)
+        self.sinks["offsets.i64"].write((self.residues + np.cumsum(lengths)).astype("<i8"))
+        self.sinks["lengths.i32"].write(lengths.astype("<i4"))
+        names = [(rid + "\n").encode("utf-8", "surrogateescape") for rid in self.ids]
+        self.sinks["ids.txt"].write(b"".join(names))
+        name_ends = self.id_bytes + np.cumsum(np.fromiter(map(len, names), dtype=np.int64))
+        self.sinks["id_offsets.i64"].write(name_ends.astype("<i8"))
+        self.composition += composition_of(codes)
+        self.count += len(self.texts)
+        self.residues += int(codes.size)
+        self.id_bytes = int(name_ends[-1])
+        self.longest = max(self.longest, int(lengths.max()))
+        self.texts, self.ids, self.pending = [], [], 0
+
+    def choose(self, residues: bytes) -> None:
+        """Decide the alphabet (``auto``) from the first block's residues (:func:`guess`)."""
+        if self.lut is None:
+            self.alphabet = guess(residues)
+            self.lut = lut_of(self.alphabet)
+
+    def add_block(self, block: FastaBlock, codes: np.ndarray, composition: np.ndarray) -> None:
+        """Append a block of whole FASTA records and their codes (:func:`encode_block`)."""
+        lengths = block.lengths
+        self.sinks["residues.u8"].write(codes)
+        self.sinks["offsets.i64"].write((self.residues + np.cumsum(lengths)).astype("<i8"))
+        self.sinks["lengths.i32"].write(lengths.astype("<i4"))
+        self.sinks["ids.txt"].write(block.ids)
+        name_ends = self.id_bytes + 1 + np.flatnonzero(
+            np.frombuffer(block.ids, np.uint8) == ord("\n"))
+        self.sinks["id_offsets.i64"].write(name_ends.astype("<i8"))
+        self.composition += composition
+        self.count += int(lengths.size)
+        self.residues += int(codes.size)
+        self.id_bytes = int(name_ends[-1])
+        self.longest = max(self.longest, int(lengths.max()))
+
+    def close(self) -> None:
+        for sink in self.sinks.values():
+            sink.fh.close()
+
+
+    def header(self) -> dict:
+        """The database's header (``files.make_header``)."""
+        return make_header(self.alphabet, self.count, self.residues, self.longest,
+                           self.id_bytes, self.composition[:len(ALPHABETS[self.alphabet])].tolist(),
+                           self.source, {name: (s.size, s.crc) for name, s in self.sinks.items()})
+
+
+class Slow(Exception):
+    """A FASTA block the fast path leaves to the per-record reader."""
+
+
+def encode_block(source: str, data: memoryview, lut: np.ndarray
+                  ) -> tuple[FastaBlock, np.ndarray, np.ndarray]:
+    """A piece of :func:`fasta_chunks` parsed and encoded (:func:`fasta_block`): the block,
+    its codes and their composition; :class:`Slow` where the per-record reader must say
+    what is wrong (a control byte, a letter not in the alphabet, a non-ASCII id, an
+    over-long record, a header without an id)."""
+    try:
+        block = fasta_block(source, data, 0, lut)
+    except InputError:
+        raise Slow from None
+    assert block.letters is not None
+    if block.lengths.size and int(block.lengths.max()) > _INT32_MAX:
+        raise Slow
+    if block.letters[lut == INVALID].any() or not block.ids.isascii():
+        raise Slow
+    composition = np.zeros(256, np.int64)
+    np.add.at(composition, lut, block.letters)
+    return block, block.residues, composition
+
+
+def write_fasta(folder: str, source: str, alphabet: str, progress: bool, threads: int,
+           fast: bool = True) -> Builder:
+    """Encode ``source`` into the data files of ``folder``: FASTA pieces of whole records
+    parsed on ``threads`` threads and written in order (``fast``); FASTQ, a fault, or a piece
+    the fast path leaves record by record (from the start: its messages name what and
+    where)."""
+    builder = Builder(folder, source, alphabet)
+    try:
+        with makedb.progress(source, progress) as update:
+            if fast:
+                try:
+                    write_blocks(builder, source, threads, update)
+                    return builder
+                except (Slow, InputError):  # the record reader says what and where
+                    pass
+            else:
+                for rid, text in iter_records(source):
+                    if builder.add(rid, text):
+                        update()
+                builder.flush()
+                update()
+                return builder
+    finally:
+        builder.close()
+    return write_fasta(folder, source, alphabet, progress, threads, fast=False)
+
+
+def write_blocks(builder: Builder, source: str, threads: int,
+                  update: Callable[[], None]) -> None:
+    """The fast path of :func:`write_fasta`: this thread reads pieces, ``threads`` threads parse
+    them, one more writes them in order (reading, parsing and writing overlap; each releases
+    the GIL); at most ``threads`` + 1 pieces in flight (memory bounded by them), the first
+    one deciding the alphabet."""
+    pieces = fasta_chunks(source, checked=False)  # the parser checks its piece
+    window: deque[Future] = deque()  # each piece's write, in file order
+
+    def write(parsed: Future) -> None:
+        builder.add_block(*parsed.result())
+
+    with ThreadPoolExecutor(max(threads, 1), thread_name_prefix="wavedp-makedb") as pool, \
+            ThreadPoolExecutor(1, thread_name_prefix="wavedp-makedb-write") as writer:
+        try:
+            for data, _ in pieces:
+                if builder.lut is None:
+                    try:
+                        first = fasta_block(source, data, 0)
+                    except InputError:
+                        raise Slow from None
+                    builder.choose(first.residues.tobytes())
+                    assert builder.lut is not None
+                parsed = pool.submit(encode_block, source, data, builder.lut)
+                window.append(writer.submit(write, parsed))
+                del data
+                while len(window) > threads or (window and window[0].done()):
+                    window.popleft().result()
+                    update()
+            while window:
+                window.popleft().result()
+                update()
+        finally:
+            for future in window:
+                future.cancel()
