@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 
 import wavedp
 from wavedp.engines.common import NEG
-from wavedp.engines.cpu import hits as engine
+from wavedp.engines.cpu import waterman_eggert as engine
 
 QUERIES = Path(__file__).resolve().parents[2] / "shared" / "data" / "allqueries.fasta"
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)

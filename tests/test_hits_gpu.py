@@ -1,4 +1,4 @@
-"""The GPU's Waterman-Eggert rounds (``engines/cuda/hits.py``) return exactly the CPU
+"""The GPU's Waterman-Eggert rounds (``engines/cuda/waterman_eggert.py``) return exactly the CPU
 engine's hits (run with ``pytest -m gpu``)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from test_hits import _repeats, check_hits
 import wavedp
 from wavedp.api import Prepared
 from wavedp.device import choose
-from wavedp.search.hits import run_hits
+from wavedp.search.waterman_eggert import run_hits
 
 pytestmark = pytest.mark.gpu
 

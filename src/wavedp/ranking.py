@@ -1,12 +1,11 @@
 """The hit order every scanner keeps (``docs/design.md``, "Ranking"): score descending, then
 database index ascending, then the plus strand before the minus strand; top-K selection, the
-merge of candidate lists, and the interface of a scanner."""
+merge of candidate lists (the scanners' interface is ``engines/protocol.py``)."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 import numpy as np
 
@@ -100,18 +99,3 @@ def merge(parts: list[tuple], k: int
     ends = (np.concatenate([p[3] for p in parts])[order]
             if all(len(p) > 3 for p in parts) else None)
     return index[order], score[order].astype(np.int32), strand[order], ends
-
-
-class Scanner(Protocol):
-    """What a search asks of a scan engine (the CPU's, the GPUs', a Dask cluster's): each
-    encoded query's best ``k`` (0: all) database indices and exact scores at or above its
-    threshold, ranked; ``progress(cells)`` as work completes. :class:`Later` thresholds are
-    asked for as late as the engine can (the GPUs: once the first scores are computed).
-
-    A scanner whose scan finds local alignments' end cells as it scores (the CPU's) also
-    has ``every_hit(queries, thresholds, progress)``: each query's every candidate at or
-    above its threshold, ranked, with their end cells (indices, scores, int64 [n, 2]
-    (i, j)): what a score-only local hit reports, without aligning the hits again."""
-
-    def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
-            progress: Callable[[int], None] | None = None) -> list[Candidates]: ...

@@ -36,11 +36,11 @@ from ..search.api import (
     plan_ahead,
     warn_empty,
 )
-from ..search.hits import check_fraction
 from ..search.journal import Journal, file_identity
 from ..search.options import Options
 from ..search.strands import STRANDS
 from ..search.tables import check_parquet, write_parquet
+from ..search.waterman_eggert import check_fraction
 from ..seqio import STDIN, iter_records, stdin_copy
 from ..stats.significance import DEFAULT_STATS, STATS
 from ..trace import Trace, explain_lines, process_seconds

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from ..device import Device
-from ..ranking import Scanner
 from ..trace import Trace
 from .common import Columns, empty_columns
+from .protocol import Scanner
 
 # Each engine is imported when first used (inside the functions below): Numba's import takes
 # about 0.4 s and CuPy's longer, and ``import wavedp`` needs neither.
@@ -161,10 +161,10 @@ def hits(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarray],
 
     if device.gpu:
         from .cuda.gpus import pairs_on_gpus  # lazy: see above
-        from .cuda.hits import hits as gpu_hits  # lazy: see above
+        from .cuda.waterman_eggert import hits as gpu_hits  # lazy: see above
 
         return pairs_on_gpus(device.gpus, run(gpu_hits), _cells(qcodes, tcodes, pairs))
-    from .cpu.hits import hits as cpu_hits  # lazy: see above
+    from .cpu.waterman_eggert import hits as cpu_hits  # lazy: see above
 
     return run(cpu_hits)(None)
 

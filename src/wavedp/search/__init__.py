@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..db.database import Database
     from .api import DEFAULT_EVALUE, Searcher, iter_search, search
-    from .hits import local_hits
     from .tables import to_arrow, to_frame, write_parquet
+    from .waterman_eggert import local_hits
 
 __all__ = ["DEFAULT_EVALUE", "Database", "Searcher", "iter_search", "local_hits", "search",
            "to_arrow", "to_frame", "write_parquet"]
@@ -22,7 +22,7 @@ __all__ = ["DEFAULT_EVALUE", "Database", "Searcher", "iter_search", "local_hits"
 #: each public name and the module that defines it
 _HOMES = {
     "DEFAULT_EVALUE": ".api", "Searcher": ".api", "iter_search": ".api", "search": ".api",
-    "Database": "..db.database", "local_hits": ".hits", "to_arrow": ".tables",
+    "Database": "..db.database", "local_hits": ".waterman_eggert", "to_arrow": ".tables",
     "to_frame": ".tables", "write_parquet": ".tables",
 }
 

@@ -26,8 +26,9 @@ from ..api import Prepared, SeqLike, check_scoring, mode_code, sequences
 from ..db.database import Database
 from ..device import Device, choose, gpus_ahead
 from ..engines.cuda.scan.partition import check_partition
+from ..engines.protocol import Scanner
 from ..errors import EmptyWarning, InputError
-from ..ranking import Later, Scanner, Thresholds, merge
+from ..ranking import Later, Thresholds, merge
 from ..scoring import Scoring
 from ..seqio import iter_records, read_records
 from ..stats import masking

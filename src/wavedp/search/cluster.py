@@ -155,7 +155,7 @@ def database_path(db: Database) -> str:
 class ClusterScanner:
     """Scans a ``.wdb`` database in shards on the workers of a Dask ``client``, each on its
     ``device`` (a name the worker resolves), its GPU launches cut by ``partition``; the
-    contract of ``wavedp.ranking.Scanner`` (indices global)."""
+    contract of ``wavedp.engines.protocol.Scanner`` (indices global)."""
 
     def __init__(self, client: Any, db: Database, scoring: Scoring, mode: int, device: str,
                  partition: str = "auto", shards: int | None = None) -> None:

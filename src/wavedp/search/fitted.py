@@ -23,8 +23,9 @@ from .. import engines
 from ..alignment import Alignment, replaced
 from ..api import Prepared
 from ..db.database import Database
+from ..engines.protocol import Scanner
 from ..errors import StatisticsWarning
-from ..ranking import Later, Scanner
+from ..ranking import Later
 from ..stats import composition as comp_stats
 from ..stats import empirical
 from ..stats.significance import Method, QueryStats, Sample, subject_freqs

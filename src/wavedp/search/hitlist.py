@@ -13,9 +13,9 @@ from ..api import Prepared, alignments, pair_alignments, pair_results
 from ..db.database import Database
 from ..ranking import MINUS
 from ..scoring import Scoring
-from .hits import run_hits
 from .options import Context
 from .strands import SIGN, reverse_complement
+from .waterman_eggert import run_hits
 
 
 def query_batches(todo: list[int], lengths: list[int], n: int, cells: float

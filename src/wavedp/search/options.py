@@ -14,13 +14,13 @@ from ..scoring import Scoring
 from ..stats import karlin_altschul as statistics
 from ..stats import masking
 from ..stats.significance import DEFAULT_STATS, Method
-from .hits import check_fraction
 from .strands import strands
+from .waterman_eggert import check_fraction
 
 if TYPE_CHECKING:
     from ..db.database import Database
     from ..device import Device
-    from ..ranking import Scanner
+    from ..engines.protocol import Scanner
     from ..trace import Trace
 
 

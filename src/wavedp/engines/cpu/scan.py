@@ -33,7 +33,7 @@ class CpuScanner:
     """Scores queries against every database sequence (``residues``, possibly memory-mapped,
     and ``offsets``; ``lut`` the codes' translation to the scoring's, None: the same) with
     the inter-sequence kernel on all cores, CPU_CHUNK residues at a time; the contract of
-    ``wavedp.ranking.Scanner``."""
+    ``wavedp.engines.protocol.Scanner``."""
 
     def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
                  sub: np.ndarray, gap_open: int, gap_extend: int, mode: int) -> None:

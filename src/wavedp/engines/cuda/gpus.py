@@ -80,7 +80,8 @@ class GpuScanner:
     """Scans a database (``residues`` and ``offsets``, as :class:`~.scan.scanner.Scanner`
     takes them) on the GPUs ``devices`` of this machine: a shard of about equal residues per
     GPU, resident there, each scanned by its own :class:`~.scan.scanner.Scanner` (the other
-    arguments are theirs; they share ``trace``); the contract of ``wavedp.ranking.Scanner``."""
+    arguments are theirs; they share ``trace``); the contract of
+    ``wavedp.engines.protocol.Scanner``."""
 
     def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
                  sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,

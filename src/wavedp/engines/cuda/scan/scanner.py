@@ -124,7 +124,7 @@ class Chunk:
 
 class Scanner:
     """Scores queries against every database sequence on the current GPU (the contract of
-    ``wavedp.ranking.Scanner``: exact scores, ranked): ``residues`` (uint8, possibly
+    ``wavedp.engines.protocol.Scanner``: exact scores, ranked): ``residues`` (uint8, possibly
     memory-mapped) and ``offsets`` (n + 1) of the database, ``lut`` its codes' translation
     to the scoring's (None: the same), the substitution table, gaps and mode code; the
     launches cut by ``partition`` and planned with ``model`` (default this GPU's:

@@ -4,11 +4,11 @@
 The direction bytes of a group of pairs stay on the GPU from round to round; each round finds,
 for every pair still going, the best end cell with the forbidden cells of its earlier hits
 (the kernel reads them from the direction bytes), traces the hit back and marks its pairs
-forbidden. A pair stops at its first hit that ``cpu.hits.keeps`` rejects, or at ``limit``
+forbidden. A pair stops at its first hit that ``cpu.waterman_eggert.keeps`` rejects, or at ``limit``
 hits. A round recomputes each live pair's whole matrix: a hit costs m x n cells.
 
 Pairs whose direction bytes exceed ``HIT_BYTES`` take the CPU engine's linear-memory path
-(``engines.cpu.hits``: checkpointed bands, recomputed where a hit can change them), so no
+(``engines.cpu.waterman_eggert``: checkpointed bands, recomputed where a hit can change them), so no
 pair's full matrix is kept beyond that budget.
 """
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..common import LOCAL
-from ..cpu.hits import RawHit, keeps
-from ..cpu.hits import hits as cpu_hits
+from ..cpu.waterman_eggert import RawHit, keeps
+from ..cpu.waterman_eggert import hits as cpu_hits
 from . import batch
 
 #: the largest direction-byte matrix one pair may keep on the GPU (one byte per cell)
@@ -28,7 +28,7 @@ HIT_BYTES = 4 << 30
 def hits(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
          sub: np.ndarray, gap_open: int, gap_extend: int, fraction: float,
          limit: int | None) -> list[list[RawHit]]:
-    """``engines.cpu.hits.hits``' contract, on the GPU."""
+    """``engines.cpu.waterman_eggert.hits``' contract, on the GPU."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     out: list[list[RawHit]] = [[] for _ in range(len(pairs))]
     if not len(pairs):
