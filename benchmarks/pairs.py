@@ -59,8 +59,9 @@ def phases(qs, ts, scoring, mode: str, traceback: bool) -> str:
 
     found: dict[str, float] = {}
     many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, None, None, qs.lengths,
-                     ts.lengths, scoring.table, scoring.gap_open, scoring.gap_extend,
-                     MODES[mode], traceback, found)
+                     ts.lengths, sub=scoring.table, gap_open=scoring.gap_open,
+                     gap_extend=scoring.gap_extend, mode=MODES[mode], traceback=traceback,
+                     phases=found)
     return " ".join(f"{k} {v * 1e3:.1f}" for k, v in found.items()) + " ms"
 
 
@@ -73,8 +74,9 @@ def timeline(qs, ts, scoring, traceback: bool) -> str:
 
     marks: list = []
     many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, None, None, qs.lengths,
-                     ts.lengths, scoring.table, scoring.gap_open, scoring.gap_extend,
-                     MODES["local"], traceback, timeline=marks)
+                     ts.lengths, sub=scoring.table, gap_open=scoring.gap_open,
+                     gap_extend=scoring.gap_extend, mode=MODES["local"], traceback=traceback,
+                     timeline=marks)
     cupy.cuda.Device().synchronize()
     first = marks[0][2]
     return "\n".join(f"#   {name:10} host {host * 1e3:7.1f} gpu "

@@ -303,7 +303,7 @@ def test_blocks_share_their_multiprocessor(monkeypatch):
 
     def waves(tickets: int, resident: int) -> float:
         return ticket_waves.waves(np.full(tickets, 1.0), ones, (1.0, 1.0), 1, resident,
-                              np.array(speed), 1e9, 132)
+                                  np.array(speed), 1e9, sms=132)
 
     assert waves(165, 165) == pytest.approx(1 / 2.4) == waves(264, 264)
     assert waves(132, 132) == pytest.approx(1 / 4.0)
@@ -322,9 +322,10 @@ def test_older_blocks_take_more_of_their_multiprocessor(monkeypatch):
     speed = np.array([1.0, 0.6, 0.4])
     costs = np.array([1.0, 1.0, 1.0, 0.9, 0.9, 0.9, 0.9, 0.9])
     monkeypatch.setattr(ticket_waves, "OLDER_SHARE", 1.0)
-    assert ticket_waves.waves(costs, one, (1.0, 1.0), 1, 6, speed, 1e9, 2) == pytest.approx(3.75)
+    assert ticket_waves.waves(costs, one, (1.0, 1.0), 1, 6, speed, 1e9,
+                              sms=2) == pytest.approx(3.75)
     monkeypatch.setattr(ticket_waves, "OLDER_SHARE", 0.8)
-    assert ticket_waves.waves(costs, one, (1.0, 1.0), 1, 6, speed, 1e9, 2) == pytest.approx(
+    assert ticket_waves.waves(costs, one, (1.0, 1.0), 1, 6, speed, 1e9, sms=2) == pytest.approx(
         3.34, abs=2e-3)
 
 
@@ -334,13 +335,13 @@ def test_the_last_tickets_speed_up_as_their_multiprocessor_empties():
     speed = np.array([1.0, 0.5])
     one = np.ones(1)
     assert ticket_waves.waves(np.array([10.0, 1.0]), one, (1.0, 1.0), 1, 2, speed, 1e9,
-                          1) == pytest.approx(2.0 + 9.0)
+                              sms=1) == pytest.approx(2.0 + 9.0)
     assert ticket_waves.waves(np.array([10.0, 1.0]), one, (1.0, 1.0), 1, 2, speed, 0.5,
-                          1) == pytest.approx(20.0)  # alone, 10 lane-cells at 0.5
+                              sms=1) == pytest.approx(20.0)  # alone, 10 lane-cells at 0.5
     # three tickets: the third starts as the short one ends (t = 2) and shares the SM with
     # the long one (3 left) until t = 4; the long one then ends alone at 1 per second
     assert ticket_waves.waves(np.array([4.0, 1.0, 1.0]), one, (1.0, 1.0), 1, 2, speed, 1e9,
-                          1) == pytest.approx(2.0 + 2.0 + 2.0)
+                              sms=1) == pytest.approx(2.0 + 2.0 + 2.0)
 
 
 def test_packing_calibration_recovers_rates_start_and_later_passes(monkeypatch):

@@ -147,7 +147,8 @@ def pair_results(queries: Prepared, targets: Prepared, pairs: np.ndarray, scorin
         name, value = next(iter(options.items()))
         raise InputError(f"{name} {value!r} applies to the GPU engine only")
     raw = engines.align_pairs(device, queries.codes, targets.codes, pairs, scoring.table,
-                              scoring.gap_open, scoring.gap_extend, code, traceback, **options)
+                              scoring.gap_open, scoring.gap_extend, code, traceback=traceback,
+                              **options)
     if not traceback and code == GLOBAL:
         raw = [(found[0], 0, found[2], 0, *found[4:]) for found in raw]
     return raw
@@ -177,14 +178,13 @@ def alignments(raws: Sequence[tuple], queries: Prepared, targets: Prepared,
         cigars[k] = cigar
     fields = [[int(v) for v in field]
               for field in zip(*(raw[:5] for raw in raws), strict=True)] or [[]] * 5
-    return pair_alignments(*fields, queries, targets, pairs, mode, cigar=cigars, **columns)
+    return pair_alignments(*fields, queries, targets, pairs, mode=mode, cigar=cigars, **columns)
 
 
 def pair_alignments(score: list[int], query_start: list[int], query_end: list[int],
                     target_start: list[int], target_end: list[int], queries: Prepared,
-                    targets: Prepared, pairs: np.ndarray | Sequence[tuple[int, int]],
-                    mode: str, **columns: list
-                    ) -> list[Alignment]:
+                    targets: Prepared, pairs: np.ndarray | Sequence[tuple[int, int]], *,
+                    mode: str, **columns: list) -> list[Alignment]:
     """The Alignments of (query index, target index) ``pairs`` from their columns (a start
     of -1: not computed) and more fields' ``columns`` (as ``built``; the CIGAR None where
     not given, as the E-value, bit score and strand)."""
@@ -207,7 +207,7 @@ def pair_alignments(score: list[int], query_start: list[int], query_end: list[in
 
 
 def align(query: SeqLike, target: SeqLike, scoring: Scoring, mode: str = "local",
-          traceback: bool = True, device: str | Device = "auto",
+          traceback: bool = True, device: str | Device = "auto", *,
           strategy: str | None = None, sync: str | None = None,
           storage: str | None = None) -> Alignment:
     """Align one query against one target; exact (``docs/design.md``: the recurrence and

@@ -23,7 +23,7 @@ from .protocol import Scanner
 
 def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarray],
                 pairs: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
-                traceback: bool, **options: Any) -> list[tuple]:
+                *, traceback: bool, **options: Any) -> list[tuple]:
     """Each (query index, target index) row of ``pairs`` aligned: (score, query start,
     query end, target start, target end, ops or None); on the GPU the pairs spread over the
     device's GPUs by cells, with the strategy ``options`` (``strategy``, ``sync``,
@@ -44,10 +44,9 @@ def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarra
 
 
 def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray,
-                 toff: np.ndarray, qi: np.ndarray | None, ti: np.ndarray | None,
-                 sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
-                 traceback: bool, *, lengths: tuple[np.ndarray, np.ndarray] | None = None
-                 ) -> Columns:
+                 toff: np.ndarray, qi: np.ndarray | None, ti: np.ndarray | None, *,
+                 sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, traceback: bool,
+                 lengths: tuple[np.ndarray, np.ndarray] | None = None) -> Columns:
     """Pair k (query ``qi[k]`` against target ``ti[k]``, sequences as one array with offsets
     each; ``qi`` and ``ti`` None: query k against target k) aligned, as columns: empty
     sequences by the boundary, on the GPU the batch engine (``cuda/many_pairs.py``) over the
@@ -72,8 +71,9 @@ def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.nd
 
         fast = many_pairs.taken(m, n, int(sub.max()))
         if none_empty and fast.all() and len(device.gpus) == 1:  # the common case
-            return many_pairs.align(qcat, qoff, tcat, toff, qi, ti, m, n, sub, gap_open,
-                                    gap_extend, mode, traceback)
+            return many_pairs.align(qcat, qoff, tcat, toff, qi, ti, m, n, sub=sub,
+                                    gap_open=gap_open, gap_extend=gap_extend, mode=mode,
+                                    traceback=traceback)
         fast &= ~empty
         if qi is None or ti is None:
             qi = ti = np.arange(count, dtype=np.int64)
@@ -81,14 +81,14 @@ def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.nd
         idx = np.flatnonzero(fast)
         if idx.size:
             parts += _on_gpus(device, idx, m * n, lambda sel: many_pairs.align(
-                qcat, qoff, tcat, toff, qi[sel], ti[sel], m[sel], n[sel], sub, gap_open,
-                gap_extend, mode, traceback))
+                qcat, qoff, tcat, toff, qi[sel], ti[sel], m[sel], n[sel], sub=sub,
+                gap_open=gap_open, gap_extend=gap_extend, mode=mode, traceback=traceback))
         if rest.size:
             (qcodes, qrows), (tcodes, trows) = (_records(cat, off, which[rest]) for
                                                 cat, off, which in ((qcat, qoff, qi),
                                                                     (tcat, toff, ti)))
             raw = align_pairs(device, qcodes, tcodes, np.stack([qrows, trows], axis=1), sub,
-                              gap_open, gap_extend, mode, traceback)
+                              gap_open, gap_extend, mode, traceback=traceback)
             parts.append((rest, raw_columns(raw, traceback)))
     else:
         from .cpu import align_cat  # lazy: see above
@@ -99,7 +99,7 @@ def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.nd
         if idx.size:
             out, ops, opoff = align_cat(qcat, qoff, tcat, toff,
                                         np.stack([qi[idx], ti[idx]], axis=1), sub, gap_open,
-                                        gap_extend, mode, traceback)
+                                        gap_extend, mode=mode, traceback=traceback)
             parts.append((idx, _cpu_columns(out, ops, opoff, traceback)))
     return Columns.merged(count, parts, traceback)
 
@@ -151,7 +151,7 @@ def _cpu_columns(out: np.ndarray, ops: np.ndarray, opoff: np.ndarray,
 
 def hits(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarray],
          pairs: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int, fraction: float,
-         limit: int | None) -> list[list[tuple]]:
+         *, limit: int | None) -> list[list[tuple]]:
     """Each (query index, target index) row's non-intersecting local alignments
     (Waterman-Eggert), best first; on the GPU the pairs spread over its GPUs by cells."""
 
@@ -181,7 +181,7 @@ def scanner(device: Device, residues: np.ndarray, offsets: np.ndarray, lut: np.n
         from .cuda.gpus import GpuScanner  # lazy: see above
 
         return GpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode, device.gpus,
-                          partition, grid_cap, trace)
+                          partition=partition, grid_cap=grid_cap, trace=trace)
     from .cpu.scan import CpuScanner  # lazy: see above
 
     return CpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode)
@@ -205,7 +205,7 @@ def plans_ahead(gpus: Sequence[int], sub: np.ndarray, gap_open: int, gap_extend:
     steps: dict[int, list] = {}  # each shard's, in turn
     for residues, offsets, lut, queries in scans:
         planner = GpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode, gpus,
-                             partition, model=model, multiprocessors=model.sms)
+                             partition=partition, model=model, multiprocessors=model.sms)
         for k, scanner in enumerate(planner.scanners):
             if shard is None or k == shard:
                 steps.setdefault(k, []).extend(scanner.ahead(queries))

@@ -68,8 +68,9 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
             **strategy), traceback)
     else:
         cols = engines.pair_columns(device, queries.codes, queries.offsets, targets.codes,
-                                    targets.offsets, qi, ti, scoring.table, scoring.gap_open,
-                                    scoring.gap_extend, code, traceback, lengths=(m, n))
+                                    targets.offsets, qi, ti, sub=scoring.table,
+                                    gap_open=scoring.gap_open, gap_extend=scoring.gap_extend,
+                                    mode=code, traceback=traceback, lengths=(m, n))
     qs, ts = cols.query_start, cols.target_start
     if not traceback and code == GLOBAL:  # a global alignment starts at the origin
         qs = ts = np.zeros(qs.size, np.int32)
@@ -80,7 +81,7 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
 
 
 def align_pairs(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
-                traceback: bool = True, device: str | Device = "auto", pairs: Any = None,
+                traceback: bool = True, device: str | Device = "auto", *, pairs: Any = None,
                 devices: object = None, threads: int | None = None) -> PairBatch:
     """Align the i-th query against the i-th target (``pairs``: a k x 2 array of (query,
     target) indices instead), exactly (``docs/design.md``: the recurrence and the tie
@@ -98,7 +99,7 @@ def align_pairs(queries: Any, targets: Any, scoring: Scoring, mode: str = "local
 
 
 def align_all(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
-              traceback: bool = True, device: str | Device = "auto",
+              traceback: bool = True, device: str | Device = "auto", *,
               strategy: str | None = None, sync: str | None = None,
               storage: str | None = None, devices: object = None,
               threads: int | None = None) -> PairBatch:

@@ -90,8 +90,9 @@ def open_database(database: Any, scoring: Scoring, verify: bool | str = True) ->
 
 
 def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scoring: Scoring,
-           top: int = 10, evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
-           mode: str = "local", traceback: bool = True, strand: str = "both",
+           top: int = 10, evalue: float | None = DEFAULT_EVALUE, *,
+           min_score: int | None = None, mode: str = "local", traceback: bool = True,
+           strand: str = "both",
            device: str | Device = "auto", fraction: float | None = None,
            client: Any = None, devices: Any = None,
            partition: str = "auto", trace: Trace | None = None, stats: str = DEFAULT_STATS,

@@ -98,7 +98,7 @@ def align_ranked(context: Context, q: Prepared, ranked: list[Ranked], traceback:
         ends = np.concatenate([r.ends for r in ranked]).reshape(-1, 2)
         unknown = [-1] * len(ends)
         found = pair_alignments(scanned.tolist(), unknown, ends[:, 0].tolist(), unknown,
-                                ends[:, 1].tolist(), queries, subjects, pairs, mode,
+                                ends[:, 1].tolist(), queries, subjects, pairs, mode=mode,
                                 **_extra(q, owners, scanned, strands, db, scoring, stats))
     else:
         raws = pair_results(queries, subjects, pairs, scoring, mode, traceback, context.device)

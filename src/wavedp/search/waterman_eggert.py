@@ -38,7 +38,7 @@ def run_hits(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: S
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     check_pairs_range(queries, targets, pairs, scoring)
     raw = engines.hits(device, queries.codes, targets.codes, pairs, scoring.table,
-                       scoring.gap_open, scoring.gap_extend, fraction, limit)
+                       scoring.gap_open, scoring.gap_extend, fraction, limit=limit)
     flat = [hit for found in raw for hit in found]
     owners = [pair for pair, found in zip(pairs.tolist(), raw, strict=True) for _ in found]
     made = iter(alignments(flat, queries, targets, owners, "local"))

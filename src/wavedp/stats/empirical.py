@@ -312,8 +312,8 @@ def _robust_start(s: np.ndarray, group: np.ndarray, gbl: np.ndarray, gbs: np.nda
 
 
 def _fit_shape(k: float, s: np.ndarray, group: np.ndarray, gbl: np.ndarray, gbs: np.ndarray,
-               trim: float, censor: float, theta: np.ndarray | None = None, rounds: int = 20
-               ) -> tuple[np.ndarray, float, tuple]:
+               trim: float, censor: float, theta: np.ndarray | None = None, *,
+               rounds: int = 20) -> tuple[np.ndarray, float, tuple]:
     """Maximum likelihood for one shape k, the cut sets recomputed until they are stable:
     (theta, minus log-likelihood, the last design: kept, observed, cut_low, cut_high).
     Score j's subject has the length of group ``group[j]``, whose regressors are row

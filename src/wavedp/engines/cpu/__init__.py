@@ -111,7 +111,7 @@ def concat(codes: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _ends_by_query(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray,
-                   pairs: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
+                   pairs: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int, *,
                    out: np.ndarray) -> np.ndarray:
     """Score and end cell (rows of ``out``) of the local score-only pairs of each query
     with at least ENDS_MIN_PAIRS of them, by ``local_ends``; which pairs it did."""
@@ -144,7 +144,7 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
     qcat, qoff = concat(qcodes)
     tcat, toff = concat(tcodes)
     out, ops, opoff = align_cat(qcat, qoff, tcat, toff, pairs, sub, gap_open, gap_extend,
-                                mode, traceback)
+                                mode=mode, traceback=traceback)
     if not traceback:
         return [(score, qs, qe, ts, te, None) for score, qs, qe, ts, te in out[:, :5].tolist()]
     return [(score, qs, qe, ts, te, ops[opoff[p]:opoff[p] + nops][::-1].copy())
@@ -152,7 +152,7 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
 
 
 def align_cat(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray,
-              pairs: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
+              pairs: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int, *, mode: int,
               traceback: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`align_pairs` over sequences held as one array with offsets each: (out, ops,
     opoff), out[p] = (score, query start, query end, target start, target end, letters),
@@ -182,7 +182,7 @@ def align_cat(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.nda
                   (_checkpointed_pairs, (np.flatnonzero(~whole), *common, table[inverse],
                                          opoff, ops, out), SECONDS["checkpointed"])]
     else:
-        done = (_ends_by_query(qcat, qoff, tcat, toff, pairs, common[5], *common[6:8], out)
+        done = (_ends_by_query(qcat, qoff, tcat, toff, pairs, common[5], *common[6:8], out=out)
                 if mode == LOCAL else np.zeros(len(pairs), dtype=bool))
         small = qlen * tlen < STRIPED_MIN_CELLS
         calls += [(_row_pairs, (np.flatnonzero(small & ~done), *common, out), SECONDS["rows"]),

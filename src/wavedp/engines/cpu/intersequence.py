@@ -476,8 +476,8 @@ def scores_many(queries: list[np.ndarray], residues: np.ndarray, offsets: np.nda
             edge = np.where(lengths + m > 0, -(gap_open + (lengths + m - 1) * gap_extend), 0)
             row[(lengths == 0) | (m == 0)] = edge[(lengths == 0) | (m == 0)]
         if m:
-            _scan(query, residues, offsets, order, sub, gap_open, gap_extend, mode, width, row,
-                  None)
+            _scan(query, residues, offsets, order, sub, gap_open, gap_extend, mode, width=width,
+                  row=row, ends=None)
     return out
 
 
@@ -502,12 +502,12 @@ def local_ends(query: np.ndarray, residues: np.ndarray, offsets: np.ndarray,
     order = order[lengths[order] > 0]
     if query.size and order.size:
         _scan(query, residues, offsets, order, np.ascontiguousarray(sub, dtype=np.int32),
-              int(gap_open), int(gap_extend), LOCAL, width, out, ends)
+              int(gap_open), int(gap_extend), LOCAL, width=width, row=out, ends=ends)
     return out, ends
 
 
 def _scan(query: np.ndarray, residues: np.ndarray, offsets: np.ndarray, order: np.ndarray,
-          sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, width: int | str,
+          sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, *, width: int | str,
           row: np.ndarray, ends: np.ndarray | None) -> None:
     """Scores (into ``row``) and, with ``ends`` of n rows (else None), end cells of
     ``query`` (m >= 1) against the sequences ``order`` (non-empty, by length), from the

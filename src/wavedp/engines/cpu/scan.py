@@ -129,7 +129,7 @@ class CpuScanner:
         pairs = np.stack(np.divmod(np.arange(len(queries) * n, dtype=np.int64), max(n, 1)),
                          axis=1)
         out, _, _ = align_cat(qcat, qoff, residues, offsets, pairs, self.sub, *self.gaps,
-                              self.mode, True)
+                              mode=self.mode, traceback=True)
         for j, q in enumerate(queries):
             row = out[j * n:(j + 1) * n]
             score = row[:, 0].astype(np.int32)

@@ -70,7 +70,7 @@ def align(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
     for launch in launches(np.argsort(-(ms * ns), kind="stable"), need,
                            budget if traceback else None):
         group = Group(qcodes, tcodes, pairs[launch], ms[launch], ns[launch], r, sub, gap_open,
-                      gap_extend, mode, traceback)
+                      ge=gap_extend, mode=mode, traceback=traceback)
         for p, found in zip(launch, group.run(np.arange(launch.size)), strict=True):
             results[p] = found
     return results  # type: ignore[return-value]
@@ -107,7 +107,7 @@ class Group:
     (zeroed when ``forbid``: Waterman-Eggert rounds keep their forbidden marks there)."""
 
     def __init__(self, qcodes, tcodes, rows: np.ndarray, m: np.ndarray, n: np.ndarray, r: int,
-                 sub, go: int, ge: int, mode: int, traceback: bool, forbid: bool = False):
+                 sub, go: int, *, ge: int, mode: int, traceback: bool, forbid: bool = False):
         import cupy
 
         self.m, self.n, self.r, self.traceback = m, n, r, traceback

@@ -85,7 +85,7 @@ class GpuScanner:
 
     def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
                  sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
-                 devices: Sequence[int], partition: str = "auto", grid_cap: int | None = None,
+                 devices: Sequence[int], *, partition: str = "auto", grid_cap: int | None = None,
                  trace: Trace | None = None, model: Model | None = None,
                  multiprocessors: int | None = None) -> None:
         offsets = np.asarray(offsets)
@@ -99,8 +99,8 @@ class GpuScanner:
             lo, hi = int(offsets[start]), int(offsets[stop])
             part = offsets[start:stop + 1] - lo if shard != (0, n) else offsets
             return Scanner(residues[lo:hi] if shard != (0, n) else residues, part, lut, sub,
-                           gap_open, gap_extend, mode, partition, model, grid_cap, self.trace,
-                           device, multiprocessors)
+                           gap_open, gap_extend, mode, partition, model=model, grid_cap=grid_cap,
+                           trace=self.trace, device=device, multiprocessors=multiprocessors)
 
         # made without the GPUs: their contexts may still be starting
         self.scanners = [build(d, shard) for d, shard in zip(self.devices, self.ranges,

@@ -96,7 +96,7 @@ def dir_words(m, n, g: int):
 
 
 def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray,
-          qi: np.ndarray | None, ti: np.ndarray | None, m: np.ndarray, n: np.ndarray,
+          qi: np.ndarray | None, ti: np.ndarray | None, m: np.ndarray, n: np.ndarray, *,
           sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, traceback: bool,
           phases: dict[str, float] | None = None, timeline: list | None = None) -> Columns:
     """Pair k aligns query ``qi[k]`` (``qcat[qoff[qi[k]]:qoff[qi[k] + 1]]``, m[k] letters)
@@ -127,8 +127,8 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
         clock("begin", slots.stream)
         with compute:
             run = _Run(g, mode, traceback, sub, cupy.asarray(np.ascontiguousarray(
-                sub, np.int32).ravel()), int(sub.shape[0]), gap_open, gap_extend, clock, count,
-                len(cuts))
+                sub, np.int32).ravel()), int(sub.shape[0]), gap_open, gap_extend, clock=clock,
+                count=count, chunks=len(cuts))
         whole = None
         if qi is not None:  # pairs index the records: every record goes up once
             with slots.stream:
@@ -259,7 +259,7 @@ class _Run:
     GPU until :meth:`results` (each chunk's runs cut to their size two chunks later)."""
 
     def __init__(self, g: int, mode: int, traceback: bool, sub: np.ndarray, d_sub, a: int,
-                 go: int, ge: int, clock: _Clock, count: int, chunks: int) -> None:
+                 go: int, ge: int, *, clock: _Clock, count: int, chunks: int) -> None:
         import cupy
 
         from .staging import pinned

@@ -23,7 +23,7 @@ from .sync import check_sync
 
 
 def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
-                sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, traceback: bool,
+                sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, traceback: bool, *,
                 strategy: str = "multipass", sync: str | None = None,
                 storage: str | None = None):
     """Same contract as ``wavedp.engines.cpu.align_pairs``, on the GPU."""

@@ -48,16 +48,16 @@ def hits(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
     budget = batch.launch_budget(int(need[todo].max()), int(ns[todo].max()))
     order = todo[np.argsort(-(ms[todo] * ns[todo]), kind="stable")]
     for group in batch.launches(order, need, budget):
-        _rounds(qcodes, tcodes, pairs, group, ms, ns, r, sub, gap_open, gap_extend, fraction,
-                limit, out)
+        _rounds(qcodes, tcodes, pairs, group, ms, ns, r, sub, go=gap_open, ge=gap_extend,
+                fraction=fraction, limit=limit, out=out)
     return out
 
 
-def _rounds(qcodes, tcodes, pairs, group: np.ndarray, ms, ns, r: int, sub, go: int, ge: int,
+def _rounds(qcodes, tcodes, pairs, group: np.ndarray, ms, ns, r: int, sub, *, go: int, ge: int,
             fraction: float, limit: int | None, out: list[list[RawHit]]) -> None:
     """Every round of one group of pairs (longest first), hits into ``out``."""
-    g = batch.Group(qcodes, tcodes, pairs[group], ms[group], ns[group], r, sub, go, ge, LOCAL,
-                    True, forbid=True)
+    g = batch.Group(qcodes, tcodes, pairs[group], ms[group], ns[group], r, sub, go, ge=ge,
+                    mode=LOCAL, traceback=True, forbid=True)
     live = np.arange(group.size)
     while live.size:
         going = []

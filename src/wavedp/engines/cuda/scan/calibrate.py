@@ -217,8 +217,8 @@ def _random_units(rng, m: int, units: int, packed: bool
 
 def _timed_batch(scanner: Scanner, ch: Chunk, queries: list[np.ndarray],
                  units: list[list[int]], subjects: np.ndarray, out,
-                 shape: tuple[int, int, int], longest: int | None = None, held: bool = True,
-                 blocks: int | None = None) -> tuple[float, float, float]:
+                 shape: tuple[int, int, int], longest: int | None = None, *,
+                 held: bool = True, blocks: int | None = None) -> tuple[float, float, float]:
     """One launch alone (:meth:`Scanner.enqueue`, on at most ``blocks`` blocks where given,
     then its one wait, and the 32-bit rescoring of scores that may have saturated), with
     ``held`` enqueued while the GPU is busy (:func:`hold`), as a search's launches are: (its
@@ -233,7 +233,7 @@ def _timed_batch(scanner: Scanner, ch: Chunk, queries: list[np.ndarray],
     begin = mark()
     scanner.events.clear()
     waited, start = scanner.uploads.waited, time.perf_counter()
-    scanner.enqueue(ch, queries, units, subjects, out, shape, longest, over, blocks)
+    scanner.enqueue(ch, queries, units, subjects, out, shape, longest, over, blocks=blocks)
     host = time.perf_counter() - start - (scanner.uploads.waited - waited)
     end = mark()
     saturated = scanner.uploads.read(over)[0]

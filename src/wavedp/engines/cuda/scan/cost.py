@@ -370,8 +370,8 @@ def _kernel(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
     if tickets <= WAVE_TICKETS * blocks and every == 1:
         speed = speeds(model, g, r, packed)
         shared = later_shared(model, g, speed.size)
-        return waves(cost, unit_passes, (later, shared), groups, blocks, speed, single, sms,
-                      _steady(model, g, r, packed, speed, shared[-1]))
+        return waves(cost, unit_passes, (later, shared), groups, blocks, speed, single, sms=sms,
+                     steady=_steady(model, g, r, packed, speed, shared[-1]))
     ticket = float(cost.mean()) * float(unit_passes.mean())
     rate = _rate(model, g, r, packed) * fill(model, g, r, packed, blocks, ticket)
     per_profile = float(cost.sum()) * scale

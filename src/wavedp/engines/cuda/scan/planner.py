@@ -30,7 +30,7 @@ CHOICE_SUBJECTS = 100_000
 
 
 def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-             packed: bool, need: part.Need, budget: int, bound: float = np.inf,
+             packed: bool, need: part.Need, budget: int, *, bound: float = np.inf,
              wide: bool = False) -> tuple[str, list[part.Batch], list[float]]:
     """(partitioning, its launches, each one's predicted seconds) for units of ``unit_m``
     rows x subjects of ``subj_n`` (file order); ``name`` a partitioning or a key of
@@ -44,17 +44,17 @@ def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, al
         scaled = need if scale == 1 else (lambda lq, nq, ls, ns: need(lq, nq, ls,
                                                                       int(ns * scale)))
         found = _candidates(model, unit_m, subj_n[sample], alphabet, packed, scaled, budget,
-                            True, wide)
+                            prune=True, wide=wide)
         name = min(found, key=lambda n: _total(found[n][1]))
         if scale == 1:
             return name, found[name][0], _seconds(found[name][1])
     name, batches, parts = _priced(model, name, unit_m, subj_n, alphabet, packed, need, budget,
-                                   bound, wide)
+                                   bound=bound, wide=wide)
     return name, batches, _seconds(parts)
 
 
 def _priced(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-            packed: bool, need: part.Need, budget: int, bound: float, wide: bool
+            packed: bool, need: part.Need, budget: int, *, bound: float, wide: bool
             ) -> tuple[str, list[part.Batch], list[tuple[float, float]] | None]:
     """(name, the launches of partitioning ``name``, their predicted (host, GPU) seconds,
     joined by :func:`coalesce`; None once they cannot beat ``bound``), see :func:`schedule`."""
@@ -76,7 +76,7 @@ def _priced(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, alp
         if least > bound:
             return name, batches, None
     return name, *coalesce(model, batches, parts, unit_m, subj_n, alphabet, packed, need,
-                           budget, wide)
+                           budget=budget, wide=wide)
 
 
 def _seconds(parts: list[tuple[float, float]] | None) -> list[float]:
@@ -102,7 +102,7 @@ def _host_least(model: Model, batches: list[part.Batch]) -> float:
 
 def coalesce(model: Model, batches: list[part.Batch], parts: list[tuple[float, float]],
              unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int, packed: bool,
-             need: part.Need, budget: int, wide: bool = False
+             need: part.Need, *, budget: int, wide: bool = False
              ) -> tuple[list[part.Batch], list[tuple[float, float]]]:
     """The launches with each one too short to cover the host's preparation of a launch
     (GPU seconds below its host seconds: a run of them goes at the host's pace) joined to the
@@ -140,24 +140,24 @@ def _sample(subj_n: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def schedules(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-              packed: bool, need: part.Need, budget: int, prune: bool = False,
+              packed: bool, need: part.Need, budget: int, *, prune: bool = False,
               wide: bool = False) -> dict[str, tuple[list[part.Batch], list[float]]]:
     """Each candidate's launches and their predicted seconds (``prune``: a candidate that
     cannot beat the best before it is not priced in full; its seconds are [inf];
     ``wide``: see :func:`schedule`)."""
     return {name: (batches, _seconds(parts)) for name, (batches, parts)
-            in _candidates(model, unit_m, subj_n, alphabet, packed, need, budget, prune,
-                           wide).items()}
+            in _candidates(model, unit_m, subj_n, alphabet, packed, need, budget, prune=prune,
+                           wide=wide).items()}
 
 
 def _candidates(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-                packed: bool, need: part.Need, budget: int, prune: bool, wide: bool
+                packed: bool, need: part.Need, budget: int, *, prune: bool, wide: bool
                 ) -> dict[str, tuple[list[part.Batch], list[tuple[float, float]] | None]]:
     """Each candidate's launches and their (host, GPU) seconds, see :func:`schedules`."""
     found: dict[str, tuple[list[part.Batch], list[tuple[float, float]] | None]] = {}
     best = np.inf
     for name in CANDIDATES:
         found[name] = _priced(model, name, unit_m, subj_n, alphabet, packed, need, budget,
-                              best if prune else np.inf, wide)[1:]
+                              bound=best if prune else np.inf, wide=wide)[1:]
         best = min(best, _total(found[name][1]))
     return found

@@ -136,7 +136,7 @@ class Scanner:
 
     def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
                  sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
-                 partition: str = "auto", model: Model | None = None,
+                 partition: str = "auto", *, model: Model | None = None,
                  grid_cap: int | None = None, trace: Trace | None = None,
                  device: int | None = None, multiprocessors: int | None = None) -> None:
         self.residues, self.offsets, self.lut = residues, np.asarray(offsets), lut
@@ -256,7 +256,7 @@ class Scanner:
     # ---- scanning ----------------------------------------------------------------------------
 
     def _launch(self, ch: Chunk, units: list[list[np.ndarray]], subjects: np.ndarray,
-                packed: bool, out, shape: tuple[int, int, int], longest: int,
+                packed: bool, out, shape: tuple[int, int, int], longest: int, *,
                 scatter: tuple[np.ndarray, object, object] | None = None,
                 blocks: int | None = None):
         """Scan the chunk indices ``subjects`` (host, in the order the tickets hand them out;
@@ -282,7 +282,7 @@ class Scanner:
                                    else scatter[0])
         d_count, d_subj, ms, d_codes, d_meta, poffs, d_rows = staged
         prof = self._build_profiles(d_codes, d_meta, poffs, len(units), int(own.max()), words,
-                                    g, r, packed)
+                                    g=g, r=r, packed=packed)
         groups = BLOCK // g
         count = int(subjects.size)
         most = launch_blocks(g, len(units), count, int(own.max()), longest, multiprocessors(),
@@ -318,10 +318,10 @@ class Scanner:
         codes, meta, first, words = _profile_inputs(units, own, self.sub.shape[0], g, r)
         d_codes, d_meta, poffs = self.uploads.put(codes, meta, first)
         return self._build_profiles(d_codes, d_meta, poffs, len(units), int(own.max()), words,
-                                    g, r, packed), poffs
+                                    g=g, r=r, packed=packed), poffs
 
-    def _build_profiles(self, codes, meta, poffs, units: int, most: int, words: int, g: int,
-                        r: int, packed: bool):
+    def _build_profiles(self, codes, meta, poffs, units: int, most: int, words: int, *,
+                        g: int, r: int, packed: bool):
         """Launch build_profiles on staged inputs (see :func:`_profile_inputs`)."""
         import cupy
 
@@ -358,7 +358,8 @@ class Scanner:
                 blocks = self._grid(units, lengths, packed, shape)
             longest = int(lengths.max())
         words = cupy.empty((len(units), subjects.size), cupy.uint32)
-        self._launch(ch, units, subjects, packed, words, shape, longest, scatter, blocks)
+        self._launch(ch, units, subjects, packed, words, shape, longest, scatter=scatter,
+                     blocks=blocks)
         return words
 
     def _grid(self, units: list[list[np.ndarray]], lengths: np.ndarray, packed: bool,
@@ -429,7 +430,7 @@ class Scanner:
             for batch, launch, guess in zip(batches, launches, predicted, strict=True):
                 chosen = [group[i] for i in batch.queries.tolist()]
                 self.enqueue(ch, queries, chosen, launch.subjects, out, launch.shape,
-                             launch.longest, over, launch.blocks)
+                             launch.longest, over, blocks=launch.blocks)
                 ends.append(mark())
                 made.append((name, batch, guess))
         saturated = int(self.uploads.read(over)[0])  # the one wait of the chunk's scan
@@ -566,7 +567,7 @@ class Scanner:
 
     def enqueue(self, ch: Chunk, queries: list[np.ndarray], units: list[list[int]],
                  subjects: np.ndarray, out, shape: tuple[int, int, int] | None,
-                 longest: int | None, over, blocks: int | None = None) -> None:
+                 longest: int | None, over, *, blocks: int | None = None) -> None:
         """Enqueue one launch: ``units`` (query indices) x the chunk indices ``subjects``
         (the longest ``longest`` residues, default looked up; on ``blocks``, see
         :meth:`_scan`), each query's scores into its

@@ -21,7 +21,7 @@ OLDER_SHARE = 0.8
 
 
 def waves(cost: np.ndarray, unit_passes: np.ndarray, later: tuple[float, np.ndarray],
-           groups: int, blocks: int, speed: np.ndarray, single: float, sms: int,
+           groups: int, blocks: int, speed: np.ndarray, single: float, *, sms: int,
            steady: float = 1.0) -> float:
     """Seconds of a launch of few tickets per block, ticket by ticket. The resident blocks
     (block b on SM b mod sms) take the tickets in order (a profile's subjects, ``groups`` at
