@@ -80,7 +80,8 @@ def test_gpu_hits_equal_cpu(name, fraction, limit):
 def test_groups_split_by_budget_and_big_pairs_on_the_cpu_path(monkeypatch):
     """Tiny launch budgets (one pair per group) and a per-pair cap that sends the largest
     pairs to the CPU's linear-memory path give the same lists."""
-    from wavedp.engines.cuda import batch, hits
+    from wavedp.engines.cuda import batch
+    from wavedp.engines.cuda import waterman_eggert as hits
 
     q, t, pairs, scoring = _pairs("protein", 7)
     want = run_hits(q, t, pairs, scoring, 1e-9, 6, choose("cpu"))
