@@ -89,6 +89,34 @@ def test_inputs_fasta_paths_records_and_batches(tmp_path, monkeypatch):
     assert sequence_ids(["MKV", "WW"], scoring, "target") == ["target1", "target2"]
 
 
+def test_a_database_on_either_side(tmp_path):
+    """A .wdb folder (or a Database) scores as the FASTA it was made from, by the API and by
+    the command; a database of the other alphabet is one clear line."""
+    from click.testing import CliRunner
+
+    from wavedp.cli import cli
+
+    queries, targets, scoring = _sets(4, False)
+    tf = tmp_path / "t.fa"
+    tf.write_text("".join(f">t{k}\n{s}\n" for k, s in enumerate(targets)))
+    wdb = tmp_path / "t.wdb"
+    wavedp.Database.build(tf, wdb, progress=False, alphabet="protein")
+    want = scores(queries, str(tf), scoring, device="cpu")
+    assert np.array_equal(scores(queries, str(wdb), scoring, device="cpu"), want)
+    assert np.array_equal(scores(str(wdb), queries, scoring, device="cpu"), want.T)
+    assert np.array_equal(scores(queries, wavedp.Database.open(wdb), scoring, device="cpu"),
+                          want)
+    assert sequence_ids(str(wdb), scoring, "target") == [f"t{k}" for k in range(len(targets))]
+    qf = tmp_path / "q.fa"
+    qf.write_text("".join(f">q{k}\n{s}\n" for k, s in enumerate(queries)))
+    runner = CliRunner()
+    by_db = runner.invoke(cli, ["scores", str(qf), str(wdb), "--device", "cpu"])
+    by_fasta = runner.invoke(cli, ["scores", str(qf), str(tf), "--device", "cpu"])
+    assert by_db.exit_code == 0 and by_db.output == by_fasta.output
+    with pytest.raises(InputError, match="protein database cannot be searched with DNA"):
+        scores(["ACGT"], str(wdb), wavedp.Scoring(match=1, mismatch=-1), device="cpu")
+
+
 def test_no_queries_or_no_targets():
     assert scores([], ["MKV"], PROT, device="cpu").shape == (0, 1)
     assert scores(["MKV"], [], PROT, device="cpu").shape == (1, 0)

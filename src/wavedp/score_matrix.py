@@ -63,11 +63,19 @@ def _gib(size: int) -> str:
     return f"{size / (1 << 30):.2f} GiB" if size >= 1 << 28 else f"{size / (1 << 20):.1f} MiB"
 
 
-def _prepare(seqs: Any, scoring: Scoring, what: str) -> Prepared:
-    """Sequences (a list, or a FASTA/FASTQ path) validated and encoded (already
-    :class:`Prepared` ones as they are)."""
+def prepared(seqs: Any, scoring: Scoring, what: str) -> Prepared:
+    """Sequences (a list, a FASTA/FASTQ path, a ``.wdb`` folder or a Database) validated and
+    encoded (already :class:`Prepared` ones as they are)."""
     if isinstance(seqs, Prepared):
         return seqs
+    from .db.database import Database  # lazy: NumPy's database module, where one is given
+
+    if isinstance(seqs, (str, os.PathLike)) and os.path.isdir(seqs):
+        seqs = Database.open(os.fspath(seqs))
+    if isinstance(seqs, Database):
+        lut = seqs.codes_for(scoring)  # the other alphabet: one clear error
+        codes = [seqs.codes(k) if lut is None else lut[seqs.codes(k)] for k in range(len(seqs))]
+        return Prepared.from_codes([], list(seqs.ids), codes)
     if isinstance(seqs, os.PathLike) or (isinstance(seqs, str) and os.path.isfile(seqs)):
         path = os.fspath(seqs)
         return Prepared.from_records(read_records(path), scoring, what, path)
@@ -79,7 +87,7 @@ def _prepare(seqs: Any, scoring: Scoring, what: str) -> Prepared:
 def sequence_ids(seqs: Any, scoring: Scoring, what: str = "query") -> list[str]:
     """The ids :func:`scores` gives ``seqs`` (record ids; ``query1``, ``target1``, ... for
     plain strings): the rows and columns of :func:`save`'s ``.tsv``."""
-    return _prepare(seqs, check_scoring(scoring), what).ids
+    return prepared(seqs, check_scoring(scoring), what).ids
 
 
 def _edge(length: np.ndarray, scoring: Scoring, code: int) -> np.ndarray:
@@ -97,10 +105,11 @@ def scores(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
     ``len(queries) x len(targets)``, entry (i, j) equal to
     ``wavedp.align(queries[i], targets[j], scoring, mode).score``.
 
-    ``queries`` and ``targets``: lists of sequences (str, bytes, Bio Seq or SeqRecord) or a
-    FASTA/FASTQ path; ``targets=None`` (or ``all_vs_all=True``) scores the queries against
-    themselves. The device (``auto``, ``cpu``, ``gpu``; on the GPU every visible one or
-    those of ``devices``) is chosen once; on the CPU every core, or ``threads`` of them.
+    ``queries`` and ``targets``: lists of sequences (str, bytes, Bio Seq or SeqRecord), a
+    FASTA/FASTQ path, a ``.wdb`` folder or a Database; ``targets=None`` (or
+    ``all_vs_all=True``) scores the queries against themselves. The device (``auto``,
+    ``cpu``, ``gpu``; on the GPU every visible one or those of ``devices``) is chosen once;
+    on the CPU every core, or ``threads`` of them.
     Before any work the int32 score range and the host memory (:func:`memory_needed`
     against :func:`host_memory`) are checked (InputErrors).
     """
@@ -108,8 +117,8 @@ def scores(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
     code = mode_code(mode)
     if all_vs_all and targets is not None:
         raise InputError("all_vs_all scores the queries against themselves: give no targets")
-    q = _prepare(queries, scoring, "query")
-    t = q if targets is None else _prepare(targets, scoring, "target")
+    q = prepared(queries, scoring, "query")
+    t = q if targets is None else prepared(targets, scoring, "target")
     chosen = choose(device, devices)
     qlen = np.array([c.size for c in q.codes], np.int64)
     tlen = np.array([c.size for c in t.codes], np.int64)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 import numpy as np
 
+from ..api import Prepared
 from ..device import choose
 from ..errors import InputError
-from ..score_matrix import scores, write_tsv
+from ..score_matrix import prepared, scores, write_tsv
 from . import common, outputs
 
 SCORES_HELP = """Score every record of QUERIES against every record of TARGETS.
 
 QUERIES and TARGETS are FASTA or FASTQ files (plain or gzipped, '-' for
-standard input); without TARGETS the queries are scored against
+standard input) or .wdb databases; without TARGETS the queries are scored against
 themselves (all-vs-all). Each entry is the exact score wavedp align
 gives the pair, computed by the search's scan engines (every GPU, or
 every CPU core); the memory the matrix needs is checked first.
@@ -53,8 +56,12 @@ def scores_command(query: str, target: str | None, mode: str, matrix: str | None
         raise InputError("npy is not gzipped: name the output .npy")
     if query == "-" and target == "-":
         raise InputError("QUERIES and TARGETS cannot both be standard input ('-')")
-    queries = common.prepare(query, scoring, "query")
-    targets = queries if target is None else common.prepare(target, scoring, "target")
+    def read(path: str, what: str) -> Prepared:  # a .wdb folder, or a FASTA/FASTQ file
+        return (prepared(path, scoring, what) if os.path.isdir(path)
+                else common.prepare(path, scoring, what))
+
+    queries = read(query, "query")
+    targets = queries if target is None else read(target, "target")
     chosen = choose(device, devices)
     found = scores(queries, targets, scoring, mode=mode, device=chosen)
     with outputs.opened(destination, binary=fmt == "npy") as out:
