@@ -130,3 +130,13 @@ def test_rich_is_not_imported_by_the_module():
     code = "import sys, wavedp.cli.progress; print('rich' in sys.modules)"
     done = fresh(["-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_counts_are_singular_for_one():
+    """"1 query", "1 sequence", never "1 queries" (makedb's line and the progress lines)."""
+    from wavedp.cli.progress import counted
+
+    assert [counted(n, "queries") for n in (0, 1, 2, 1500)] == [
+        "0 queries", "1 query", "2 queries", "1,500 queries"]
+    assert (counted(1, "sequences"), counted(1, "residues"), counted(1, "pairs")) == (
+        "1 sequence", "1 residue", "1 pair")

@@ -8,6 +8,7 @@ import click
 
 from ..db import makedb as builder
 from ..db.files import ALPHABETS
+from .progress import counted
 
 MAKEDB_HELP = """Build a search database (a .wdb folder) from FASTA.
 
@@ -37,7 +38,8 @@ def makedb(fasta: str, output: str, alphabet: str, threads: int | None) -> None:
         db = Database.build(fasta, output, alphabet=alphabet, progress=True,
                                      threads=threads, processes=False)
         built = builder.Built.of(db)
-    click.echo(f"wavedp: {output}: {built.sequences:,} sequences, {built.residues:,} residues "
+    click.echo(f"wavedp: {output}: {counted(built.sequences, 'sequences')}, "
+               f"{counted(built.residues, 'residues')} "
                f"({built.alphabet}{', guessed' if alphabet == 'auto' else ''})"
                + (f"; {built.empty:,} empty (a search gives them no hits)"
                   if built.empty else ""), err=True)

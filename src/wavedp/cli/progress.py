@@ -16,6 +16,14 @@ from collections.abc import Callable
 from typing import TextIO
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` with ``noun`` (given plural), singular for one: "1 query", "2 queries"."""
+    if n != 1:
+        return f"{n:,} {noun}"
+    return "1 " + (noun[:-3] + "y" if noun.endswith("ies") else
+                   noun[:-1] if noun.endswith("s") else noun)
+
+
 def si(count: float) -> str:
     """A count with an SI suffix: 17845600 -> '17.8M'."""
     for suffix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
@@ -98,7 +106,7 @@ class Progress:
 
     def status(self, seconds: float) -> str:
         """The line of the work so far, ``seconds`` into the run."""
-        parts = [f"{self.done:,}/{self.queries:,} {self.unit}"] if self.queries else []
+        parts = [f"{self.done:,}/{counted(self.queries, self.unit)}"] if self.queries else []
         if self.scans:
             parts.append(f"{si(self.residues())} residues scanned")
         else:
@@ -108,7 +116,7 @@ class Progress:
 
     def summary(self, seconds: float) -> str:
         """The summary line of a run that took ``seconds``."""
-        parts = [f"{self.done:,} {self.unit}"] if self.queries else []
+        parts = [counted(self.done, self.unit)] if self.queries else []
         parts.append(f"{si(self.residues())} residues" if self.scans else f"{si(self.cells)} cells")
         parts += [f"{rate(self.cells, seconds)} GCUPS", duration(seconds)]
         return f"wavedp: {self.label}: " + ", ".join(parts)
