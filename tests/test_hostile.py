@@ -155,7 +155,7 @@ def _slow_search(tmp_path: Path) -> tuple[Path, Path]:
     return q, t
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_a_stopped_search_leaves_no_temporary_file(tmp_path, signum):
     q, t = _slow_search(tmp_path)
     out = tmp_path / "out.tsv"
@@ -169,8 +169,9 @@ def test_a_stopped_search_leaves_no_temporary_file(tmp_path, signum):
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signum, err
-    assert err.decode().strip().splitlines()[-1] == (
-        f"wavedp: error: stopped by {signal.Signals(signum).name}")
+    said = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+    lines = err.decode().splitlines()
+    assert lines[-1] == f"wavedp: error: {said}" and all(x.strip() for x in lines), err
     assert leftovers(tmp_path) == [] and not out.exists()
 
 

@@ -54,6 +54,11 @@ def error(message: str) -> None:
     click.echo(f"wavedp: error: {' '.join(str(message).split())}", err=True)
 
 
+class Interrupted(BaseException):
+    """Ctrl-C during a command: raised past click, whose own handler would print an empty
+    line before our one."""
+
+
 class ClosedPipe(BaseException):
     """Standard output's reader went away (``wavedp search ... | head``): raised past click,
     which would turn the BrokenPipeError into exit status 1."""
@@ -102,6 +107,8 @@ class _Cli(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted from None
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 raise ClosedPipe from None
@@ -132,7 +139,7 @@ class _Cli(click.Group):
                 sys.exit(USAGE_EXIT)
             error(exc.format_message())
             sys.exit(USAGE_EXIT if isinstance(exc, click.UsageError) else exc.exit_code)
-        except (click.Abort, KeyboardInterrupt):
+        except (click.Abort, KeyboardInterrupt, Interrupted):
             error("interrupted")
             sys.exit(130)
         except Stopped as exc:
