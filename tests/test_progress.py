@@ -36,8 +36,8 @@ def test_lines_at_most_every_interval_then_a_summary():
     lines = out.getvalue().splitlines()
     assert len(lines) == 4  # at 30, 60 and 90 s, then the summary
     assert lines[0] == ("wavedp: search: 5/20 queries, 6.0k residues scanned, 0.0 GCUPS, "
-                        "00:00:30 elapsed")
-    assert lines[2].endswith("00:01:30 elapsed")
+                        "00:00:30 elapsed, about 00:01:10 left")  # 30% done in 30 s
+    assert lines[2].endswith("00:01:30 elapsed, about 00:00:10 left")
     assert lines[3] == "wavedp: search: 20 queries, 20.0k residues, 0.0 GCUPS, 00:01:40"
 
 
@@ -85,7 +85,8 @@ def test_cells_when_no_residues_are_scanned():
         clock.now += 2
         progress.advance(3_000_000_000, done=9)
     assert out.getvalue().splitlines() == [
-        "wavedp: align: 3/12 pairs, 25% of 4.0G cells, 0.5 GCUPS, 00:00:02 elapsed",
+        "wavedp: align: 3/12 pairs, 25% of 4.0G cells, 0.5 GCUPS, 00:00:02 elapsed, about "
+        "00:00:06 left",
         "wavedp: align: 12/12 pairs, 100% of 4.0G cells, 1.0 GCUPS, 00:00:04 elapsed",
         "wavedp: align: 12 pairs, 4.0G cells, 1.0 GCUPS, 4.0 s",
     ]

@@ -4,7 +4,8 @@ On a terminal: a rich progress bar that vanishes at the end. Elsewhere (a batch 
 a plain line at most every ``interval`` seconds while work is reported, and one summary line
 at the end of a run that took at least ``quiet`` seconds or printed a line::
 
-    wavedp: search: 12/20 queries, 3.1G residues scanned, 42.0 GCUPS, 00:01:10 elapsed
+    wavedp: search: 12/20 queries, 3.1G residues scanned, 42.0 GCUPS, 00:01:10 elapsed, about
+    00:00:47 left
     wavedp: search: 20 queries, 5.1G residues, 41.7 GCUPS, 00:02:03
 """
 
@@ -134,8 +135,10 @@ class Progress:
             self.last = now
             self.lines += 1
             seconds = now - self.start
+            left = (f", about {clock_time(seconds * (self.total - self.cells) / self.cells)} "
+                    "left" if 0 < self.cells < self.total else "")
             self._say(f"wavedp: {self.label}: {self.status(seconds)}, "
-                      f"{clock_time(seconds)} elapsed")
+                      f"{clock_time(seconds)} elapsed{left}")
 
     def _say(self, line: str) -> None:
         self.stream.write(line + "\n")
