@@ -481,6 +481,8 @@ def test_resume_after_an_interruption(tmp_path: Path, protein, monkeypatch, fmt:
     resumed = interrupt_after(monkeypatch, 1000)
     result = invoke(*args, "-o", out, "--resume")
     assert result.exit_code == 0, result.output
+    assert "wavedp: resuming: 5 queries of 12 done before, 7 queries to search" in \
+        result.stderr
     assert skips + resumed == [set(), {0, 1, 2, 3, 4}]
     assert out.read_text() == expected
     assert sorted(os.listdir(tmp_path)) == ["out.txt"]  # the journal is gone

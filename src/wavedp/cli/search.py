@@ -47,7 +47,7 @@ from ..trace import Trace, explain_lines, process_seconds
 from ..version import __version__
 from . import common, outputs
 from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
-from .progress import Progress
+from .progress import Progress, counted
 
 #: SAM @SQ lines are streamed from a database this many sequences at a time
 SQ_BLOCK = 1 << 16
@@ -417,6 +417,10 @@ def _searched(request: _Request, queries: _QueryFile, db: Database, journal: Jou
     done = np.array(sorted(journal.done) if journal else [], np.int64)
     todo = np.ones(len(queries), bool)
     todo[done] = False
+    if done.size:
+        click.echo(f"wavedp: resuming: {counted(int(done.size), 'queries')} of "
+                   f"{len(queries):,} done before, {counted(int(todo.sum()), 'queries')} "
+                   "to search", err=True)
     strands = request.strands
     scans = int(todo.sum()) * strands * db.total_residues  # residues of every scan
     cells = int(queries.lengths[todo].sum()) * strands * db.total_residues
