@@ -131,3 +131,29 @@ def test_a_matrix_loads_without_importing_bio_align():
             "assert s.table.shape == (24, 24)\n"
             "assert 'Bio.Align' not in sys.modules, 'Bio.Align imported'\n")
     fresh(["-c", code], check=True)
+
+
+def test_a_matrix_file_in_ncbis_format(tmp_path):
+    """--matrix FILE: a matrix file in NCBI's format (Biopython writes it) scores as the
+    matrix it holds, through the API and the command; a file that is not one is one line."""
+    from click.testing import CliRunner
+
+    from wavedp.cli import cli
+
+    path = tmp_path / "my62.mat"
+    path.write_text(str(substitution_matrices.load("BLOSUM62")))
+    mine = wavedp.Scoring(matrix=str(path), gap_open=11, gap_extend=1)
+    blosum = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    assert mine.matrix == str(path) and mine.alphabet == blosum.alphabet
+    assert np.array_equal(mine.table, blosum.table)
+    q, t = "MKTAYIAKQRQISFVKSHFSRQ", "MKTAYLAKQRQISFVKSHW"
+    assert wavedp.align(q, t, mine).score == wavedp.align(q, t, blosum).score
+    fa = tmp_path / "q.fa"
+    fa.write_text(f">q\n{q}\n>t\n{t}\n")
+    args = ["scores", str(fa), "--device", "cpu"]
+    runner = CliRunner()
+    assert runner.invoke(cli, [*args, "--matrix", str(path)]).output == \
+        runner.invoke(cli, args).output
+    bad = runner.invoke(cli, [*args, "--matrix", str(fa)])
+    assert bad.exit_code == 2 and "not a substitution matrix" in bad.output
+    assert str(fa) in bad.output

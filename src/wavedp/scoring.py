@@ -40,8 +40,11 @@ def _load_matrix(name: str) -> tuple[str, np.ndarray]:
         if found is not None and np.abs(found[1]).max() < SCORE_LIMIT:
             return found
     key = {n.upper(): n for n in _matrices().load()}.get(name.upper())
+    if key is None and os.path.isfile(name):
+        return _matrix_file(name)
     if key is None:
-        raise InputError(f"unknown substitution matrix {name!r}; the matrices wavedp takes: "
+        raise InputError(f"unknown substitution matrix {name!r} (neither a matrix Biopython "
+                         f"ships nor a file); the matrices wavedp takes: "
                          f"{', '.join(usable_matrices())}")
     found = _usable(key)
     if isinstance(found, str):
@@ -50,9 +53,35 @@ def _load_matrix(name: str) -> tuple[str, np.ndarray]:
     return found
 
 
+def _matrix_file(path: str) -> tuple[str, np.ndarray]:
+    """(alphabet, int32 table) of the matrix file ``path`` (NCBI's format, as BLAST's
+    ``-matrix`` and Biopython's reader take it); an InputError naming the file otherwise."""
+    found = _read_plain(path)
+    if found is None:
+        try:
+            matrix = _matrices().read(path)
+        except Exception as exc:  # noqa: BLE001 - Biopython's reader raises many kinds
+            why = " ".join(str(exc).split())
+            raise InputError(f"file {path}: not a substitution matrix in NCBI's format"
+                             + (f" ({why})" if why else "")) from None
+        found = _usable_matrix(matrix)
+    if isinstance(found, str):
+        raise InputError(f"file {path}: the matrix {found}")
+    alphabet, table = found
+    if table.shape != (len(alphabet), len(alphabet)) or not table.size:
+        raise InputError(f"file {path}: the matrix is not square over its letters")
+    if np.abs(table).max() >= SCORE_LIMIT:
+        raise InputError(f"file {path}: the matrix has scores beyond +-{SCORE_LIMIT}")
+    return alphabet, table
+
+
 def _usable(key: str) -> tuple[str, np.ndarray] | str:
     """Biopython's matrix ``key`` as (alphabet, int32 table), or why wavedp cannot use it."""
-    matrix = _matrices().load(key)
+    return _usable_matrix(_matrices().load(key))
+
+
+def _usable_matrix(matrix) -> tuple[str, np.ndarray] | str:
+    """A Biopython matrix as (alphabet, int32 table), or why wavedp cannot use it."""
     alphabet = matrix.alphabet
     if not isinstance(alphabet, str) or any(len(a) != 1 for a in alphabet):
         return "is not over single letters"
@@ -62,6 +91,11 @@ def _usable(key: str) -> tuple[str, np.ndarray] | str:
     if np.abs(values).max() >= SCORE_LIMIT:
         return f"has scores beyond +-{SCORE_LIMIT}"
     return alphabet, values.astype(np.int32)
+
+
+def _known(name: str) -> bool:
+    """Whether ``name`` (any case) is a matrix Biopython ships."""
+    return name.upper() in {n.upper() for n in _matrices().load()}
 
 
 @functools.cache
@@ -170,9 +204,10 @@ class Scoring:
             set_(self, "alphabet", DNA_LETTERS)
             set_(self, "lut", dna_table())
         else:
-            name = "BLOSUM62" if self.matrix is None else str(self.matrix)
+            name = "BLOSUM62" if self.matrix is None else os.fspath(self.matrix)
             alphabet, table = _load_matrix(name)
-            set_(self, "matrix", name.upper())
+            set_(self, "matrix", name if os.path.isfile(name) and not _known(name)
+                 else name.upper())
             set_(self, "alphabet", alphabet)
             set_(self, "lut", matrix_table(alphabet))
         table.setflags(write=False)

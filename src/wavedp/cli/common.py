@@ -86,7 +86,8 @@ def score_options(command: Callable) -> Callable:
                      help="local (Smith-Waterman/Gotoh), global (Needleman-Wunsch) or "
                           "semiglobal (end gaps free)."),
         click.option("--matrix", default=None,
-                     help="Substitution matrix by name (any integer matrix Biopython ships). "
+                     help="Substitution matrix: a name (any integer matrix Biopython "
+                          "ships) or a file in NCBI's format (as BLAST's -matrix reads). "
                           "[default: BLOSUM62]"),
         click.option("--match", type=int, default=None,
                      help="DNA match score (with --mismatch)."),
