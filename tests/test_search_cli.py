@@ -27,7 +27,7 @@ import wavedp
 from wavedp.cli import cli
 from wavedp.cli import search as search_command
 from wavedp.db.database import Database
-from wavedp.formats import blast_bitscore, blast_evalue, format_alignment
+from wavedp.formats import blast_bitscore, blast_evalue, format_alignment, sam_record
 from wavedp.search import journal as journal_module
 from wavedp.search.api import search
 from wavedp.search.journal import MAGIC, journal_path
@@ -201,8 +201,35 @@ def test_sam_header_lists_the_database(protein):
     pg = lines[1 + len(db)]
     assert pg.startswith("@PG\tID:wavedp") and "CL:wavedp search " in pg
     hits = search(protein["q"], protein["wdb"], wavedp.Scoring(), device="cpu", top=2)
-    assert "\n".join(lines[2 + len(db):]) + "\n" == rendered(hits, "sam")
-    assert all(line.split("\t")[1] == "0" for line in lines[2 + len(db):])
+    want = "".join(sam_record(h, secondary=k > 0) + "\n" for q in hits
+                   for k, h in enumerate(q))
+    assert "\n".join(lines[2 + len(db):]) + "\n" == want
+    flags = [(line.split("\t")[0], line.split("\t")[1]) for line in lines[2 + len(db):]]
+    firsts = {qid for qid, _ in flags}
+    assert [f for _, f in flags].count("0") == len(firsts)  # one primary a query, the best
+    assert all(f in ("0", "256") for _, f in flags) and "256" in [f for _, f in flags]
+
+
+@pytest.mark.skipif(shutil.which("samtools") is None, reason="needs samtools (Debian)")
+@pytest.mark.parametrize("command", ["search", "align"])
+def test_sam_passes_samtools_with_one_primary_a_query(tmp_path, protein, command):
+    """samtools reads the SAM of search (several hits a query) and of align (every target
+    a query) whole, and counts one primary record a query, the rest secondary."""
+    out = tmp_path / "out.sam"
+    extra = ["--top", "3"] if command == "search" else []
+    target = protein["wdb"] if command == "search" else protein["fa"]
+    result = invoke(command, protein["q"], target, "--device", "cpu", "--format", "sam",
+                    "-o", out, *extra)
+    assert result.exit_code == 0, result.output
+    stats = subprocess.run(["samtools", "flagstat", str(out)], capture_output=True,
+                           text=True, check=True).stdout
+    names = subprocess.run(["samtools", "view", str(out)], capture_output=True, text=True,
+                           check=True).stdout
+    queries = {line.split("\t")[0] for line in names.splitlines()}
+    primary = subprocess.run(["samtools", "view", "-c", "-F", "256", str(out)],
+                             capture_output=True, text=True, check=True).stdout
+    assert int(primary) == len(queries), stats
+    assert f"{len(names.splitlines()) - len(queries)} + 0 secondary" in stats
 
 
 def test_pairwise_shows_evalue_and_bit_score(protein):
@@ -247,8 +274,10 @@ def test_dna_minus_strand_in_blast6_and_sam(dna):
                  "sam")
     records = [line.split("\t") for line in sam.stdout.splitlines() if line[0] != "@"]
     assert len(records) == len(flat)
+    firsts = {id(q[0]) for q in hits}  # each query's best hit: its primary record
     for record, hit in zip(records, flat, strict=True):
-        assert record[1] == ("16" if hit.strand == "-" else "0")
+        secondary = 0 if id(hit) in firsts else 256
+        assert record[1] == str((16 if hit.strand == "-" else 0) | secondary)
         original = dna["q1"] if hit.query_id == "s1" else dna["q2"]
         assert record[9] == (revcomp(original) if hit.strand == "-" else original)
     plus_only = invoke("search", dna["q"], dna["wdb"], *DNA_ARGS, "--device", "cpu",

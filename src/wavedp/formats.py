@@ -32,7 +32,7 @@ _JSON_FIELDS = ("score", "query_start", "query_end", "target_start", "target_end
                 "query_id", "target_id", "mode", "query_length", "target_length")
 _HIT_FIELDS = ("evalue", "bitscore", "strand")
 #: SAM FLAG bits
-SAM_UNMAPPED, SAM_REVERSE = 4, 16
+SAM_UNMAPPED, SAM_REVERSE, SAM_SECONDARY = 4, 16, 256
 
 
 def format_alignment(aln: Alignment, kind: str, search: bool = False) -> str:
@@ -217,10 +217,11 @@ def sam_cigar(aln: Alignment) -> str:
     return (f"{lead}S" if lead else "") + (aln.cigar or "") + (f"{trail}S" if trail else "")
 
 
-def sam_record(aln: Alignment) -> str:
+def sam_record(aln: Alignment, secondary: bool = False) -> str:
     """One SAM line with the target as reference; unplaced alignments get FLAG 4, POS 0.
 
     A minus-strand hit sets FLAG 16; its SEQ is the query's reverse complement, as aligned.
+    ``secondary``: not the query's primary record (FLAG 256; a query has one primary).
     """
     seq = aln.query.upper() or "*"
     tags = [f"AS:i:{aln.score}"]
@@ -232,7 +233,8 @@ def sam_record(aln: Alignment) -> str:
         c = aln.counts()
         tags.append(f"NM:i:{c['X'] + c['I'] + c['D']}")
         pos = (aln.target_start or 0) + 1
-        fields = [aln.query_id, str(reverse), aln.target_id, str(pos), "255", sam_cigar(aln),
+        flag = reverse | (SAM_SECONDARY if secondary else 0)
+        fields = [aln.query_id, str(flag), aln.target_id, str(pos), "255", sam_cigar(aln),
                   "*", "0", "0", seq, "*"]
     return "\t".join(fields + tags)
 

@@ -12,7 +12,7 @@ from ..api import run_pairs
 from ..device import choose, start_gpus
 from ..engines.cuda.sync import SYNCS
 from ..errors import InputError
-from ..formats import format_alignment, sam_header
+from ..formats import format_alignment, sam_header, sam_record
 from . import common, outputs
 from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
 from .pairs import PairsJob, align_pairs
@@ -123,16 +123,21 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
         elif header:
             out.write(fields.header_line(columns or fields.DEFAULT) + "\n")
         first = True
+        placed = np.zeros(len(qlens), bool)  # sam: the query's primary record is written
         with Progress("align", total, queries=len(qlens) * len(tlens), unit="pairs",
                       bar=total >= CHUNK_CELLS) as progress:
             for pairs, cells in chunks:
                 results = run_pairs(queries, targets, pairs, scoring, mode, not score_only,
                                     chosen, strategy=strategy, sync=sync, storage=storage)
-                for aln in results:
+                for (q, _), aln in zip(pairs, results, strict=True):
                     if fmt == "pairwise" and not first:
                         out.write("\n")
-                    out.write((format_alignment(aln, fmt) if columns is None
-                               else fields.render(aln, columns, scoring)) + "\n")
+                    if fmt == "sam":  # a query's first target is its primary record
+                        out.write(sam_record(aln, secondary=bool(placed[q])) + "\n")
+                        placed[q] = True
+                    else:
+                        out.write((format_alignment(aln, fmt) if columns is None
+                                   else fields.render(aln, columns, scoring)) + "\n")
                     first = False
                 out.flush()
                 progress.advance(cells, done=len(pairs))

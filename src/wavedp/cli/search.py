@@ -25,7 +25,7 @@ from ..db.database import Database
 from ..db.files import HEADER
 from ..device import Device, choose, start_gpus
 from ..errors import EmptyWarning, InputError
-from ..formats import format_alignment, sam_header_lines
+from ..formats import format_alignment, sam_header_lines, sam_record
 from ..scoring import Scoring
 from ..search import cluster as dask_cluster
 from ..search.api import (
@@ -132,6 +132,8 @@ def _render(hits: list[Alignment], fmt: str, columns: tuple[str, ...] | None = N
         return "".join(fields.render(h, columns, scoring) + "\n" for h in hits)
     if fmt == "pairwise":
         return "\n".join(format_alignment(h, fmt) + "\n" for h in hits)
+    if fmt == "sam":  # the best hit is the query's primary record, the rest secondary
+        return "".join(sam_record(h, secondary=k > 0) + "\n" for k, h in enumerate(hits))
     return "".join(format_alignment(h, fmt, search=True) + "\n" for h in hits)
 
 
