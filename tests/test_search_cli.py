@@ -244,6 +244,23 @@ def test_pairwise_shows_evalue_and_bit_score(protein):
 
 # ---- DNA strands -----------------------------------------------------------------------------
 
+def test_a_dna_database_needs_no_scoring_flag(dna, protein):
+    """Given no scoring flag, a DNA database (.wdb or FASTA) is searched with blastn's scores
+    and gaps, said on stderr, E-values included; a protein query against it is one line."""
+    blastn = ["--match", "2", "--mismatch", "-3", "--gap-open", "7", "--gap-extend", "2"]
+    want = invoke("search", dna["q"], dna["wdb"], *blastn, "--device", "cpu")
+    assert want.exit_code == 0 and want.stdout
+    for target in (dna["wdb"], dna["q"].parent / "db.fa"):
+        got = invoke("search", dna["q"], target, "--device", "cpu")
+        assert got.exit_code == 0, got.output
+        assert got.stdout == want.stdout
+        assert "wavedp: a DNA database: --match 2 --mismatch -3 --gap-open 7" in got.stderr
+    assert all(row.split("\t")[10] != "NA" for row in want.stdout.splitlines())
+    assert invoke("search", protein["q"], protein["wdb"], "--device", "cpu").stderr.find(
+        "a DNA database") < 0  # a protein database: BLOSUM62, as before
+    bad = invoke("search", protein["q"], dna["wdb"], "--device", "cpu")
+    assert bad.exit_code == 2 and bad.stderr.count("error:") == 1 and "DNA" in bad.stderr
+
 def test_dna_minus_strand_in_blast6_and_sam(dna):
     scoring = wavedp.Scoring(match=2, mismatch=-3, gap_open=7, gap_extend=2)
     hits = search(dna["q"], dna["wdb"], scoring, device="cpu")
@@ -362,7 +379,7 @@ def _bad_cases(tmp: Path, protein, dna) -> dict[str, tuple[list, tuple[str, ...]
         "bad letter in a query": ([badq, wdb], ("badq.fa", "'r2'", "position 6", "'1'")),
         "bad letter in the database": ([q, baddb], ("baddb.fa", "'d2'", "position 3", "'#'")),
         "database of another alphabet": ([q, dna["wdb"]], ("db.wdb", "DNA database",
-                                                           "protein")),
+                                                           "protein", "q.fa")),
         "truncated database": ([q, truncated], ("truncated.wdb", "residues.u8", "truncated")),
         "corrupt database": ([q, corrupt], ("corrupt.wdb", "residues.u8", "checksum")),
         "evalue without statistics": ([q, wdb, "--mode", "global", "--evalue", "1",

@@ -21,8 +21,10 @@ import numpy as np
 from .. import columns as fields
 from ..alignment import Alignment
 from ..api import Prepared
+from ..db.building import guess_alphabet
 from ..db.database import Database
 from ..db.files import HEADER
+from ..db.reading import read_header
 from ..device import Device, choose, start_gpus
 from ..errors import EmptyWarning, InputError
 from ..formats import format_alignment, sam_header_lines, sam_record
@@ -257,6 +259,16 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                    output: str | None, column_text: str | None, header: bool, resume: bool,
                    scheduler: str | None, cluster: str | None,
                    workers: int | None, partition: str, explain: bool, energy: bool) -> None:
+    if matrix is None and match is None and mismatch is None and _holds_dna(database):
+        if query != STDIN and not _holds_dna(query):
+            raise InputError(f"file {database}: a DNA database cannot be searched with the "
+                             f"protein queries of {query}; give DNA queries, or search a "
+                             "protein database")
+        match, mismatch = DNA_SCORES  # a DNA database needs no scoring flag
+        gap_open = BLASTN_GAPS[0] if gap_open is None else gap_open
+        gap_extend = BLASTN_GAPS[1] if gap_extend is None else gap_extend
+        click.echo(f"wavedp: a DNA database: --match {match} --mismatch {mismatch} "
+                   f"--gap-open {gap_open} --gap-extend {gap_extend}", err=True)
     scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
     if fraction is not None:
         check_fraction(fraction)
@@ -356,6 +368,28 @@ class _Request:
                    "columns": " ".join(self.columns or ()), "header": self.header,
                    "stats": self.stats, "mask": self.mask}
         return _signature(self.query, self.database, self.scoring, options)
+
+
+#: the scoring of a search of a DNA database given no scoring flag: blastn's reward and
+#: penalty, and its gap costs (existence 5, extension 2: a first gap residue costs 7 here),
+#: which BLAST has statistics for
+DNA_SCORES = (2, -3)
+BLASTN_GAPS = (7, 2)
+
+
+def _holds_dna(path: str) -> bool:
+    """Whether ``path`` holds DNA: a ``.wdb`` folder's header says so, or a FASTA/FASTQ
+    file's first records are DNA (standard input, or anything unreadable here: no; reading
+    it later names the fault)."""
+    if path == STDIN:
+        return False
+    try:
+        if os.path.isdir(path):
+            return read_header(path)["alphabet"] == "dna"
+        texts = [text for _, text in itertools.islice(iter_records(path), 64)]
+    except (InputError, OSError):
+        return False
+    return bool(texts) and guess_alphabet(texts) == "dna"
 
 
 class _QueryFile:
