@@ -56,6 +56,13 @@ SQ_BLOCK = 1 << 16
 #: seconds ``search --scheduler`` waits for the Dask scheduler to answer
 CONNECT_TIMEOUT = dask_cluster.CONNECT_TIMEOUT
 
+#: the scoring of a search of a DNA database given no scoring flag: blastn's reward and
+#: penalty, and its gap costs (existence 5, extension 2: a first gap residue costs 7 here),
+#: which BLAST has statistics for
+DNA_SCORES = (2, -3)
+BLASTN_GAPS = (7, 2)
+
+
 SEARCH_HELP = f"""Search every record of QUERIES against every sequence of DB.
 
 QUERIES is a FASTA or FASTQ file (plain or gzipped); DB a database folder made by
@@ -67,6 +74,8 @@ each aligned as wavedp align would align the pair.
 Scoring defaults (as wavedp align):
   protein: --matrix BLOSUM62 --gap-open {PROTEIN_DEFAULTS[0]} --gap-extend {PROTEIN_DEFAULTS[1]}
   DNA (given --match and --mismatch): --gap-open {DNA_DEFAULTS[0]} --gap-extend {DNA_DEFAULTS[1]}
+  a DNA DB given no scoring option: --match {DNA_SCORES[0]} --mismatch {DNA_SCORES[1]} \
+--gap-open {BLASTN_GAPS[0]} --gap-extend {BLASTN_GAPS[1]} (blastn's)
 
 \b
 E-values (--stats): fitted (default) fits each query's own score
@@ -368,13 +377,6 @@ class _Request:
                    "columns": " ".join(self.columns or ()), "header": self.header,
                    "stats": self.stats, "mask": self.mask}
         return _signature(self.query, self.database, self.scoring, options)
-
-
-#: the scoring of a search of a DNA database given no scoring flag: blastn's reward and
-#: penalty, and its gap costs (existence 5, extension 2: a first gap residue costs 7 here),
-#: which BLAST has statistics for
-DNA_SCORES = (2, -3)
-BLASTN_GAPS = (7, 2)
 
 
 def _holds_dna(path: str) -> bool:
