@@ -35,6 +35,7 @@ USAGE_EXIT = 2
 COMMANDS = {
     "align": (".align", "align"),
     "makedb": (".makedb", "makedb"),
+    "fetch": (".fetch", "fetch"),
     "search": (".search", "search_command"),
     "scores": (".scores", "scores_command"),
     "info": (".info", "info"),
