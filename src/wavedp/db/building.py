@@ -19,7 +19,6 @@ from ..fasta_parser import FastaBlock, fasta_block
 from ..scoring import INVALID, dna_table, matrix_table
 from ..seqio import fasta_chunks, iter_records
 from . import makedb
-from .checksum import crc32_file
 from .files import (
     ALPHABETS,
     FILES,
@@ -84,11 +83,6 @@ def composition_of(codes: np.ndarray, size: int = 256) -> np.ndarray:
     for start in range(0, codes.size, step):
         counts += np.bincount(codes[start:start + step], minlength=size)[:size]
     return counts
-
-
-def crc32_hex(path: str) -> str:
-    """CRC-32 of a file, on every core (``checksum.crc32_file``), as 8 hex digits."""
-    return f"{crc32_file(path):08x}"
 
 
 class Sink:

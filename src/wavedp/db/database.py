@@ -5,7 +5,7 @@ Layout of ``NAME.wdb/`` (all integers little-endian, every array a raw file):
 - ``header.json``: format name and version, alphabet, letters, counts, the letter
   composition, the data folder's name and every data file's size and CRC-32; its last line
   holds the CRC-32 of the lines before it, so every byte that decides a result is checked;
-- ``data-XXXXXXXXXXXXXXXX/``, the data folder the header names:
+- ``data-`` and 16 hex digits: the data folder the header names, holding
   - ``residues.u8``: every sequence's codes, concatenated in file order (code k is letter k
     of the header's ``letters``);
   - ``offsets.i64``: n+1 start offsets into ``residues.u8`` (the last one is the residue
