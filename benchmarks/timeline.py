@@ -115,6 +115,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--every", type=float, default=0.005)
     parser.add_argument("--least", type=float, default=0.01)
+    parser.add_argument("--top", type=int, default=6, help="frames summed per thread")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     words = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -151,7 +152,7 @@ def main() -> None:
             for name in (n for _, n in samples):
                 totals[name] = totals.get(name, 0.0) + args.every
             print("  in all: " + ", ".join(f"{n} {t:.3f} s" for n, t in sorted(
-                totals.items(), key=lambda item: -item[1])[:6]), file=sys.stderr)
+                totals.items(), key=lambda item: -item[1])[:args.top]), file=sys.stderr)
     raise SystemExit(code)
 
 

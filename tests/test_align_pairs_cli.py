@@ -92,6 +92,28 @@ def test_bad_input_one_line_nothing_written(tmp_path, case, message):
     assert not out.exists() and [p.name for p in tmp_path.iterdir() if ".part" in p.name] == []
 
 
+@pytest.mark.parametrize("fmt", ["sam", "paf", "blast6"])
+@pytest.mark.parametrize("case", ["unequal", "empty"])
+def test_a_file_is_checked_as_it_streams(tmp_path, monkeypatch, fmt, case):
+    """A file output is put in place only at the end, so its inputs are not counted first:
+    a fault found chunks later still leaves nothing written, with the same one line."""
+    q, t, _, _ = _files(tmp_path)
+    monkeypatch.setattr(reading, "CHUNK", 2)
+    if case == "unequal":
+        q.write_text(q.read_text() + ">more\nACGT\n")
+    else:
+        q.write_text(q.read_text() + ">more\n\n")
+        t.write_text(t.read_text() + ">extra\nACGT\n")
+    out = tmp_path / f"out.{fmt}"
+    got = invoke("align", q, t, "--pairs", "--format", fmt, "-o", out, *DNA_OPTS)
+    assert got.exit_code == 2
+    errors = [x for x in got.stderr.splitlines() if x.startswith("wavedp: error")]
+    want = ("as many target records as query records: 10 in" if case == "unequal" else
+            "query record 10 (more) is empty")
+    assert len(errors) == 1 and want in errors[0], got.stderr
+    assert not out.exists() and [p.name for p in tmp_path.iterdir() if ".part" in p.name] == []
+
+
 def test_counting_records(tmp_path):
     fasta = tmp_path / "a.fa"
     fasta.write_text(">a\nAC\nGT\n>b\n\n>c\nA")

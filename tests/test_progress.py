@@ -41,6 +41,25 @@ def test_lines_at_most_every_interval_then_a_summary():
     assert lines[3] == "wavedp: search: 20 queries, 20.0k residues, 0.0 GCUPS, 00:01:40"
 
 
+@pytest.mark.parametrize("pairs", [40, 0])
+def test_cells_not_known(pairs):
+    """Pairs streamed to a file are not counted first: the share done is that of the pairs
+    where their number is known (SAM's header counts them), else only what is done."""
+    clock, out = FakeClock(), io.StringIO()
+    with Progress("align", None, queries=pairs, unit="pairs", stream=out, clock=clock,
+                  interval=30.0) as progress:
+        for _ in range(40):
+            clock.now += 1
+            progress.advance(1_000, done=1)
+    lines = out.getvalue().splitlines()
+    if pairs:
+        assert lines[0] == ("wavedp: align: 30/40 pairs, 30.0k cells, 0.0 GCUPS, 00:00:30 "
+                            "elapsed, about 00:00:10 left")
+    else:
+        assert lines[0] == "wavedp: align: 30 pairs, 30.0k cells, 0.0 GCUPS, 00:00:30 elapsed"
+    assert lines[-1] == "wavedp: align: 40 pairs, 40.0k cells, 0.0 GCUPS, 40.0 s"
+
+
 def test_a_line_needs_a_report_and_the_interval():
     clock, out = FakeClock(), io.StringIO()
     with search_progress(clock, out, interval=10.0) as progress:

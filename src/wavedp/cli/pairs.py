@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO
+
+import numpy as np
 
 from ..device import choose, start_gpus
 from ..errors import InputError
@@ -42,10 +45,50 @@ class PairsJob:
 
 
 def align_pairs(job: PairsJob) -> None:
-    """The command's work: counts checked before any output, then chunk by chunk."""
+    """The command's work: the inputs checked before any output where the output is written
+    as it comes (standard output, a device); a file is put in place only at the end, so its
+    inputs are checked as they stream (one pass over each). Each chunk's output is written
+    on a thread while the next chunk aligns."""
     start_gpus(job.device, job.devices)  # the GPUs start while the files are counted
-    (nq, qbytes, qempty), (nt, tbytes, tempty) = (count_records(readable(p))
-                                                  for p in (job.query, job.target))
+    if job.fmt == "paf" and not job.traceback and job.mode != "global":
+        raise InputError("--format paf needs the alignments' starts: drop --score-only (or "
+                         "use --mode global)")
+    counts = None if job.destination.kind == "file" else _counted(job)
+    chosen = choose(job.device, job.devices)
+    cells = 0
+    with common.energy_meter(job.energy, chosen) as meter, \
+            outputs.opened(job.destination, binary=True) as out:
+        common.note(chosen)
+        targets = _head(job, out)
+        pairs = counts[0][0] if counts else targets
+        estimate = None
+        if counts:
+            (nq, qbytes, _), (nt, tbytes, _) = counts
+            estimate = (qbytes // max(nq, 1)) * (tbytes // max(nt, 1)) * nq
+        with Progress("align", estimate, queries=pairs or 0, unit="pairs") as progress, \
+                ThreadPoolExecutor(1, thread_name_prefix="wavedp-write") as writer:
+            written = None
+            for q, t in read_pairs(job.query, job.target, job.scoring,
+                                   lambda: tuple(c[0] for c in counts or _counted(job))):
+                batch = pairs_api.run(q, t, None, None, job.scoring, job.mode, job.traceback,
+                                      chosen)
+                if written is not None:
+                    written.result()
+                written = writer.submit(batch_formats.write, batch, job.fmt, out, job.columns,
+                                        scoring=job.scoring, follows=cells > 0)
+                work = int((q.lengths * t.lengths).sum())
+                cells += work
+                progress.advance(work, done=len(q))
+            if written is not None:
+                written.result()
+    common.energy_line(meter, cells)
+
+
+def _counted(job: PairsJob) -> tuple[tuple[int, int, int | None], ...]:
+    """Each file's (records, letters, first empty record), checked: as many targets as
+    queries, none empty."""
+    (nq, qbytes, qempty), (nt, tbytes, tempty) = counts = tuple(
+        count_records(readable(p)) for p in (job.query, job.target))
     if nq != nt:
         raise InputError(f"--pairs needs as many target records as query records: {nq:,} "
                          f"in {_name(job.query)}, {nt:,} in {_name(job.target)}")
@@ -53,41 +96,30 @@ def align_pairs(job: PairsJob) -> None:
         if k is not None:  # before any output (standard output too)
             raise InputError(f"file {_name(path)}: {what} record {k} is empty: --pairs "
                              "aligns every record with its mate")
-    if job.fmt == "paf" and not job.traceback and job.mode != "global":
-        raise InputError("--format paf needs the alignments' starts: drop --score-only (or "
-                         "use --mode global)")
-    chosen = choose(job.device, job.devices)
-    estimate = (qbytes // max(nq, 1)) * (tbytes // max(nt, 1)) * nq
-    cells = 0
-    with common.energy_meter(job.energy, chosen) as meter, \
-            outputs.opened(job.destination, binary=True) as out:
-        common.note(chosen)
-        _head(job, out)
-        with Progress("align", estimate, queries=nq, unit="pairs") as progress:
-            for q, t in read_pairs(job.query, job.target, job.scoring, (nq, nt)):
-                batch = pairs_api.run(q, t, None, None, job.scoring, job.mode, job.traceback,
-                                      chosen)
-                batch_formats.write(batch, job.fmt, out, job.columns, scoring=job.scoring,
-                                    follows=cells > 0)
-                work = int((q.lengths * t.lengths).sum())
-                cells += work
-                progress.advance(work, done=len(q))
-    common.energy_line(meter, cells)
+    return counts
 
 
-def _head(job: PairsJob, out: BinaryIO) -> None:
-    """What comes before the alignments: SAM's header (every target an @SQ line, the file
-    read once more), or blast6's ``--header`` line."""
+def _head(job: PairsJob, out: BinaryIO) -> int | None:
+    """What comes before the alignments: SAM's header (every target an @SQ line, the target
+    file read once more), or blast6's ``--header`` line. SAM: the number of targets."""
     if job.fmt == "sam":
         head = list(sam_header_lines([], command_line=shlex.join(["wavedp", *job.argv])))
         out.write((head[0] + "\n").encode())
+        targets = 0
         for ids, lengths in reading.ids_and_lengths(job.target):
+            if (zero := np.flatnonzero(np.asarray(lengths) == 0)).size:
+                raise InputError(f"file {_name(job.target)}: target record "
+                                 f"{targets + int(zero[0]) + 1} is empty: --pairs aligns "
+                                 "every record with its mate")
             out.write(batch_formats.sq_lines(ids, lengths))
+            targets += len(lengths)
         out.write((head[-1] + "\n").encode())
-    elif job.header:
+        return targets
+    if job.header:
         from .. import columns as fields
 
         out.write((fields.header_line(job.columns or fields.DEFAULT) + "\n").encode())
+    return None
 
 
 def _name(path: str) -> str:

@@ -51,9 +51,10 @@ def rate(cells: float, seconds: float) -> str:
 
 
 class Progress:
-    """Progress of ``label`` ("align", "search"): ``total_cells`` DP cells of work over
-    ``queries`` items (named ``unit``; 0: not counted) and ``scans`` database residues
-    scanned in all (0: report cells instead of residues).
+    """Progress of ``label`` ("align", "search"): ``total_cells`` DP cells of work (None: not
+    known; the share done is then that of the items) over ``queries`` items (named ``unit``;
+    0: not counted) and ``scans`` database residues scanned in all (0: report cells instead
+    of residues).
 
     A context manager; the work reports ``advance(cells)`` and ``query_done()`` (or
     ``advance(cells, done=k)``). ``stream`` (default: stderr) is a terminal when its
@@ -63,11 +64,12 @@ class Progress:
     printed a line or took at least ``quiet`` seconds. ``clock`` gives seconds.
     """
 
-    def __init__(self, label: str, total_cells: int, queries: int = 0, scans: int = 0, *,
+    def __init__(self, label: str, total_cells: int | None, queries: int = 0, scans: int = 0, *,
                  interval: float = 30.0, stream: TextIO | None = None,
                  clock: Callable[[], float] = time.monotonic, terminal: bool | None = None,
                  bar: bool = True, unit: str = "queries", quiet: float = 1.0) -> None:
-        self.label, self.total = label, max(int(total_cells), 1)
+        self.label = label
+        self.total = None if total_cells is None else max(int(total_cells), 1)
         self.queries, self.scans, self.unit = queries, scans, unit
         self.interval, self.quiet, self.clock = interval, quiet, clock
         self.stream = sys.stderr if stream is None else stream
@@ -82,7 +84,7 @@ class Progress:
         if self.terminal and self.bar:
             self._rich = self._make_bar()
             self._rich.__enter__()
-            self._task = self._rich.add_task(self.label, total=self.total, status="")
+            self._task = self._rich.add_task(self.label, total=1.0, status="")
         return self
 
     def __exit__(self, kind, value, tb) -> None:
@@ -107,9 +109,12 @@ class Progress:
 
     def status(self, seconds: float) -> str:
         """The line of the work so far, ``seconds`` into the run."""
-        parts = [f"{self.done:,}/{counted(self.queries, self.unit)}"] if self.queries else []
+        parts = ([f"{self.done:,}/{counted(self.queries, self.unit)}"] if self.queries else
+                 [counted(self.done, self.unit)] if self.total is None else [])
         if self.scans:
             parts.append(f"{si(self.residues())} residues scanned")
+        elif self.total is None:
+            parts.append(f"{si(self.cells)} cells")
         else:
             parts.append(f"{min(self.cells / self.total, 1.0):.0%} of {si(self.total)} cells")
         parts.append(f"{rate(self.cells, seconds)} GCUPS")
@@ -117,26 +122,35 @@ class Progress:
 
     def summary(self, seconds: float) -> str:
         """The summary line of a run that took ``seconds``."""
-        parts = [counted(self.done, self.unit)] if self.queries else []
+        parts = [counted(self.done, self.unit)] if self.queries or self.total is None else []
         parts.append(f"{si(self.residues())} residues" if self.scans else f"{si(self.cells)} cells")
         parts += [f"{rate(self.cells, seconds)} GCUPS", duration(seconds)]
         return f"wavedp: {self.label}: " + ", ".join(parts)
 
     def residues(self) -> float:
         """Database residues scanned so far, over all scans."""
-        return self.scans * min(self.cells / self.total, 1.0)
+        return self.scans * (self.fraction() or 0.0)
+
+    def fraction(self) -> float | None:
+        """The share of the work done: of the cells, else of the items (None: neither
+        total known)."""
+        if self.total is not None:
+            return min(self.cells / self.total, 1.0)
+        return min(self.done / self.queries, 1.0) if self.queries else None
 
     def _report(self) -> None:
         now = self.clock()
         if self._rich is not None:
-            self._rich.update(self._task, completed=min(self.cells, self.total),
+            self._rich.update(self._task, completed=self.fraction(),
                               status=self.status(now - self.start))
         elif not self.terminal and now - self.last >= self.interval:
             self.last = now
             self.lines += 1
             seconds = now - self.start
-            left = (f", about {clock_time(seconds * (self.total - self.cells) / self.cells)} "
-                    "left" if 0 < self.cells < self.total else "")
+            done, whole = ((self.cells, self.total) if self.total is not None else
+                           (self.done, self.queries))
+            left = (f", about {clock_time(seconds * (whole - done) / done)} left"
+                    if 0 < done < whole else "")
             self._say(f"wavedp: {self.label}: {self.status(seconds)}, "
                       f"{clock_time(seconds)} elapsed{left}")
 

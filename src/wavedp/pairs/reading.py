@@ -5,7 +5,7 @@ memory bounded by the chunk. FASTA is scanned in pieces on several threads
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -113,11 +113,12 @@ def _cut(held: list[Records], size: int) -> Sequences:
                      np.concatenate([p.letters for p in parts]))
 
 
-def read_pairs(queries: str, targets: str, scoring: Scoring, counts: tuple[int, int],
-               size: int = CHUNK) -> Iterator[tuple[Sequences, Sequences]]:
+def read_pairs(queries: str, targets: str, scoring: Scoring,
+               counts: Callable[[], tuple[int, int]], size: int = CHUNK
+               ) -> Iterator[tuple[Sequences, Sequences]]:
     """(queries, targets) chunks of the two files, ``size`` pairs each, the next read on a
-    thread while the caller works on one; ``counts`` (each file's records, checked equal
-    by the caller) says where a file ends early."""
+    thread while the caller works on one; where a file ends early, an InputError with
+    ``counts()`` (each file's records: called then only, it may raise the error itself)."""
     streams = [_chunks(path, scoring, what, size)
                for path, what in ((queries, "query"), (targets, "target"))]
     with ThreadPoolExecutor(1, thread_name_prefix="wavedp-read") as pool:
@@ -129,8 +130,9 @@ def read_pairs(queries: str, targets: str, scoring: Scoring, counts: tuple[int, 
             ahead = pool.submit(_next_pair, streams)
             q, t = pair
             if q is None or t is None or len(q) != len(t):
+                nq, nt = counts()
                 raise InputError(f"--pairs needs as many target records as query records: "
-                                 f"{counts[0]:,} queries, {counts[1]:,} targets")
+                                 f"{nq:,} queries, {nt:,} targets")
             yield q, t
 
 
