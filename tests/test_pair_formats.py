@@ -16,7 +16,7 @@ from wavedp import InputError
 from wavedp import columns as fields
 from wavedp.alignment import cigar_ops, cigars_from_ops
 from wavedp.formats import blast6, pairwise, sam_record, to_json
-from wavedp.pairs import formats
+from wavedp.pairs import cigar_text, formats
 from wavedp.pairs import lines as line_blocks
 from wavedp.pairs.batch import PairBatch, cigar_strings, runs_from_letters
 from wavedp.pairs.sequences import Sequences
@@ -362,3 +362,22 @@ def test_numbers_every_width():
     got = bytes(line.array(line_blocks.Scratch())).decode()
     assert got == "".join(f"<{v}>\n" + (f"{v % 1000:03d}\n" if v > 0 else "")
                           for v in values.tolist())
+
+
+def test_cigar_text_and_counts_of_any_run():
+    """The compiled CIGAR writer against the runs' Python texts: every op code, run lengths
+    of one to ten digits, pairs without runs; the counts against the batch's own."""
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(0, 6, 300)
+    lengths = 10 ** rng.integers(0, 9, sizes.sum()) + rng.integers(0, 10, sizes.sum())
+    ops = rng.choice([0, 1, 2, 7, 8, 4], sizes.sum())
+    runs = (lengths.astype(np.uint32) << 4) | ops.astype(np.uint32)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    text = cigar_text.text(runs, offsets)
+    assert [bytes(row[row != 0]).decode() for row in text] == cigar_strings(runs, offsets)
+    got = cigar_text.counts(runs, offsets)
+    owner = np.repeat(np.arange(sizes.size), sizes)
+    for column, code in enumerate((7, 8, 1, 2, 0)):
+        assert (got[:, column] == np.bincount(owner, lengths * (ops == code),
+                                              sizes.size)).all()
+    assert (got[:, 5] == np.bincount(owner, (ops == 1) | (ops == 2), sizes.size)).all()

@@ -24,7 +24,6 @@ tname, tlen, tstart, tend, residue matches (``=`` columns), alignment block leng
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 import threading
@@ -37,12 +36,12 @@ import numpy as np
 
 from .. import columns as fields
 from .. import formats as per_alignment
-from ..cigars import DELETE, DIFF, EQUAL, INSERT, OPS
 from ..errors import InputError
 from ..scoring import Scoring
 from ..threads import check, cores
+from . import cigar_text
 from .batch import PairBatch
-from .lines import POWERS, Block, Scratch, Strings
+from .lines import Block, Scratch, Strings
 from .sequences import Joined, Sequences
 
 #: the formats ``write`` knows
@@ -55,7 +54,6 @@ BUDGET = 1 << 26
 
 _UPPER = np.arange(256, dtype=np.uint8)
 _UPPER[97:123] -= 32
-_OP_LETTERS = np.frombuffer(OPS.encode("ascii").ljust(16, b"?"), np.uint8)
 #: the character of place d (0: units) of 0..999
 _ESCAPED = np.zeros(256, bool)  # bytes json.dumps does not write as they are
 _ESCAPED[:32] = _ESCAPED[127:] = True
@@ -118,6 +116,8 @@ def _chunks(batch: PairBatch, fmt: str, columns: Sequence[str] | None,
     if fmt == "paf" and len(batch) and \
             (batch.query_start.min() < 0 or batch.target_start.min() < 0):
         raise InputError("PAF needs the alignment's start: use traceback")
+    if batch.traced:
+        cigar_text.notice()
     return _assembled(batch, _WRITERS[fmt], threads)
 
 
@@ -206,70 +206,25 @@ def _ids(seqs: Sequences, index: np.ndarray, escape: bool) -> tuple[Strings, np.
 
 
 class _Traced:
-    """A block's CIGAR runs: counts per pair and, when asked, the CIGAR texts."""
+    """A block's CIGAR runs: counts per pair and, when asked, the CIGAR texts
+    (``cigar_text``)."""
 
     def __init__(self, batch: PairBatch, a: int, b: int) -> None:
         assert batch.cigar_runs is not None and batch.cigar_offsets is not None
         offsets = batch.cigar_offsets[a:b + 1]
         self.runs = batch.cigar_runs[int(offsets[0]):int(offsets[-1])]
         self.offsets = offsets - offsets[0]
-        self.rows = b - a
-        self.per = np.diff(offsets)
-        self.owner = np.repeat(np.arange(self.rows), self.per)
-        self.lengths = (self.runs >> 4).astype(np.intp)  # indexes: uint32 ones cost 3x
-        self.ops = (self.runs & 15).astype(np.intp)
-        sums = np.bincount(self.owner * 16 + self.ops, self.lengths, self.rows * 16) \
-            .reshape(self.rows, 16)
-        self.equal, self.diff, self.insert, self.delete = (
-            sums[:, code].astype(np.int64) for code in (EQUAL, DIFF, INSERT, DELETE))
+        sums = cigar_text.counts(self.runs, self.offsets)
+        self.equal, self.diff, self.insert, self.delete, matched, self.opens = sums.T
         self.length = self.equal + self.diff + self.insert + self.delete
-        self.placed = (self.equal + self.diff > 0) | (sums[:, 0] > 0)  # M too, as formats
+        self.placed = (self.equal + self.diff > 0) | (matched > 0)  # M too, as formats
 
     def gap_opens(self) -> np.ndarray:
-        gap = (self.ops == INSERT) | (self.ops == DELETE)
-        return np.bincount(self.owner[gap], minlength=self.rows).astype(np.int64)
+        return self.opens
 
     def text(self) -> np.ndarray:
-        """Each pair's CIGAR text, padded with 0.
-
-        Each run's characters (0 past its text, up to the longest) are scattered to their
-        places, one place of every run at a time, the last first: a short run's surplus 0s
-        land on the next run's first characters, written after them."""
-        if not self.runs.size:
-            return np.empty((self.rows, 0), np.uint8)
-        if int(self.lengths.max()) < 1000:  # a run's text from a table
-            columns, width = _run_texts()
-            code = self.ops * 1000 + self.lengths
-            width = width[code]
-            chars: Any = (column[code] for column in reversed(columns))
-            most = len(columns)
-        else:
-            places = np.searchsorted(POWERS, self.lengths, side="right")
-            width = places + 1
-            most = int(width.max())
-            letters = _OP_LETTERS[self.ops]
-            chars = (np.where(j < places, self.lengths // POWERS[np.maximum(places - 1 - j, 0)]
-                              % 10 + 48, np.where(j == places, letters, 0)).astype(np.uint8)
-                     for j in range(most - 1, -1, -1))
-        ends = np.concatenate(([0], np.cumsum(width)))
-        first = ends[self.offsets[:-1]]
-        widths = ends[self.offsets[1:]] - first
-        widest = int(widths.max())
-        stride = widest + most - 1
-        base = ends[:-1] + np.repeat(np.arange(self.rows) * stride - first, self.per)
-        buffer = np.zeros(self.rows * stride, np.uint8)
-        for j, column in zip(range(most - 1, -1, -1), chars, strict=True):
-            buffer[j:][base] = column
-        return buffer.reshape(self.rows, stride)[:, :widest]
-
-
-@functools.cache
-def _run_texts() -> tuple[list[np.ndarray], np.ndarray]:
-    """The text of each run below length 1000 (at op * 1000 + length): its characters by
-    place (4, left-aligned) and its width."""
-    texts = [f"{n}{op}".encode() for op in OPS.ljust(16, "?") for n in range(1000)]
-    table = np.frombuffer(b"".join(t.ljust(4, b"\0") for t in texts), np.uint8)
-    return [c.copy() for c in table.reshape(-1, 4).T], np.array(list(map(len, texts)))
+        """Each pair's CIGAR text, padded with 0."""
+        return cigar_text.text(self.runs, self.offsets)
 
 
 # ---- the formats ----------------------------------------------------------------------------
