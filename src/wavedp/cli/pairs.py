@@ -4,7 +4,7 @@ chunk of pairs at a time (memory bounded by the chunk), written by the batch wri
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -54,34 +54,38 @@ def align_pairs(job: PairsJob) -> None:
         raise InputError("--format paf needs the alignments' starts: drop --score-only (or "
                          "use --mode global)")
     counts = None if job.destination.kind == "file" else _counted(job)
-    chosen = choose(job.device, job.devices)
-    cells = 0
-    with common.energy_meter(job.energy, chosen) as meter, \
-            outputs.opened(job.destination, binary=True) as out:
-        common.note(chosen)
-        targets = _head(job, out)
-        pairs = counts[0][0] if counts else targets
+    with outputs.opened(job.destination, binary=True) as out:
+        targets = _head(job, out)  # read while the GPUs start
+        chosen = choose(job.device, job.devices)
         estimate = None
         if counts:
             (nq, qbytes, _), (nt, tbytes, _) = counts
             estimate = (qbytes // max(nq, 1)) * (tbytes // max(nt, 1)) * nq
-        with Progress("align", estimate, queries=pairs or 0, unit="pairs") as progress, \
-                ThreadPoolExecutor(1, thread_name_prefix="wavedp-write") as writer:
-            written = None
-            for q, t in read_pairs(job.query, job.target, job.scoring,
-                                   lambda: tuple(c[0] for c in counts or _counted(job))):
-                batch = pairs_api.run(q, t, None, None, job.scoring, job.mode, job.traceback,
-                                      chosen)
-                if written is not None:
-                    written.result()
-                written = writer.submit(batch_formats.write, batch, job.fmt, out, job.columns,
-                                        scoring=job.scoring, follows=cells > 0)
-                work = int((q.lengths * t.lengths).sum())
-                cells += work
-                progress.advance(work, done=len(q))
+        with common.energy_meter(job.energy, chosen) as meter, \
+                Progress("align", estimate, queries=counts[0][0] if counts else targets or 0,
+                         unit="pairs") as progress:
+            common.note(chosen)
+            _aligned(job, out, chosen, progress,
+                     lambda: tuple(c[0] for c in counts or _counted(job)))
+        common.energy_line(meter, progress.cells)
+
+
+def _aligned(job: PairsJob, out: BinaryIO, chosen, progress: Progress,
+             counts: Callable[[], tuple[int, int]]) -> None:
+    """The pairs aligned a chunk at a time on ``chosen``, each chunk's lines written on a
+    thread while the next one aligns (``counts``: see :func:`read_pairs`)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="wavedp-write") as writer:
+        written = None
+        for q, t in read_pairs(job.query, job.target, job.scoring, counts):
+            batch = pairs_api.run(q, t, None, None, job.scoring, job.mode, job.traceback,
+                                  chosen)
             if written is not None:
                 written.result()
-    common.energy_line(meter, cells)
+            written = writer.submit(batch_formats.write, batch, job.fmt, out, job.columns,
+                                    scoring=job.scoring, follows=progress.cells > 0)
+            progress.advance(int((q.lengths * t.lengths).sum()), done=len(q))
+        if written is not None:
+            written.result()
 
 
 def _counted(job: PairsJob) -> tuple[tuple[int, int, int | None], ...]:
