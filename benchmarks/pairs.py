@@ -274,6 +274,8 @@ def command(args, kind: str, raw, cells: int) -> None:
         out = os.path.join(folder, f"out.{fmt}")
         argv = [*WAVEDP, "align", qpath, tpath, "--pairs", "--format", fmt, "-o", out,
                 "--device", args.device, *OPTIONS[kind]]
+        if os.path.exists(out):  # a fresh file, as the anchors' (truncated before their clock)
+            os.unlink(out)
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", _PEAK, *argv], capture_output=True,
                               text=True)

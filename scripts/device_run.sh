@@ -14,7 +14,9 @@ export PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/wavedp-out}
 mkdir -p "$out"
 if ls .whl/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    # compiled to bytecode as a plain pip install does (the device sets
+    # PYTHONDONTWRITEBYTECODE: uncompiled, every fresh process compiles them again)
+    python3 -m pip install -q --no-index --no-deps --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl || exit 1
     export PYTHONPATH=/tmp/site
 fi
