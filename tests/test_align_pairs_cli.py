@@ -5,6 +5,8 @@ nothing written."""
 from __future__ import annotations
 
 import gzip
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -112,6 +114,32 @@ def test_a_file_is_checked_as_it_streams(tmp_path, monkeypatch, fmt, case):
             "query record 10 (more) is empty")
     assert len(errors) == 1 and want in errors[0], got.stderr
     assert not out.exists() and [p.name for p in tmp_path.iterdir() if ".part" in p.name] == []
+
+
+@pytest.mark.skipif(shutil.which("samtools") is None, reason="needs samtools (Debian)")
+def test_sam_one_primary_a_read_across_chunks(tmp_path, monkeypatch):
+    """A read against each of its candidate windows (its record repeated, side by side):
+    its first pair is the primary record, the others secondary (FLAG 256), also where its
+    run goes on into the next chunk; samtools counts one primary a read."""
+    rng = np.random.default_rng(8)
+    reads = [random_seq(rng, DNA, 40) for _ in range(5)]
+    runs = [1, 3, 4, 1, 2]
+    q, t = tmp_path / "q.fa", tmp_path / "t.fa"
+    pairs = list(enumerate(zip(reads, runs, strict=True)))
+    q.write_text("".join(f">read{k}\n{r}\n" * n for k, (r, n) in pairs))
+    t.write_text("".join(f">w{k}_{j}\n{related(rng, r, DNA, 0.1)}\n"
+                         for k, (r, n) in pairs for j in range(n)))
+    monkeypatch.setattr(reading, "CHUNK", 3)  # runs across chunks
+    out = tmp_path / "out.sam"
+    got = invoke("align", q, t, "--pairs", "--format", "sam", "-o", out, *DNA_OPTS)
+    assert got.exit_code == 0, got.output
+    records = [line.split("\t") for line in out.read_text().splitlines()
+               if not line.startswith("@")]
+    firsts = [k == 0 or records[k - 1][0] != r[0] for k, r in enumerate(records)]
+    assert [r[1] for r in records] == ["0" if f else "256" for f in firsts]
+    primary = subprocess.run(["samtools", "view", "-c", "-F", "256", str(out)],
+                             capture_output=True, text=True, check=True).stdout
+    assert int(primary) == len(reads)
 
 
 def test_counting_records(tmp_path):

@@ -3,6 +3,7 @@ chunk of pairs at a time (memory bounded by the chunk), written by the batch wri
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -73,16 +74,21 @@ def align_pairs(job: PairsJob) -> None:
 def _aligned(job: PairsJob, out: BinaryIO, chosen, progress: Progress,
              counts: Callable[[], tuple[int, int]]) -> None:
     """The pairs aligned a chunk at a time on ``chosen``, each chunk's lines written on a
-    thread while the next one aligns (``counts``: see :func:`read_pairs`)."""
-    with ThreadPoolExecutor(1, thread_name_prefix="wavedp-write") as writer:
-        written = None
-        for q, t in read_pairs(job.query, job.target, job.scoring, counts):
+    thread while the next one aligns (``counts``: see :func:`read_pairs`). Left early, the
+    readers stop here and then (see ``reading._blocks``)."""
+    chunks = contextlib.closing(read_pairs(job.query, job.target, job.scoring, counts))
+    with ThreadPoolExecutor(1, thread_name_prefix="wavedp-write") as writer, \
+            chunks as pairs:
+        written, last = None, None
+        for q, t in pairs:
             batch = pairs_api.run(q, t, None, None, job.scoring, job.mode, job.traceback,
                                   chosen)
             if written is not None:
                 written.result()
             written = writer.submit(batch_formats.write, batch, job.fmt, out, job.columns,
-                                    scoring=job.scoring, follows=progress.cells > 0)
+                                    scoring=job.scoring, follows=progress.cells > 0,
+                                    after=last)
+            last = q.ids[len(q) - 1]  # SAM: a read's records may run on into the next chunk
             progress.advance(int((q.lengths * t.lengths).sum()), done=len(q))
         if written is not None:
             written.result()
@@ -110,13 +116,14 @@ def _head(job: PairsJob, out: BinaryIO) -> int | None:
         head = list(sam_header_lines([], command_line=shlex.join(["wavedp", *job.argv])))
         out.write((head[0] + "\n").encode())
         targets = 0
-        for ids, lengths in reading.ids_and_lengths(job.target):
-            if (zero := np.flatnonzero(np.asarray(lengths) == 0)).size:
-                raise InputError(f"file {_name(job.target)}: target record "
-                                 f"{targets + int(zero[0]) + 1} is empty: --pairs aligns "
-                                 "every record with its mate")
-            out.write(batch_formats.sq_lines(ids, lengths))
-            targets += len(lengths)
+        with contextlib.closing(reading.ids_and_lengths(job.target)) as chunks:
+            for ids, lengths in chunks:
+                if (zero := np.flatnonzero(np.asarray(lengths) == 0)).size:
+                    raise InputError(f"file {_name(job.target)}: target record "
+                                     f"{targets + int(zero[0]) + 1} is empty: --pairs aligns "
+                                     "every record with its mate")
+                out.write(batch_formats.sq_lines(ids, lengths))
+                targets += len(lengths)
         out.write((head[-1] + "\n").encode())
         return targets
     if job.header:

@@ -55,6 +55,8 @@ BUDGET = 1 << 26
 _UPPER = np.arange(256, dtype=np.uint8)
 _UPPER[97:123] -= 32
 #: the character of place d (0: units) of 0..999
+#: SAM's FLAG field of an unplaced record, a primary one and a secondary one
+_FLAGS = np.frombuffer(b"\t4\t*\0\t0\t\0\0\t256\t", np.uint8).reshape(3, 5)
 _ESCAPED = np.zeros(256, bool)  # bytes json.dumps does not write as they are
 _ESCAPED[:32] = _ESCAPED[127:] = True
 _ESCAPED[[34, 92]] = True  # " and \
@@ -64,17 +66,25 @@ _ESCAPED[[34, 92]] = True  # " and \
 
 def write(batch: PairBatch, fmt: str, out: IO[Any], columns: Sequence[str] | None = None, *,
           scoring: Scoring | None = None, follows: bool = False,
-          threads: int | None = None) -> None:
+          threads: int | None = None, after: str | None = None) -> None:
     """Write ``batch``'s lines in ``fmt`` to ``out`` (binary, or text: decoded as UTF-8).
 
     ``columns``: BLAST's fields by name (``fmt`` blast6; ``positive`` and ``ppos`` need
     ``scoring``). ``follows``: pairwise blocks continue an output already holding some (a
     blank line goes first). ``threads``: the threads building blocks (None: every core).
+    SAM: a query's first record of a run of its pairs side by side is its primary record,
+    the later ones secondary (FLAG 256); ``after``: the query id of the record written
+    just before the batch (its run may go on here).
     """
     binary = _is_binary(out)
-    for data in _chunks(batch, fmt, columns, scoring, follows, threads):
-        view = memoryview(data)
-        out.write(view if binary else str(view, "utf-8"))
+    chunks = _chunks(batch, fmt, columns, scoring, follows, threads, after)
+    try:
+        for data in chunks:
+            view = memoryview(data)
+            out.write(view if binary else str(view, "utf-8"))
+    finally:  # a failed write stops the threads building blocks here, not at collection
+        if hasattr(chunks, "close"):
+            chunks.close()
 
 
 def sq_lines(ids: Sequence[str], lengths: np.ndarray) -> bytes:
@@ -95,12 +105,12 @@ def blocks(batch: PairBatch, fmt: str, columns: Sequence[str] | None = None, *,
            threads: int | None = None) -> Iterator[bytes]:
     """``write``'s bytes, a block of whole lines at a time; the arguments are checked (an
     InputError) before the first block."""
-    chunks = _chunks(batch, fmt, columns, scoring, follows, threads)
+    chunks = _chunks(batch, fmt, columns, scoring, follows, threads, None)
     return (bytes(chunk) for chunk in chunks)
 
 
 def _chunks(batch: PairBatch, fmt: str, columns: Sequence[str] | None,
-            scoring: Scoring | None, follows: bool, threads: int | None
+            scoring: Scoring | None, follows: bool, threads: int | None, after: str | None
             ) -> Iterator[bytes | np.ndarray]:
     """The blocks as bytes or uint8 arrays; the arguments checked first."""
     if fmt not in FORMATS:
@@ -118,7 +128,7 @@ def _chunks(batch: PairBatch, fmt: str, columns: Sequence[str] | None,
         raise InputError("PAF needs the alignment's start: use traceback")
     if batch.traced:
         cigar_text.notice()
-    return _assembled(batch, _WRITERS[fmt], threads)
+    return _assembled(batch, _WRITERS[fmt], threads, after)
 
 
 def _is_binary(out: IO[Any]) -> bool:
@@ -156,9 +166,11 @@ def _used(index: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
 
 class _Context:
     """What the blocks of one batch share: the ids of the records it uses (for JSON: escaped
-    as ``json.dumps`` does, without the quotes) and, for SAM, the query letters."""
+    as ``json.dumps`` does, without the quotes) and, for SAM, the query letters and which
+    pairs repeat the query id before them (``after``: the id before the first)."""
 
-    def __init__(self, batch: PairBatch, writer: Any, pool: ThreadPoolExecutor | None) -> None:
+    def __init__(self, batch: PairBatch, writer: Any, pool: ThreadPoolExecutor | None,
+                 after: str | None = None) -> None:
         self.batch = batch
         escape = writer is _json
         targets = (batch.targets, batch.target_index, escape)
@@ -167,6 +179,7 @@ class _Context:
         self.target_ids, self.target_rank = _ids(*targets) if later is None else later.result()
         self.lut: np.ndarray | None = None
         if writer is _sam:
+            self.repeats = _repeats(self.query_ids.take(self.query_rank), after)
             seqs = batch.queries
             source = seqs.letters if seqs.letters is not None else seqs.codes
             self.letters = Strings(source, seqs.offsets[:-1], seqs.lengths, pad=False)
@@ -185,6 +198,18 @@ class _Context:
         if self.lut is None and matrix.size and int(matrix.max()) >= 97:
             matrix = _UPPER[matrix]
         return matrix
+
+
+def _repeats(ids: np.ndarray, after: str | None) -> np.ndarray:
+    """Whether each row of ``ids`` (an id's bytes padded with 0) is the id of the row before
+    it (the first: ``after``)."""
+    out = np.zeros(ids.shape[0], bool)
+    if ids.shape[0]:
+        out[1:] = (ids[1:] == ids[:-1]).all(axis=1)
+        if after is not None:
+            first = bytes(ids[0][ids[0] != 0])
+            out[0] = first == after.encode("utf-8")
+    return out
 
 
 def _ids(seqs: Sequences, index: np.ndarray, escape: bool) -> tuple[Strings, np.ndarray]:
@@ -229,14 +254,15 @@ class _Traced:
 
 # ---- the formats ----------------------------------------------------------------------------
 
-def _assembled(batch: PairBatch, writer: Any, threads: int | None) -> Iterator[np.ndarray]:
+def _assembled(batch: PairBatch, writer: Any, threads: int | None,
+               after: str | None = None) -> Iterator[np.ndarray]:
     """The lines of ``writer``'s blocks (uint8 arrays), in order; blocks are built on up to
     ``threads`` threads (NumPy lets the interpreter go in its loops)."""
     workers = min(cores() if threads is None else threads, -(-len(batch) // BLOCK))
     pool = ThreadPoolExecutor(workers) if workers > 1 else None
     local = threading.local()
     try:
-        context = _Context(batch, writer, pool)
+        context = _Context(batch, writer, pool, after)
         spans = _spans(_weights(batch, context, writer), 0, len(batch))
 
         def build(span: tuple[int, int]) -> np.ndarray:
@@ -297,7 +323,8 @@ def _sam(context: _Context, a: int, b: int) -> Block:
     if batch.traced:
         traced = _Traced(batch, a, b)
         placed = traced.placed
-        line.choice(placed, b"\t0\t", b"\t4\t*")
+        flag = np.where(placed, np.where(context.repeats[a:b], 2, 1), 0)
+        line.add(np.take(_FLAGS, flag, axis=0))  # unplaced, primary, secondary
         line.add(target_id, placed)
         line.number(np.where(placed, np.maximum(batch.target_start[a:b], 0) + 1, 0),
                     before=b"\t", after=b"\t255\t")

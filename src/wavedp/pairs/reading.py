@@ -5,6 +5,7 @@ memory bounded by the chunk. FASTA is scanned in pieces on several threads
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -23,11 +24,15 @@ CHUNK = 1 << 17
 BLOCK = 1 << 24
 
 
-def _blocks(path: str, scoring: Scoring | None = None) -> Iterator[Records]:
+def _blocks(path: str, scoring: Scoring | None = None) -> contextlib.closing[Iterator[Records]]:
+    """The file's pieces (``fasta_scan.pieces``), to be read in a ``with`` block: left early,
+    its scanning threads are stopped there and then. (Left to the garbage collector, a
+    generator holding threads may be finalized inside another thread's start-up, whose
+    join then waits on a lock that thread holds: the process hangs.)"""
     from ..engines.cpu.compile import SECONDS, notice
 
     notice([(fasta_scan.kernel(), None, SECONDS["fasta"])])
-    return fasta_scan.pieces(path, None if scoring is None else scoring.lut)
+    return contextlib.closing(fasta_scan.pieces(path, None if scoring is None else scoring.lut))
 
 
 def count_records(path: str) -> tuple[int, int, int | None]:
@@ -35,11 +40,12 @@ def count_records(path: str) -> tuple[int, int, int | None]:
     FASTA or FASTQ file, by one pass over it (FASTQ's empty records are found when read)."""
     if sniff(path) == "fasta":
         records, letters, empty = 0, 0, None
-        for block in _blocks(path):
-            if empty is None and (zero := np.flatnonzero(block.lengths == 0)).size:
-                empty = records + int(zero[0]) + 1
-            records += block.lengths.size
-            letters += int(block.lengths.sum())
+        with _blocks(path) as blocks:
+            for block in blocks:
+                if empty is None and (zero := np.flatnonzero(block.lengths == 0)).size:
+                    empty = records + int(zero[0]) + 1
+                records += block.lengths.size
+                letters += int(block.lengths.sum())
         return records, letters, empty
     size, lines, last = 0, 0, b""
     with open_bytes(path) as fh:
@@ -75,17 +81,18 @@ def _chunks(path: str, scoring: Scoring, what: str, size: int) -> Iterator[Seque
         return
     held: list[Records] = []
     count = 0
-    for block in _blocks(path, scoring):
-        if (zero := np.flatnonzero(block.lengths == 0)).size:
-            raise empty(block.first + int(zero[0]), Joined(block.ids)[int(zero[0])])
-        if block.invalid:  # the first record holding one named, with its letter
-            Sequences.from_letters(block.letters, block.lengths, Joined(block.ids), scoring,
-                                   what, name)
-        held.append(block)
-        count += block.lengths.size
-        while count >= size:
-            yield _cut(held, size)
-            count -= size
+    with _blocks(path, scoring) as blocks:
+        for block in blocks:
+            if (zero := np.flatnonzero(block.lengths == 0)).size:
+                raise empty(block.first + int(zero[0]), Joined(block.ids)[int(zero[0])])
+            if block.invalid:  # the first record holding one named, with its letter
+                Sequences.from_letters(block.letters, block.lengths, Joined(block.ids),
+                                       scoring, what, name)
+            held.append(block)
+            count += block.lengths.size
+            while count >= size:
+                yield _cut(held, size)
+                count -= size
     if count:
         yield _cut(held, count)
 
@@ -114,33 +121,39 @@ def _cut(held: list[Records], size: int) -> Sequences:
 
 
 def read_pairs(queries: str, targets: str, scoring: Scoring,
-               counts: Callable[[], tuple[int, int]], size: int = CHUNK
+               counts: Callable[[], tuple[int, int]], size: int | None = None
                ) -> Iterator[tuple[Sequences, Sequences]]:
-    """(queries, targets) chunks of the two files, ``size`` pairs each, the next read on a
-    thread while the caller works on one; where a file ends early, an InputError with
-    ``counts()`` (each file's records: called then only, it may raise the error itself)."""
-    streams = [_chunks(path, scoring, what, size)
+    """(queries, targets) chunks of the two files, ``size`` pairs each (default CHUNK), the
+    next read on a thread while the caller works on one; where a file ends early, an
+    InputError with ``counts()`` (each file's records: called then only, it may raise the
+    error itself)."""
+    streams = [_chunks(path, scoring, what, size or CHUNK)
                for path, what in ((queries, "query"), (targets, "target"))]
-    with ThreadPoolExecutor(1, thread_name_prefix="wavedp-read") as pool:
-        ahead = pool.submit(_next_pair, streams)
-        while True:
-            pair = ahead.result()
-            if pair is None:
-                return
+    try:
+        with ThreadPoolExecutor(1, thread_name_prefix="wavedp-read") as pool:
             ahead = pool.submit(_next_pair, streams)
-            q, t = pair
-            if q is None or t is None or len(q) != len(t):
-                nq, nt = counts()
-                raise InputError(f"--pairs needs as many target records as query records: "
-                                 f"{nq:,} queries, {nt:,} targets")
-            yield q, t
+            while True:
+                pair = ahead.result()
+                if pair is None:
+                    return
+                ahead = pool.submit(_next_pair, streams)
+                q, t = pair
+                if q is None or t is None or len(q) != len(t):
+                    nq, nt = counts()
+                    raise InputError(f"--pairs needs as many target records as query "
+                                     f"records: {nq:,} queries, {nt:,} targets")
+                yield q, t
+    finally:  # a stream left early stops its threads here (see _blocks)
+        for stream in streams:
+            stream.close()
 
 
 def ids_and_lengths(path: str) -> Iterator[tuple[Sequence[str], Sequence[int]]]:
     """The records' ids and lengths, a chunk at a time, in order (a SAM header's @SQ
     lines)."""
     if path != STDIN and sniff(path) == "fasta":
-        for block in _blocks(path):
+        with _blocks(path) as blocks:
+            for block in blocks:
                 yield Joined(block.ids), block.lengths
         return
     ids, lengths = [], []
