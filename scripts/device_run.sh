@@ -4,7 +4,7 @@
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
 #       labquick|energy|barriers|compare|scores|makedb|stats|versus|timeline|coldscan|twogpus|
-#       pairs|all][,...] [-k expr]
+#       pairs|planprice|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -275,6 +275,34 @@ if want lab || want all; then
     wavedp lab all --out /tmp/wavedp-lab "${anchor[@]}" 2>&1 | tail -5
     cp /tmp/wavedp-lab/report.md "$out/lab_report.md"
     tar czf "$out/lab.tgz" -C /tmp wavedp-lab
+fi
+if want planprice; then
+    # what the predictor's choice costs a whole command: the 20-query search of 570,000 and
+    # 3,000,000 seeded subjects under each partitioning in turn, outputs compared, then
+    # --explain's phases (the scan's wait for plans made ahead)
+    queries=$(ls ../shared/data/allqueries.fasta .carry/allqueries.fasta 2>/dev/null | head -1)
+    walled() { python3 -c 'import subprocess, sys, time
+t = time.perf_counter(); rc = subprocess.call(sys.argv[2:]); t = time.perf_counter() - t
+print(f"{sys.argv[1]}: {t:.3f} s wall, exit {rc}", flush=True)' "$@"; }
+    for n in 570000 3000000; do
+        (cd benchmarks && python3 seeded_fasta.py /tmp/db$n.fa --sequences $n \
+            --plant "../$queries") >/dev/null
+        wavedp makedb /tmp/db$n.fa -o /tmp/db$n.wdb 2>&1 | tail -1
+        wavedp search "$queries" /tmp/db$n.wdb -o /dev/null 2>/dev/null  # kernels compiled
+        for turn in 1 2 3; do
+            for p in auto dynamic2 dynamic1 static; do
+                walled "$n $p turn $turn" wavedp search "$queries" /tmp/db$n.wdb \
+                    --partition $p -o /tmp/out_$p.tsv 2>/dev/null
+            done
+        done
+        for p in dynamic2 dynamic1 static; do
+            cmp /tmp/out_auto.tsv /tmp/out_$p.tsv && echo "$n $p: output identical"
+        done
+        for p in auto dynamic2; do
+            echo "$n $p: $(wavedp search "$queries" /tmp/db$n.wdb --partition $p --explain \
+                -o /dev/null 2>&1 | grep phases)"
+        done
+    done 2>&1 | tee "$out/planprice.log"
 fi
 if want pairs || want all; then
     # many pairs: GASAL2 and ADEPT built from their sources (.carry/gasal2, .carry/adept) when
