@@ -13,8 +13,8 @@ from ..device import choose, start_gpus
 from ..engines.cuda.sync import SYNCS
 from ..errors import InputError
 from ..formats import format_alignment, sam_header, sam_record
+from ..search.text import DNA_DEFAULTS, PROTEIN_DEFAULTS
 from . import common, outputs
-from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
 from .pairs import PairsJob, align_pairs
 from .progress import Progress
 

@@ -19,29 +19,20 @@ from ..engines.common import MODES
 from ..errors import InputError
 from ..formats import FORMATS
 from ..scoring import Scoring
+from ..search import text
+from ..search.text import DNA_DEFAULTS, PROTEIN_DEFAULTS
 from ..seqio import read_records
 from ..threads import limited
 
 #: the command line's default gap costs (gap open, gap extend) for protein and for DNA (given
 #: --match and --mismatch): BLAST's blastp and blastn defaults in this convention. They differ
 #: on purpose from ``wavedp.Scoring``'s defaults (11, 1 for both alphabets)
-PROTEIN_DEFAULTS = (11, 1)
-DNA_DEFAULTS = (5, 2)
 
 ENERGY_HELP = ("Measure the GPU energy of the run (NVML; pip install 'wavedp[energy]') and "
                "print joules and GCUPS per watt on stderr.")
 
 
-def scoring(matrix: str | None, match: int | None, mismatch: int | None,
-            gap_open: int | None, gap_extend: int | None) -> Scoring:
-    """The Scoring of the scoring options, with the command line's gap defaults."""
-    dna = match is not None or mismatch is not None
-    default_open, default_extend = DNA_DEFAULTS if dna and matrix is None else PROTEIN_DEFAULTS
-    return Scoring(
-        matrix=matrix, match=match, mismatch=mismatch,
-        gap_open=default_open if gap_open is None else gap_open,
-        gap_extend=default_extend if gap_extend is None else gap_extend,
-    )
+scoring = text.scoring  # the command line's gap defaults
 
 
 def prepare(path: str, scoring: Scoring, what: str) -> Prepared:

@@ -27,9 +27,10 @@ from ..db.files import HEADER
 from ..db.reading import read_header
 from ..device import Device, choose, start_gpus
 from ..errors import EmptyWarning, InputError
-from ..formats import format_alignment, sam_header_lines, sam_record
+from ..formats import sam_header_lines
 from ..scoring import Scoring
 from ..search import cluster as dask_cluster
+from ..search import text
 from ..search.api import (
     DEFAULT_EVALUE,
     QUERY_BATCH,
@@ -42,13 +43,13 @@ from ..search.journal import Journal, file_identity
 from ..search.options import Options
 from ..search.strands import STRANDS
 from ..search.tables import check_parquet, write_parquet
+from ..search.text import BLASTN_GAPS, DNA_DEFAULTS, DNA_SCORES, PROTEIN_DEFAULTS
 from ..search.waterman_eggert import check_fraction
 from ..seqio import STDIN, iter_records, stdin_copy
 from ..stats.significance import DEFAULT_STATS, STATS
 from ..trace import Trace, explain_lines, process_seconds
 from ..version import __version__
 from . import common, outputs
-from .common import DNA_DEFAULTS, PROTEIN_DEFAULTS
 from .progress import Progress, counted
 
 #: SAM @SQ lines are streamed from a database this many sequences at a time
@@ -59,8 +60,6 @@ CONNECT_TIMEOUT = dask_cluster.CONNECT_TIMEOUT
 #: the scoring of a search of a DNA database given no scoring flag: blastn's reward and
 #: penalty, and its gap costs (existence 5, extension 2: a first gap residue costs 7 here),
 #: which BLAST has statistics for
-DNA_SCORES = (2, -3)
-BLASTN_GAPS = (7, 2)
 
 
 SEARCH_HELP = f"""Search every record of QUERIES against every sequence of DB.
@@ -133,19 +132,6 @@ def _signature(query: str, database: str, scoring: Scoring, options: dict) -> di
                     "table crc32": f"{zlib.crc32(table.tobytes()):08x}"},
         **{f"--{name}": value for name, value in options.items()},
     }
-
-
-def _render(hits: list[Alignment], fmt: str, columns: tuple[str, ...] | None = None,
-            scoring: Scoring | None = None) -> str:
-    """One query's hits as text: a line (or block) per hit, blocks a blank line apart;
-    ``columns`` (blast6): the fields of each line."""
-    if columns is not None:
-        return "".join(fields.render(h, columns, scoring) + "\n" for h in hits)
-    if fmt == "pairwise":
-        return "\n".join(format_alignment(h, fmt) + "\n" for h in hits)
-    if fmt == "sam":  # the best hit is the query's primary record, the rest secondary
-        return "".join(sam_record(h, secondary=k > 0) + "\n" for k, h in enumerate(hits))
-    return "".join(format_alignment(h, fmt, search=True) + "\n" for h in hits)
 
 
 class _Writer:
@@ -273,12 +259,11 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
             raise InputError(f"file {database}: a DNA database cannot be searched with the "
                              f"protein queries of {query}; give DNA queries, or search a "
                              "protein database")
-        match, mismatch = DNA_SCORES  # a DNA database needs no scoring flag
-        gap_open = BLASTN_GAPS[0] if gap_open is None else gap_open
-        gap_extend = BLASTN_GAPS[1] if gap_extend is None else gap_extend
+        match, mismatch, gap_open, gap_extend = text.database_scoring(  # no flag needed
+            matrix, match, mismatch, gap_open, gap_extend)
         click.echo(f"wavedp: a DNA database: --match {match} --mismatch {mismatch} "
                    f"--gap-open {gap_open} --gap-extend {gap_extend}", err=True)
-    scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
+    scoring = text.scoring(matrix, match, mismatch, gap_open, gap_extend)
     if fraction is not None:
         check_fraction(fraction)
     request = _Request(
@@ -524,7 +509,7 @@ def _written(request: _Request, results: Iterator[tuple[int, list[Alignment]]],
             writer = _Writer(out, fmt)
             writer.header(head)
             for _, hits in results:
-                writer.query(_render(hits, fmt, columns, scoring))
+                writer.query(text.render(hits, fmt, columns, scoring))
                 out.flush()
                 meter.query_done()
     else:
@@ -533,7 +518,7 @@ def _written(request: _Request, results: Iterator[tuple[int, list[Alignment]]],
             common.note(chosen)
         with meter:
             for k, hits in results:
-                journal.commit(k, _render(hits, fmt, columns, scoring))
+                journal.commit(k, text.render(hits, fmt, columns, scoring))
                 meter.query_done()
         with journal.assemble() as out:
             writer = _Writer(out, fmt)
