@@ -36,6 +36,7 @@ COMMANDS = {
     "align": (".align", "align"),
     "makedb": (".makedb", "makedb"),
     "fetch": (".fetch", "fetch"),
+    "serve": (".serve", "serve"),
     "search": (".search", "search_command"),
     "scores": (".scores", "scores_command"),
     "info": (".info", "info"),

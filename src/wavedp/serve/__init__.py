@@ -1,0 +1,13 @@
+"""``wavedp serve``: databases held open (their searchers built once, on the GPU where there
+is one) behind an HTTP API, so that a search costs its scan, not an interpreter's start.
+
+- ``requests.py``: a search request read and checked (one clear message a fault);
+- ``service.py``: the databases, their searchers, a search run and written as the command
+  writes it;
+- ``app.py``: the ASGI application (Starlette): routes, limits, the bearer token, OpenAPI.
+"""
+
+from .app import make_app
+from .service import Service
+
+__all__ = ["Service", "make_app"]

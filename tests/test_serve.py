@@ -1,0 +1,159 @@
+"""``wavedp serve``: the search service answers as the search command prints (tsv, SAM),
+its JSON carries the same hits, a bad request gets a 4xx and one message, and a token
+guards it (Starlette's test client, no socket)."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from helpers import fresh_env
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from wavedp.cli import cli  # noqa: E402
+from wavedp.db.database import Database  # noqa: E402
+from wavedp.serve import Service, make_app  # noqa: E402
+from wavedp.serve.service import Limits  # noqa: E402
+
+AMINO = "ACDEFGHIKLMNPQRSTVWY"
+
+
+def _protein(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice(AMINO) for _ in range(n))
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A protein and a DNA database, queries planted in them, and a client of the service."""
+    rng = random.Random(4)
+    folder = tmp_path_factory.mktemp("serve")
+    queries = [(f"q{k}", _protein(rng, 60 + 7 * k)) for k in range(4)]
+    subjects = [(f"s{k}", _protein(rng, 30) + (queries[k % 4][1][5:50] if k < 8 else "")
+                 + _protein(rng, 40)) for k in range(30)]
+    (folder / "q.fa").write_text("".join(f">{i} some words\n{s}\n" for i, s in queries))
+    (folder / "db.fa").write_text("".join(f">{i}\n{s}\n" for i, s in subjects))
+    Database.build(folder / "db.fa", folder / "prot.wdb", progress=False)
+    dna = "".join(rng.choice("ACGT") for _ in range(400))
+    (folder / "dq.fa").write_text(f">d1\n{dna[100:180]}\n")
+    (folder / "dna.fa").write_text(f">chr\n{dna}\n>other\n{dna[::-1]}\n")
+    Database.build(folder / "dna.fa", folder / "dna.wdb", alphabet="dna", progress=False)
+    service = Service({"prot": str(folder / "prot.wdb"), "dna": str(folder / "dna.wdb")},
+                      device="cpu", limits=Limits(queries=50, residues=5_000, body=1 << 16))
+    return folder, TestClient(make_app(service))
+
+
+def _command(*args) -> str:
+    got = CliRunner().invoke(cli, [str(a) for a in args])
+    assert got.exit_code == 0, got.output
+    return got.stdout
+
+
+@pytest.mark.parametrize("options, flags", [
+    ({}, []),
+    ({"top": 3, "evalue": 1.0, "stats": "blast"}, ["--top", "3", "--evalue", "1.0",
+                                                   "--stats", "blast"]),
+    ({"gap_open": 10, "gap_extend": 2, "columns": ["qseqid", "sseqid", "score", "qcovhsp"]},
+     ["--gap-open", "10", "--gap-extend", "2", "--columns", "qseqid sseqid score qcovhsp"]),
+])
+def test_tsv_is_what_the_command_prints(served, options, flags):
+    folder, client = served
+    text = (folder / "q.fa").read_text()
+    answer = client.post("/search", json={"queries": text, "database": "prot", **options})
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("text/tab-separated-values")
+    want = _command("search", folder / "q.fa", folder / "prot.wdb", "--device", "cpu", *flags)
+    assert answer.text == want and want.count("\n") >= 4
+
+
+def test_a_dna_database_and_sam(served):
+    folder, client = served
+    answer = client.post("/search", json={"queries": (folder / "dq.fa").read_text(),
+                                          "database": "dna", "format": "sam"})
+    assert answer.status_code == 200, answer.text
+    want = _command("search", folder / "dq.fa", folder / "dna.wdb", "--device", "cpu",
+                    "--format", "sam")
+    strip = [line for line in want.splitlines() if not line.startswith("@PG")]
+    assert [line for line in answer.text.splitlines() if not line.startswith("@PG")] == strip
+
+
+def test_json_carries_the_same_hits(served):
+    folder, client = served
+    answer = client.post("/search", json={
+        "queries": [{"id": "a", "sequence": (folder / "q.fa").read_text().split("\n")[1]},
+                    (folder / "q.fa").read_text().split("\n")[3]],
+        "database": "prot", "format": "json", "top": 2})
+    assert answer.status_code == 200, answer.text
+    got = answer.json()
+    assert [q["id"] for q in got["queries"]] == ["a", "query2"]
+    assert got["queries"][0]["hits"][0]["target_id"] == "s0"
+    assert all({"score", "evalue", "cigar"} <= set(h) for q in got["queries"]
+               for h in q["hits"])
+
+
+def test_health_databases_openapi(served):
+    _, client = served
+    assert client.get("/health").json()["status"] == "ok"
+    assert {d["name"]: d["alphabet"] for d in client.get("/databases").json()["databases"]} \
+        == {"prot": "protein", "dna": "dna"}
+    spec = client.get("/openapi.json").json()
+    assert spec["openapi"].startswith("3.") and "/search" in spec["paths"]
+
+
+@pytest.mark.parametrize("body, status, message", [
+    ("not json", 400, "not JSON"),
+    ([1, 2], 400, "a JSON object"),
+    ({"database": "prot"}, 400, "queries: missing"),
+    ({"queries": ">a\nMKV\n", "database": "nope"}, 404, "no database named 'nope'"),
+    ({"queries": ">a\nMKV\n"}, 400, "name one of prot, dna"),
+    ({"queries": ">a\nMKV\n", "database": "prot", "top": -1}, 400, "top: at least 0"),
+    ({"queries": ">a\nMKV\n", "database": "prot", "top": "5"}, 400, "top: an integer"),
+    ({"queries": ">a\nMKV\n", "database": "prot", "format": "xml"}, 400, "format: one of"),
+    ({"queries": ">a\nMKV\n", "database": "prot", "colour": 1}, 400, "unknown field"),
+    ({"queries": ">a\nMK1V\n", "database": "prot"}, 400, "invalid character"),
+    ({"queries": "MKV no header", "database": "prot"}, 400, "queries:"),
+    ({"queries": ">a\nMKV\n", "database": "prot", "matrix": "NOPE62"}, 400, "NOPE62"),
+    ({"queries": ">a\nMKV\n", "database": "prot", "columns": "qseqid nope"}, 400, "nope"),
+    ({"queries": ["M" * 10] * 51, "database": "prot"}, 413, "at most 50"),
+    ({"queries": ["M" * 3000] * 2, "database": "prot"}, 413, "residues"),
+    ({"queries": "x" * 70_000, "database": "prot"}, 413, "request body is over"),
+])
+def test_a_bad_request_is_a_4xx_with_one_message(served, body, status, message):
+    _, client = served
+    payload = body if isinstance(body, str) else json.dumps(body)
+    answer = client.post("/search", content=payload,
+                         headers={"content-type": "application/json"})
+    assert answer.status_code == status, answer.text
+    error = answer.json()["error"]
+    assert message in error and "\n" not in error and "Traceback" not in error
+
+
+def test_a_token_guards_every_route_but_health(served, tmp_path):
+    folder, _ = served
+    service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")
+    client = TestClient(make_app(service, token="s3cret"))
+    assert client.get("/health").status_code == 200
+    assert client.get("/databases").status_code == 401
+    assert client.post("/search", json={"queries": ">a\nMKV\n"}).status_code == 401
+    good = {"authorization": "Bearer s3cret"}
+    assert client.get("/databases", headers=good).status_code == 200
+    assert client.post("/search", json={"queries": ">a\nMKVLA\n"}, headers=good
+                       ).status_code == 200
+
+
+def test_the_command_listens_on_loopback_unless_given_a_token(served):
+    folder, _ = served
+    got = subprocess.run([sys.executable, "-m", "wavedp.cli", "serve",
+                          str(folder / "prot.wdb"), "--host", "0.0.0.0"],
+                         capture_output=True, text=True, env=fresh_env(), timeout=60)
+    assert got.returncode == 2 and got.stdout == ""
+    assert got.stderr.strip().splitlines() == [
+        "wavedp: error: --host 0.0.0.0 serves other machines: give --token (or set "
+        "WAVEDP_TOKEN), or listen on 127.0.0.1"]
