@@ -157,3 +157,80 @@ def test_the_command_listens_on_loopback_unless_given_a_token(served):
     assert got.stderr.strip().splitlines() == [
         "wavedp: error: --host 0.0.0.0 serves other machines: give --token (or set "
         "WAVEDP_TOKEN), or listen on 127.0.0.1"]
+
+
+@pytest.fixture(scope="module")
+def listening(served):
+    """The service on a real socket (uvicorn on a thread, a free port of the loopback)."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    folder, _ = served
+    service = Service({"prot": str(folder / "prot.wdb"), "dna": str(folder / "dna.wdb")},
+                      device="cpu")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(make_app(service, token="tk"), host="127.0.0.1",
+                                           port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield folder, f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.mark.parametrize("flags", [
+    [], ["--top", "2", "--header"], ["--format", "sam"],
+    ["--columns", "qseqid sseqid evalue bitscore", "--stats", "blast"]])
+def test_search_server_prints_what_the_command_prints(listening, flags, tmp_path):
+    folder, url = listening
+    local = _command("search", folder / "q.fa", folder / "prot.wdb", "--device", "cpu",
+                     *flags)
+    remote = CliRunner().invoke(cli, ["search", str(folder / "q.fa"), "prot", "--server",
+                                      url, "--token", "tk", *flags])
+    assert remote.exit_code == 0, remote.output
+
+    def body(text: str) -> list[str]:  # SAM's @PG names each command line itself
+        return [line for line in text.splitlines() if not line.startswith("@PG")]
+
+    assert body(remote.stdout) == body(local) and len(body(local)) >= 4
+    if "sam" in flags:
+        pg = [line for line in remote.stdout.splitlines() if line.startswith("@PG")]
+        assert len(pg) == 1 and "CL:wavedp search" in pg[0] and "--server" in pg[0]
+    else:
+        assert remote.stdout == local
+    out = tmp_path / "hits.txt"
+    again = CliRunner().invoke(cli, ["search", str(folder / "q.fa"), "prot", "--server", url,
+                                     "-o", str(out), *flags], env={"WAVEDP_TOKEN": "tk"})
+    assert again.exit_code == 0 and body(out.read_text()) == body(local)
+
+
+@pytest.mark.parametrize("args, status, message", [
+    (["nope", "--token", "tk"], 2, "refused the search: database: no database named 'nope'"),
+    (["prot"], 2, "refused the search: a bearer token is needed"),
+    (["prot", "--token", "tk", "--mask"], 2, "--server searches with the blast6 or sam"),
+    (["prot", "--token", "tk", "--format", "json"], 2, "not --format json"),
+])
+def test_search_server_faults_are_one_line(listening, args, status, message):
+    folder, url = listening
+    got = CliRunner().invoke(cli, ["search", str(folder / "q.fa"), *args, "--server", url],
+                             env={"WAVEDP_TOKEN": ""})
+    assert got.exit_code == status and got.stdout == ""
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], got.stderr
+
+
+def test_search_server_unreachable_is_status_1(served):
+    folder, _ = served
+    got = CliRunner().invoke(cli, ["search", str(folder / "q.fa"), "prot", "--server",
+                                   "http://127.0.0.1:9"])
+    assert got.exit_code == 1 and got.stdout == ""
+    assert "cannot be reached" in got.stderr and len(got.stderr.strip().splitlines()) == 1

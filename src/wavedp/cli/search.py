@@ -46,6 +46,7 @@ from ..search.tables import check_parquet, write_parquet
 from ..search.text import BLASTN_GAPS, DNA_DEFAULTS, DNA_SCORES, PROTEIN_DEFAULTS
 from ..search.waterman_eggert import check_fraction
 from ..seqio import STDIN, iter_records, stdin_copy
+from ..serve import client as remote
 from ..stats.significance import DEFAULT_STATS, STATS
 from ..trace import Trace, explain_lines, process_seconds
 from ..version import __version__
@@ -243,6 +244,11 @@ class _Dask:
 @click.option("--explain", is_flag=True,
               help="Print each scan launch's predicted and measured time on stderr.")
 @click.option("--energy", is_flag=True, help=common.ENERGY_HELP)
+@click.option("--server", default=None, metavar="URL",
+              help="Ask a running 'wavedp serve' at URL (DB: one of its databases by name) "
+                   "and write its answer as this command writes its own (blast6 or sam).")
+@click.option("--token", default=None, metavar="TOKEN",
+              help="--server's bearer token. [default: $WAVEDP_TOKEN]")
 @click.pass_obj
 @common.threads_option
 def search_command(obj, query: str, database: str, top: int, evalue: float | None,
@@ -253,7 +259,29 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                    device: str, devices: str | None,
                    output: str | None, column_text: str | None, header: bool, resume: bool,
                    scheduler: str | None, cluster: str | None,
-                   workers: int | None, partition: str, explain: bool, energy: bool) -> None:
+                   workers: int | None, partition: str, explain: bool, energy: bool,
+                   server: str | None, token: str | None) -> None:
+    if server is not None:
+        unsupported = [flag for flag, given in (
+            ("--fraction", fraction is not None), ("--score-only", score_only),
+            ("--mask", mask), ("--resume", resume), ("--scheduler", scheduler),
+            ("--cluster", cluster), ("--explain", explain), ("--energy", energy)) if given]
+        if unsupported or fmt not in ("blast6", "sam"):
+            what = unsupported[0] if unsupported else f"--format {fmt}"
+            raise InputError(f"--server searches with the blast6 or sam format and the "
+                             f"scoring, cutoff and column options: not {what}")
+        columns = common.columns(column_text, header, fmt)
+        request = {"queries": remote.queries_text(query), "database": database, "top": top,
+                   "evalue": evalue, "min_score": min_score, "stats": stats, "mode": mode,
+                   "strand": strand, "matrix": matrix, "match": match, "mismatch": mismatch,
+                   "gap_open": gap_open, "gap_extend": gap_extend,
+                   "columns": list(columns) if columns else None,
+                   "format": "sam" if fmt == "sam" else "tsv"}
+        _remote(server, {k: v for k, v in request.items() if v is not None},
+                token or os.environ.get("WAVEDP_TOKEN"), outputs.target(output, [query]),
+                fmt, [fields.header_line(columns or fields.DEFAULT)] if header else [],
+                (obj or {}).get("argv", []))
+        return
     if matrix is None and match is None and mismatch is None and _holds_dna(database):
         if query != STDIN and not _holds_dna(query):
             raise InputError(f"file {database}: a DNA database cannot be searched with the "
@@ -284,6 +312,19 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
             journal.close()
         if dask is not None:
             dask.close()
+
+
+def _remote(server: str, request: dict, token: str | None, destination: outputs.Target,
+            fmt: str, head: list[str], argv: list[str]) -> None:
+    """The search asked of ``server`` and its answer written under the output contract:
+    ``head`` first (blast6's ``--header``); SAM's @PG line names this command."""
+    answer = remote.search(server, request, token)
+    if fmt == "sam":
+        pg = list(sam_header_lines([], command_line=shlex.join(["wavedp", *argv])))[-1]
+        answer = "".join(pg + "\n" if line.startswith("@PG\t") else line
+                         for line in answer.splitlines(keepends=True))
+    with outputs.opened(destination) as out:
+        out.write("".join(line + "\n" for line in head) + answer)
 
 
 @dataclass(frozen=True, kw_only=True)
