@@ -234,3 +234,85 @@ def test_search_server_unreachable_is_status_1(served):
                                    "http://127.0.0.1:9"])
     assert got.exit_code == 1 and got.stdout == ""
     assert "cannot be reached" in got.stderr and len(got.stderr.strip().splitlines()) == 1
+
+
+def _lone(folder, text: str, **options) -> str:
+    service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")
+    return TestClient(make_app(service)).post("/search", json={"queries": text, **options}).text
+
+
+def test_requests_together_are_searched_together_each_as_alone(served, monkeypatch):
+    """Eight clients at once with one key: fewer searches than requests, and each answer is
+    the one its request gets alone; a request of another key waits its turn."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    folder, _ = served
+    records = (folder / "q.fa").read_text().split(">")[1:]
+    texts = [">" + records[k % len(records)] for k in range(8)]
+    service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")
+    sizes: list[int] = []
+    run = service.run
+    monkeypatch.setattr(service, "run", lambda jobs: (sizes.append(len(jobs)), run(jobs))[1])
+    client = TestClient(make_app(service, window=0.5))
+    with ThreadPoolExecutor(9) as pool:
+        answers = list(pool.map(lambda t: client.post("/search", json={"queries": t}),
+                                texts))
+        other = pool.submit(client.post, "/search", json={"queries": texts[0], "top": 1})
+        assert other.result().text == _lone(folder, texts[0], top=1)
+    assert all(a.status_code == 200 for a in answers)
+    assert [a.text for a in answers] == [_lone(folder, t) for t in texts]
+    assert sum(sizes) == 9 and len(sizes) < 9 and max(sizes) > 1
+
+
+def test_a_full_queue_is_429_with_retry_after(served, monkeypatch):
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    folder, _ = served
+    service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")
+    release, began = threading.Event(), threading.Event()
+    run = service.run
+
+    def slow(jobs):
+        began.set()
+        release.wait(30)
+        run(jobs)
+
+    monkeypatch.setattr(service, "run", slow)
+    client = TestClient(make_app(service, window=0.0, queue=1))
+    body = {"queries": ">a\nMKVLAAGIVALLLAAG\n"}
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(client.post, "/search", json=body)  # being searched
+        assert began.wait(30)
+        second = pool.submit(client.post, "/search", json=body)  # queued
+        for _ in range(200):
+            if client.get("/metrics").text.count("wavedp_queue_length 1.0"):
+                break
+        third = client.post("/search", json=body)
+        assert third.status_code == 429 and third.headers["retry-after"] == "1"
+        assert "searches are waiting" in third.json()["error"]
+        release.set()
+        assert first.result().status_code == 200 and second.result().status_code == 200
+    metrics = client.get("/metrics").text
+    assert 'wavedp_requests_total{status="200"} 2.0' in metrics
+    assert 'wavedp_requests_total{status="429"} 1.0' in metrics
+    assert "wavedp_request_seconds_bucket" in metrics
+    scanned = [line.split()[1] for line in metrics.splitlines()
+               if line.startswith("wavedp_residues_scanned_total ")]
+    assert scanned and float(scanned[0]) == 2 * len(service.databases["prot"].residues)
+
+
+def test_a_request_whose_client_left_is_not_searched(served, monkeypatch):
+    folder, _ = served
+    service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")
+    from wavedp.serve.requests import parse
+
+    kept, left = (service.prepare(parse({"queries": f">{n}\nMKVLAAGIVALLLAAG\n"}))
+                  for n in ("kept", "left"))
+    left.future.cancel()
+    searched: list[int] = []
+    monkeypatch.setattr(service, "_searcher", lambda *a: type("S", (), {
+        "search": lambda self, q, **k: (searched.append(len(q.codes)), [[]] * len(q.codes))[1]
+    })())
+    service.run([kept, left])
+    assert searched == [1] and kept.future.result()[0] == "" and left.future.cancelled()

@@ -4,7 +4,11 @@ is one) behind an HTTP API, so that a search costs its scan, not an interpreter'
 - ``requests.py``: a search request read and checked (one clear message a fault);
 - ``service.py``: the databases, their searchers, a search run and written as the command
   writes it;
-- ``app.py``: the ASGI application (Starlette): routes, limits, the bearer token, OpenAPI.
+- ``batching.py``: requests of one key arriving together searched together, a bounded
+  queue;
+- ``app.py``: the ASGI application (Starlette): routes, limits, the bearer token, metrics,
+  OpenAPI;
+- ``client.py``: ``wavedp search --server``, the thin client.
 """
 
 from .app import make_app

@@ -1,27 +1,36 @@
-"""The ASGI application (Starlette): ``GET /health``, ``GET /databases``, ``POST /search``
-and its OpenAPI description at ``GET /openapi.json``. A bad request is answered with a 4xx
-and one message (``{"error": ...}``); with a token, every route but ``/health`` asks for it
-as ``Authorization: Bearer TOKEN``."""
+"""The ASGI application (Starlette): ``GET /health``, ``GET /databases``, ``POST /search``,
+``GET /metrics`` (Prometheus text) and the OpenAPI description at ``GET /openapi.json``. A
+bad request is answered with a 4xx and one message (``{"error": ...}``); with a token, every
+route but ``/health`` asks for it as ``Authorization: Bearer TOKEN``."""
 
 from __future__ import annotations
 
 import hmac
 import json
+import time
 from typing import Any
 
 from ..version import __version__
+from .batching import QUEUE, WINDOW, Batcher, Full
 from .requests import FORMATS, RequestError, parse
-from .service import Service
+from .service import Job, Service
 
 
-def make_app(service: Service, token: str | None = None):
+def make_app(service: Service, token: str | None = None, *, window: float = WINDOW,
+             queue: int = QUEUE):
     """The application answering for ``service`` (``token``: the bearer token asked of
-    every request but ``/health``)."""
+    every request but ``/health``); requests within ``window`` seconds of one another are
+    searched together, at most ``queue`` wait (``batching.py``)."""
+    import asyncio
+
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
+
+    batcher = Batcher(service, window, queue)
+    metrics = Metrics(batcher)
 
     def refused(message: str, status: int) -> JSONResponse:
         return JSONResponse({"error": message}, status_code=status)
@@ -56,17 +65,74 @@ def make_app(service: Service, token: str | None = None):
             body = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             return refused(f"the request is not JSON: {exc}", 400)
+        started = time.perf_counter()
         try:
-            asked = parse(body)
-            content, media = await run_in_threadpool(service.search, asked)
+            job = await run_in_threadpool(service.prepare, parse(body))
+            batcher.submit(job)
         except RequestError as exc:
-            return refused(str(exc), exc.status)
-        return Response(content, media_type=media)
+            return metrics.answered(refused(str(exc), exc.status), started)
+        except Full:
+            answer = refused(f"{batcher.waiting} searches are waiting: try again shortly", 429)
+            answer.headers["retry-after"] = "1"
+            return metrics.answered(answer, started)
+        done = asyncio.wrap_future(job.future)
+        while not done.done():
+            await asyncio.wait([done], timeout=0.1)
+            if not done.done() and await request.is_disconnected():
+                job.future.cancel()  # dropped unless its search began
+                return metrics.answered(Response(status_code=499), started)
+        try:
+            content, media = done.result()
+        except RequestError as exc:
+            return metrics.answered(refused(str(exc), exc.status), started)
+        metrics.scanned(job)
+        return metrics.answered(Response(content, media_type=media), started)
+
+    async def metrics_text(request: Request) -> Response:
+        if not allowed(request):
+            return refused("a bearer token is needed (Authorization: Bearer TOKEN)", 401)
+        body, media = metrics.text()
+        return Response(body, media_type=media)
 
     return Starlette(routes=[
         Route("/health", health), Route("/databases", databases),
         Route("/openapi.json", openapi), Route("/search", search, methods=["POST"]),
+        Route("/metrics", metrics_text),
     ])
+
+
+class Metrics:
+    """The service's Prometheus metrics (``prometheus_client``, a registry of its own):
+    requests by status, their seconds, the queue's length, database residues scanned."""
+
+    def __init__(self, batcher: Batcher) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        self.registry = CollectorRegistry()
+        self.requests = Counter("wavedp_requests", "search requests answered, by status",
+                                ["status"], registry=self.registry)
+        self.seconds = Histogram("wavedp_request_seconds", "search requests' seconds",
+                                 registry=self.registry,
+                                 buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+                                          5, 10, 30, 60, 300))
+        self.queue = Gauge("wavedp_queue_length", "search requests waiting",
+                           registry=self.registry)
+        self.queue.set_function(lambda: batcher.waiting)
+        self.residues = Counter("wavedp_residues_scanned", "database residues scanned, a "
+                                "query's database each", registry=self.registry)
+
+    def answered(self, response, started: float):
+        self.requests.labels(status=str(response.status_code)).inc()
+        self.seconds.observe(time.perf_counter() - started)
+        return response
+
+    def scanned(self, job: Job) -> None:
+        self.residues.inc(len(job.records) * job.total_residues)
+
+    def text(self) -> tuple[bytes, str]:
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
 _ERROR: dict[str, Any] = {"description": "refused: one message",
@@ -111,6 +177,12 @@ OPENAPI: dict[str, Any] = {
                 "200": {"description": "tsv: the lines `wavedp search` prints; sam: its SAM; "
                         "json: each query's hits"},
                 "400": _ERROR, "401": _ERROR, "404": _ERROR, "413": _ERROR,
+                "429": {**_ERROR, "description": "the queue is full: retry after the "
+                        "Retry-After header's seconds"},
             }}},
+        "/metrics": {"get": {"summary": "Prometheus text: requests by status, their seconds, "
+                             "the queue's length, database residues scanned",
+                             "responses": {"200": {"description": "the metrics"},
+                                           "401": _ERROR}}},
     },
 }

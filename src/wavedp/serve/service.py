@@ -9,12 +9,14 @@ import os
 import tempfile
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 
 from ..api import Prepared
 from ..db.database import Database
 from ..errors import InputError
 from ..formats import sam_header_lines
+from ..scoring import Scoring
 from ..search import text
 from ..search.api import Searcher
 from ..seqio import read_records
@@ -23,6 +25,28 @@ from .requests import RequestError, SearchRequest
 #: searchers kept (a database under one scoring and mode each), the least recently used
 #: closed first
 SEARCHERS = 8
+
+
+@dataclass(eq=False)
+class Job:
+    """A request checked and encoded, waiting for its search: ``key`` says which requests
+    one search may serve together (database, scoring, mode and cutoffs); its answer comes on
+    ``future``."""
+
+    key: tuple
+    request: SearchRequest
+    database: str
+    scoring: Scoring
+    records: list[tuple[str, str]]
+    queries: Prepared
+    future: Future = field(default_factory=Future)
+
+    total_residues: int = 0  # the database's
+
+    @property
+    def residues(self) -> int:
+        """The queries' residues."""
+        return sum(len(s) for _, s in self.records)
 
 
 @dataclass(frozen=True)
@@ -54,33 +78,75 @@ class Service:
                  "residues": db.total_residues} for name, db in self.databases.items()]
 
     def search(self, request: SearchRequest) -> tuple[str, str]:
-        """(the answer, its media type) of ``request``: ``tsv`` the lines ``wavedp search``
-        prints for the same queries and options, ``sam`` its SAM, ``json`` each query's
-        hits as objects. A fault of the request is a RequestError."""
+        """(the answer, its media type) of ``request`` alone: ``tsv`` the lines ``wavedp
+        search`` prints for the same queries and options, ``sam`` its SAM, ``json`` each
+        query's hits as objects. A fault of the request is a RequestError."""
+        job = self.prepare(request)
+        self.run([job])
+        return job.future.result()
+
+    def prepare(self, request: SearchRequest) -> Job:
+        """``request`` checked and its queries read and encoded: a :class:`Job` to
+        :meth:`run` (a RequestError for a fault, before any search)."""
         name, db = self._database(request.database)
         try:
             scoring = self._scoring(request, db)
             records = self._records(request.queries)
             queries = Prepared.from_records(records, scoring, "query", "the request")
+            scoring.check_range(max((c.size for c in queries.codes), default=0), db.longest)
+        except InputError as exc:
+            raise RequestError(str(exc)) from None
+        key = (name, scoring, request.mode, request.top, float(request.cutoff),
+               request.evalue is None, request.min_score, request.stats, request.strand)
+        return Job(key, request, name, scoring, records, queries,
+                   total_residues=db.total_residues)
+
+    def run(self, jobs: list[Job]) -> None:
+        """The jobs (of one key) searched together in one call, each one's answer set on
+        its future: every query's hits are those of a search of it alone."""
+        jobs = [job for job in jobs if job.future.set_running_or_notify_cancel()]
+        if not jobs:
+            return
+        name, scoring, mode = jobs[0].key[:3]
+        request = jobs[0].request
+        queries = Prepared.from_codes([t for j in jobs for t in j.queries.texts],
+                                      [i for j in jobs for i in j.queries.ids],
+                                      [c for j in jobs for c in j.queries.codes])
+        try:
             with self._lock:
-                searcher = self._searcher(name, db, scoring, request.mode)
+                searcher = self._searcher(name, self.databases[name], scoring, mode)
                 hits = searcher.search(queries, top=request.top, evalue=request.cutoff,
                                        min_score=request.min_score, strand=request.strand,
                                        stats=request.stats)
         except InputError as exc:
-            raise RequestError(str(exc)) from None
+            for job in jobs:
+                job.future.set_exception(RequestError(str(exc)))
+            return
+        except BaseException as exc:  # a device failure: every waiting request learns it
+            for job in jobs:
+                job.future.set_exception(exc)
+            raise
+        at = 0
+        for job in jobs:
+            found = hits[at:at + len(job.records)]
+            at += len(job.records)
+            job.future.set_result(self._written(job, found))
+
+    def _written(self, job: Job, hits: list) -> tuple[str, str]:
+        """A job's answer and its media type, from its queries' hits."""
+        request, db = job.request, self.databases[job.database]
         if request.format == "json":
-            return json.dumps({"database": name, "queries": [
+            return json.dumps({"database": job.database, "queries": [
                 {"id": rid, "hits": [json.loads(line) for line in
                                      text.render(found, "json").splitlines()]}
-                for (rid, _), found in zip(records, hits, strict=True)]}), "application/json"
+                for (rid, _), found in zip(job.records, hits, strict=True)]}), \
+                "application/json"
         if request.format == "sam":
             head = sam_header_lines(zip(db.ids, db.lengths.tolist(), strict=True))
             body = "".join(text.render(found, "sam") for found in hits)
             return "".join(line + "\n" for line in head) + body, "text/plain"
-        columns = request.columns
-        return ("".join(text.render(found, "blast6", columns, scoring) for found in hits),
-                "text/tab-separated-values")
+        return ("".join(text.render(found, "blast6", request.columns, job.scoring)
+                        for found in hits), "text/tab-separated-values")
 
     def _database(self, name: str | None) -> tuple[str, Database]:
         if name is None:
