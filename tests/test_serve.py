@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import subprocess
 import sys
 
@@ -316,3 +317,82 @@ def test_a_request_whose_client_left_is_not_searched(served, monkeypatch):
     })())
     service.run([kept, left])
     assert searched == [1] and kept.future.result()[0] == "" and left.future.cancelled()
+
+
+@pytest.fixture(scope="module")
+def page_server(tmp_path_factory):
+    """The examples' database served on a real socket without a token."""
+    import socket
+    import threading
+    import time
+    from pathlib import Path
+
+    import uvicorn
+
+    folder = tmp_path_factory.mktemp("page")
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    Database.build(examples / "target.fa", folder / "examples.wdb", progress=False)
+    service = Service({"examples": str(folder / "examples.wdb")}, device="cpu")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(make_app(service), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield examples, folder, f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_the_page_is_served(page_server):
+    _, _, url = page_server
+    import httpx
+
+    page = httpx.get(url + "/")
+    assert page.status_code == 200 and "<form id=\"search\">" in page.text
+    for name in ("search.js", "style.css"):
+        assert httpx.get(f"{url}/page/{name}").status_code == 200
+
+
+@pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),
+                    reason="needs Debian's chromium and chromium-driver")
+def test_a_browser_searches_the_example_and_sees_the_commands_hits(page_server):
+    """A real browser (headless Chromium through selenium) pastes the example queries,
+    submits the form and finds the command's hits in the page's table."""
+    selenium = pytest.importorskip("selenium")
+    from selenium.webdriver import Chrome, ChromeOptions
+    from selenium.webdriver.chrome.service import Service as Driver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as until
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    del selenium
+    examples, folder, url = page_server
+    options = ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+        options.add_argument(flag)
+    browser = Chrome(options=options, service=Driver(shutil.which("chromedriver")))
+    try:
+        browser.get(url + "/")
+        wait = WebDriverWait(browser, 60)
+        wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#database option"))
+        box = browser.find_element(By.ID, "queries")
+        browser.execute_script("arguments[0].value = arguments[1];", box,
+                               (examples / "query.fa").read_text())
+        browser.find_element(By.ID, "go").click()
+        wait.until(until.text_to_be_present_in_element((By.ID, "status"), "hits for"))
+        rows = [[td.text for td in row.find_elements(By.TAG_NAME, "td")]
+                for row in browser.find_elements(By.CSS_SELECTOR, "#hits tbody tr")
+                if "alignment" not in (row.get_attribute("class") or "")]
+    finally:
+        browser.quit()
+    want = [line.split("\t") for line in _command(
+        "search", examples / "query.fa", folder / "examples.wdb", "--device", "cpu"
+    ).splitlines()]
+    assert [r[:12] for r in rows] == want and len(want) >= 3  # the command's own lines

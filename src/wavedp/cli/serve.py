@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 
 import click
@@ -62,7 +63,14 @@ def serve(databases: tuple[str, ...], host: str, port: int, device: str, token: 
     from ..serve.service import Limits
 
     service = Service(named, device, Limits(queries=max_queries, residues=max_residues))
+    log = logging.getLogger("wavedp.serve")
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("wavedp: %(asctime)s %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
     click.echo(f"wavedp: serving {', '.join(named)} on http://{host}:{port}", err=True)
+    # uvicorn's own signal handling: SIGTERM and Ctrl-C stop taking connections and finish
+    # the requests in flight
     uvicorn.run(make_app(service, token), host=host, port=port, log_level="warning")
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import time
+from pathlib import Path
 from typing import Any
 
 from ..version import __version__
@@ -26,8 +28,9 @@ def make_app(service: Service, token: str | None = None, *, window: float = WIND
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
-    from starlette.routing import Route
+    from starlette.responses import FileResponse, JSONResponse, Response
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
 
     batcher = Batcher(service, window, queue)
     metrics = Metrics(batcher)
@@ -94,7 +97,11 @@ def make_app(service: Service, token: str | None = None, *, window: float = WIND
         body, media = metrics.text()
         return Response(body, media_type=media)
 
+    async def page(request: Request) -> Response:
+        return FileResponse(PAGE / "index.html")
+
     return Starlette(routes=[
+        Route("/", page), Mount("/page", StaticFiles(directory=PAGE), name="page"),
         Route("/health", health), Route("/databases", databases),
         Route("/openapi.json", openapi), Route("/search", search, methods=["POST"]),
         Route("/metrics", metrics_text),
@@ -122,8 +129,12 @@ class Metrics:
                                 "query's database each", registry=self.registry)
 
     def answered(self, response, started: float):
+        """``response`` counted, timed and logged (one line a request, logger
+        ``wavedp.serve``)."""
+        seconds = time.perf_counter() - started
         self.requests.labels(status=str(response.status_code)).inc()
-        self.seconds.observe(time.perf_counter() - started)
+        self.seconds.observe(seconds)
+        LOG.info("POST /search %d %.3f s", response.status_code, seconds)
         return response
 
     def scanned(self, job: Job) -> None:
@@ -135,6 +146,12 @@ class Metrics:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
+#: one line a search request (the command shows them on stderr)
+LOG = logging.getLogger("wavedp.serve")
+
+#: the search page: plain HTML, CSS and JavaScript (no build step)
+PAGE = Path(__file__).parent / "page"
+
 _ERROR: dict[str, Any] = {"description": "refused: one message",
                           "content": {"application/json": {"schema": {
                               "type": "object", "properties": {"error": {"type": "string"}}}}}}
@@ -144,6 +161,8 @@ OPENAPI: dict[str, Any] = {
     "openapi": "3.1.0",
     "info": {"title": "wavedp search service", "version": __version__},
     "paths": {
+        "/": {"get": {"summary": "the search page (HTML)",
+                      "responses": {"200": {"description": "the page"}}}},
         "/health": {"get": {"summary": "the service is up",
                             "responses": {"200": {"description": "status and version"}}}},
         "/databases": {"get": {"summary": "the databases served",

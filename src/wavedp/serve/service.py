@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..api import Prepared
 from ..db.database import Database
 from ..errors import InputError
-from ..formats import sam_header_lines
+from ..formats import format_alignment, sam_header_lines
 from ..scoring import Scoring
 from ..search import text
 from ..search.api import Searcher
@@ -137,8 +137,9 @@ class Service:
         request, db = job.request, self.databases[job.database]
         if request.format == "json":
             return json.dumps({"database": job.database, "queries": [
-                {"id": rid, "hits": [json.loads(line) for line in
-                                     text.render(found, "json").splitlines()]}
+                {"id": rid, "hits": [{**json.loads(format_alignment(h, "json", search=True)),
+                                      "pairwise": format_alignment(h, "pairwise")}
+                                     for h in found]}
                 for (rid, _), found in zip(job.records, hits, strict=True)]}), \
                 "application/json"
         if request.format == "sam":
