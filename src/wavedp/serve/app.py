@@ -127,6 +127,10 @@ class Metrics:
         self.queue.set_function(lambda: batcher.waiting)
         self.residues = Counter("wavedp_residues_scanned", "database residues scanned, a "
                                 "query's database each", registry=self.registry)
+        self.batches = Histogram("wavedp_batch_queries", "queries a search took together",
+                                 registry=self.registry,
+                                 buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096))
+        batcher.searched = self.batches.observe
 
     def answered(self, response, started: float):
         """``response`` counted, timed and logged (one line a request, logger

@@ -28,6 +28,7 @@ class Batcher:
 
     def __init__(self, service: Service, window: float = WINDOW, size: int = QUEUE) -> None:
         self.service, self.window = service, window
+        self.searched = lambda queries: None  # told each batch's queries (the metrics)
         self._queue: queue.Queue[Job] = queue.Queue(size)
         self._held: deque[Job] = deque()  # taken from the queue, of another key than a batch
         self._thread = threading.Thread(target=self._loop, name="wavedp-batches", daemon=True)
@@ -72,6 +73,7 @@ class Batcher:
                     break
                 self._take(job, first, batch, others, limits)
             self._held.extend(others)
+            self.searched(sum(len(job.records) for job in batch))
             try:
                 self.service.run(batch)
             except BaseException:  # noqa: BLE001 - each job's future holds the error
