@@ -4,11 +4,13 @@ guards it (Starlette's test client, no socket)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 from click.testing import CliRunner
@@ -160,22 +162,20 @@ def test_the_command_listens_on_loopback_unless_given_a_token(served):
         "WAVEDP_TOKEN), or listen on 127.0.0.1"]
 
 
-@pytest.fixture(scope="module")
-def listening(served):
-    """The service on a real socket (uvicorn on a thread, a free port of the loopback)."""
+@contextlib.contextmanager
+def _listening(service: Service, token: str | None = None) -> Iterator[str]:
+    """``service`` on a real socket (uvicorn on a thread, a free port of the loopback): its
+    URL."""
     import socket
     import threading
     import time
 
     import uvicorn
 
-    folder, _ = served
-    service = Service({"prot": str(folder / "prot.wdb"), "dna": str(folder / "dna.wdb")},
-                      device="cpu")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(make_app(service, token="tk"), host="127.0.0.1",
+    server = uvicorn.Server(uvicorn.Config(make_app(service, token), host="127.0.0.1",
                                            port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -183,9 +183,21 @@ def listening(served):
         if server.started:
             break
         time.sleep(0.05)
-    yield folder, f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def listening(served):
+    """The service with the token ``tk``, listening."""
+    folder, _ = served
+    service = Service({"prot": str(folder / "prot.wdb"), "dna": str(folder / "dna.wdb")},
+                      device="cpu")
+    with _listening(service, token="tk") as url:
+        yield folder, url
 
 
 @pytest.mark.parametrize("flags", [
@@ -322,31 +334,14 @@ def test_a_request_whose_client_left_is_not_searched(served, monkeypatch):
 @pytest.fixture(scope="module")
 def page_server(tmp_path_factory):
     """The examples' database served on a real socket without a token."""
-    import socket
-    import threading
-    import time
     from pathlib import Path
-
-    import uvicorn
 
     folder = tmp_path_factory.mktemp("page")
     examples = Path(__file__).resolve().parent.parent / "examples"
     Database.build(examples / "target.fa", folder / "examples.wdb", progress=False)
     service = Service({"examples": str(folder / "examples.wdb")}, device="cpu")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(make_app(service), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield examples, folder, f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    with _listening(service) as url:
+        yield examples, folder, url
 
 
 def test_the_page_is_served(page_server):
