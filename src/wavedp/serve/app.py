@@ -27,7 +27,7 @@ def make_app(service: Service, token: str | None = None, *, window: float = WIND
 
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import FileResponse, JSONResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
@@ -61,7 +61,10 @@ def make_app(service: Service, token: str | None = None, *, window: float = WIND
         size = request.headers.get("content-length")
         if size is not None and (not size.isdigit() or int(size) > service.limits.body):
             return refused(f"the request body is over {service.limits.body:,} bytes", 413)
-        raw = await request.body()
+        try:
+            raw = await request.body()
+        except ClientDisconnect:  # gone before the request was whole: nothing to answer
+            return Response(status_code=499)
         if len(raw) > service.limits.body:
             return refused(f"the request body is over {service.limits.body:,} bytes", 413)
         try:
