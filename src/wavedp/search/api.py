@@ -325,13 +325,21 @@ class Searcher:
 def _limited(results: Iterator[tuple[int, list[Alignment]]], threads: int | None,
              db: Database) -> Iterator[tuple[int, list[Alignment]]]:
     """``results`` with the CPU stages on at most ``threads`` threads while they run, the
-    first once the database's background checksums (:meth:`Database.verified`) passed."""
-    with limited(threads):
-        for n, item in enumerate(results):
-            if not n:
-                db.verified()
-            yield item
-        db.verified()  # a search without results
+    first once the database's background checksums (:meth:`Database.verified`) passed.
+    Left early, ``results`` is closed here and then: the fitted search's generator holds a
+    thread pool, which the garbage collector must not be left to stop (see
+    ``pairs.reading._blocks``)."""
+    try:
+        with limited(threads):
+            for n, item in enumerate(results):
+                if not n:
+                    db.verified()
+                yield item
+            db.verified()  # a search without results
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
 
 
 def _warn_empty(q: Prepared, db: Database, todo: list[int]) -> None:
