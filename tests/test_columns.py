@@ -12,12 +12,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wavedp
 from wavedp import Alignment, InputError
+from wavedp.cli import cli
 from wavedp.columns import (
     DEFAULT,
     FIELDS,
@@ -100,7 +102,7 @@ def _compare(args: tuple[str, ...], queries: list[tuple[str, str]],
                 same_score += 1
                 fields = PATH_FREE
                 if all(got[f] == want[f] for f in RANGES):
-                    fields += RANGES + ("qcovhsp",)
+                    fields += RANGES + ("qcovhsp", "qcovs")
                     if got["qseq"] == want["qseq"] and got["sseq"] == want["sseq"]:
                         fields = BLAST_FIELDS  # an equally good alignment may differ
                         compared += 1
@@ -366,3 +368,29 @@ def test_positive_needs_the_scoring_and_unknown_columns_are_errors():
     with pytest.raises(InputError, match="bogus"):
         header_line(["bogus"])
     assert render(aln, ["positive", "ppos"], PROT) == "3\t100.00"
+
+
+@needs_blastp
+def test_qcovs_covers_every_hsp_of_the_subject_as_blastp(tmp_path):
+    """A query whose two halves lie apart in one subject: with --fraction wavedp reports
+    both alignments, and qcovs counts the query positions they cover together, as blastp
+    prints it beside each of its two HSPs."""
+    rng = np.random.default_rng(11)
+    first, second = random_seq(rng, PROTEIN, 70), random_seq(rng, PROTEIN, 60)
+    query = [("q", first + second)]
+    library = [("s", first + random_seq(rng, PROTEIN, 500) + second),
+               ("t", random_seq(rng, PROTEIN, 40) + second[:30] + random_seq(rng, PROTEIN, 40))]
+    qf, lib = _fasta(tmp_path / "q.fa", query), _fasta(tmp_path / "lib.fa", library)
+    got = CliRunner().invoke(cli, ["search", str(qf), str(lib), "--device", "cpu",
+                                   "--fraction", "0.2", "--top", "0", "--evalue", "0.001",
+                                   "--stats", "blast", "--gap-open", "11", "--gap-extend", "1",
+                                   "--columns", "qseqid sseqid qstart qend qcovhsp qcovs"])
+    assert got.exit_code == 0, got.output
+    ours = sorted(tuple(line.split("\t")) for line in got.stdout.splitlines())
+    out = subprocess.run([*PROTEIN_ARGS, "-query", str(qf), "-subject", str(lib), "-evalue",
+                          "0.001", "-outfmt", "6 qseqid sseqid qstart qend qcovhsp qcovs"],
+                         capture_output=True, text=True, check=True).stdout
+    theirs = sorted(tuple(line.split("\t")) for line in out.splitlines())
+    s_rows = [r for r in ours if r[1] == "s"]
+    assert len(s_rows) >= 2 and {r[5] for r in s_rows} == {"100"}
+    assert [r for r in ours if r[1] == "s"] == [r for r in theirs if r[1] == "s"]

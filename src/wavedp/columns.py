@@ -48,6 +48,8 @@ FIELDS: dict[str, str] = {
     "gaps": "total number of gap columns",
     "ppos": "percentage of positive-scoring matches (needs the scoring)",
     "qcovhsp": "query coverage of the alignment, percent (an integer)",
+    "qcovs": "query coverage of all the query's alignments with the subject, percent (an "
+             "integer)",
     "sstrand": "subject strand: plus or minus (DNA), N/A (protein)",
     "cigar": "the CIGAR (=, X, I, D; wavedp's field, not BLAST's)",
     "btop": "BLAST traceback operations",
@@ -69,13 +71,15 @@ HEADERS: dict[str, str] = {
     "sstart": "s. start", "send": "s. end", "evalue": "evalue", "bitscore": "bit score",
     "score": "score", "qlen": "query length", "slen": "subject length",
     "nident": "identical", "positive": "positives", "gaps": "gaps", "ppos": "% positives",
-    "qcovhsp": "% query coverage per hsp", "sstrand": "subject strand", "cigar": "CIGAR",
+    "qcovhsp": "% query coverage per hsp", "qcovs": "% query coverage per subject",
+    "sstrand": "subject strand", "cigar": "CIGAR",
     "btop": "BTOP", "qseq": "query seq", "sseq": "subject seq",
 }
 
 #: fields whose values are integers, floats; the others are text
 INTEGER = frozenset({"length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send",
-                     "score", "qlen", "slen", "nident", "positive", "gaps", "qcovhsp"})
+                     "score", "qlen", "slen", "nident", "positive", "gaps", "qcovhsp",
+                     "qcovs"})
 FLOAT = frozenset({"pident", "evalue", "bitscore", "ppos"})
 #: fields that need the substitution scores
 NEEDS_SCORING = frozenset({"positive", "ppos"})
@@ -130,21 +134,49 @@ def btop(aln: Alignment) -> str:
     return found
 
 
-def values(aln: Alignment, columns: Sequence[str], scoring: Scoring | None = None) -> list:
+def values(aln: Alignment, columns: Sequence[str], scoring: Scoring | None = None,
+           covered: int | None = None) -> list:
     """The typed value of each field of ``columns`` for ``aln``: int, float, str, or None
-    where it does not exist (no traceback, an empty range, no statistics)."""
+    where it does not exist (no traceback, an empty range, no statistics); ``covered``: the
+    query positions all the query's alignments with the subject cover (``qcovs``; None:
+    this alignment's alone, see :func:`covered`)."""
     check(columns, scoring, scored=True)
-    hit = _Hit(aln, scoring)
+    hit = _Hit(aln, scoring, covered)
     return [getattr(hit, name) for name in columns]
 
 
 def render(aln: Alignment, columns: Sequence[str] = DEFAULT,
-           scoring: Scoring | None = None) -> str:
+           scoring: Scoring | None = None, covered: int | None = None) -> str:
     """``columns`` of ``aln`` as BLAST's tab-separated text (no newline); ``positive`` and
-    ``ppos`` need ``scoring``; a missing value (or an empty aligned text) prints NA."""
+    ``ppos`` need ``scoring``; a missing value (or an empty aligned text) prints NA;
+    ``covered``: see :func:`values`."""
     check(columns, scoring, scored=True)
-    hit = _Hit(aln, scoring)
+    hit = _Hit(aln, scoring, covered)
     return "\t".join(_text(name, getattr(hit, name)) for name in columns)
+
+
+def covered(hits: Sequence[Alignment]) -> list[int | None]:
+    """For each of one query's ``hits``, the query positions that its subject's hits among
+    them cover together (both strands, in the query's own coordinates): ``qcovs``'s part.
+    None for a hit without a start (score-only)."""
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for h in hits:
+        if h.query_start is None:
+            continue
+        start, end = h.query_start, h.query_end
+        if h.strand == "-":
+            length = h.query_length or len(h.query)
+            start, end = length - end, length - start
+        ranges.setdefault(h.target_id, []).append((start, end))
+    total: dict[str, int] = {}
+    for subject, spans in ranges.items():
+        count, reach = 0, -1
+        for start, end in sorted(spans):
+            if end > reach:
+                count += end - max(start, reach)
+                reach = end
+        total[subject] = count
+    return [None if h.query_start is None else total[h.target_id] for h in hits]
 
 
 def check(columns: Sequence[str], scoring: Scoring | None = None, scored: bool = False) -> None:
@@ -175,8 +207,9 @@ def _text(name: str, value: object) -> str:
 class _Hit:
     """The fields of one alignment, each computed when first asked for."""
 
-    def __init__(self, aln: Alignment, scoring: Scoring | None) -> None:
-        self.aln, self.scoring = aln, scoring
+    def __init__(self, aln: Alignment, scoring: Scoring | None,
+                 covered: int | None = None) -> None:
+        self.aln, self.scoring, self.covered = aln, scoring, covered
         self.minus = aln.strand == "-"
 
     # ---- ids, lengths, scores ----------------------------------------------------------------
@@ -254,6 +287,12 @@ class _Hit:
         if self.aln.query_start is None or not self.qlen:
             return None
         return percent_match(self.aln.query_end - self.aln.query_start, self.qlen)
+
+    @property
+    def qcovs(self) -> int | None:
+        if self.covered is None:
+            return self.qcovhsp
+        return percent_match(self.covered, self.qlen) if self.qlen else None
 
     # ---- counts from the CIGAR ---------------------------------------------------------------
 

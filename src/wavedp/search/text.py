@@ -45,7 +45,9 @@ def render(hits: list[Alignment], fmt: str, columns: tuple[str, ...] | None = No
     from .. import columns as fields
 
     if columns is not None:
-        return "".join(fields.render(h, columns, scoring) + "\n" for h in hits)
+        spans = fields.covered(hits) if "qcovs" in columns else [None] * len(hits)
+        return "".join(fields.render(h, columns, scoring, covered) + "\n"
+                       for h, covered in zip(hits, spans, strict=True))
     if fmt == "pairwise":
         return "\n".join(format_alignment(h, fmt) + "\n" for h in hits)
     if fmt == "sam":
