@@ -18,7 +18,7 @@ from ..formats import sam_header_lines
 from ..pairs import api as pairs_api
 from ..pairs import formats as batch_formats
 from ..pairs import reading
-from ..pairs.reading import count_records, read_pairs, readable
+from ..pairs.reading import count_records, empty_record, read_pairs, readable
 from ..scoring import Scoring
 from . import common, outputs
 from .progress import Progress
@@ -104,8 +104,7 @@ def _counted(job: PairsJob) -> tuple[tuple[int, int, int | None], ...]:
                          f"in {_name(job.query)}, {nt:,} in {_name(job.target)}")
     for path, what, k in ((job.query, "query", qempty), (job.target, "target", tempty)):
         if k is not None:  # before any output (standard output too)
-            raise InputError(f"file {_name(path)}: {what} record {k} is empty: --pairs "
-                             "aligns every record with its mate")
+            raise empty_record(_name(path), what, k)
     return counts
 
 
@@ -119,9 +118,8 @@ def _head(job: PairsJob, out: BinaryIO) -> int | None:
         with contextlib.closing(reading.ids_and_lengths(job.target)) as chunks:
             for ids, lengths in chunks:
                 if (zero := np.flatnonzero(np.asarray(lengths) == 0)).size:
-                    raise InputError(f"file {_name(job.target)}: target record "
-                                     f"{targets + int(zero[0]) + 1} is empty: --pairs aligns "
-                                     "every record with its mate")
+                    raise empty_record(_name(job.target), "target",
+                                       targets + int(zero[0]) + 1)
                 out.write(batch_formats.sq_lines(ids, lengths))
                 targets += len(lengths)
         out.write((head[-1] + "\n").encode())

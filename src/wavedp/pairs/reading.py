@@ -56,14 +56,21 @@ def count_records(path: str) -> tuple[int, int, int | None]:
     return (lines + (last != b"\n")) // 4, size, None
 
 
+def empty_record(name: str, what: str, k: int, rid: str | None = None) -> InputError:
+    """The error of the empty record number ``k`` (its id ``rid``) of the ``what`` (query or
+    target) file ``name``."""
+    which = f"{k}" if rid is None else f"{k} ({rid})"
+    return InputError(f"file {name}: {what} record {which} is empty: --pairs aligns every "
+                      "record with its mate")
+
+
 def _chunks(path: str, scoring: Scoring, what: str, size: int) -> Iterator[Sequences]:
     """The records of ``path`` encoded, ``size`` at a time; an empty record is an
     InputError (a pair needs both sequences)."""
     name = "standard input" if path == STDIN else path
 
     def empty(k: int, rid: str) -> InputError:
-        return InputError(f"file {name}: {what} record {k} ({rid}) is empty: --pairs aligns "
-                          "every record with its mate")
+        return empty_record(name, what, k, rid)
 
     if path == STDIN or sniff(path) != "fasta":
         ids: list[str] = []
