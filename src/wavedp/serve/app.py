@@ -38,26 +38,27 @@ def make_app(service: Service, token: str | None = None, *, window: float = WIND
     def refused(message: str, status: int) -> JSONResponse:
         return JSONResponse({"error": message}, status_code=status)
 
-    def allowed(request: Request) -> bool:
-        if token is None:
-            return True
+    def unauthorized(request: Request) -> Response | None:
+        """The refusal of a request without the token (None: it may go on)."""
         given = request.headers.get("authorization", "")
-        return hmac.compare_digest(given.encode(), f"Bearer {token}".encode())
+        if token is None or hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            return None
+        return refused("a bearer token is needed (Authorization: Bearer TOKEN)", 401)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "version": __version__})
 
     async def databases(request: Request) -> Response:
-        if not allowed(request):
-            return refused("a bearer token is needed (Authorization: Bearer TOKEN)", 401)
+        if (refusal := unauthorized(request)) is not None:
+            return refusal
         return JSONResponse({"databases": service.describe()})
 
     async def openapi(request: Request) -> Response:
         return JSONResponse(OPENAPI)
 
     async def search(request: Request) -> Response:
-        if not allowed(request):
-            return refused("a bearer token is needed (Authorization: Bearer TOKEN)", 401)
+        if (refusal := unauthorized(request)) is not None:
+            return refusal
         size = request.headers.get("content-length")
         if size is not None and (not size.isdigit() or int(size) > service.limits.body):
             return refused(f"the request body is over {service.limits.body:,} bytes", 413)
@@ -95,8 +96,8 @@ def make_app(service: Service, token: str | None = None, *, window: float = WIND
         return metrics.answered(Response(content, media_type=media), started)
 
     async def metrics_text(request: Request) -> Response:
-        if not allowed(request):
-            return refused("a bearer token is needed (Authorization: Bearer TOKEN)", 401)
+        if (refusal := unauthorized(request)) is not None:
+            return refusal
         body, media = metrics.text()
         return Response(body, media_type=media)
 

@@ -4,26 +4,23 @@ Numba."""
 
 from __future__ import annotations
 
-import gzip
 import sys
 from typing import Any
 
 from ..errors import DeviceError, InputError
+from ..seqio import open_bytes
 
 #: seconds a search may take before the client gives up
 TIMEOUT = 3600.0
 
 
 def queries_text(path: str) -> str:
-    """The query file's text (``-``: standard input; ``.gz``: decompressed)."""
+    """The query file's text (``-``: standard input; gzip decompressed)."""
     try:
         if path == "-":
             return sys.stdin.read()
-        with open(path, "rb") as fh:
-            raw = fh.read()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        return raw.decode("utf-8")
+        with open_bytes(path) as fh:
+            return fh.read().decode("utf-8")
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
 

@@ -7,12 +7,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..engines.common import MODES as ENGINE_MODES
 from ..search.options import DEFAULT_EVALUE
 from ..search.strands import STRANDS
 from ..stats.significance import DEFAULT_STATS, STATS
 
 FORMATS = ("tsv", "json", "sam")
-MODES = ("local", "global", "semiglobal")
+MODES = tuple(ENGINE_MODES)
 
 
 class RequestError(ValueError):

@@ -135,11 +135,14 @@ class Service:
     def _written(self, job: Job, hits: list) -> tuple[str, str]:
         """A job's answer and its media type, from its queries' hits."""
         request, db = job.request, self.databases[job.database]
-        if request.format == "json":
+        if request.format == "json":  # each hit: the command's object, line and block
             return json.dumps({"database": job.database, "queries": [
-                {"id": rid, "hits": [{**json.loads(format_alignment(h, "json", search=True)),
-                                      "pairwise": format_alignment(h, "pairwise")}
-                                     for h in found]}
+                {"id": rid, "hits": [
+                    {**json.loads(format_alignment(h, "json", search=True)), "blast6": line,
+                     "pairwise": format_alignment(h, "pairwise")}
+                    for h, line in zip(found, text.render(
+                        found, "blast6", request.columns, job.scoring).splitlines(),
+                        strict=True)]}
                 for (rid, _), found in zip(job.records, hits, strict=True)]}), \
                 "application/json"
         if request.format == "sam":

@@ -1,5 +1,5 @@
-// The search page: the form posted to /search twice (formats tsv and json, searched
-// together by the service): the table is the command's lines, each with its alignment.
+// The search page: the form posted to /search as JSON (format json): the table is the
+// command's lines, each hit's with its alignment, and the TSV is those lines.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -51,16 +51,15 @@ function cell(row, text, number) {
   return td;
 }
 
-function show(answer, tsv) {
+function show(answer) {
   // the table is the command's own lines (BLAST's 12 columns, as wavedp search prints
-  // them); each row's alignment comes from the JSON answer, hit for hit in the same order
+  // them), each hit's with its alignment
   const rows = $("hits").tBodies[0];
   rows.replaceChildren();
-  const lines = tsv.split("\n").filter((line) => line);
   const hits = answer.queries.flatMap((query) => query.hits);
-  lines.forEach((line, k) => {
+  for (const hit of hits) {
     const row = rows.insertRow();
-    line.split("\t").forEach((field, j) => cell(row, field, j >= 2));
+    hit.blast6.split("\t").forEach((field, j) => cell(row, field, j >= 2));
     const toggle = document.createElement("button");
     toggle.type = "button";
     toggle.textContent = "alignment";
@@ -68,17 +67,18 @@ function show(answer, tsv) {
     detail.className = "alignment";
     detail.hidden = true;
     const pre = document.createElement("pre");
-    pre.textContent = hits[k] ? hits[k].pairwise : "";
+    pre.textContent = hit.pairwise;
     const wide = detail.insertCell();
     wide.colSpan = 13;
     wide.append(pre);
     toggle.onclick = () => { detail.hidden = !detail.hidden; };
     row.insertCell().append(toggle);
-  });
+  }
+  const tsv = hits.map((hit) => hit.blast6 + "\n").join("");
   $("download").href = URL.createObjectURL(new Blob([tsv],
                                                     { type: "text/tab-separated-values" }));
   $("results").hidden = false;
-  say(`${lines.length} hits for ${answer.queries.length} queries in ${answer.database}.`);
+  say(`${hits.length} hits for ${answer.queries.length} queries in ${answer.database}.`);
 }
 
 async function search(event) {
@@ -86,15 +86,14 @@ async function search(event) {
   say("Searching...");
   $("go").disabled = true;
   try {
-    const [answer, tsv] = await Promise.all(["json", "tsv"].map((format) =>
-      fetch("/search", { method: "POST", headers: headers(),
-                         body: JSON.stringify(request(format)) })));
+    const answer = await fetch("/search", { method: "POST", headers: headers(),
+                                            body: JSON.stringify(request("json")) });
+    const body = await answer.json();
     if (!answer.ok) {
-      const body = await answer.json();
       say(body.error || `refused (${answer.status})`, true);
       return;
     }
-    show(await answer.json(), await tsv.text());
+    show(body);
   } catch (error) {
     say("The service cannot be reached: " + error, true);
   } finally {
