@@ -128,10 +128,6 @@ def main() -> None:
         # raises SystemExit as it ends)
         from wavedp.cli import cli
 
-        if words[:1] == ["search"]:
-            from wavedp.engines.cuda.scan import ahead
-
-            ahead.fork = sampler.around(ahead.fork)  # the search's planning children
         if words[:1] == ["makedb"]:
             from wavedp.db import makedb
 

@@ -4,7 +4,7 @@
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
 #       labquick|energy|barriers|compare|scores|makedb|stats|versus|timeline|coldscan|twogpus|
-#       pairs|planprice|all][,...] [-k expr]
+#       pairs|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -100,6 +100,55 @@ if want compare; then
             cmp <(grep -v '^@PG' /tmp/cmp-base.$fmt) <(grep -v '^@PG' /tmp/cmp-this.$fmt) \
                 && echo "$fmt outputs identical ($(wc -l < /tmp/cmp-this.$fmt) lines)"
         done 2>&1 | tee "$out/compare_outputs.log"
+    fi
+    if [[ ,$parts, == *,commands,* ]]; then
+        # the 20-query command on SIZES seeded subjects (default 570,000 and 3,000,000),
+        # each tree's makedb and search, turns alternating, outputs compared; then
+        # --explain's phases (this tree's also with no choice kept: its first search of a
+        # database), and CUDASW++4.0 (built from CUDASW4_SRC) on the same file
+        queries=$(ls ../shared/data/allqueries.fasta .carry/allqueries.fasta 2>/dev/null | head -1)
+        base_env=(env "PYTHONPATH=/tmp/base-site${PYTHONPATH:+:$PYTHONPATH}")
+        walled() { python3 -c 'import subprocess as s, sys, time
+t = time.perf_counter(); rc = s.call(sys.argv[2:], stdout=s.DEVNULL, stderr=s.DEVNULL)
+print(f"{sys.argv[1]}: {time.perf_counter() - t:.3f} s wall, exit {rc}", flush=True)' "$@"; }
+        choices=$(python3 -c 'from wavedp.engines.cuda.scan.choices import path; print(path())')
+        [[ -d $CUDASW4_SRC ]] && build_cudasw4 align makedb
+        for n in ${SIZES:-570000 3000000}; do
+            (cd benchmarks && python3 seeded_fasta.py /tmp/db$n.fa --sequences $n \
+                --plant "../$queries") >/dev/null
+            for who in base this; do
+                run=(); [[ $who == base ]] && run=("${base_env[@]}")
+                walled "$n $who makedb" "${run[@]}" python3 -m wavedp.cli makedb /tmp/db$n.fa \
+                    -o /tmp/db$n-$who.wdb
+                walled "$n $who search (untimed warm-up)" "${run[@]}" python3 -m wavedp.cli \
+                    search "$queries" /tmp/db$n-$who.wdb -o /dev/null
+            done
+            for who in base this this base base this; do
+                run=(); [[ $who == base ]] && run=("${base_env[@]}")
+                rm -f /tmp/out$n-$who.tsv
+                walled "$n $who search" "${run[@]}" python3 -m wavedp.cli search "$queries" \
+                    /tmp/db$n-$who.wdb -o /tmp/out$n-$who.tsv
+            done
+            cmp /tmp/out$n-base.tsv /tmp/out$n-this.tsv && echo "$n: outputs identical"
+            for who in base this cold; do
+                run=(); [[ $who == base ]] && run=("${base_env[@]}")
+                [[ $who == cold ]] && rm -f "$choices"
+                echo "== $n $who --explain"
+                "${run[@]}" python3 -m wavedp.cli search "$queries" \
+                    /tmp/db$n-${who/cold/this}.wdb --explain -o /dev/null 2>&1 | tail -8
+            done
+            if [[ -x $CUDASW4_SRC/align ]]; then
+                mkdir -p /tmp/cdb$n
+                walled "$n cudasw4 makedb" "$CUDASW4_SRC/makedb" /tmp/db$n.fa /tmp/cdb$n/db
+                for turn in 0 1 2; do
+                    walled "$n cudasw4 search${turn/0/ (untimed warm-up)}" \
+                        "$CUDASW4_SRC/align" --query "$queries" --db /tmp/cdb$n/db --top 10 \
+                        --uploadFull --prefetchDBFile --mat blosum62 --singlePassType DPXs16 \
+                        --manyPassType_small DPXs16 --manyPassType_large DPXs32 \
+                        --tsv --of /tmp/cudasw4-$n.tsv
+                done
+            fi
+        done 2>&1 | tee "$out/compare_commands.log"
     fi
     if [[ ,$parts, == *,search,* ]]; then
         for who in base this this base; do
@@ -275,34 +324,6 @@ if want lab || want all; then
     wavedp lab all --out /tmp/wavedp-lab "${anchor[@]}" 2>&1 | tail -5
     cp /tmp/wavedp-lab/report.md "$out/lab_report.md"
     tar czf "$out/lab.tgz" -C /tmp wavedp-lab
-fi
-if want planprice; then
-    # what the predictor's choice costs a whole command: the 20-query search of 570,000 and
-    # 3,000,000 seeded subjects under each partitioning in turn, outputs compared, then
-    # --explain's phases (the scan's wait for plans made ahead)
-    queries=$(ls ../shared/data/allqueries.fasta .carry/allqueries.fasta 2>/dev/null | head -1)
-    walled() { python3 -c 'import subprocess, sys, time
-t = time.perf_counter(); rc = subprocess.call(sys.argv[2:]); t = time.perf_counter() - t
-print(f"{sys.argv[1]}: {t:.3f} s wall, exit {rc}", flush=True)' "$@"; }
-    for n in 570000 3000000; do
-        (cd benchmarks && python3 seeded_fasta.py /tmp/db$n.fa --sequences $n \
-            --plant "../$queries") >/dev/null
-        wavedp makedb /tmp/db$n.fa -o /tmp/db$n.wdb 2>&1 | tail -1
-        wavedp search "$queries" /tmp/db$n.wdb -o /dev/null 2>/dev/null  # kernels compiled
-        for turn in 1 2 3; do
-            for p in auto dynamic2 dynamic1 static; do
-                walled "$n $p turn $turn" wavedp search "$queries" /tmp/db$n.wdb \
-                    --partition $p -o /tmp/out_$p.tsv 2>/dev/null
-            done
-        done
-        for p in dynamic2 dynamic1 static; do
-            cmp /tmp/out_auto.tsv /tmp/out_$p.tsv && echo "$n $p: output identical"
-        done
-        for p in auto dynamic2; do
-            echo "$n $p: $(wavedp search "$queries" /tmp/db$n.wdb --partition $p --explain \
-                -o /dev/null 2>&1 | grep phases)"
-        done
-    done 2>&1 | tee "$out/planprice.log"
 fi
 if want pairs || want all; then
     # many pairs: GASAL2 and ADEPT built from their sources (.carry/gasal2, .carry/adept) when

@@ -124,7 +124,7 @@ def test_protein_round_trip(tmp_path: Path):
         db.id(len(db))
     assert sorted(os.listdir(tmp_path)) == ["db.wdb", "in.fa"]  # no temporary folder left
     header = json.loads((tmp_path / "db.wdb" / "header.json").read_text())
-    assert (header["format"], header["version"], header["sequences"]) == ("wavedp-db", 2, 5)
+    assert (header["format"], header["version"], header["sequences"]) == ("wavedp-db", 3, 5)
 
 
 @pytest.mark.parametrize("kind", ["fasta", "fastq", "fasta.gz", "fastq.gz"])
@@ -486,10 +486,12 @@ def test_makedb_fast_and_record_paths_write_the_same_files(tmp_path: Path):
     folder = tmp_path / "slow"
     folder.mkdir()
     builder = building.write_fasta(str(folder), str(fasta), "auto", False, 1, fast=False)
+    header = builder.header()  # the order written
     for name in dbmod.FILES:
         assert (db_data(tmp_path / "fast.wdb") / name).read_bytes() == (folder / name).read_bytes()
     fast = json.loads((tmp_path / "fast.wdb" / dbfiles.HEADER).read_text())
-    assert fast["composition"] == builder.header()["composition"]
+    assert fast["composition"] == header["composition"]
+    assert fast["files"] == header["files"]
 
 
 @pytest.mark.parametrize("text, says", [
@@ -685,3 +687,54 @@ def test_readers_see_the_old_database_or_the_new_never_a_mix(tmp_path: Path):
     assert _contents(Database.open(out)) in wanted
     left = sorted(os.listdir(out))
     assert left == sorted([dbfiles.HEADER, dbfiles.LOCK, db_data(out).name]), left
+
+
+def test_a_version_2_database_is_named_to_rebuild(tmp_path: Path):
+    """A version 2 folder (no stored order): one line naming makedb."""
+    build(tmp_path, PROTEIN_FA)
+    folder = tmp_path / "db.wdb"
+    header = json.loads((folder / dbfiles.HEADER).read_text())
+    for name in dbfiles.SORTED:
+        (db_data(folder) / name).unlink()
+        del header["files"][name]
+    header["version"] = 2
+    (folder / dbfiles.HEADER).write_text(header_text(header))
+    with pytest.raises(InputError, match="version 2 is not supported.*rebuild it with wavedp "
+                                         "makedb"):
+        Database.open(folder)
+
+
+@pytest.mark.parametrize("threads, processes", [(1, False), (3, False), (3, True)])
+def test_the_stored_order_is_longest_first_ties_in_file_order(tmp_path: Path, threads,
+                                                              processes):
+    """Every builder stores the sequences longest first, ties (the empty ones last) in file
+    order, and the runs of equal lengths: what sorting the lengths gives, and what an
+    in-memory database sorts once."""
+    rng = np.random.default_rng(7)
+    lengths = rng.integers(0, 40, 2_000)
+    text = "".join(f">s{k}\n{'MKVW'[k % 4] * int(n)}\n" for k, n in enumerate(lengths))
+    db = Database.build(write(tmp_path / "in.fa", text), tmp_path / "db.wdb", progress=False,
+                        threads=threads, processes=processes)
+    order = np.lexsort((np.arange(lengths.size), -lengths))
+    assert np.array_equal(db.order.order, order)
+    values, counts = np.unique(lengths, return_counts=True)
+    assert np.array_equal(db.order.runs, np.stack([values, counts], 1)[::-1])
+    memory = Database.from_sequences(["MKV", "M", "MKVW", "MK", "MKVW"])
+    assert memory.order.order.tolist() == [2, 4, 0, 3, 1]
+    assert memory.order.runs.tolist() == [[4, 2], [3, 1], [2, 1], [1, 1]]
+
+
+@pytest.mark.parametrize("runs, why", [
+    ([[4, 2], [3, 2]], "counts"),  # 4 sequences where the header says 5
+    ([[9, 1], [3, 4]], "the longest"),
+    ([[3, 3], [4, 2]], "not descending"),
+])
+def test_length_runs_that_disagree_with_the_header_are_refused(tmp_path: Path, runs, why):
+    from wavedp.db.order import stored_order
+
+    header = {"sequences": 5, "residues": sum(a * b for a, b in [[4, 2], [3, 3]]),
+              "longest": 4}
+    good = np.array([[4, 2], [3, 3]], np.int64)
+    assert stored_order("runs.i64", np.arange(5), good.ravel(), header).n == 5
+    with pytest.raises(InputError, match="runs.i64: damaged length runs"):
+        stored_order("runs.i64", np.arange(5), np.array(runs, np.int64).ravel(), header)

@@ -19,6 +19,7 @@ from wavedp.engines.cuda.scan import calibrate, cost, planner, shapes
 from wavedp.engines.cuda.scan import model as gpu_model_mod
 from wavedp.engines.cuda.scan import partition as part
 from wavedp.engines.cuda.scan import waves as ticket_waves
+from wavedp.engines.cuda.scan.lines import Subjects
 from wavedp.search import predict
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
@@ -262,12 +263,12 @@ def test_the_wide_grid_choice_weighs_two_whole_numbers_of_blocks_per_sm_below():
     assert fastest != own
     assert cost.launch_grid(model, unit_m, subj_n, True, shape) == own
     assert cost.launch_grid(model, unit_m, subj_n, True, shape, wide=True) == fastest
-    assert cost._grids(model, unit_m, subj_n, shape, True) == [own, 264, 132]
+    assert cost._grids(model, unit_m, subj_n, shape, True, subj_n.size) == [own, 264, 132]
     _, gpu = cost.launch_parts(model, unit_m, subj_n, 24, True, shape, wide=True)
     assert gpu == pytest.approx(cost.side_seconds(model, 4, 693) + seconds[fastest])
     many = np.full(20, 5200)  # many tickets per block: the ticket queue spreads them
     wide_many = cost._grids(model, many, subj_n,
-                               cost.launch_shape(model, many, subj_n, 24, True), True)
+                            cost.launch_shape(model, many, subj_n, 24, True), True, subj_n.size)
     assert len(wide_many) == 1
     need = shapes.scan_need(24, 132)
     budget = shapes.OUT_BYTES + shapes.SCRATCH_BYTES
@@ -434,7 +435,7 @@ def test_skewed_sets_in_the_model():
                                 [int(x) for x in rng.integers(200, 601, 200)], subjects, 24,
                                 True, 2e13)
     totals = {name: sum(r[3] for r in rows) for name, rows in plans.items()}
-    assert set(totals) == set(planner.CANDIDATES)
+    assert set(totals) == {"none", *planner.CANDIDATES}
     assert totals["static"] < 0.8 * totals["none"] and totals["dynamic1"] < totals["none"]
     need = shapes.scan_need(24, 132)
     unit_m = np.sort(rng.integers(200, 600, 20))[::-1]
@@ -544,3 +545,82 @@ def test_the_benchmark_sets_repeated_launches_against_each_other():
     assert bench.repeatability({"dynamic2": named, "auto": again[:1]}) is None
     assert bench.repeatability({"static": named, "auto": [("static", 1, 1, 1.0, 1.0)]}) is None
     assert bench.repeatability({"dynamic2": named}) is None
+
+
+def test_a_long_sorted_launch_is_priced_on_its_sample_as_on_all_its_subjects():
+    """A launch of 300,000 subjects longest first, priced on the planner's sample of 2,048
+    (weighted): the GPU seconds within 1% of its pricing on every subject, the same kernel
+    shape and grid."""
+    rng = np.random.default_rng(5)
+    lengths = np.sort(np.clip(rng.lognormal(np.log(300), 0.65, 300_000), 8, 35_000)
+                      .astype(np.int64))[::-1]
+    units = np.array([1000, 700, 500, 400, 300, 250, 200, 150, 100, 50])
+    model = gpu_model_mod.DEFAULT_GPU
+    whole = cost.priced(model, units, lengths, 24, True, wide=True)
+    sample, weights = planner._sample(lengths, np.arange(lengths.size), True)
+    assert sample.size <= planner.EXACT and weights.sum() == pytest.approx(lengths.size)
+    assert sample.max() == lengths.max()
+    priced = cost.priced(model, units, sample, 24, True, wide=True, weights=weights)
+    assert priced.gpu == pytest.approx(whole.gpu, rel=0.01)
+    assert (priced.shape, priced.blocks, priced.host) == (whole.shape, whole.blocks, whole.host)
+
+
+def test_a_stored_order_is_planned_without_sorting(monkeypatch):
+    """Given the subjects sorted (as a database stores them), the planner sorts none of them:
+    its launches are slices of that order, the same as :func:`schedule` cuts from the
+    lengths."""
+    rng = np.random.default_rng(2)
+    lengths = rng.integers(1, 3000, 50_000)
+    subjects = Subjects.of(lengths)
+    unit_m = np.array([900, 400, 120])
+    need, budget = shapes.scan_need(24, 132), 1 << 30
+    model = gpu_model_mod.DEFAULT_GPU
+    expected = planner.schedule(model, "auto", unit_m, lengths, 24, True, need, budget)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("sorted the subjects")
+
+    monkeypatch.setattr(Subjects, "of", refused)
+    found = planner.plan(model, "auto", unit_m, lengths, subjects, 24, True, need, budget)
+    assert found.name == expected[0] and found.seconds == expected[2]
+    for batch, other in zip(found.batches, expected[1], strict=True):
+        assert np.array_equal(batch.subjects, other.subjects)
+        assert batch.subjects.base is subjects.order  # a slice of the stored order
+    assert found.longest == [int(lengths[b.subjects].max()) for b in found.batches]
+
+
+def test_auto_prices_every_candidate_once_per_database_build(tmp_path, monkeypatch):
+    """A scanner of a database build keeps ``auto``'s choice (``choices.py``): a later one of
+    the same build and query shape prices only that partitioning, with the same launches; a
+    new build, or other query lengths, chooses again; an unreadable file is ignored."""
+    from wavedp.engines.cuda.scan import choices
+    from wavedp.engines.cuda.scan.scanner import Chunk, Scanner
+
+    monkeypatch.setattr(choices, "path", lambda: str(tmp_path / "choices.json"))
+    rng = np.random.default_rng(4)
+    offsets = np.concatenate([[0], np.cumsum(rng.integers(0, 900, 30_000))])
+    priced = []
+    candidates = planner._candidates
+    monkeypatch.setattr(planner, "_candidates",
+                        lambda *a, **k: priced.append(1) or candidates(*a, **k))
+
+    def plan(identity, lengths=(300, 120)):
+        scanner = Scanner(np.zeros(int(offsets[-1]), np.uint8), offsets, None,
+                          np.eye(24, dtype=np.int32), 11, 1, 0, model=gpu_model_mod.DEFAULT_GPU,
+                          device=0, multiprocessors=132, identity=identity)
+        units = [[np.zeros(n, np.uint8)] for n in lengths]
+        return scanner.batches(Chunk(0, offsets.size - 1, offsets), units)
+
+    first = plan("data-1")
+    again = plan("data-1")
+    assert len(priced) == 1 and again.name == first.name and again.seconds == first.seconds
+    assert [b.subjects.tolist() for b in again.batches] == \
+        [b.subjects.tolist() for b in first.batches]
+    plan("data-2")
+    plan("data-1", (300, 120, 80))
+    assert len(priced) == 3
+    (tmp_path / "choices.json").write_text("{not json")
+    plan("data-1")
+    assert len(priced) == 4 and choices.lookup("nothing") is None
+    plan(None)  # in memory: nothing kept
+    assert len(priced) == 5

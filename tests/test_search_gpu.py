@@ -167,8 +167,8 @@ def test_a_scan_of_the_same_lengths_reuses_its_plan(monkeypatch):
 
     same = [random_seq(rng, PROTEIN, n) for n in (90, 250, 40)]
     top(same)
-    first = len(planned)  # the longest unit's plan, then the rest's
-    assert first == 2
+    first = len(planned)  # one plan of all the units
+    assert first == 1
     top([random_seq(rng, PROTEIN, n) for n in (90, 250, 40)])  # the same lengths
     assert len(planned) == first
     top([random_seq(rng, PROTEIN, n) for n in (91, 250, 40)])

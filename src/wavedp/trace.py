@@ -24,8 +24,8 @@ class LaunchTime(NamedTuple):
 
 class Trace:
     """A search's record: ``launches`` (:class:`LaunchTime`, in launch order) and
-    ``seconds`` per phase (GPU: ``upload``, ``ahead`` (waiting for a plan made ahead),
-    ``scan``, ``rescore``, ``topk``; the hits: ``align``), ``counts`` (``rescored``: pairs
+    ``seconds`` per phase (GPU: ``upload``, ``plan``, ``scan``, ``rescore``, ``topk``; the
+    hits: ``align``), ``counts`` (``rescored``: pairs
     rescored at 32 bits). Safe to share between the threads of several GPUs."""
 
     def __init__(self) -> None:

@@ -36,7 +36,6 @@ from ..search.api import (
     QUERY_BATCH,
     Searcher,
     open_database,
-    plan_ahead,
     warn_empty,
 )
 from ..search.journal import Journal, file_identity
@@ -457,10 +456,6 @@ def _opened(request: _Request) -> tuple[_QueryFile, Database, Journal | None, _D
     a child plans the scan) while the queries and the database are read; the journal of
     ``--resume``; a Dask cluster's client."""
     if request.local:
-        if request.device != "cpu":  # before any thread starts
-            plan_ahead(request.query, request.database, request.scoring, mode=request.mode,
-                       strand=request.strand, devices=request.devices,
-                       partition=request.partition, stats=request.stats)
         start_gpus(request.device, request.devices)
     queries = _QueryFile(request.query, request.scoring)
     db = open_database(request.database, request.scoring, verify="background")  # checked

@@ -21,10 +21,11 @@ from ..seqio import fasta_chunks, iter_records
 from . import makedb
 from .files import (
     ALPHABETS,
-    FILES,
     PROTEIN_LETTERS,
+    STREAMED,
     make_header,
 )
+from .order import write_order
 
 #: the builder encodes and writes once this many residues or records are pending
 BATCH_RESIDUES = 1 << 20
@@ -109,7 +110,7 @@ class Builder:
         self.guessed = alphabet == "auto"
         self.lut = None if self.guessed else lut_of(alphabet)
         self.sinks: dict[str, Sink] = {}
-        for name in FILES:
+        for name in STREAMED:
             self.sinks[name] = Sink(os.path.join(folder, name))
         self.texts: list[str] = []
         self.ids: list[str] = []
@@ -186,10 +187,12 @@ class Builder:
 
 
     def header(self) -> dict:
-        """The database's header (``files.make_header``)."""
+        """The database's header (``files.make_header``), once its files are closed: the
+        order written now."""
+        files = {name: (s.size, s.crc) for name, s in self.sinks.items()}
         return make_header(self.alphabet, self.count, self.residues, self.longest,
                            self.id_bytes, self.composition[:len(ALPHABETS[self.alphabet])].tolist(),
-                           self.source, {name: (s.size, s.crc) for name, s in self.sinks.items()})
+                           self.source, {**files, **write_order(self.folder, self.count)})
 
 
 class Slow(Exception):

@@ -12,7 +12,10 @@ Layout of ``NAME.wdb/`` (all integers little-endian, every array a raw file):
     count);
   - ``lengths.i32``: n sequence lengths;
   - ``ids.txt``: the ids, each followed by a newline, as UTF-8;
-  - ``id_offsets.i64``: n+1 start offsets into ``ids.txt``.
+  - ``id_offsets.i64``: n+1 start offsets into ``ids.txt``;
+  - ``order.i32``: the indices longest first (ties in file order), and ``runs.i64`` the
+    (length, count) of its runs of equal lengths, so a scan plans without sorting
+    (``order.py``).
 
 A rebuild writes a new data folder and then replaces the header in one rename
 (``files.finish``): a reader sees the old database or the new one, never a mix.
@@ -34,6 +37,7 @@ from concurrent.futures import Future
 import numpy as np
 
 from ..engines.common import residue_ranges
+from ..engines.cuda.scan.lines import Subjects
 from ..errors import InputError
 from ..scoring import INVALID, Scoring
 from ..threads import check as check_threads
@@ -54,6 +58,7 @@ from .files import (
     making,
 )
 from .makedb import MAKEDB_THREADS
+from .order import stored_order
 from .reading import (
     REOPEN,
     Gone,
@@ -83,6 +88,8 @@ class Database:
         self._residues, self._offsets, self._lengths = residues, offsets, lengths
         self._ids, self._composition, self._longest = ids, composition, longest
         self._letter_bytes = np.frombuffer(letters.encode("ascii"), dtype=np.uint8)
+        self._order: Subjects | None = None  # stored, else sorted when first asked for
+        self._identity: str | None = None
         self._verifying: Future | None = None  # the checksums read in the background
 
     # ---- making and opening ----------------------------------------------------------------
@@ -158,7 +165,8 @@ class Database:
                                          "(truncated or damaged database)")
         n = header["sequences"]
         counts = {"residues.u8": header["residues"], "offsets.i64": n + 1, "lengths.i32": n,
-                  "ids.txt": header["id_bytes"], "id_offsets.i64": n + 1}
+                  "ids.txt": header["id_bytes"], "id_offsets.i64": n + 1, "order.i32": n,
+                  "runs.i64": expected_sizes(header)["runs.i64"] // 8}
         try:
             arrays = {name: map_array(files[name], FILES[name], counts[name]) for name in FILES}
         except FileNotFoundError as exc:
@@ -178,6 +186,9 @@ class Database:
                  ids=Ids(arrays["ids.txt"], id_offsets),
                  composition=np.asarray(header["composition"], dtype=np.int64),
                  longest=longest)
+        db._identity = header["data"]
+        db._order = stored_order(files["runs.i64"], arrays["order.i32"], arrays["runs.i64"],
+                                 header)
         if verify == "background":
             db._verifying = Future()
             threading.Thread(target=verify_files_into, args=(db._verifying, mapped, header),
@@ -250,6 +261,20 @@ class Database:
         """The distinct lengths of the non-empty sequences, ascending (computed once)."""
         lengths = np.asarray(self._lengths)
         return np.unique(lengths[lengths > 0])
+
+    @property
+    def identity(self) -> str | None:
+        """What names this build of a ``.wdb`` folder (its data folder: a rebuild makes a new
+        one); None in memory."""
+        return self._identity
+
+    @property
+    def order(self) -> Subjects:
+        """The sequences longest first (ties in index order) and the runs of equal lengths:
+        stored in a ``.wdb`` folder, sorted once for one in memory."""
+        if self._order is None:
+            self._order = Subjects.of(self._lengths)
+        return self._order
 
     @property
     def ids(self) -> Sequence[str]:

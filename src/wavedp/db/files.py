@@ -18,7 +18,7 @@ from ..alphabets import DNA_LETTERS
 from ..errors import InputError
 
 FORMAT = "wavedp-db"
-VERSION = 2
+VERSION = 3
 HEADER = "header.json"
 #: the header's last key: its own CRC-32
 SEAL = "header_crc32"
@@ -29,14 +29,20 @@ LOCK = ".lock"
 #: the canonical protein letters (Biopython's BLOSUM62 alphabet); code k is letter k
 PROTEIN_LETTERS = "ARNDCQEGHILKMFPSTWYVBZX*"
 ALPHABETS = {"protein": PROTEIN_LETTERS, "dna": DNA_LETTERS}
-#: data file name -> little-endian dtype
-FILES = {
+#: data file name -> little-endian dtype: the files a builder streams in file order
+STREAMED = {
     "residues.u8": "<u1",
     "offsets.i64": "<i8",
     "lengths.i32": "<i4",
     "ids.txt": "<u1",
     "id_offsets.i64": "<i8",
 }
+#: and those it writes from the lengths at the end: the sequences longest first
+SORTED = {
+    "order.i32": "<i4",
+    "runs.i64": "<i8",
+}
+FILES = {**STREAMED, **SORTED}
 
 
 def make_header(alphabet: str, sequences: int, residues: int, longest: int, id_bytes: int,

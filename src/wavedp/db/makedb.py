@@ -39,7 +39,7 @@ from ..errors import InputError
 from ..seqio import NOT_CONTROL, fasta_chunks
 from ..threads import cores
 from .checksum import crc32_combine
-from .files import ALPHABETS, FILES, PROTEIN_LETTERS, finish, make_header, making
+from .files import ALPHABETS, PROTEIN_LETTERS, STREAMED, finish, make_header, making
 
 #: a worker's range of the file at most (about four times this is held per worker at once;
 #: a record longer than the range is a range alone)
@@ -193,7 +193,7 @@ def build(source: str | os.PathLike, out: str | os.PathLike, alphabet: str = "au
                 totals = _run(plan, tmp, out, show, source)
                 if totals.sequences == 0:  # the record reader says there are none
                     raise _Slow
-                finish(tmp, out, totals.header(alphabet, source))
+                finish(tmp, out, totals.header(alphabet, source, tmp))
         except _Slow:
             return None
         return Built(totals.sequences, totals.residues, totals.empty, alphabet,
@@ -218,7 +218,8 @@ class _Totals:
         self.stages: list[tuple[float, ...]] = []
         self.counting = 0.0
         start = zlib.crc32(bytes(8))  # the offsets files begin with a zero
-        self.files = {name: [start, 8] if name.endswith(".i64") else [0, 0] for name in FILES}
+        self.files = {name: [start, 8] if name.endswith(".i64") else [0, 0]
+                      for name in STREAMED}
 
     def add(self, done: dict) -> None:
         """Range after range, in file order: what a worker said when it was done."""
@@ -238,11 +239,16 @@ class _Totals:
                                 zip(self.composition, future.result(), strict=True)]
         self.counting = time.perf_counter() - start
 
-    def header(self, alphabet: str, source: str) -> dict:
-        """The database's header (``files.make_header``, as :meth:`Database.build` writes it)."""
+    def header(self, alphabet: str, source: str, folder: str) -> dict:
+        """The database's header (``files.make_header``, as :meth:`Database.build` writes
+        it), the order written into ``folder`` now (NumPy is imported here, once the
+        workers are done)."""
+        from .order import write_order  # lazy: see above
+
+        files = {name: (size, crc) for name, (crc, size) in self.files.items()}
         return make_header(alphabet, self.sequences, self.residues, self.longest,
                            self.id_bytes, self.composition, source,
-                           {name: (size, crc) for name, (crc, size) in self.files.items()})
+                           {**files, **write_order(folder, self.sequences)})
 
 
 def _run(plan: _Plan, tmp: str, out: str, show: bool, source: str) -> _Totals:
@@ -251,7 +257,7 @@ def _run(plan: _Plan, tmp: str, out: str, show: bool, source: str) -> _Totals:
     here once it is written. :class:`_Slow` where a range is the record reader's or a
     worker could not start or ended early."""
     files = {name: os.open(os.path.join(tmp, name), os.O_WRONLY | os.O_CREAT, 0o666)
-             for name in FILES}
+             for name in STREAMED}
     residues = os.open(os.path.join(tmp, "residues.u8"), os.O_RDONLY)
     totals = _Totals(plan.letters)
     children: list[_Child] = []

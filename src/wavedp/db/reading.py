@@ -185,7 +185,19 @@ def expected_sizes(header: dict) -> dict[str, int]:
         "lengths.i32": 4 * n,
         "ids.txt": header["id_bytes"],
         "id_offsets.i64": 8 * (n + 1),
+        "order.i32": 4 * n,
+        "runs.i64": _runs_bytes(header),
     }
+
+
+def _runs_bytes(header: dict) -> int:
+    """The size of the length runs' file: as the sealed header lists it, a whole number of
+    (length, count) pairs, at most one per sequence (else 0: refused as damaged)."""
+    size = header["files"]["runs.i64"].get("bytes")
+    if isinstance(size, bool) or not isinstance(size, int) or size % 16 or not (
+            16 <= size <= 16 * header["sequences"]):
+        return -1
+    return size
 
 
 def map_array(path: str, dtype: str, count: int) -> np.ndarray:

@@ -7,8 +7,8 @@ branches on the device."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +16,9 @@ from ..device import Device
 from ..trace import Trace
 from .common import Columns, empty_columns
 from .protocol import Scanner
+
+if TYPE_CHECKING:
+    from .cuda.scan.lines import Subjects
 
 # Each engine is imported when first used (inside the functions below): Numba's import takes
 # about 0.4 s and CuPy's longer, and ``import wavedp`` needs neither.
@@ -172,54 +175,22 @@ def hits(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarray],
 def scanner(device: Device, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
             sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, *,
             partition: str = "auto", grid_cap: int | None = None,
-            trace: Trace | None = None) -> Scanner:
+            trace: Trace | None = None, order: Subjects | None = None,
+            identity: str | None = None) -> Scanner:
     """The database scanner of ``device`` (``residues`` and ``offsets`` of the database,
-    ``lut`` its codes' translation to the scoring's): on the GPU the database sharded over
-    its GPUs, the launches cut by ``partition`` (the CPU's kernel pads nothing: it has no
-    use for one), at most ``grid_cap`` blocks each, recorded in ``trace``."""
+    ``lut`` its codes' translation to the scoring's; ``order`` its sequences longest first,
+    where stored; ``identity`` its build, where it has one): on the GPU the database sharded
+    over its GPUs, the launches cut by ``partition`` (the CPU's kernel pads nothing: it has
+    no use for one), at most ``grid_cap`` blocks each, recorded in ``trace``."""
     if device.gpu:
         from .cuda.gpus import GpuScanner  # lazy: see above
 
         return GpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode, device.gpus,
-                          partition=partition, grid_cap=grid_cap, trace=trace)
+                          partition=partition, grid_cap=grid_cap, trace=trace, order=order,
+                          identity=identity)
     from .cpu.scan import CpuScanner  # lazy: see above
 
     return CpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode)
-
-
-def plans_ahead(gpus: Sequence[int], sub: np.ndarray, gap_open: int, gap_extend: int,
-                mode: int, partition: str,
-                scans: list[tuple[np.ndarray, np.ndarray, np.ndarray | None, list[np.ndarray]]],
-                shard: int | None = None) -> Iterator[tuple[tuple | None, object]]:
-    """The plans GPU scans on ``gpus`` make over their first chunks, ``scans`` the
-    (residues, offsets, lut, queries) of each in the order a search makes them (the other
-    arguments :func:`scanner`'s; ``shard``: of that GPU's shard alone), made without CuPy:
-    the GPUs taken to be the calibration's (or the default model's) with its multiprocessor
-    count. What a command's planning child sends (:func:`fork_planner`; first their
-    promise, ``cuda.scan.ahead.plans``)."""
-    from .cuda.gpus import GpuScanner  # lazy: see above
-    from .cuda.scan import ahead  # lazy: see above
-    from .cuda.scan.model import ahead_model  # lazy: see above
-
-    model = ahead_model()
-    steps: dict[int, list] = {}  # each shard's, in turn
-    for residues, offsets, lut, queries in scans:
-        planner = GpuScanner(residues, offsets, lut, sub, gap_open, gap_extend, mode, gpus,
-                             partition=partition, model=model, multiprocessors=model.sms)
-        for k, scanner in enumerate(planner.scanners):
-            if shard is None or k == shard:
-                steps.setdefault(k, []).extend(scanner.ahead(queries))
-    return ahead.plans(list(steps.values()))
-
-
-def fork_planner(works: Sequence[Callable[[], Iterable[tuple[tuple | None, object]]]]
-                 ) -> bool:
-    """Plan ahead in child processes, one each of ``works`` (``cuda/scan/ahead.py``): each
-    yields plans (:func:`plans_ahead`), which the GPU scanners made later take; False where
-    this process cannot fork safely (other threads running)."""
-    from .cuda.scan import ahead  # lazy: see above
-
-    return ahead.fork(works)
 
 
 def preload_walk() -> threading.Thread:

@@ -10,8 +10,6 @@ strand.
 
 from __future__ import annotations
 
-import functools
-import itertools
 import os
 import time
 import warnings
@@ -24,13 +22,13 @@ from .. import engines
 from ..alignment import Alignment
 from ..api import Prepared, SeqLike, check_scoring, mode_code, sequences
 from ..db.database import Database
-from ..device import Device, choose, gpus_ahead
+from ..device import Device, choose
 from ..engines.cuda.scan.partition import check_partition
 from ..engines.protocol import Scanner
 from ..errors import EmptyWarning, InputError
 from ..ranking import Later, Thresholds, merge
 from ..scoring import Scoring
-from ..seqio import iter_records, read_records
+from ..seqio import read_records
 from ..stats import masking
 from ..stats.significance import DEFAULT_STATS, Method, Sample
 from ..threads import check as check_threads
@@ -40,7 +38,6 @@ from .cluster import ClusterScanner, database_path
 from .fitted import run_fitted
 from .hitlist import Ranked, align_ranked, batch_jobs, query_batches
 from .options import DEFAULT_EVALUE, Context, Options
-from .strands import strands
 
 #: one batch of queries carries about this many DP cells (per scanner), so results stream out
 #: (and ``--resume`` commits) as batches finish. The CPU scans each database chunk once for
@@ -160,73 +157,9 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     return searcher.run(q, options, progress, skip)
 
 
-#: the batches of queries (BATCH_CELLS) a command plans ahead: a plan keeps each subject's
-#: index, so the batches after these are planned when they come
-AHEAD_BATCHES = 2
 #: the search command reads, encodes and searches its queries this many records at a time
-#: (its memory does not grow with their number); a planning child reads the first batch
+#: (its memory does not grow with their number)
 QUERY_BATCH = 1 << 15
-
-
-def plan_ahead(query: str, database: str, scoring: Scoring, *, mode: str = "local",
-               strand: str = "both", devices: Any = None, partition: str = "auto",
-               stats: str = DEFAULT_STATS) -> bool:
-    """Plan the GPU scans of the first batches (AHEAD_BATCHES) of a search of the FASTA
-    file ``query`` against the ``.wdb`` folder ``database`` (the other arguments
-    :func:`iter_search`'s), and under fitted statistics the scans of the database's sample
-    before them, in child processes, one per GPU the driver shows
-    (``wavedp.device.gpus_ahead``) for its shard: a command forks them before it starts any
-    thread, each child reads the database and the queries' first QUERY_BATCH records and
-    plans on a core of its own while the command loads CuPy and reads them too, and the
-    search's scanners take the plans
-    (``wavedp.engines.fork_planner``; a child maps the database's files, which the command
-    maps too). False (nothing started) where no GPU is seen, the query is not a file that
-    can be read twice, the database is not a ``.wdb`` folder (every child would build a
-    FASTA database in its memory again), an argument is not valid (the search says so) or
-    the process cannot fork safely; whatever fails in the child leaves the scanners to plan
-    themselves."""
-    gpus = gpus_ahead(devices)
-    if not gpus or not os.path.isfile(query) or not os.path.isdir(database):
-        return False
-    work = plan_work(query, database, scoring, mode=mode, strand=strand, partition=partition,
-                     stats=stats, gpus=gpus)
-    return work is not None and engines.fork_planner(
-        [functools.partial(work, k) for k in range(len(gpus))])
-
-
-def plan_work(query: str, database: str, scoring: Scoring, *, mode: str = "local",
-              strand: str = "both", partition: str = "auto", stats: str = DEFAULT_STATS,
-              gpus: list[int]) -> Callable[[int], Iterable[tuple[tuple | None, object]]] | None:
-    """What :func:`plan_ahead`'s child of shard k does (``work(k)``: its plans, as
-    ``engines.plans_ahead`` yields them); None where an argument is not valid (the search
-    says so)."""
-    try:
-        check_partition(partition)
-        code, wanted = mode_code(mode), strands(scoring.is_dna, strand)
-        method = Method.of(stats, scoring, mode)
-    except InputError:  # the search reports it
-        return None
-
-    def work(shard: int) -> Iterable[tuple[tuple | None, object]]:
-        db = open_database(database, scoring, verify=False)
-        # the command's first batch of records (it searches QUERY_BATCH records at a time)
-        q = Prepared.from_records(list(itertools.islice(iter_records(query), QUERY_BATCH)),
-                                  scoring, "query", query)
-        lut = db.codes_for(scoring)
-        sample = Sample.of(db, lut, method).residues(db, lut) if method.fitted else None
-        scans = []
-        for batch in itertools.islice(query_batches(list(range(len(q.codes))),
-                                                    [c.size for c in q.codes],
-                                                    db.total_residues, BATCH_CELLS["gpu"]),
-                                      AHEAD_BATCHES):
-            asked = [codes for *_, codes in batch_jobs(q, batch, wanted)[1]]
-            if sample is not None:  # the sample's scan comes first (fitted.py)
-                scans.append((*sample, None, asked))
-            scans.append((db.residues, db.offsets, lut, asked))
-        return engines.plans_ahead(gpus, scoring.table, scoring.gap_open, scoring.gap_extend,
-                                   code, partition, scans, shard)
-
-    return work
 
 
 class Searcher:
@@ -261,7 +194,8 @@ class Searcher:
             self.scanner = engines.scanner(
                 self.device, self.db.residues, self.db.offsets, self.lut, self.scoring.table,
                 self.scoring.gap_open, self.scoring.gap_extend, self.code,
-                partition=self.partition, grid_cap=grid_cap, trace=self.trace)
+                partition=self.partition, grid_cap=grid_cap, trace=self.trace,
+                order=self.db.order if self.device.gpu else None, identity=self.db.identity)
             self.cells = BATCH_CELLS[self.device.kind]
 
     def search(self, queries: Any, *, top: int = 10, evalue: float | None = DEFAULT_EVALUE,

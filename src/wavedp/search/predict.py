@@ -15,7 +15,7 @@ from ..engines.calibration import Model
 from ..engines.cpu.scan import calibrate_cpu, cpu_model
 from ..engines.cuda.scan.calibrate import calibrate_gpu
 from ..engines.cuda.scan.model import gpu_model
-from ..engines.cuda.scan.planner import CANDIDATES, schedules
+from ..engines.cuda.scan.planner import CANDIDATES, schedule, schedules
 from ..engines.cuda.scan.shapes import OUT_BYTES, SCRATCH_BYTES, pair_up, scan_need
 from .hitlist import query_batches
 
@@ -44,11 +44,12 @@ def search_plan(model: Model, query_m: list[int], subj_n: np.ndarray, alphabet: 
                 packed: bool, batch_cells: float) -> dict[str, list[tuple[int, int, int, float]]]:
     """Each partitioning's launches over a resident database for queries of ``query_m``
     residues (each strand a query), in the search's query batches of about ``batch_cells``
-    cells: (query batch, units, subjects, predicted seconds) per launch."""
+    cells: (query batch, units, subjects, predicted seconds) per launch; ``auto``'s
+    candidates, and ``none`` (file order) beside them."""
     subj_n = np.asarray(subj_n, np.int64)
     subj_n = subj_n[subj_n > 0]
     need = scan_need(alphabet, model.sms or 132)
-    plans: dict[str, list[tuple[int, int, int, float]]] = {n: [] for n in CANDIDATES}
+    plans: dict[str, list[tuple[int, int, int, float]]] = {n: [] for n in ("none", *CANDIDATES)}
     todo = [k for k, m in enumerate(query_m) if m > 0]
     total = int(subj_n.sum())
     for b, batch in enumerate(query_batches(todo, [query_m[k] for k in todo], total, batch_cells)):
@@ -58,6 +59,8 @@ def search_plan(model: Model, query_m: list[int], subj_n: np.ndarray, alphabet: 
             continue
         found = schedules(model, unit_m, subj_n, alphabet, packed, need,
                           OUT_BYTES + SCRATCH_BYTES, wide=True)
+        found["none"] = schedule(model, "none", unit_m, subj_n, alphabet, packed, need,
+                                 OUT_BYTES + SCRATCH_BYTES, wide=True)[1:]
         for name, (batches, seconds) in found.items():
             plans[name] += [(b, x.queries.size, x.subjects.size, s)
                             for x, s in zip(batches, seconds, strict=True)]

@@ -17,6 +17,7 @@ from ...ranking import PLUS, Candidates, Thresholds, merge
 from ...trace import Trace
 from ..calibration import Model
 from ..common import shard_ranges
+from .scan.lines import Subjects
 from .scan.scanner import Scanner
 
 #: pairs of fewer cells than this stay on the first GPU (a second one would cost more to start
@@ -80,14 +81,16 @@ class GpuScanner:
     """Scans a database (``residues`` and ``offsets``, as :class:`~.scan.scanner.Scanner`
     takes them) on the GPUs ``devices`` of this machine: a shard of about equal residues per
     GPU, resident there, each scanned by its own :class:`~.scan.scanner.Scanner` (the other
-    arguments are theirs; they share ``trace``); the contract of
+    arguments are theirs, ``order`` and ``identity`` the whole database's; they share
+    ``trace``); the contract of
     ``wavedp.engines.protocol.Scanner``."""
 
     def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
                  sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
                  devices: Sequence[int], *, partition: str = "auto", grid_cap: int | None = None,
                  trace: Trace | None = None, model: Model | None = None,
-                 multiprocessors: int | None = None) -> None:
+                 multiprocessors: int | None = None, order: Subjects | None = None,
+                 identity: str | None = None) -> None:
         offsets = np.asarray(offsets)
         n = len(offsets) - 1
         self.ranges = shard_ranges(offsets, len(devices)) if n else [(0, 0)]
@@ -98,9 +101,12 @@ class GpuScanner:
             start, stop = shard
             lo, hi = int(offsets[start]), int(offsets[stop])
             part = offsets[start:stop + 1] - lo if shard != (0, n) else offsets
-            return Scanner(residues[lo:hi] if shard != (0, n) else residues, part, lut, sub,
-                           gap_open, gap_extend, mode, partition, model=model, grid_cap=grid_cap,
-                           trace=self.trace, device=device, multiprocessors=multiprocessors)
+            whole = shard == (0, n)  # a shard sorts its own order
+            return Scanner(residues if whole else residues[lo:hi], part, lut, sub, gap_open,
+                           gap_extend, mode, partition, model=model, grid_cap=grid_cap,
+                           trace=self.trace, device=device, multiprocessors=multiprocessors,
+                           order=order if whole else None,
+                           identity=identity and f"{identity}:{start}-{stop}")
 
         # made without the GPUs: their contexts may still be starting
         self.scanners = [build(d, shard) for d, shard in zip(self.devices, self.ranges,
@@ -109,10 +115,7 @@ class GpuScanner:
     def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
         """Each query's best ``k`` (0: all) database indices and scores at or above its
-        threshold, ranked. The scans are planned first, here, while the GPUs may still be
-        starting."""
-        for scanner in self.scanners:
-            scanner.plan(queries)
+        threshold, ranked."""
         parts = on_gpus(self.devices, lambda s: s.top(queries, k, thresholds, progress),
                         self.scanners)
         return [merge([(part[j][0] + start, part[j][1], PLUS)
@@ -123,7 +126,5 @@ class GpuScanner:
                progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Every query's exact score against every database sequence: host int32, queries x
         database, each GPU filling its shard's columns."""
-        for scanner in self.scanners:
-            scanner.plan(queries)
         parts = on_gpus(self.devices, lambda s: s.matrix(queries, progress), self.scanners)
         return np.concatenate(parts, axis=1)

@@ -9,7 +9,8 @@ and the planner, which CPU-only work never needs).
 - ``model``: the GPU model a scan plans with (calibration, else ``h100`` constants);
 - ``cost``: the cost model of a launch (host and GPU seconds); ``waves``: its ticket-by-ticket
   simulation of launches of few tickets per block;
-- ``partition``: the PaSWAS schedulers (none, static, dynamic1, dynamic2);
-- ``planner``: a partitioning's launches priced, and ``auto``;
+- ``partition``: the PaSWAS schedulers (none, static, dynamic1, dynamic2); ``lines``: the
+  lengths they cut (subjects sorted once, runs of equal lengths, the budget's caps);
+- ``planner``: a partitioning's launches priced, and ``auto``; ``choices``: its choice kept;
 - ``calibrate``: ``wavedp calibrate`` on the GPU (``h100``: the constants it wrote on an H100).
 """

@@ -260,7 +260,8 @@ def host_launches(scanner: Scanner, grid: list[tuple[int, int, int]], rng,
     runs = []
     for units, count, m in grid:
         queries, pairs = _random_units(rng, m, units, scanner.packed)
-        subjects = rng.permutation(ch.nonempty)[:count].astype(np.int32)  # as a plan's
+        # as a plan's
+        subjects = rng.permutation(np.sort(ch.subjects.order))[:count].astype(np.int32)
         shape = scanner.shape([[queries[k] for k in u] for u in pairs], ch.lengths[subjects])
         runs.append((queries, pairs, subjects, shape, int(ch.lengths[subjects].max())))
     out = cupy.zeros((max(rows, max(len(q) for q, *_ in runs)), ch.size), cupy.int32)

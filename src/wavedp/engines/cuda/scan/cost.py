@@ -36,6 +36,7 @@ predicted faster (:func:`launch_grid`). The constants are measured by ``calibrat
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -107,12 +108,19 @@ def _shape_index(g, r):
 
 
 def launch_shape(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-                 packed: bool) -> tuple[int, int, int]:
+                 packed: bool, weights: np.ndarray | None = None) -> tuple[int, int, int]:
     """The kernel shape (G, R, passes) the engine plans for a launch of units of ``unit_m``
-    rows against subjects of ``subj_n`` residues, weighed by :func:`shape_rate`."""
+    rows against subjects of ``subj_n`` residues (``weights``: see :func:`priced`), weighed
+    by :func:`shape_rate`."""
     subj_n = np.asarray(subj_n)
-    return plan(int(np.max(unit_m)), float(subj_n.mean()), alphabet, shape_rate(
-        model, packed, len(unit_m), subj_n.size, int(subj_n.max())))
+    return plan(int(np.max(unit_m)), float(np.average(subj_n, weights=weights)), alphabet,
+                shape_rate(model, packed, len(unit_m), _count(subj_n, weights),
+                           int(subj_n.max())))
+
+
+def _count(subj_n: np.ndarray, weights: np.ndarray | None) -> int:
+    """The subjects ``subj_n`` stand for (see :func:`priced`)."""
+    return len(subj_n) if weights is None else int(round(float(weights.sum())))
 
 
 def _single(model: Model, g: int, r: int) -> float:
@@ -259,12 +267,30 @@ def pipelined(host: list[float], gpu: list[float], before: float = BEFORE_WAIT
     return added
 
 
+class Priced(NamedTuple):
+    """A launch's predicted host and GPU seconds, and the kernel shape and grid planned."""
+
+    host: float
+    gpu: float
+    shape: tuple[int, int, int]
+    blocks: int
+
+
 def launch_parts(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
                  packed: bool, shape: tuple[int, int, int] | None = None, wide: bool = False
                  ) -> tuple[float, float]:
-    """Predicted (host, GPU) seconds of one scan launch: units of ``unit_m`` rows against
-    subjects of ``subj_n`` residues in the order the launch takes them, with kernel
-    ``shape`` (G, R, passes; default the one the engine plans). The host's work is
+    """Predicted (host, GPU) seconds of one scan launch, see :func:`priced`."""
+    return priced(model, unit_m, subj_n, alphabet, packed, shape, wide)[:2]
+
+
+def priced(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
+           packed: bool, shape: tuple[int, int, int] | None = None, wide: bool = False,
+           weights: np.ndarray | None = None) -> Priced:
+    """Predicted (host, GPU) seconds of one scan launch, its shape and grid: units of
+    ``unit_m`` rows against subjects of ``subj_n`` residues in the order the launch takes
+    them (or, with ``weights``, a sample of them in whole warps, the longest among them,
+    each standing for ``weights`` subjects), with kernel ``shape`` (G, R, passes; default
+    the one the engine plans). The host's work is
     :func:`host_seconds`; the GPU's is :func:`side_seconds` and the kernel (whose tickets
     each pay the kernel's start, see :func:`fill`).
 
@@ -278,11 +304,11 @@ def launch_parts(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet:
     cover. A long launch is measured on every k-th block of subjects (and the longest's).
     The grid is :func:`launch_grid`'s (``wide``: of the wide choice)."""
     unit_m = np.asarray(unit_m, np.int64)
-    shape = shape or launch_shape(model, unit_m, subj_n, alphabet, packed)
-    _, kernel = _grid(model, unit_m, subj_n, packed, shape, True, wide)
-    count = len(subj_n)
-    return (host_seconds(model, unit_m, count, shape, alphabet),
-            side_seconds(model, unit_m.size, count) + kernel)
+    count = _count(subj_n, weights)
+    shape = shape or launch_shape(model, unit_m, subj_n, alphabet, packed, weights)
+    blocks, kernel = _grid(model, unit_m, subj_n, packed, shape, True, wide, weights)
+    return Priced(host_seconds(model, unit_m, count, shape, alphabet),
+                  side_seconds(model, unit_m.size, count) + kernel, shape, blocks)
 
 
 #: the wide grid choice weighs launches of at most this many tickets per block of their own
@@ -296,7 +322,8 @@ WIDE_LEAST = 5e-3
 
 
 def launch_grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
-                shape: tuple[int, int, int], wide: bool = False) -> int:
+                shape: tuple[int, int, int], wide: bool = False,
+                weights: np.ndarray | None = None) -> int:
     """The blocks of a scan launch with kernel ``shape``: its own grid
     (``shapes.launch_blocks``), or one block per SM where its own puts between
     one and two on each SM and one per SM is predicted faster. Then the tickets left after
@@ -308,20 +335,22 @@ def launch_grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bo
     SM, at most WIDE_TICKETS tickets per block and WIDE_LEAST seconds or more also weighs
     the two whole numbers of blocks per SM below its own grid (a 13-pass launch of 508
     tickets measured 23.5 ms on 264 blocks against 38.7 ms on its own 482). A capped
-    model's (``calibration.capped``): its own grid, capped."""
-    return _grid(model, np.asarray(unit_m, np.int64), subj_n, packed, shape, False, wide)[0]
+    model's (``calibration.capped``): its own grid, capped. ``weights``: see
+    :func:`priced`."""
+    return _grid(model, np.asarray(unit_m, np.int64), subj_n, packed, shape, False, wide,
+                 weights)[0]
 
 
 def _grids(model: Model, unit_m: np.ndarray, subj_n: np.ndarray,
-           shape: tuple[int, int, int], wide: bool) -> list[int]:
+           shape: tuple[int, int, int], wide: bool, count: int) -> list[int]:
     """The grids :func:`launch_grid` weighs, its own first."""
     g, _, passes = shape
     sms = model.sms or 132
-    own = launch_blocks(g, unit_m.size, len(subj_n), passes, int(np.max(subj_n)), sms,
+    own = launch_blocks(g, unit_m.size, count, passes, int(np.max(subj_n)), sms,
                         model.grid_cap)
     if model.grid_cap is not None or own <= sms:  # a grid forced, or at most one per SM
         return [own]
-    tickets = -(-len(subj_n) // (BLOCK // g)) * unit_m.size
+    tickets = -(-count // (BLOCK // g)) * unit_m.size
     if wide and passes > 1 and tickets <= WIDE_TICKETS * own:
         below = -(-own // sms) - 1  # the whole numbers of blocks per SM below its own
         return [own] + [k * sms for k in (below, below - 1) if k >= 1]
@@ -329,23 +358,27 @@ def _grids(model: Model, unit_m: np.ndarray, subj_n: np.ndarray,
 
 
 def _grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
-          shape: tuple[int, int, int], priced: bool, wide: bool = False) -> tuple[int, float]:
+          shape: tuple[int, int, int], priced: bool, wide: bool = False,
+          weights: np.ndarray | None = None) -> tuple[int, float]:
     """(:func:`launch_grid`, the kernel's predicted seconds on it: nan unless ``priced``
     or the grid was chosen by them)."""
-    grids = _grids(model, unit_m, subj_n, shape, wide)
+    grids = _grids(model, unit_m, subj_n, shape, wide, _count(subj_n, weights))
+
+    def kernel(blocks: int) -> float:
+        return _kernel(model, unit_m, subj_n, packed, shape, blocks, weights)
+
     if len(grids) == 1:
-        return grids[0], (_kernel(model, unit_m, subj_n, packed, shape, grids[0]) if priced
-                          else float("nan"))
-    own = grids[0], _kernel(model, unit_m, subj_n, packed, shape, grids[0])
+        return grids[0], kernel(grids[0]) if priced else float("nan")
+    own = grids[0], kernel(grids[0])
     if len(grids) > 2 and own[1] < WIDE_LEAST:  # the wide choice's: too short to pay
         return own
-    return min([own] + [(b, _kernel(model, unit_m, subj_n, packed, shape, b))
-                        for b in grids[1:]], key=lambda found: found[1])
+    return min([own] + [(b, kernel(b)) for b in grids[1:]], key=lambda found: found[1])
 
 
 def _kernel(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
-            shape: tuple[int, int, int], blocks: int) -> float:
-    """The kernel's predicted seconds for :func:`launch_parts` on a grid of ``blocks``."""
+            shape: tuple[int, int, int], blocks: int, weights: np.ndarray | None = None
+            ) -> float:
+    """The kernel's predicted seconds for :func:`priced` on a grid of ``blocks``."""
     subj_n = np.asarray(subj_n, np.float64)
     g, r, _ = shape
     t = g * r
@@ -355,27 +388,30 @@ def _kernel(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
     idle = min(1.0, per_sm ** -IDLE_COVER)
     single = _single(model, g, r)
     unit_passes = np.maximum(-(-unit_m // t), 1).astype(np.float64)
-    count = subj_n.size
+    count = _count(subj_n, weights)
     every = max(1, count // (SAMPLE_BLOCKS * groups))  # every k-th block of subjects
-    if every > 1:  # a sample of whole blocks, in order, the longest subject's among them
+    sampled = weights is not None or every > 1
+    if weights is None and every > 1:
+        # a sample of whole blocks, in order, the longest subject's among them
         starts = np.union1d(np.arange(0, count, every * groups),
                             int(np.argmax(subj_n)) // groups * groups)
         subj_n = subj_n[(starts[:, None] + np.arange(groups)).ravel().clip(max=count - 1)]
-    scale = count / subj_n.size
+    scale = count / subj_n.size if weights is None else weights
     warp = blocked(subj_n, WARP // g)
     n = warp + idle * (blocked(subj_n, groups) - warp)
     cost = pass_cells(n, g, t)  # one pass of each subject
     later = _later(model, g)
     tickets = -(-count // groups) * unit_m.size
-    if tickets <= WAVE_TICKETS * blocks and every == 1:
+    if tickets <= WAVE_TICKETS * blocks and not sampled:
         speed = speeds(model, g, r, packed)
         shared = later_shared(model, g, speed.size)
         return waves(cost, unit_passes, (later, shared), groups, blocks, speed, single, sms=sms,
                      steady=_steady(model, g, r, packed, speed, shared[-1]))
-    ticket = float(cost.mean()) * float(unit_passes.mean())
+    work = cost * scale
+    per_profile = float(work.sum())
+    ticket = per_profile / count * float(unit_passes.mean())
     rate = _rate(model, g, r, packed) * fill(model, g, r, packed, blocks, ticket)
-    per_profile = float(cost.sum()) * scale
-    within = (np.cumsum(cost) - cost) * scale / rate  # a profile's work before each item
+    within = (np.cumsum(work) - work) / rate  # a profile's work before each item
     alone = pass_cells(warp, g, t) / single  # an item's first pass alone
     before = (np.cumsum(unit_passes) - unit_passes) * per_profile / rate
     total = float(unit_passes.sum()) * per_profile / rate

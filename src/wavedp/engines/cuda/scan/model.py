@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 
-from ....errors import InputError
 from ...calibration import Model, load
 from . import h100
 
@@ -23,13 +22,3 @@ def gpu_model() -> Model:
     """This process's GPU model: its calibration, else :data:`DEFAULT_GPU` (loaded once;
     ``gpu_model.cache_clear()`` reads the calibration file again)."""
     return load("gpu") or DEFAULT_GPU
-
-
-def ahead_model() -> Model:
-    """The model a scan will plan with, as far as it is known before CuPy is loaded: the
-    calibration's, its device not checked (the scan's :func:`gpu_model` checks it; a model
-    of another GPU then plans again), else :data:`DEFAULT_GPU`."""
-    try:
-        return load("gpu", device="") or DEFAULT_GPU
-    except InputError:  # the scan's own load reports it
-        return DEFAULT_GPU

@@ -41,8 +41,6 @@ by its first, longest sequence and padded to it (``SmithWaterman._get_max_number
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import inf
@@ -50,11 +48,21 @@ from math import inf
 import numpy as np
 
 from ....errors import InputError
-
-Need = Callable[[int, int, int, int], int]
-Lengths = Sequence[int] | np.ndarray
-Fits = Callable[[int, int], bool]  # (longest, count) of a run -> within the budget
-Most = Callable[[int], int]  # longest of a run -> the most items within the budget
+from .lines import (
+    Caps,
+    Fits,
+    Lengths,
+    Line,
+    Most,
+    Need,
+    SubjectLine,
+    Subjects,
+    as_lengths,
+    closed_form,
+    line_of,
+    longest_first,
+    subject_fits,
+)
 
 PARTITIONS: tuple[str, ...] = ("none", "static", "dynamic1", "dynamic2", "auto")
 
@@ -81,11 +89,12 @@ def paswas_need(cell_bytes: int = 4) -> Need:
 
 def none(queries: Lengths, subjects: Lengths, budget: int, need: Need) -> list[Batch]:
     """No length partitioning: groups and batches in file order."""
-    ql, sl = _lengths(queries), _lengths(subjects)
-    return _grid(np.arange(ql.size), ql, _Subjects(np.arange(sl.size), sl, budget, need))
+    ql, sl = as_lengths(queries), as_lengths(subjects)
+    return _grid(np.arange(ql.size), ql, SubjectLine(np.arange(sl.size), line_of(sl, 0.0), budget,
+                                                   need))
 
 
-def static(queries: Lengths, subjects: Lengths, budget: int, need: Need,
+def static(queries: Lengths, subjects: Lengths | Subjects, budget: int, need: Need,
            threshold: int | None = None) -> list[Batch]:
     """Algorithm 10: the sequences longer than ``threshold`` apart from the rest on each side,
     each block cut as by :func:`dynamic1`.
@@ -96,20 +105,21 @@ def static(queries: Lengths, subjects: Lengths, budget: int, need: Need,
     """
     if threshold is not None and threshold < 0:
         raise InputError(f"threshold must be >= 0, got {threshold!r}")
-    ql, sl = _lengths(queries), _lengths(subjects)
-    sides = [_Subjects(si, sl, budget, need) for si in _split(sl, threshold)]
+    ql = as_lengths(queries)
+    sides = [SubjectLine.sorted(side, budget, need) for side in _sorted(subjects).split(threshold)]
     return [batch for qi in _split(ql, threshold) for side in sides
             for batch in _grid(qi, ql, side)]
 
 
-def dynamic1(queries: Lengths, subjects: Lengths, budget: int, need: Need) -> list[Batch]:
+def dynamic1(queries: Lengths, subjects: Lengths | Subjects, budget: int, need: Need
+             ) -> list[Batch]:
     """Algorithm 11: longest first; groups sized as the module docstring says, batches as
     large as the budget allows at their first, longest subject."""
-    ql, sl = _lengths(queries), _lengths(subjects)
-    return _grid(_longest_first(ql), ql, _Subjects(_longest_first(sl), sl, budget, need))
+    ql = as_lengths(queries)
+    return _grid(longest_first(ql), ql, SubjectLine.sorted(_sorted(subjects), budget, need))
 
 
-def dynamic2(queries: Lengths, subjects: Lengths, budget: int, need: Need,
+def dynamic2(queries: Lengths, subjects: Lengths | Subjects, budget: int, need: Need,
              share: float = 0.5) -> list[Batch]:
     """Algorithms 12-13: :func:`dynamic1`, but a group or batch also closes before a sequence
     shorter than ``share`` times its longest. A tiny one that this rule started joins the one
@@ -121,9 +131,13 @@ def dynamic2(queries: Lengths, subjects: Lengths, budget: int, need: Need,
     """
     if not 0 <= share <= 1:
         raise InputError(f"share must be between 0 and 1, got {share!r}")
-    ql, sl = _lengths(queries), _lengths(subjects)
-    side = _Subjects(_longest_first(sl), sl, budget, need, share)
-    return _grid(_longest_first(ql), ql, side, share)
+    ql = as_lengths(queries)
+    side = SubjectLine.sorted(_sorted(subjects), budget, need, share)
+    return _grid(longest_first(ql), ql, side, share)
+
+
+def _sorted(subjects: Lengths | Subjects) -> Subjects:
+    return subjects if isinstance(subjects, Subjects) else Subjects.of(subjects)
 
 
 SCHEDULERS: dict[str, Callable[..., list[Batch]]] = {
@@ -138,10 +152,11 @@ def check_partition(name: object) -> str:
     raise InputError(f"partition must be one of {', '.join(PARTITIONS)}, got {name!r}")
 
 
-def partition(name: str, queries: Lengths, subjects: Lengths, budget: int, need: Need,
-              **params) -> list[Batch]:
-    """The batches of scheduler ``name`` (``params`` go to it); ``auto`` must have been
-    resolved by the performance predictor before."""
+def partition(name: str, queries: Lengths, subjects: Lengths | Subjects, budget: int,
+              need: Need, **params) -> list[Batch]:
+    """The batches of scheduler ``name`` (``params`` go to it; subjects sorted already for
+    all but ``none``); ``auto`` must have been resolved by the performance predictor
+    before."""
     if check_partition(name) == "auto":
         raise ValueError("partition 'auto' is resolved by the performance predictor; "
                          "pass the partition it chose")
@@ -151,7 +166,7 @@ def partition(name: str, queries: Lengths, subjects: Lengths, budget: int, need:
 def padding(batches: Sequence[Batch], queries: Lengths, subjects: Lengths) -> tuple[int, int]:
     """(real cells, padded cells) of ``batches``: the sum of q*s over their pairs, and of
     n_q*n_s*longest_q*longest_s over the batches."""
-    ql, sl = _lengths(queries), _lengths(subjects)
+    ql, sl = as_lengths(queries), as_lengths(subjects)
     real = padded = 0
     for b in batches:
         q, s = ql[b.queries], sl[b.subjects]
@@ -197,7 +212,7 @@ def _missed(parts: list[np.ndarray], n: int,
     their subjects' arrays, so most are looked at once."""
     if any(p.ndim != 1 or p.size == 0 for p in parts):
         return False
-    stretches = [_stretch(p) for p in parts]
+    stretches = [stretch(p) for p in parts]
     owners = {id(owner): owner for owner, _, _ in stretches}
     merged: list[list[int]] = []
     for owner, start, stop in sorted((id(o), a, b) for o, a, b in stretches):
@@ -217,7 +232,7 @@ def _missed(parts: list[np.ndarray], n: int,
     return known[key]
 
 
-def _stretch(part: np.ndarray) -> tuple[np.ndarray, int, int]:
+def stretch(part: np.ndarray) -> tuple[np.ndarray, int, int]:
     """``part`` as (array, start, stop): the stretch of the 1-D array it is a contiguous view
     of, else all of itself."""
     owner = part.base
@@ -248,36 +263,17 @@ def _invalid(arrays: list[np.ndarray], n: int) -> np.ndarray:
     return bad
 
 
-def _lengths(values: Lengths) -> np.ndarray:
-    """Lengths as a 1-D int64 array (a ValueError for negative ones)."""
-    out = np.asarray(values, dtype=np.int64).reshape(-1)
-    if out.size and out.min() < 0:
-        raise ValueError(f"lengths must be >= 0, got {int(out.min())}")
-    return out
-
-
-def _longest_first(lengths: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
-    """``idx`` (default: every index) by length descending, ties in file order."""
-    key = lengths if idx is None else lengths[idx]
-    if key.size and int(key.max()) - int(key.min()) < 1 << 16:
-        key = (key.max() - key).astype(np.uint16)  # sorted by radix sort
-    else:
-        key = -key
-    order = np.argsort(key, kind="stable")
-    return order if idx is None else idx[order]
-
-
 def _split(lengths: np.ndarray, threshold: int | None) -> list[np.ndarray]:
     """The indices longer than ``threshold`` (default: twice the median), then the rest, each
     longest first; empty parts left out."""
     if threshold is None:
         threshold = int(2 * np.median(lengths)) if lengths.size else 0
-    order = _longest_first(lengths)
+    order = longest_first(lengths)
     cut = int(np.count_nonzero(lengths > threshold))
     return [part for part in (order[:cut], order[cut:]) if part.size]
 
 
-def _grid(qi: np.ndarray, ql: np.ndarray, subjects: _Subjects,
+def _grid(qi: np.ndarray, ql: np.ndarray, subjects: SubjectLine,
           share: float | None = None) -> list[Batch]:
     """Batches of queries ``qi`` (indices in run order) x ``subjects``: the query groups
     :func:`_group` sizes, then each group's subjects cut greedily; with ``share``, dynamic2's
@@ -285,10 +281,10 @@ def _grid(qi: np.ndarray, ql: np.ndarray, subjects: _Subjects,
     if not qi.size or not subjects.line.n:
         return []
     need, budget = subjects.need, subjects.budget
-    queries = _line(ql[qi], share or 0.0)
+    queries = line_of(ql[qi], share or 0.0)
     longest_subject = subjects.line.longest(0, subjects.line.n)
     fits = _query_fits(need, budget, longest_subject)
-    caps = _Caps(fits, queries.n, most=_query_most(need, budget, longest_subject))
+    caps = Caps(fits, queries.n, most=_query_most(need, budget, longest_subject))
     stops = [0]
     while stops[-1] < queries.n:
         stops.append(stops[-1] + _group(queries, stops[-1], caps, subjects))
@@ -299,8 +295,8 @@ def _grid(qi: np.ndarray, ql: np.ndarray, subjects: _Subjects,
         longest, count = queries.longest(start, stop), stop - start
         cuts = subjects.cuts(longest, count)
         if share is not None:
-            cuts = subjects.line.join(cuts, _subject_fits(need, budget, longest, count), share)
-        group = _longest_first(ql, qi[start:stop])
+            cuts = subjects.line.join(cuts, subject_fits(need, budget, longest, count), share)
+        group = longest_first(ql, qi[start:stop])
         batches += [Batch(group, part) for part in subjects.parts(cuts)]
     return batches
 
@@ -310,49 +306,13 @@ def _query_fits(need: Need, budget: int, longest_subject: int) -> Fits:
     return lambda longest, n: need(longest, n, longest_subject, 1) <= budget
 
 
-def _subject_fits(need: Need, budget: int, longest_query: int, n_queries: int) -> Fits:
-    """Whether a subject batch of (longest, count) fits beside a query group."""
-    return lambda longest, n: need(longest_query, n_queries, longest, n) <= budget
-
-
 def _query_most(need: Need, budget: int, longest_subject: int) -> Most | None:
     """The largest query group of a longest beside one subject of the longest, where ``need``
     is affine in the counts (else None: searched)."""
-    return _closed_form(need, budget, lambda longest, n: need(longest, n, longest_subject, 1))
+    return closed_form(need, budget, lambda longest, n: need(longest, n, longest_subject, 1))
 
 
-def _subject_most(need: Need, budget: int, longest_query: int, n_queries: int
-                  ) -> Most | None:
-    """The largest subject batch of a longest (or of each of an array of them, where ``need``
-    takes one) beside a query group, where ``need`` is affine in the counts (else None:
-    searched)."""
-    return _closed_form(need, budget,
-                        lambda longest, n: need(longest_query, n_queries, longest, n))
-
-
-def _closed_form(need: Need, budget: int, size: Callable[[int, int], int]) -> Most | None:
-    """The most items of a run of a longest, ``size(longest, n)`` within ``budget``, where
-    ``need`` (which ``size`` calls) is affine in the counts; else None."""
-    if not getattr(need, "affine", False):
-        return None
-    return lambda longest: _most(lambda n: size(longest, n), budget)
-
-
-def _most(size: Callable[[int], int], budget: int):
-    """The most items n with ``size(n)`` (affine in n) within ``budget``: 0 if not one; a
-    size that does not grow with n holds any number (2**62). Sizes of an array of runs give
-    an array."""
-    base = size(0)
-    step = size(1) - base
-    if np.ndim(base) == 0 and np.ndim(step) == 0:
-        if base + step > budget:
-            return 0
-        return int((budget - base) // step) if step > 0 else 1 << 62
-    return np.where(base + step > budget, 0,
-                    np.where(step > 0, (budget - base) // np.maximum(step, 1), 1 << 62))
-
-
-def _group(queries: _Line, start: int, caps: _Caps, subjects: _Subjects) -> int:
+def _group(queries: Line, start: int, caps: Caps, subjects: SubjectLine) -> int:
     """Size of the query group at ``start`` (module docstring): of 1, 2, 4, ... and the most
     that fit beside one subject of the longest, the one whose batches hold the most query rows
     each; a size is dropped as soon as its subject cuts, or a lower bound on their number,
@@ -369,345 +329,3 @@ def _group(queries: _Line, start: int, caps: _Caps, subjects: _Subjects) -> int:
     return size
 
 
-class _Caps:
-    """The most items, up to ``limit``, that a run padded to a given longest length holds
-    within the budget (0 if not one), memoized. As ``fits`` cannot turn true when the length
-    grows, a new length's cap lies between those of the nearest longer and shorter lengths
-    known. The search starts at a guess, gallops away from it, then bisects. The guess is
-    where 1 / cap on the line through the two nearest lengths known puts it (right where need
-    grows in proportion to the length); but where none lie on either side and ``like`` (caps
-    beside a similar query group) knows the cap there and at the nearest length known, it is
-    that cap, scaled as at the nearest."""
-
-    def __init__(self, fits: Fits, limit: int, like: _Caps | None = None,
-                 most: Most | None = None) -> None:
-        self.fits, self.limit, self.like, self.most = fits, limit, like, most
-        self.known: dict[int, int] = {}
-        self.lengths: list[int] = []  # those known, ascending (searched caps only)
-
-    def __call__(self, longest: int) -> int:
-        cap = self.known.get(longest)
-        if cap is not None:
-            return cap
-        if self.most is not None:  # the cap in closed form: no search
-            cap = self.known[longest] = min(self.most(longest), self.limit)
-            return cap
-        lengths, known, fits = self.lengths, self.known, self.fits
-        k = bisect_left(lengths, longest)
-        good = known[lengths[k]] if k < len(lengths) else 0  # fits (or is 0)
-        bad = (known[lengths[k - 1]] if k else self.limit) + 1  # does not fit
-        guess, like = good, self.like.known if self.like else {}
-        near = lengths[k if k < len(lengths) else k - 1] if lengths else None
-        if longest in like and (not lengths or like.get(near)) and not 0 < k < len(lengths):
-            guess = like[longest] * known[near] // like[near] if lengths else like[longest]
-        elif len(lengths) > 1:
-            i = k - 1 if 0 < k < len(lengths) else (0 if k == 0 else k - 2)
-            a, b = lengths[i], lengths[i + 1]
-            ca, cb = known[a], known[b]
-            den = cb * (b - a) + (ca - cb) * (longest - a)
-            guess = ca * cb * (b - a) // den if den > 0 else bad - 1
-        if guess >= bad:
-            guess = bad - 1
-        step = 1
-        if guess > good and not fits(longest, guess):
-            bad = guess
-            while bad - step > good and not fits(longest, bad - step):
-                bad, step = bad - step, 2 * step
-            if bad - step > good:
-                good = bad - step
-        else:
-            if guess > good:
-                good = guess
-            while good + step < bad and fits(longest, good + step):
-                good, step = good + step, 2 * step
-            if good + step < bad:
-                bad = good + step
-        while bad - good > 1:
-            mid = (good + bad) // 2
-            if fits(longest, mid):
-                good = mid
-            else:
-                bad = mid
-        known[longest] = good
-        lengths.insert(k, longest)
-        return good
-
-    def holds(self, longest: int, count: int) -> bool:
-        """Whether the cap at ``longest`` is at least ``count``: told by the caps known where
-        they can, else by one need() call."""
-        if self.most is not None:
-            return count <= self(longest)
-        lengths, known = self.lengths, self.known
-        k = bisect_left(lengths, longest)
-        if k < len(lengths) and known[lengths[k]] >= count:
-            return True  # a length at least as long holds as many
-        if k and known[lengths[k - 1]] < count:
-            return False  # a shorter one does not
-        return count <= self.limit and self.fits(longest, count)
-
-
-class _Line(ABC):
-    """Lengths in run order, cut greedily into runs (bounds 0, ..., n): a run takes, from its
-    start, the most that fit padded to their longest (at least one)."""
-
-    def __init__(self, values: np.ndarray) -> None:
-        self.values, self.n = values, values.size
-
-    def longest(self, start: int, stop: int) -> int:
-        return int(self.values[start:stop].max())
-
-    @abstractmethod
-    def take(self, start: int, caps: _Caps) -> int:
-        """How many the run at ``start`` takes, with ``caps`` for the budget."""
-
-    def cuts(self, caps: _Caps, bound: float = inf) -> list[int] | None:
-        """The greedy bounds with ``caps`` for the budget; None once more than ``bound`` runs
-        would be needed."""
-        cuts = [0]
-        while cuts[-1] < self.n:
-            if len(cuts) > bound:
-                return None
-            cuts.append(cuts[-1] + self.take(cuts[-1], caps))
-        return cuts
-
-    @abstractmethod
-    def part(self, index: np.ndarray, start: int, stop: int) -> np.ndarray:
-        """``index`` (aligned with the values) from ``start`` to ``stop``, longest first, ties
-        in run order."""
-
-
-class _FileOrder(_Line):
-    """Lengths in any order: a run is padded to its longest so far. Its end is searched among
-    the next few positions, then block by block (of BLOCK positions) where the longest so far
-    grows, then among the positions of the block where it fails."""
-
-    BLOCK = 256
-
-    def __init__(self, values: np.ndarray) -> None:
-        super().__init__(values)
-        blocks = np.maximum.reduceat(values, np.arange(0, self.n, self.BLOCK))
-        self.block_longest, self.longer = memoryview(blocks), memoryview(_next_longer(blocks))
-        self.width = 64  # of the positions searched first: twice the last run
-        key = values.max() - values
-        self.key = key.astype(np.uint16) if key.max() < 1 << 16 else key  # radix sorted
-        self.parts: dict[tuple[int, int], np.ndarray] = {}
-
-    def take(self, start: int, caps: _Caps) -> int:
-        size, n = self.BLOCK, self.n
-        stop = min(n, -(-(start + self.width) // size) * size)
-        end, top = self._end(start, start, stop, 0, caps)
-        if end is None and stop < n:
-            end = self._blocks(start, stop // size, top, caps)
-        taken = (n if end is None else end) - start
-        self.width = min(2 * taken, 1 << 14)
-        return taken
-
-    def _blocks(self, start: int, k: int, top: int, caps: _Caps) -> int | None:
-        """Where the run from ``start`` ends in blocks k on, ``top`` the longest before them
-        (None if it takes them all)."""
-        size, n, longest, longer = self.BLOCK, self.n, self.block_longest, self.longer
-        first, before = k, top  # blocks from `first` on hold `top` as the longest so far
-        while True:
-            after = first
-            while after < len(longest) and longest[after] <= top:
-                after = longer[after]
-            if not caps.holds(top, min(n, after * size) - start):
-                # it ends in the first of these blocks whose end it cannot reach
-                j = max(first, (start + caps(top)) // size)
-                return self._end(start, j * size, min(n, (j + 1) * size),
-                                 before if j == first else top, caps)[0]
-            if after == len(longest):
-                return None
-            first, before, top = after, top, longest[after]
-
-    def _end(self, start: int, a: int, b: int, top: int,
-             caps: _Caps) -> tuple[int | None, int]:
-        """Where the run from ``start`` ends in [a, b), ``top`` the longest before a (None if
-        it takes all of them), and the longest up to b."""
-        tops = np.maximum.accumulate(self.values[a:b])
-        if top:
-            np.maximum(tops, top, out=tops)
-        rises = [0, *((tops[1:] != tops[:-1]).nonzero()[0] + 1).tolist()]
-        for rise, stop, longest in zip(rises, [*rises[1:], b - a], tops[rises].tolist(),
-                                       strict=True):
-            # runs to a + rise + 1, ..., a + stop hold `longest`
-            if not caps.holds(longest, a + stop - start):
-                return max(start + 1, a + rise, start + caps(longest)), int(tops[-1])
-        return None, int(tops[-1])
-
-    def part(self, index: np.ndarray, start: int, stop: int) -> np.ndarray:
-        """Memoized: the groups of queries often cut alike."""
-        part = self.parts.get((start, stop))
-        if part is None:
-            order = np.argsort(self.key[start:stop], kind="stable")
-            part = self.parts[start, stop] = index[start:stop][order]
-        return part
-
-
-def _next_longer(values: np.ndarray) -> np.ndarray:
-    """For each position, the next one holding a longer length (values.size if none): pointer
-    jumping, each unresolved position taking its candidate's candidate, as all lengths between
-    a position and its candidate are no longer than it."""
-    n = values.size
-    nxt = np.arange(1, n + 2)
-    nxt[n] = n
-    longest = np.append(values, np.iinfo(values.dtype).max)  # n: longer than any
-    todo = np.arange(n)
-    while todo.size:
-        todo = todo[longest[nxt[todo]] <= values[todo]]
-        nxt[todo] = nxt[nxt[todo]]
-    return nxt[:n]
-
-
-class _Sorted(_Line):
-    """Lengths longest first, as runs of equal ones: a run is padded to its first, and closes
-    before a length below ``share`` times it. Runs that start inside a run of equal lengths
-    all take alike, so they are counted, not searched, one by one."""
-
-    def __init__(self, values: np.ndarray, share: float) -> None:
-        super().__init__(values)
-        starts = np.flatnonzero(np.diff(values, prepend=-1))
-        lengths = values[starts]
-        bounds = np.append(starts, self.n)
-        least = np.ceil(share * lengths).astype(np.int64)  # integer lengths >= share * length
-        self.at = memoryview(values)
-        self.sums: memoryview | None = None  # of the values before each position, for join
-        self.lengths, self.starts = memoryview(lengths), memoryview(bounds)
-        self.ends = memoryview(bounds[np.searchsorted(-lengths, -least, side="right")])
-        # cells of runs whose lengths + 1 lie within 2% of each other, and those cells merged
-        # 4 and 16 at a time: each cell's shortest length, and how many items it holds
-        cell = np.floor(np.log1p(lengths) / np.log(1.02))
-        last = np.flatnonzero(np.diff(cell, append=-1))  # the last run of each cell
-        self.cells: list[tuple[list[int], np.ndarray]] = []
-        for k in (16, 4, 1):
-            ends = last[np.minimum(np.arange(k - 1, last.size + k - 1, k), last.size - 1)]
-            self.cells.append((lengths[ends].tolist(), np.diff(bounds[ends + 1], prepend=0)))
-
-    def longest(self, start: int, stop: int) -> int:
-        return self.at[start]
-
-    def take(self, start: int, caps: _Caps) -> int:
-        r = bisect_right(self.starts, start) - 1
-        return max(1, min(caps(self.lengths[r]), self.ends[r] - start))
-
-    def cuts(self, caps: _Caps, bound: float = inf) -> list[int] | None:
-        lengths, starts, ends = self.lengths, self.starts, self.ends
-        cuts = [0]
-        p = r = 0
-        while p < self.n:
-            r = bisect_right(starts, p, r) - 1
-            step, stop = max(1, caps(lengths[r])), ends[r]
-            if p + step < stop:  # runs of `step` from p while they start in run r
-                last = p + (starts[r + 1] - 1 - p) // step * step
-                cuts.extend(range(p + step, last + 1, step))
-                stop = min(last + step, stop)
-            cuts.append(stop)
-            if len(cuts) > bound + 1:
-                return None
-            p = stop
-        return cuts
-
-    def fewest(self, sizes: np.ndarray, caps: list[int]) -> float:
-        """A lower bound on the number of runs, from cells of ``sizes`` items and an upper
-        bound on the cap at each one's shortest length: a run padded to L holds at most cap(L)
-        items, and cap(L) <= cap(l) for each length l <= L it holds, so its items' 1 / cap(l)
-        sum to at most one."""
-        return float(np.dot(sizes, 1 / np.maximum(caps, 1)))
-
-    def part(self, index: np.ndarray, start: int, stop: int) -> np.ndarray:
-        return index[start:stop]  # a view: longest first already
-
-    def join(self, cuts: list[int], fits: Fits, share: float) -> list[int]:
-        """dynamic2's joining: a run that the share rule started joins the run before it when
-        the joined run fits and keeps (1 + share) / 2 of its padded length real."""
-        values = self.at
-        if self.sums is None:
-            self.sums = memoryview(np.concatenate(([0], np.cumsum(self.values))))
-        sums, out = self.sums, cuts[:2]
-        for before, start, stop in zip(cuts[:-2], cuts[1:-1], cuts[2:], strict=True):
-            first, size = out[-2], stop - out[-2]
-            if (values[start] < share * values[before] and fits(values[first], size)
-                    and sums[stop] - sums[first] >= (1 + share) / 2 * values[first] * size):
-                out[-1] = stop
-            else:
-                out.append(stop)
-        return out
-
-
-def _line(values: np.ndarray, share: float) -> _FileOrder | _Sorted:
-    """``values`` as a :class:`_Sorted` line when longest first (where a run's longest so far
-    is its first), else as a :class:`_FileOrder` one."""
-    if np.all(values[1:] <= values[:-1]):
-        return _Sorted(values, share)
-    return _FileOrder(values)
-
-
-class _Subjects:
-    """Subjects ``index`` (in run order) of lengths ``lengths[index]``, and their greedy cuts
-    beside query groups of each (longest, count), memoized."""
-
-    def __init__(self, index: np.ndarray, lengths: np.ndarray, budget: int, need: Need,
-                 share: float | None = None) -> None:
-        self.index, self.line = index, _line(lengths[index], share or 0.0)
-        self.need, self.budget = need, budget
-        self.known: dict[tuple[int, int], tuple[list[int] | None, float]] = {}
-        self.caps: dict[tuple[int, int], _Caps] = {}
-        self.longests: dict[int, list[int]] = {}  # those with caps, ascending, per count
-
-    def cuts(self, longest: int, count: int, bound: float = inf) -> list[int] | None:
-        """The cuts, or None when more than ``bound`` runs: on a longest-first line that is
-        seen first, where it can be, from a lower bound on their number."""
-        cuts, tried = self.known.get((longest, count), (None, -1))
-        if cuts is not None:
-            return cuts if len(cuts) - 1 <= bound else None
-        if bound <= tried:
-            return None
-        line = self.line
-        if bound < inf and count > 1 and isinstance(line, _Sorted) and any(
-                line.fewest(sizes, self._cell_caps(lengths, longest, count))
-                > bound * (1 + 1e-9) for lengths, sizes in line.cells):
-            cuts = None
-        else:
-            cuts = line.cuts(self._caps(longest, count), bound)
-        self.known[longest, count] = cuts, bound
-        return cuts
-
-    def parts(self, cuts: list[int]) -> list[np.ndarray]:
-        """The subjects cut at ``cuts``, each part longest first (ties in run order)."""
-        return [self.line.part(self.index, a, b) for a, b in zip(cuts[:-1], cuts[1:],
-                                                                   strict=True)]
-
-    def _caps(self, longest: int, count: int) -> _Caps:
-        """The caps beside ``count`` queries up to ``longest``, which guess from those beside
-        as many queries up to the nearest longest."""
-        key = longest, count
-        if key not in self.caps:
-            fits = _subject_fits(self.need, self.budget, longest, count)
-            most = _subject_most(self.need, self.budget, longest, count)
-            like = None
-            if most is None:  # searched: guessed from the nearest longest
-                longests = self.longests.setdefault(count, [])
-                k = bisect_left(longests, longest)
-                near = min(longests[max(0, k - 1):k + 1], key=lambda x: abs(x - longest),
-                           default=None)
-                like = None if near is None else self.caps[near, count]
-                longests.insert(k, longest)
-            self.caps[key] = _Caps(fits, self.line.n, like, most)
-        return self.caps[key]
-
-    def _cell_caps(self, lengths: list[int], longest: int, count: int) -> list[int]:
-        """Upper bounds on the caps at ``lengths`` beside ``count`` queries: 1 / count of those
-        beside one, where the budget confirms it (each costs one need() call, and holds when
-        need grows at least in proportion to the queries), else the cap itself."""
-        caps, limit = self._caps(longest, count), self.line.n
-        if caps.most is not None:  # the caps themselves, in closed form, all at once
-            runs = np.asarray(lengths)
-            return np.broadcast_to(np.minimum(caps.most(runs), limit), runs.shape)
-        one = self._caps(longest, 1)
-        bounds = []
-        for length in lengths:
-            guess = one(length) // count
-            if guess < limit and caps.fits(length, guess + 1):
-                guess = caps(length)
-            bounds.append(guess)
-        return bounds

@@ -1,32 +1,57 @@
 """The scan's planner: a partitioning's launches (``partition.py``) priced by the cost model
 (``cost.py``), and ``auto``, the candidate of the least predicted total.
 
-A partitioning's launches are its batches, except that a launch shorter on the GPU than the
-host's work to enqueue one (a run of them goes at the host's pace) joins the launch before it
-where both have the same units and the joined one fits the memory budget (:func:`coalesce`).
-``auto`` prices the candidates in turn and stops pricing one once its launches' GPU seconds,
-or its host's, pass the best total so far.
+The subjects come sorted longest first (a database stores its order, ``wavedp.db``), so a
+sorted partitioning cuts runs of equal lengths, not subjects, and a launch's subjects are a
+slice of that order. A launch of more than EXACT subjects is priced on a sample of whole
+warps' subjects (every k-th warp's, the first, longest one's among them). A partitioning's
+launches are its batches, except that a launch shorter on the GPU than the host's work to
+enqueue one (a run of them goes at the host's pace) joins the launch before it where both
+have the same units and the joined one fits the memory budget (:func:`coalesce`). ``auto``
+prices the candidates in turn and stops pricing one once its launches' GPU seconds, or its
+host's, pass the best total so far.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 from ...calibration import Model
 from . import partition as part
-from .cost import host_fixed, launch_parts, pipelined
+from .cost import Priced, host_fixed, pipelined, priced
+from .lines import Subjects
+from .shapes import WARP
 
-#: what ``auto`` weighs: every scheduler, dynamic2 at several shares (a scheduler and its
-#: parameters by name, as the engine logs them)
+#: what ``auto`` weighs: the sorted schedulers, dynamic2 at several shares (a scheduler and
+#: its parameters by name, as the engine logs them); ``none`` (file order) is never faster
+#: than dynamic1's one sorted launch of the same subjects, so it is run only when named
 CANDIDATES: dict[str, tuple[str, dict]] = {
-    "none": ("none", {}), "static": ("static", {}), "dynamic1": ("dynamic1", {}),
+    "static": ("static", {}), "dynamic1": ("dynamic1", {}),
     "dynamic2": ("dynamic2", {}), "dynamic2 share=0.7": ("dynamic2", {"share": 0.7}),
     "dynamic2 share=0.9": ("dynamic2", {"share": 0.9}),
 }
 
-#: ``auto`` compares the candidates on about this many subjects (every k-th in file order,
-#: and the longest), then cuts the whole chunk with the winner
-CHOICE_SUBJECTS = 100_000
+#: a launch of more subjects than this is priced on a sample of about this many
+EXACT = 2048
+
+#: the host's seconds to plan one launch once its partitioning is chosen (its pricing, kernel
+#: shape and grid: 0.6-0.9 ms on the 2-core machine): ``auto`` weighs them beside the scan, as
+#: a later search of the same database plans only the partitioning chosen (``choices.py``)
+PLAN_LAUNCH = 1e-3
+
+
+class Plan(NamedTuple):
+    """A scan's launches: the partitioning, its batches, each one's pricing (host and GPU
+    seconds, kernel shape and grid), its predicted seconds in the pipeline and its longest
+    subject."""
+
+    name: str
+    batches: list[part.Batch]
+    priced: list[Priced]
+    seconds: list[float]
+    longest: list[int]
 
 
 def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
@@ -39,56 +64,101 @@ def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, al
     launch adds at least those) pass ``bound``, the rest are not priced: the seconds are
     then [inf]. ``wide``: launches priced on :func:`launch_grid`'s wide choice, as the
     engine runs them."""
+    subjects = Subjects.of(subj_n)
     if name == "auto":
-        sample, scale = _sample(subj_n)
-        scaled = need if scale == 1 else (lambda lq, nq, ls, ns: need(lq, nq, ls,
-                                                                      int(ns * scale)))
-        found = _candidates(model, unit_m, subj_n[sample], alphabet, packed, scaled, budget,
-                            prune=True, wide=wide)
-        name = min(found, key=lambda n: _total(found[n][1]))
-        if scale == 1:
-            return name, found[name][0], _seconds(found[name][1])
-    name, batches, parts = _priced(model, name, unit_m, subj_n, alphabet, packed, need, budget,
-                                   bound=bound, wide=wide)
+        found = plan(model, name, unit_m, subj_n, subjects, alphabet, packed, need, budget,
+                     wide=wide)
+        return found.name, found.batches, found.seconds
+    batches, parts = _priced(model, name, unit_m, subj_n, subjects, alphabet, packed, need,
+                             budget, bound=bound, wide=wide)
     return name, batches, _seconds(parts)
 
 
-def _priced(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-            packed: bool, need: part.Need, budget: int, *, bound: float, wide: bool
-            ) -> tuple[str, list[part.Batch], list[tuple[float, float]] | None]:
-    """(name, the launches of partitioning ``name``, their predicted (host, GPU) seconds,
-    joined by :func:`coalesce`; None once they cannot beat ``bound``), see :func:`schedule`."""
+def plan(model: Model, name: str, unit_m: np.ndarray, lengths: np.ndarray,
+         subjects: Subjects, alphabet: int, packed: bool, need: part.Need, budget: int,
+         *, wide: bool = False) -> Plan:
+    """The launches of partitioning ``name`` (see :func:`schedule`) for units of ``unit_m``
+    rows x ``subjects`` (indices into ``lengths``, sorted; a batch's subjects are such
+    indices)."""
+    if name == "auto":
+        found = _candidates(model, unit_m, lengths, subjects, alphabet, packed, need, budget,
+                            prune=True, wide=wide)
+        name = min(found, key=lambda n: _total(found[n][1], True))
+        batches, parts = found[name]
+    else:
+        batches, parts = _priced(model, name, unit_m, lengths, subjects, alphabet, packed,
+                                 need, budget, bound=np.inf, wide=wide)
+    assert parts is not None  # priced in full: the least total, or no bound
+    ordered = CANDIDATES.get(name, (name,))[0] != "none"
+    longest = [int(lengths[b.subjects[0]]) if ordered else int(lengths[b.subjects].max())
+               for b in batches]
+    return Plan(name, batches, parts, _seconds(parts), longest)
+
+
+def _sample(lengths: np.ndarray, subjects: np.ndarray, ordered: bool
+            ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The lengths of a launch's ``subjects`` (in launch order), and None; or, for more than
+    EXACT subjects longest first (``ordered``), those of a sample of whole warps' subjects
+    (the first warp's, and one warp's from the middle of each stretch of the rest) and how
+    many subjects each stands for."""
+    count = int(subjects.size)
+    if count <= EXACT or not ordered:
+        return lengths[subjects], None
+    stretches = EXACT // WARP - 1
+    size = (count - WARP) / stretches
+    starts = WARP + ((np.arange(stretches) + 0.5) * size).astype(np.int64) // WARP * WARP
+    picked = np.concatenate([np.arange(WARP), (starts[:, None] + np.arange(WARP)).ravel()])
+    picked = picked[picked < count]
+    weights = np.full(picked.size, size / WARP)
+    weights[:WARP] = 1.0
+    weights *= count / weights.sum()
+    return lengths[subjects[picked]], weights
+
+
+def _priced(model: Model, name: str, unit_m: np.ndarray, lengths: np.ndarray,
+            subjects: Subjects, alphabet: int, packed: bool, need: part.Need,
+            budget: int, *, bound: float, wide: bool
+            ) -> tuple[list[part.Batch], list[Priced] | None]:
+    """The launches of partitioning ``name`` and their pricing, joined by :func:`coalesce`
+    (None once they cannot beat ``bound``), see :func:`schedule`."""
     scheduler, params = CANDIDATES.get(name, (name, {}))
-    batches = part.partition(scheduler, unit_m, subj_n, budget, need, **params)
     if scheduler == "none":
-        batches = [part.Batch(b.queries, np.sort(b.subjects)) for b in batches]
+        index = np.sort(subjects.order)
+        batches = [part.Batch(b.queries, index[np.sort(b.subjects)])
+                   for b in part.none(unit_m, lengths[index], budget, need)]
+    else:
+        batches = part.partition(scheduler, unit_m, subjects, budget, need, **params)
     if bound < np.inf and _host_least(model, batches) > bound:
-        return name, batches, None
-    parts: list[tuple[float, float]] = [(0.0, 0.0)] * len(batches)
+        return batches, None
+    ordered = scheduler != "none"
+    samples = [_sample(lengths, b.subjects, ordered) for b in batches]
+    parts: list[Priced | None] = [None] * len(batches)
     least = 0.0
     # the largest first: a candidate that cannot win shows it after the fewest launches
-    cells = [float(unit_m[b.queries].sum()) * float(subj_n[b.subjects].sum()) for b in batches]
+    cells = [float(unit_m[b.queries].sum()) * float(s.sum() if w is None else np.dot(s, w))
+             for b, (s, w) in zip(batches, samples, strict=True)]
     for k in np.argsort(cells, kind="stable")[::-1].tolist():
-        b = batches[k]
-        parts[k] = launch_parts(model, unit_m[b.queries], subj_n[b.subjects], alphabet, packed,
-                                wide=wide)
-        least += parts[k][1]
+        sample, weights = samples[k]
+        parts[k] = priced(model, unit_m[batches[k].queries], sample, alphabet, packed,
+                          wide=wide, weights=weights)
+        least += parts[k].gpu
         if least > bound:
-            return name, batches, None
-    return name, *coalesce(model, batches, parts, unit_m, subj_n, alphabet, packed, need,
-                           budget=budget, wide=wide)
+            return batches, None
+    return coalesce(model, batches, parts, unit_m, lengths, alphabet, packed, need,
+                    budget=budget, wide=wide, ordered=ordered)
 
 
-def _seconds(parts: list[tuple[float, float]] | None) -> list[float]:
+def _seconds(parts: list[Priced] | None) -> list[float]:
     """Each launch's predicted seconds in the pipeline, from their (host, GPU) seconds
     ([inf] for None: not priced in full)."""
-    return [np.inf] if parts is None else pipelined([h for h, _ in parts],
-                                                    [g for _, g in parts])
+    return [np.inf] if parts is None else pipelined([p.host for p in parts],
+                                                    [p.gpu for p in parts])
 
 
-def _total(parts: list[tuple[float, float]] | None) -> float:
-    """A schedule's predicted seconds, see :func:`_seconds`."""
-    return sum(_seconds(parts))
+def _total(parts: list[Priced] | None, planning: bool = False) -> float:
+    """A schedule's predicted seconds, see :func:`_seconds` (``planning``: and those of
+    planning its launches, PLAN_LAUNCH each)."""
+    return sum(_seconds(parts)) + (PLAN_LAUNCH * len(parts) if planning and parts else 0.0)
 
 
 def _host_least(model: Model, batches: list[part.Batch]) -> float:
@@ -100,43 +170,41 @@ def _host_least(model: Model, batches: list[part.Batch]) -> float:
     return float(np.sum(host_fixed(model, units, counts)))
 
 
-def coalesce(model: Model, batches: list[part.Batch], parts: list[tuple[float, float]],
-             unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int, packed: bool,
-             need: part.Need, *, budget: int, wide: bool = False
-             ) -> tuple[list[part.Batch], list[tuple[float, float]]]:
+def coalesce(model: Model, batches: list[part.Batch], parts: list[Priced],
+             unit_m: np.ndarray, lengths: np.ndarray, alphabet: int, packed: bool,
+             need: part.Need, *, budget: int, wide: bool = False, ordered: bool = True
+             ) -> tuple[list[part.Batch], list[Priced]]:
     """The launches with each one too short to cover the host's preparation of a launch
     (GPU seconds below its host seconds: a run of them goes at the host's pace) joined to the
     launch before it, where both have the same units, the joined one fits ``budget`` and its
     GPU seconds are no more than the two's: one host's work saved, none added on the GPU.
-    ``parts`` are each launch's predicted (host, GPU) seconds (``wide``: see
-    :func:`schedule`); returned for the launches returned."""
-    out, priced = [batches[0]], [parts[0]]
-    for b, (host, gpu) in zip(batches[1:], parts[1:], strict=True):
+    ``parts`` are each launch's pricing (``wide``: see :func:`schedule`; ``ordered``: see
+    :func:`_sample`); returned for the launches returned."""
+    out, kept = [batches[0]], [parts[0]]
+    for b, p in zip(batches[1:], parts[1:], strict=True):
         last = out[-1]
-        if gpu < host and np.array_equal(b.queries, last.queries):
-            subjects = np.concatenate([last.subjects, b.subjects])
-            q, s = unit_m[b.queries], subj_n[subjects]
-            if need(int(q.max()), q.size, int(s.max()), s.size) <= budget:
-                joined = launch_parts(model, q, s, alphabet, packed, wide=wide)
-                if joined[1] <= priced[-1][1] + gpu:
-                    out[-1], priced[-1] = part.Batch(b.queries, subjects), joined
+        if p.gpu < p.host and np.array_equal(b.queries, last.queries):
+            subjects = _joined(last.subjects, b.subjects)
+            q = unit_m[b.queries]
+            sample, weights = _sample(lengths, subjects, ordered)
+            if need(int(q.max()), q.size, int(sample.max()), subjects.size) <= budget:
+                joined = priced(model, q, sample, alphabet, packed, wide=wide, weights=weights)
+                if joined.gpu <= kept[-1].gpu + p.gpu:
+                    out[-1], kept[-1] = part.Batch(b.queries, subjects), joined
                     continue
         out.append(b)
-        priced.append((host, gpu))
-    return out, priced
+        kept.append(p)
+    return out, kept
 
 
-def _sample(subj_n: np.ndarray) -> tuple[np.ndarray, float]:
-    """Indices of at most about CHOICE_SUBJECTS subjects standing for all (every k-th and
-    the 64 longest, in file order), and how many subjects each stands for."""
-    if subj_n.size <= CHOICE_SUBJECTS:
-        return np.arange(subj_n.size), 1.0
-    every = -(-subj_n.size // CHOICE_SUBJECTS)
-    marked = np.zeros(subj_n.size, np.bool_)
-    marked[::every] = True
-    marked[np.argpartition(subj_n, subj_n.size - 64)[-64:]] = True
-    picked = np.flatnonzero(marked)
-    return picked, subj_n.size / picked.size
+def _joined(first: np.ndarray, then: np.ndarray) -> np.ndarray:
+    """Two launches' subjects one after the other: a slice of the array both are
+    consecutive slices of (a stored order), else a copy."""
+    owner, start, stop = part.stretch(first)
+    other, begin, end = part.stretch(then)
+    if owner is other and stop == begin:
+        return owner[start:end]
+    return np.concatenate([first, then])
 
 
 def schedules(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
@@ -146,18 +214,19 @@ def schedules(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: in
     cannot beat the best before it is not priced in full; its seconds are [inf];
     ``wide``: see :func:`schedule`)."""
     return {name: (batches, _seconds(parts)) for name, (batches, parts)
-            in _candidates(model, unit_m, subj_n, alphabet, packed, need, budget, prune=prune,
-                           wide=wide).items()}
+            in _candidates(model, unit_m, subj_n, Subjects.of(subj_n), alphabet, packed,
+                           need, budget, prune=prune, wide=wide).items()}
 
 
-def _candidates(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-                packed: bool, need: part.Need, budget: int, *, prune: bool, wide: bool
-                ) -> dict[str, tuple[list[part.Batch], list[tuple[float, float]] | None]]:
-    """Each candidate's launches and their (host, GPU) seconds, see :func:`schedules`."""
-    found: dict[str, tuple[list[part.Batch], list[tuple[float, float]] | None]] = {}
+def _candidates(model: Model, unit_m: np.ndarray, lengths: np.ndarray,
+                subjects: Subjects, alphabet: int, packed: bool, need: part.Need,
+                budget: int, *, prune: bool, wide: bool
+                ) -> dict[str, tuple[list[part.Batch], list[Priced] | None]]:
+    """Each candidate's launches and their pricing, see :func:`schedules`."""
+    found: dict[str, tuple[list[part.Batch], list[Priced] | None]] = {}
     best = np.inf
     for name in CANDIDATES:
-        found[name] = _priced(model, name, unit_m, subj_n, alphabet, packed, need, budget,
-                              bound=best if prune else np.inf, wide=wide)[1:]
-        best = min(best, _total(found[name][1]))
+        found[name] = _priced(model, name, unit_m, lengths, subjects, alphabet, packed,
+                              need, budget, bound=best if prune else np.inf, wide=wide)
+        best = min(best, _total(found[name][1], True))
     return found

@@ -16,10 +16,6 @@ back. What the scan does is recorded in its :class:`~wavedp.trace.Trace`.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import hashlib
-import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,14 +25,15 @@ import numpy as np
 from ....errors import InputError
 from ....ranking import PLUS, Candidates, Thresholds, begin, merge, thresholds_of
 from ....trace import LaunchTime, Trace
-from ...calibration import Model, capped, memo
+from ...calibration import Model, capped
 from ...common import GLOBAL, LOCAL, residue_ranges
 from .. import staging
 from ..hostmem import settle
 from ..module import function
 from ..multipass import current_device, device_multiprocessors, multiprocessors
-from . import ahead, planner
+from . import choices, planner
 from .cost import launch_grid, launch_shape
+from .lines import Subjects
 from .model import gpu_model
 from .select import select, select_all
 from .shapes import (
@@ -103,18 +100,21 @@ def _profile_inputs(units: list[list[np.ndarray]], own: np.ndarray, a: int, g: i
 
 
 class Chunk:
-    """One slice of the database: subject lengths, and its residues and offsets on the GPU
-    (None for a slice only planned so far)."""
+    """One slice of the database: subject lengths, the non-empty ones sorted (``order``:
+    the slice's own, longest first, where known), and its residues and offsets on the GPU."""
 
     def __init__(self, start: int, stop: int, offsets: np.ndarray, d_res=None,
-                 d_off=None) -> None:
+                 d_off=None, order: Subjects | None = None) -> None:
         lengths = np.diff(offsets)
         self.start, self.stop = start, stop
         self.lengths = lengths
-        self.nonempty = np.flatnonzero(lengths > 0)  # the subjects a launch scans
-        self.count = int(self.nonempty.size)
-        self.empty = np.flatnonzero(lengths == 0)
-        self.longest = int(lengths.max()) if lengths.size else 0
+        whole = order if order is not None else Subjects.of(lengths)
+        zero = int(whole.runs[-1, 1]) if whole.runs.size and whole.runs[-1, 0] == 0 else 0
+        self.subjects = Subjects(whole.order[:whole.n - zero],
+                                 whole.runs[:len(whole.runs) - bool(zero)])  # a launch's
+        self.count = self.subjects.n
+        self.empty = whole.order[whole.n - zero:]
+        self.longest = int(whole.runs[0, 0]) if whole.runs.size else 0
         self.res, self.off = d_res, d_off
 
     @property
@@ -130,16 +130,19 @@ class Scanner:
     launches cut by ``partition`` and planned with ``model`` (default this GPU's:
     :func:`~.model.gpu_model`), each on at most ``grid_cap`` blocks where given; what it
     does recorded in ``trace`` (default a trace of its own); on GPU ``device`` (default the
-    current one) of ``multiprocessors`` (default asked of the device). Making it and
-    planning a scan (:meth:`plan`) need no CUDA context; with ``multiprocessors`` given,
-    not even CuPy (``ahead.py``)."""
+    current one) of ``multiprocessors`` (default asked of the device); ``order``: its
+    sequences sorted longest first (default sorted here, as the database's stores it);
+    ``identity``: what names these sequences for ``auto``'s choices kept (``choices.py``:
+    a database build and shard; None: none kept)."""
 
     def __init__(self, residues: np.ndarray, offsets: np.ndarray, lut: np.ndarray | None,
                  sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
                  partition: str = "auto", *, model: Model | None = None,
                  grid_cap: int | None = None, trace: Trace | None = None,
-                 device: int | None = None, multiprocessors: int | None = None) -> None:
+                 device: int | None = None, multiprocessors: int | None = None,
+                 order: Subjects | None = None, identity: str | None = None) -> None:
         self.residues, self.offsets, self.lut = residues, np.asarray(offsets), lut
+        self.order, self.identity = order, identity
         self.sub = np.ascontiguousarray(sub, dtype=np.int32)
         self.go, self.ge, self.mode = int(gap_open), int(gap_extend), int(mode)
         self.partition = partition
@@ -222,7 +225,8 @@ class Scanner:
             dres = cupy.empty(max(host.size, 1), cupy.uint8)
         dres[:host.size].set(host, stream=stream)
         doff = cupy.asarray(offsets)
-        return Chunk(start, stop, offsets, dres, doff)
+        whole = (start, stop) == (0, self.offsets.size - 1)
+        return Chunk(start, stop, offsets, dres, doff, self.order if whole else None)
 
     def chunks(self) -> Iterator[Chunk]:
         """Yield the database's chunks on the device, the next one copied during the scan."""
@@ -375,16 +379,32 @@ class Scanner:
         packed = self.packed if packed is None else packed
         return launch_shape(self.model, unit_rows(units), lengths, self.sub.shape[0], packed)
 
-    def batches(self, ch: Chunk, units: list[list[np.ndarray]]):
+    def batches(self, ch: Chunk, units: list[list[np.ndarray]]) -> planner.Plan:
         """The launches over the chunk (the partition schedulers' batches of units x
-        non-empty subjects) under this scanner's partition (``auto``: the planner's fastest),
-        with each one's predicted seconds."""
-        unit_m = unit_rows(units)
-        subj_n = ch.lengths[ch.nonempty]
+        non-empty subjects, chunk indices) under this scanner's partition (``auto``: the
+        planner's fastest), each one priced."""
         a = self.sub.shape[0]
-        return planner.schedule(self.model, self.partition, unit_m, subj_n, a, self.packed,
-                                scan_need(a, self.multiprocessors),
-                                OUT_BYTES + SCRATCH_BYTES, wide=True)
+        unit_m = unit_rows(units)
+        key = self._choice(ch, unit_m) if self.partition == "auto" else None
+        known = choices.lookup(key) if key else None
+        name = known if known in planner.CANDIDATES else self.partition
+        found = planner.plan(self.model, name, unit_m, ch.lengths, ch.subjects, a,
+                             self.packed, scan_need(a, self.multiprocessors),
+                             OUT_BYTES + SCRATCH_BYTES, wide=True)
+        if key and name == "auto":
+            choices.remember(key, found.name)
+        return found
+
+    def _choice(self, ch: Chunk, unit_m: np.ndarray) -> str | None:
+        """The key of ``auto``'s choice for units of ``unit_m`` rows over ``ch`` (None for
+        sequences without an identity): the sequences, the GPU model, the kernel's mode and
+        packing, the units' count and the longest one's 128-row passes."""
+        if self.identity is None:
+            return None
+        m = self.model
+        return (f"{self.identity}:{ch.start}-{ch.stop} {m.device} {m.version} "
+                f"{self.multiprocessors} {self.sub.shape[0]} {self.mode} {self.packed} "
+                f"{unit_m.size} {-(-int(unit_m.max()) // 128)}")
 
     @property
     def multiprocessors(self) -> int:
@@ -395,8 +415,8 @@ class Scanner:
                planned: Callable[[], None] | None = None) -> list:
         """Exact scores (device int32, queries x chunk index) of each query against the
         chunk; each launch recorded in the trace; ``planned`` is called once the launches
-        are planned, before the last group of them is enqueued (the host's own work is then
-        little more than waiting for the GPU: what starts then runs beside the scan)."""
+        are planned, before they are enqueued (the host's own work is then little more than
+        waiting for the GPU: what starts then runs beside the scan)."""
         import cupy  # optional dependency: the GPU extra
 
         out = cupy.zeros((len(queries), ch.size), cupy.int32)
@@ -412,27 +432,24 @@ class Scanner:
         self.events.clear()
         first = mark()
         ends, made = [], []
-        groups = self._groups(ch, queries, units)
-        for g, group in enumerate(groups):
-            # a group after the first is planned while the launches before it run
-            name, batches, predicted, launches = self.launches(ch, [[queries[k] for k in u]
-                                                                    for u in group])
-            if g == len(groups) - 1 and planned is not None:
-                planned()
-            # load the kernels first: the trace times launches only, and a module loaded
-            # while a kernel runs waits for it (scatter_scores, loaded after the first scan
-            # launch, took 0.35 s of a fresh process's first search)
-            function("search.cu", "build_profiles")
-            function("search.cu", "scatter_scores")
-            for launch in launches:
-                _kernel(LOCAL if self.packed else self.mode, launch.shape[0], launch.shape[1],
-                        self.packed, self.sub.shape[0])
-            for batch, launch, guess in zip(batches, launches, predicted, strict=True):
-                chosen = [group[i] for i in batch.queries.tolist()]
-                self.enqueue(ch, queries, chosen, launch.subjects, out, launch.shape,
-                             launch.longest, over, blocks=launch.blocks)
-                ends.append(mark())
-                made.append((name, batch, guess))
+        name, batches, predicted, launches = self.launches(ch, [[queries[k] for k in u]
+                                                                for u in units])
+        if planned is not None:
+            planned()
+        # load the kernels first: the trace times launches only, and a module loaded while a
+        # kernel runs waits for it (scatter_scores, loaded after the first scan launch, took
+        # 0.35 s of a fresh process's first search)
+        function("search.cu", "build_profiles")
+        function("search.cu", "scatter_scores")
+        for launch in launches:
+            _kernel(LOCAL if self.packed else self.mode, launch.shape[0], launch.shape[1],
+                    self.packed, self.sub.shape[0])
+        for batch, launch, guess in zip(batches, launches, predicted, strict=True):
+            chosen = [units[i] for i in batch.queries.tolist()]
+            self.enqueue(ch, queries, chosen, launch.subjects, out, launch.shape,
+                         launch.longest, over, blocks=launch.blocks)
+            ends.append(mark())
+            made.append((name, batch, guess))
         saturated = int(self.uploads.read(over)[0])  # the one wait of the chunk's scan
         for k, ((name, batch, guess), end) in enumerate(zip(made, ends, strict=True)):
             self.trace.launch(LaunchTime(
@@ -451,74 +468,10 @@ class Scanner:
                       key=lambda k: -queries[k].size)
         return pair_up(live, self.packed)
 
-    def _groups(self, ch: Chunk, queries: list[np.ndarray], units: list[list[int]]
-                ) -> list[list[list[int]]]:
-        """The units in the groups a scan plans and launches in turn: all at once where
-        their plan is kept (or one unit); else the longest first, then the rest, planned
-        while the first one's launches run (a fresh process's plan of 20 queries against
-        570,000 subjects took 0.45 s on the H100 machine before any launch; the longest
-        query's own plans about a third of that)."""
-        if len(units) < 2 or self._key(ch, [[queries[k] for k in u] for u in units]) in \
-                self._plans:
-            return [units]
-        return [units[:1], units[1:]]
-
     @staticmethod
     def _key(ch: Chunk, units: list[list[np.ndarray]]) -> tuple:
         """The key of a plan kept: the chunk and the units' query lengths."""
         return ch.start, ch.stop, tuple(tuple(q.size for q in u) for u in units)
-
-    def plan(self, queries: list[np.ndarray]) -> None:
-        """Plan the scan of ``queries`` over the database's first chunk ahead of the scan,
-        without the GPU (a fresh process plans while its CUDA context starts, which takes
-        0.2-0.3 s without the interpreter's lock): the plan is kept with the others, where
-        the scan finds it. Before the chunks are known (they need the GPU's free memory),
-        the first is taken to be the whole database, as it is wherever it fits."""
-        first = self._first_groups(queries)
-        if first is not None:
-            ch, groups = first
-            self.launches(ch, groups[0])
-
-    def ahead(self, queries: list[np.ndarray]
-              ) -> list[tuple[tuple, Callable[[], tuple]]]:
-        """The plans a scan of ``queries`` makes over the first chunk, in the order it makes
-        them: (all the plan depends on, the function that makes it), for scanners made later
-        (``ahead.py``)."""
-        first = self._first_groups(queries)
-        if first is None:
-            return []
-        ch, groups = first
-        return [(self._content(ch, group), functools.partial(self._planned, ch, group))
-                for group in groups]
-
-    def _first_groups(self, queries: list[np.ndarray]
-                      ) -> tuple[Chunk, list[list[list[np.ndarray]]]] | None:
-        """The first chunk and the groups of units (their queries) its scan plans in turn
-        (None: nothing to scan), see :meth:`plan`."""
-        ch = self._first_chunk()
-        units = self._units(queries)
-        if not ch.count or not units:
-            return None
-        return ch, [[[queries[k] for k in u] for u in group]
-                    for group in self._groups(ch, queries, units)]
-
-    def _first_chunk(self) -> Chunk:
-        """The database's first chunk, or the whole database where the chunks are not known
-        yet (see :meth:`plan`)."""
-        start, stop = (self._on_gpu[1][0] if self._on_gpu is not None
-                       else (0, self.offsets.size - 1))
-        return Chunk(start, stop, self.offsets[start:stop + 1] - self.offsets[start])
-
-    def _content(self, ch: Chunk, units: list[list[np.ndarray]]) -> tuple:
-        """All a plan of ``units`` over ``ch`` depends on: the model, the multiprocessors,
-        the partitioning, the alphabet, packing and mode, the chunk's subject lengths and
-        the units' query lengths."""
-        model = memo(self.model, ("content",), lambda: json.dumps(
-            dataclasses.asdict(self.model), sort_keys=True, default=str))
-        lengths = hashlib.blake2b(np.ascontiguousarray(ch.lengths).view(np.uint8),
-                                  digest_size=16).digest()
-        return (model, self.multiprocessors, self.partition, self.sub.shape[0], self.packed,
-                self.mode, lengths, tuple(tuple(q.size for q in u) for u in units))
 
     def kernel_seconds(self) -> float:
         """The GPU time of the kernels launched since the last call (CUDA events; their
@@ -531,18 +484,11 @@ class Scanner:
 
     def launches(self, ch: Chunk, units: list[list[np.ndarray]]):
         """(partitioning, batches, their predicted seconds, their :class:`Launch`) over the
-        chunk for units of these lengths. The plan depends on the lengths alone and costs
-        about 0.2 s of host time on 2M subjects, so the last PLANS are kept: a scan of the
-        same query lengths again (a query set searched once more, a benchmark's repeats)
-        reuses its plan. A launch's subjects are looked up here once, not per launch."""
+        chunk for units of these lengths. The plan depends on the lengths alone, so the last
+        PLANS are kept: a scan of the same query lengths again (a query set searched once
+        more, a benchmark's repeats) reuses its plan."""
         key = self._key(ch, units)
         plan_ = self._plans.pop(key, None)
-        if plan_ is None and ahead.pending():  # made in another process (ahead.py)
-            start = time.perf_counter()
-            plan_ = ahead.take(self._content(ch, units))
-            self.trace.add("ahead", time.perf_counter() - start)  # what the scan waited
-            if plan_ is not None:
-                self.trace.count("plans made ahead", 1)
         if plan_ is None:
             plan_ = self._planned(ch, units)
         self._plans[key] = plan_
@@ -553,17 +499,12 @@ class Scanner:
     def _planned(self, ch: Chunk, units: list[list[np.ndarray]]) -> tuple:
         """A new plan of ``units`` over ``ch`` (see :meth:`launches`), its time recorded."""
         start = time.perf_counter()
-        name, batches, predicted = self.batches(ch, units)
-        launches = []
-        for batch in batches:
-            subjects = ch.nonempty[batch.subjects].astype(np.int32)
-            lengths = ch.lengths[subjects]
-            chosen = [units[i] for i in batch.queries]
-            shape = self.shape(chosen, lengths)
-            launches.append(Launch(shape, subjects, int(lengths.max()),
-                                   self._grid(chosen, lengths, self.packed, shape)))
+        found = self.batches(ch, units)
+        launches = [Launch(p.shape, b.subjects.astype(np.int32, copy=False), longest, p.blocks)
+                    for b, p, longest in zip(found.batches, found.priced, found.longest,
+                                             strict=True)]
         self.trace.add("plan", time.perf_counter() - start)
-        return name, batches, predicted, launches
+        return found.name, found.batches, found.seconds, launches
 
     def enqueue(self, ch: Chunk, queries: list[np.ndarray], units: list[list[int]],
                  subjects: np.ndarray, out, shape: tuple[int, int, int] | None,
