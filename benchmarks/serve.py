@@ -117,7 +117,8 @@ def main() -> None:
                     f"local command {local:.3f} s")
             if args.cudasw4:
                 anchor = walled([os.path.join(args.cudasw4, "align"), "--query", one, "--db",
-                                 args.cudasw4_db])
+                                 args.cudasw4_db, "--top", "10", "--mat", "blosum62",
+                                 "--of", os.devnull])
                 line += f", CUDASW++4.0 align {anchor:.3f} s (--server {anchor / remote:.2f}x)"
             print(line, flush=True)
         # concurrent clients sending single queries, against a Searcher in batches

@@ -4,7 +4,7 @@
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
 #       labquick|energy|barriers|compare|scores|makedb|stats|versus|timeline|coldscan|twogpus|
-#       pairs|all][,...] [-k expr]
+#       pairs|serve|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -324,6 +324,24 @@ if want lab || want all; then
     wavedp lab all --out /tmp/wavedp-lab "${anchor[@]}" 2>&1 | tail -5
     cp /tmp/wavedp-lab/report.md "$out/lab_report.md"
     tar czf "$out/lab.tgz" -C /tmp wavedp-lab
+fi
+if want serve; then
+    # the search service on a Swiss-Prot-sized seeded database: one query over HTTP, the thin
+    # client and the local command beside CUDASW++4.0's one-query command, 64 clients for 60 s
+    # against a Searcher in batches of 64 (benchmarks/serve.py)
+    queries=$(ls ../shared/data/allqueries.fasta .carry/allqueries.fasta 2>/dev/null | head -1)
+    (cd benchmarks && python3 seeded_fasta.py /tmp/serve.fa --sequences 570000 \
+        --plant "../$queries") >/dev/null
+    python3 -m wavedp.cli makedb /tmp/serve.fa -o /tmp/serve.wdb >/dev/null 2>&1
+    anchor=()
+    if [[ -d $CUDASW4_SRC ]]; then
+        build_cudasw4 align makedb
+        mkdir -p /tmp/serve-cdb
+        "$CUDASW4_SRC/makedb" /tmp/serve.fa /tmp/serve-cdb/db >/dev/null 2>&1 \
+            && anchor=(--cudasw4 "$CUDASW4_SRC" --cudasw4-db /tmp/serve-cdb/db)
+    fi
+    python3 benchmarks/serve.py "$queries" /tmp/serve.wdb --device gpu --clients 64 \
+        --seconds "${SECONDS_SERVE:-60}" "${anchor[@]}" 2>&1 | tee "$out/serve_bench.log"
 fi
 if want pairs || want all; then
     # many pairs: GASAL2 and ADEPT built from their sources (.carry/gasal2, .carry/adept) when
