@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wavedp import InputError, Scoring, fasta_scan
-from wavedp.db import building, makedb, reading
+from wavedp.db import building, makedb, read_progress, reading
 from wavedp.db import database as dbmod
 from wavedp.db import files as dbfiles
 from wavedp.db.checksum import crc32_file
@@ -174,7 +174,7 @@ def test_iter_records_streams(tmp_path: Path):
 
 def test_read_position_follows_the_reader(tmp_path: Path):
     path = write(tmp_path / "p.fa", "".join(f">r{k}\n{'A' * 100}\n" for k in range(2000)))
-    position = makedb.ReadPosition(str(path))
+    position = read_progress.ReadPosition(str(path))
     records = iter_records(path)
     next(records)
     done = position.bytes_read()
@@ -561,7 +561,7 @@ def test_makedb_progress_in_a_log_is_a_line_at_intervals(tmp_path: Path):
     fasta = write(tmp_path / "in.fa", ">a\n" + "ACDE" * 1_000_000 + "\n")
     now = [0.0]
     out = io.StringIO()
-    with makedb.progress(str(fasta), True, interval=10.0, stream=out,
+    with read_progress.progress(str(fasta), True, interval=10.0, stream=out,
                          clock=lambda: now[0]) as update:
         with open(fasta, "rb") as fh:  # the reader's descriptor
             fh.seek(3_000_000)
@@ -572,7 +572,7 @@ def test_makedb_progress_in_a_log_is_a_line_at_intervals(tmp_path: Path):
             update()
     assert out.getvalue() == "wavedp: building database from in.fa: 3 of 4 MB read, 10 s\n"
     quiet = io.StringIO()
-    with makedb.progress(str(fasta), False, interval=0.0, stream=quiet) as update:
+    with read_progress.progress(str(fasta), False, interval=0.0, stream=quiet) as update:
         update()
     assert quiet.getvalue() == ""
 

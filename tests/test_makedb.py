@@ -213,7 +213,8 @@ def test_an_older_database_is_replaced_and_anything_else_refused(tmp_path: Path)
 
 def test_progress_in_a_log_counts_the_ranges_done(tmp_path: Path):
     fasta = write(tmp_path / "in.fa", records(200, 14))
-    build(fasta, tmp_path / "p.wdb", show=True, setup="makedb.PROGRESS_INTERVAL = 0.0")
+    build(fasta, tmp_path / "p.wdb", show=True,
+          setup="from wavedp.db import read_progress; read_progress.PROGRESS_INTERVAL = 0.0")
     lines = build.stderr.splitlines()
     assert lines and all(line.startswith("wavedp: building database from in.fa: ")
                          for line in lines)

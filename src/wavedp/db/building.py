@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..fasta_parser import FastaBlock, fasta_block
 from ..scoring import INVALID, dna_table, matrix_table
 from ..seqio import fasta_chunks, iter_records
-from . import makedb
+from . import read_progress
 from .files import (
     ALPHABETS,
     PROTEIN_LETTERS,
@@ -227,7 +227,7 @@ def write_fasta(folder: str, source: str, alphabet: str, progress: bool, threads
     where)."""
     builder = Builder(folder, source, alphabet)
     try:
-        with makedb.progress(source, progress) as update:
+        with read_progress.progress(source, progress) as update:
             if fast:
                 try:
                     write_blocks(builder, source, threads, update)

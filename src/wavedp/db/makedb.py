@@ -28,11 +28,10 @@ import threading
 import time
 import zlib
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import accumulate, pairwise
-from typing import TextIO
 
 from ..alphabets import INVALID, dna_codes, guess, letter_codes
 from ..errors import InputError
@@ -40,6 +39,7 @@ from ..seqio import NOT_CONTROL, fasta_chunks
 from ..threads import cores
 from .checksum import crc32_combine
 from .files import ALPHABETS, PROTEIN_LETTERS, STREAMED, finish, make_header, making
+from .read_progress import progress
 
 #: a worker's range of the file at most (about four times this is held per worker at once;
 #: a record longer than the range is a range alone)
@@ -55,8 +55,6 @@ FEWEST = 8
 #: the pieces of a Swiss-Prot-sized FASTA parsed in 0.48 s on 4 threads, 0.44 s on 8 and
 #: 0.70 s on 16 (the build: 0.58, 0.61 and 0.65 s)
 MAKEDB_THREADS = 6
-#: makedb's progress in a log: a line at most this often (seconds)
-PROGRESS_INTERVAL = 30.0
 #: the longest record a database holds (lengths are int32)
 LONGEST = 2**31 - 1
 _INVALID = bytes([INVALID])
@@ -525,102 +523,3 @@ def _read(fd: int, count: int) -> bytes:
         parts.append(part)
         count -= len(part)
     return b"".join(parts)
-
-
-class ReadPosition:
-    """How far a reader of ``path`` in this process has got: the offset of its file descriptor.
-
-    pyfastx reads through its own descriptor; the newest descriptor open on the same file is
-    found through /proc/self/fd (or /dev/fd) and its offset read with ``lseek(fd, 0,
-    SEEK_CUR)``, which moves nothing. Where that is not possible, the position stays unknown.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.fd: int | None = None
-        self.before = set(self._fds())
-
-    def _fds(self) -> list[int]:
-        folder = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
-        try:
-            target = os.stat(self.path)
-            names = os.listdir(folder)
-        except OSError:
-            return []
-        found = []
-        for name in names:
-            with contextlib.suppress(OSError, ValueError):
-                st = os.fstat(int(name))
-                if (st.st_dev, st.st_ino) == (target.st_dev, target.st_ino):
-                    found.append(int(name))
-        return found
-
-    def bytes_read(self) -> int | None:
-        for _ in range(2):
-            if self.fd is None:
-                fresh = [fd for fd in self._fds() if fd not in self.before]
-                self.fd = max(fresh) if fresh else None
-            if self.fd is None:
-                return None
-            try:
-                return os.lseek(self.fd, 0, os.SEEK_CUR)
-            except OSError:
-                self.fd = None
-        return None
-
-
-@contextlib.contextmanager
-def progress(path: str, show: bool, interval: float | None = None,
-             stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
-             done: Callable[[], int | None] | None = None) -> Iterator:
-    """The input file's bytes read, shown on ``stream`` (stderr): a rich progress bar on a
-    terminal (it vanishes at the end), elsewhere (a batch job's log) a plain line at most
-    every ``interval`` seconds of ``clock`` (PROGRESS_INTERVAL); nothing where ``show`` is
-    False. ``done``: the bytes read so far (default: the offset of this process's newest
-    descriptor of ``path``, :class:`ReadPosition`). Yields the function the reader calls
-    after each piece."""
-    stream = sys.stderr if stream is None else stream
-    interval = PROGRESS_INTERVAL if interval is None else interval
-    try:
-        terminal = stream.isatty()
-    except (AttributeError, ValueError):  # a closed or unusual stream
-        terminal = False
-    try:
-        total = os.path.getsize(path) if show else None
-    except OSError:  # the reader names the problem
-        total, show = None, False
-    label = f"building database from {os.path.basename(path)}"
-    if done is None and show:
-        done = ReadPosition(path).bytes_read
-    if not terminal or not show:  # rich is not imported: a log gets lines
-        start = last = clock()
-
-        def line() -> None:
-            nonlocal last
-            now = clock()
-            if now - last < interval:
-                return
-            read = done() if done else None
-            if read is not None:
-                last = now
-                print(f"wavedp: {label}: {read / 1e6:,.0f} of {(total or 0) / 1e6:,.0f} MB "
-                      f"read, {now - start:.0f} s", file=stream, flush=True)
-
-        yield line
-        return
-    import rich.progress as rp  # lazy: 0.03-0.05 s of a command's start, for a terminal's bar
-    from rich.console import Console
-
-    console = Console(file=stream)
-    bar = rp.Progress(rp.TextColumn("{task.description}"), rp.BarColumn(),
-                           rp.DownloadColumn(), rp.TimeElapsedColumn(),
-                           rp.TimeRemainingColumn(), console=console, transient=True)
-    with bar:
-        task = bar.add_task(label, total=total)
-
-        def update() -> None:
-            read = done() if done else None
-            if read is not None:
-                bar.update(task, completed=read)
-
-        yield update
