@@ -394,3 +394,39 @@ def test_qcovs_covers_every_hsp_of_the_subject_as_blastp(tmp_path):
     s_rows = [r for r in ours if r[1] == "s"]
     assert len(s_rows) >= 2 and {r[5] for r in s_rows} == {"100"}
     assert [r for r in ours if r[1] == "s"] == [r for r in theirs if r[1] == "s"]
+
+
+@needs_blastp
+@pytest.mark.parametrize("most", [1, 2, 3])
+def test_max_hsps_gives_blastps_hsps_of_each_subject(tmp_path, most):
+    """A query whose two halves lie apart in one subject: ``--max-hsps N`` reports at most N
+    non-intersecting alignments a subject, each passing the E-value cutoff, the same rows as
+    ``blastp -max_hsps N`` (one, then both halves)."""
+    rng = np.random.default_rng(11)
+    first, second = random_seq(rng, PROTEIN, 70), random_seq(rng, PROTEIN, 60)
+    query = [("q", first + second)]
+    library = [("s", first + random_seq(rng, PROTEIN, 500) + second),
+               ("t", random_seq(rng, PROTEIN, 40) + second[:30] + random_seq(rng, PROTEIN, 40))]
+    qf, lib = _fasta(tmp_path / "q.fa", query), _fasta(tmp_path / "lib.fa", library)
+    fields = "qseqid sseqid qstart qend sstart send bitscore"  # -subject: its own E-values
+    got = CliRunner().invoke(cli, ["search", str(qf), str(lib), "--device", "cpu",
+                                   "--max-hsps", str(most), "--top", "0", "--evalue", "0.001",
+                                   "--stats", "blast", "--gap-open", "11", "--gap-extend", "1",
+                                   "--columns", fields])
+    assert got.exit_code == 0, got.output
+    ours = sorted(tuple(line.split("\t")) for line in got.stdout.splitlines())
+    out = subprocess.run([*PROTEIN_ARGS, "-query", str(qf), "-subject", str(lib), "-evalue",
+                          "0.001", "-max_hsps", str(most), "-outfmt", f"6 {fields}"],
+                         capture_output=True, text=True, check=True).stdout
+    theirs = sorted(tuple(line.split("\t")) for line in out.splitlines())
+    assert len([r for r in ours if r[1] == "s"]) == min(most, 2)
+    assert ours == theirs
+
+
+def test_max_hsps_is_checked():
+    with pytest.raises(InputError, match="max_hsps must be a positive integer"):
+        wavedp.search(["MKV"], ["MKV"], PROT, max_hsps=0, device="cpu")
+    with pytest.raises(InputError, match="max_hsps applies to local mode only"):
+        wavedp.search(["MKV"], ["MKV"], PROT, max_hsps=2, mode="global", device="cpu")
+    with pytest.raises(InputError, match="max_hsps needs each hit's alignment"):
+        wavedp.search(["MKV"], ["MKV"], PROT, max_hsps=2, traceback=False, device="cpu")

@@ -215,6 +215,10 @@ class _Dask:
               help="Local mode: expand each reported pair into its non-intersecting "
                    "alignments scoring at least this fraction (0, 1] of the pair's best "
                    "(Waterman-Eggert); --top then counts pairs.")
+@click.option("--max-hsps", type=click.IntRange(min=1), default=None,
+              help="Local mode: at most this many non-intersecting alignments a subject "
+                   "(BLAST's -max_hsps), each passing the cutoffs; with --fraction, those "
+                   "scoring at least that fraction of the best. [default: one]")
 @common.scoring_options
 @click.option("--strand", type=click.Choice(STRANDS), default="both", show_default=True,
               help="DNA: the query strands searched.")
@@ -251,7 +255,8 @@ class _Dask:
 @click.pass_obj
 @common.threads_option
 def search_command(obj, query: str, database: str, top: int, evalue: float | None,
-                   min_score: int | None, fraction: float | None, mode: str,
+                   min_score: int | None, fraction: float | None, max_hsps: int | None,
+                   mode: str,
                    matrix: str | None, match: int | None, mismatch: int | None,
                    gap_open: int | None, gap_extend: int | None,
                    score_only: bool, strand: str, stats: str, mask: bool, fmt: str,
@@ -262,7 +267,8 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                    server: str | None, token: str | None) -> None:
     if server is not None:
         unsupported = [flag for flag, given in (
-            ("--fraction", fraction is not None), ("--score-only", score_only),
+            ("--fraction", fraction is not None), ("--max-hsps", max_hsps is not None),
+            ("--score-only", score_only),
             ("--mask", mask), ("--resume", resume), ("--scheduler", scheduler),
             ("--cluster", cluster), ("--explain", explain), ("--energy", energy)) if given]
         if unsupported or fmt not in ("blast6", "sam"):
@@ -295,7 +301,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         check_fraction(fraction)
     request = _Request(
         query=query, database=database, scoring=scoring, mode=mode,
-        top=top, evalue=evalue, min_score=min_score, fraction=fraction,
+        top=top, evalue=evalue, min_score=min_score, fraction=fraction, max_hsps=max_hsps,
         traceback=not score_only, strand=strand, stats=stats, mask=mask, fmt=fmt,
         columns=common.columns(column_text, header, fmt, ("blast6", "parquet")),
         header=header, destination=outputs.target(output, [query, database]), resume=resume,
@@ -338,6 +344,7 @@ class _Request:
     evalue: float | None
     min_score: int | None
     fraction: float | None
+    max_hsps: int | None
     traceback: bool
     strand: str
     stats: str
@@ -401,6 +408,8 @@ class _Request:
                    "strand": self.strand, "format": self.fmt, "fraction": self.fraction,
                    "columns": " ".join(self.columns or ()), "header": self.header,
                    "stats": self.stats, "mask": self.mask}
+        if self.max_hsps is not None:  # journals from before the option stay valid
+            options["max-hsps"] = self.max_hsps
         return _signature(self.query, self.database, self.scoring, options)
 
 
@@ -490,7 +499,8 @@ def _searched(request: _Request, queries: _QueryFile, db: Database, journal: Jou
     evalue = DEFAULT_EVALUE if request.evalue is None else request.evalue
     options = {"top": request.top, "evalue": evalue, "min_score": request.min_score,
                "traceback": request.traceback, "strand": request.strand,
-               "fraction": request.fraction, "stats": request.stats, "mask": request.mask}
+               "fraction": request.fraction, "stats": request.stats, "mask": request.mask,
+               "max_hsps": request.max_hsps}
     Options.of(request.scoring, request.mode, **options)  # checked before any output
     request.scoring.check_range(int(queries.lengths.max()), db.longest)
     db.verified()  # the checksums, read while the device started: before any output

@@ -93,7 +93,8 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
            device: str | Device = "auto", fraction: float | None = None,
            client: Any = None, devices: Any = None,
            partition: str = "auto", trace: Trace | None = None, stats: str = DEFAULT_STATS,
-           mask: bool = False, threads: int | None = None) -> list[list[Alignment]]:
+           mask: bool = False, threads: int | None = None, max_hsps: int | None = None
+           ) -> list[list[Alignment]]:
     """Search every query against ``database``; one ranked hit list per query (query order).
 
     ``database``: a list of sequences, a FASTA/FASTQ path, a ``.wdb`` folder or a
@@ -110,6 +111,8 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
     non-intersecting local alignments scoring at least ``fraction`` times the pair's best
     (``wavedp.local_hits``); ``top`` then counts pairs, the filters apply to every alignment,
     and a query's alignments rank by score, then database index, strand and discovery order.
+    ``max_hsps`` (local mode): at most that many such alignments a pair (BLAST's
+    ``-max_hsps``), each passing the filters; without ``fraction``, any positive score.
     ``client``: a ``dask.distributed.Client`` (or a function returning one, called once the
     input is validated; the caller closes it); the database (a ``.wdb`` folder) is then
     scanned in shards by its workers on their ``device`` (``wavedp.search.cluster``), with the
@@ -127,7 +130,7 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
                           min_score=min_score, mode=mode, traceback=traceback, strand=strand,
                           device=device, fraction=fraction, client=client,
                           devices=devices, partition=partition, trace=trace, stats=stats,
-                          mask=mask, threads=threads)
+                          mask=mask, threads=threads, max_hsps=max_hsps)
     return [hits for _, hits in results]
 
 
@@ -138,8 +141,8 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
                 skip: Iterable[int] = (), fraction: float | None = None,
                 client: Any = None, devices: Any = None, partition: str = "auto",
                 trace: Trace | None = None, grid_cap: int | None = None,
-                stats: str = DEFAULT_STATS, mask: bool = False, threads: int | None = None
-                ) -> Iterator[tuple[int, list[Alignment]]]:
+                stats: str = DEFAULT_STATS, mask: bool = False, threads: int | None = None,
+                max_hsps: int | None = None) -> Iterator[tuple[int, list[Alignment]]]:
     """:func:`search` as a generator of ``(query index, hits)`` in query order, queries in
     ``skip`` left out; ``progress(cells)`` is called as work completes; ``grid_cap``: every
     GPU scan launch on at most that many blocks (the energy lab's capped searches). All
@@ -149,7 +152,7 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     check_partition(partition)
     options = Options.of(scoring, mode, top=top, evalue=evalue, min_score=min_score,
                          traceback=traceback, strand=strand, fraction=fraction, stats=stats,
-                         mask=mask)
+                         mask=mask, max_hsps=max_hsps)
     q = _queries(queries, scoring)
     searcher = Searcher(database, scoring, mode=mode, device=device, devices=devices,
                         partition=partition, client=client, grid_cap=grid_cap, trace=trace,
@@ -201,23 +204,24 @@ class Searcher:
     def search(self, queries: Any, *, top: int = 10, evalue: float | None = DEFAULT_EVALUE,
                min_score: int | None = None, traceback: bool = True, strand: str = "both",
                fraction: float | None = None, stats: str = DEFAULT_STATS,
-               mask: bool = False) -> list[list[Alignment]]:
+               mask: bool = False, max_hsps: int | None = None) -> list[list[Alignment]]:
         """Every query against the database: one ranked hit list per query, as
         :func:`search` gives."""
         return [hits for _, hits in self.iter_search(
             queries, top=top, evalue=evalue, min_score=min_score, traceback=traceback,
-            strand=strand, fraction=fraction, stats=stats, mask=mask)]
+            strand=strand, fraction=fraction, stats=stats, mask=mask, max_hsps=max_hsps)]
 
     def iter_search(self, queries: Any, *, top: int = 10,
                     evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
                     traceback: bool = True, strand: str = "both",
                     fraction: float | None = None, progress: Progress | None = None,
                     skip: Iterable[int] = (), stats: str = DEFAULT_STATS,
-                    mask: bool = False) -> Iterator[tuple[int, list[Alignment]]]:
+                    mask: bool = False, max_hsps: int | None = None
+                    ) -> Iterator[tuple[int, list[Alignment]]]:
         """:meth:`search` as a generator of ``(query index, hits)``, as :func:`iter_search`."""
         options = Options.of(self.scoring, self.mode, top=top, evalue=evalue,
                              min_score=min_score, traceback=traceback, strand=strand,
-                             fraction=fraction, stats=stats, mask=mask)
+                             fraction=fraction, stats=stats, mask=mask, max_hsps=max_hsps)
         return self.run(_queries(queries, self.scoring), options, progress, skip)
 
     def run(self, q: Prepared, options: Options, progress: Progress | None,
@@ -361,8 +365,8 @@ def _run(context: Context, q: Prepared, todo: list[int], options: Options,
             views = {s: (text, codes) for s, text, codes, _ in parts}
             ranked.append(Ranked(k, views, index, score, strand_of, ends))
         start = time.perf_counter()
-        aligned = dict(zip(live, align_ranked(context, q, ranked, traceback, stats, fraction),
-                           strict=True))
+        aligned = dict(zip(live, align_ranked(context, q, ranked, traceback, stats, fraction,
+                                              limit=options.max_hsps), strict=True))
         context.trace.add("align", time.perf_counter() - start)
         for k in batch:
             hits = aligned.get(k, [])

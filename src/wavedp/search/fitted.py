@@ -269,7 +269,8 @@ def _hits(context: Context, q: Prepared, live: list[int], jobs: list,
             batch.append((k, taken[k], stop))
         entries = [Ranked(k, views[k], ranked[k].index[a:b], ranked[k].score[a:b],
                           ranked[k].strand[a:b]) for k, a, b in batch]
-        aligned = align_ranked(context, q, entries, traceback, None, fraction, grouped=True)
+        aligned = align_ranked(context, q, entries, traceback, None, fraction, grouped=True,
+                               limit=options.max_hsps)
         items = [(k, i, aln) for (k, a, _), pairs in zip(batch, aligned, strict=True)
                  for i, alns in enumerate(pairs, a) for aln in alns]
         for (k, i, aln), (e, bits) in zip(

@@ -63,12 +63,13 @@ class Ranked(NamedTuple):
 
 
 def align_ranked(context: Context, q: Prepared, ranked: list[Ranked], traceback: bool, stats,
-                 fraction: float | None = None, grouped: bool = False) -> list[list]:
+                 fraction: float | None = None, grouped: bool = False, *,
+                 limit: int | None = None) -> list[list]:
     """The hits of each ranked query as Alignments, in rank order: every hit of the batch in
     one pairwise engine call (each strand of a query is a query of that call), or none
     where the scan found every score-only hit's end cell; with ``fraction``, each hit's
-    non-intersecting alignments (``hits.run_hits``); ``grouped``: per query a list per
-    ranked pair (its alignments), in the order asked."""
+    non-intersecting alignments (``hits.run_hits``), at most ``limit`` a pair; ``grouped``:
+    per query a list per ranked pair (its alignments), in the order asked."""
     db, lut, scoring, mode = context.db, context.lut, context.scoring, context.mode
     texts, ids, codes, rows = [], [], [], []  # each (query, strand) is a query of the call
     for r in ranked:
@@ -89,7 +90,7 @@ def align_ranked(context: Context, q: Prepared, ranked: list[Ranked], traceback:
     pairs = np.stack([np.concatenate(rows) if rows else np.empty(0, np.int64),
                       target.reshape(-1)], axis=1).astype(np.int64)
     if fraction is not None:
-        found = run_hits(queries, subjects, pairs, scoring, fraction, None, context.device)
+        found = run_hits(queries, subjects, pairs, scoring, fraction, limit, context.device)
         return _with_fraction(q, ranked, db, scoring, found, stats, grouped)
     scanned = np.concatenate([r.score for r in ranked]) if ranked else np.empty(0, np.int32)
     strands = np.concatenate([r.strand for r in ranked]) if ranked else np.empty(0, np.int8)

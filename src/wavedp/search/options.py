@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,9 @@ class _DefaultEvalue(float):
 
 DEFAULT_EVALUE = _DefaultEvalue(10.0)
 
+#: the fraction of ``max_hsps`` alone: a pair's next alignment is kept at any positive score
+ANY_SCORE = 1e-12
+
 
 @dataclass(frozen=True)
 class Options:
@@ -47,26 +51,35 @@ class Options:
     fraction: float | None
     strands: tuple[int, ...]
     mask: bool = False
+    max_hsps: int | None = None  # alignments a pair at most (fraction then set)
 
     @classmethod
     def of(cls, scoring: Scoring, mode: str, *, top: int, evalue: float | None,
            min_score: int | None, traceback: bool, strand: str, fraction: float | None,
-           stats: str = DEFAULT_STATS, mask: bool = False) -> Options:
+           stats: str = DEFAULT_STATS, mask: bool = False, max_hsps: int | None = None
+           ) -> Options:
         """The options of a search in ``mode`` under ``scoring``, each checked (an
-        InputError names the first that is wrong)."""
+        InputError names the first that is wrong). ``max_hsps`` without ``fraction``: a
+        pair's alignments of any positive score (``fraction`` ANY_SCORE)."""
         top, evalue, min_score, method = _cutoffs(top, evalue, min_score, mode, scoring,
                                                   stats)
-        if fraction is not None:
-            fraction = check_fraction(fraction)
+        if max_hsps is not None:
+            if isinstance(max_hsps, bool) or not isinstance(max_hsps, numbers.Integral) \
+                    or max_hsps < 1:
+                raise InputError(f"max_hsps must be a positive integer, got {max_hsps!r}")
+            max_hsps = int(max_hsps)
+        if fraction is not None or max_hsps is not None:
+            name = "fraction" if fraction is not None else "max_hsps"
+            fraction = ANY_SCORE if fraction is None else check_fraction(fraction)
             if mode != "local":
-                raise InputError(f"fraction applies to local mode only, not {mode}")
+                raise InputError(f"{name} applies to local mode only, not {mode}")
             if not traceback:
-                raise InputError("fraction needs each hit's alignment to forbid its pairs: "
+                raise InputError(f"{name} needs each hit's alignment to forbid its pairs: "
                                  "drop score-only")
         if mask:
             masking.require()
         return cls(top, evalue, min_score, method, bool(traceback), fraction,
-                   strands(scoring.is_dna, strand), bool(mask))
+                   strands(scoring.is_dna, strand), bool(mask), max_hsps)
 
     @property
     def stats(self) -> statistics.KarlinAltschul | None:
