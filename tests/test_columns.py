@@ -430,3 +430,31 @@ def test_max_hsps_is_checked():
         wavedp.search(["MKV"], ["MKV"], PROT, max_hsps=2, mode="global", device="cpu")
     with pytest.raises(InputError, match="max_hsps needs each hit's alignment"):
         wavedp.search(["MKV"], ["MKV"], PROT, max_hsps=2, traceback=False, device="cpu")
+
+
+@needs_blastn
+@pytest.mark.parametrize("most", [1, 2, 3])
+def test_max_hsps_counts_both_strands_as_blastn(tmp_path, most):
+    """A gene copied into a genome twice on the plus strand and once on the minus strand:
+    ``--max-hsps N`` keeps a subject's best N alignments over both strands, the rows of
+    ``blastn -max_hsps N``."""
+    rng = np.random.default_rng(21)
+    gene = random_seq(rng, DNA, 240)
+    minus = reverse_complement(_substituted(rng, gene, 0.05), np.zeros(0, np.uint8))[0]
+    genome = "".join([random_seq(rng, DNA, 300), _substituted(rng, gene, 0.02),
+                      random_seq(rng, DNA, 500), minus, random_seq(rng, DNA, 400),
+                      _substituted(rng, gene, 0.08), random_seq(rng, DNA, 300)])
+    qf = _fasta(tmp_path / "q.fa", [("gene", gene)])
+    lib = _fasta(tmp_path / "genome.fa", [("chr", genome)])
+    fields = "qseqid sseqid qstart qend sstart send bitscore"
+    got = CliRunner().invoke(cli, ["search", str(qf), str(lib), "--device", "cpu",
+                                   "--max-hsps", str(most), "--top", "0", "--evalue", "0.001",
+                                   "--stats", "blast", "--match", "2", "--mismatch", "-3",
+                                   "--gap-open", "7", "--gap-extend", "2", "--columns", fields])
+    assert got.exit_code == 0, got.output
+    ours = sorted(tuple(line.split("\t")) for line in got.stdout.splitlines())
+    out = subprocess.run([*DNA_ARGS, "-query", str(qf), "-subject", str(lib), "-evalue",
+                          "0.001", "-max_hsps", str(most), "-outfmt", f"6 {fields}"],
+                         capture_output=True, text=True, check=True).stdout
+    theirs = sorted(tuple(line.split("\t")) for line in out.splitlines())
+    assert len(ours) == most and ours == theirs

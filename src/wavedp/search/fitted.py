@@ -30,7 +30,7 @@ from ..stats import composition as comp_stats
 from ..stats import empirical
 from ..stats.significance import Method, QueryStats, Sample, subject_freqs
 from ..threads import cores
-from .hitlist import Ranked, align_ranked, batch_jobs, query_batches
+from .hitlist import Ranked, align_ranked, at_most, batch_jobs, query_batches
 from .options import Context, Options
 
 #: candidates aligned in a first round beyond ``top`` (rescoring may reorder them)
@@ -298,6 +298,7 @@ def _hits(context: Context, q: Prepared, live: list[int], jobs: list,
         if min_score is not None:
             items = [item for item in items if -item[1] >= min_score]
         items.sort(key=lambda item: (_key(item[0]), item[1], item[2], item[3]))
+        items = at_most(items, lambda item: item[2], options.max_hsps)
         if top and fraction is None:
             items = items[:top]
         elif top:  # with fraction, top counts pairs

@@ -3,8 +3,8 @@ aligned in one pairwise engine call (``wavedp.align``'s pair for each)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -91,7 +91,7 @@ def align_ranked(context: Context, q: Prepared, ranked: list[Ranked], traceback:
                       target.reshape(-1)], axis=1).astype(np.int64)
     if fraction is not None:
         found = run_hits(queries, subjects, pairs, scoring, fraction, limit, context.device)
-        return _with_fraction(q, ranked, db, scoring, found, stats, grouped)
+        return _with_fraction(q, ranked, db, scoring, found, stats, grouped, limit)
     scanned = np.concatenate([r.score for r in ranked]) if ranked else np.empty(0, np.int32)
     strands = np.concatenate([r.strand for r in ranked]) if ranked else np.empty(0, np.int8)
     owners = [r.query for r in ranked for _ in range(r.index.size)]
@@ -135,10 +135,10 @@ def _extra(q: Prepared, owners: list[int], scores: np.ndarray, strands: np.ndarr
 
 
 def _with_fraction(q: Prepared, ranked: list[Ranked], db: Database, scoring: Scoring,
-                   alignments_of: list, stats, grouped: bool) -> list[list]:
+                   alignments_of: list, stats, grouped: bool, limit: int | None) -> list[list]:
     """:func:`align_ranked` with ``fraction``: each ranked pair's non-intersecting local
     alignments (``alignments_of``, ``hits.run_hits``'), the first scoring what the scan
-    found."""
+    found; not ``grouped``, at most ``limit`` a subject over both strands."""
     found = iter(alignments_of)
     out = []
     for r in ranked:
@@ -162,8 +162,24 @@ def _with_fraction(q: Prepared, ranked: list[Ranked], db: Database, scoring: Sco
             if grouped:
                 hits.append(pair)
             else:
-                hits.extend(pair)
+                hits.extend((aln, t) for aln in pair)
         if not grouped:  # stable: database order, strand, discovery
-            hits.sort(key=lambda h: -h.score)
+            hits.sort(key=lambda h: -h[0].score)
+            hits = [aln for aln, _ in at_most(hits, lambda h: h[1], limit)]
         out.append(hits)
     return out
+
+
+def at_most(items: list, subject: Callable[[Any], int], limit: int | None) -> list:
+    """``items`` (best first) with at most ``limit`` of each ``subject`` (None: all): BLAST's
+    ``-max_hsps``, which counts a subject's alignments on both strands."""
+    if limit is None:
+        return items
+    seen: dict[int, int] = {}
+    kept = []
+    for item in items:
+        t = subject(item)
+        if seen.get(t, 0) < limit:
+            seen[t] = seen.get(t, 0) + 1
+            kept.append(item)
+    return kept
