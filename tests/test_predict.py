@@ -581,7 +581,8 @@ def test_a_stored_order_is_planned_without_sorting(monkeypatch):
         raise AssertionError("sorted the subjects")
 
     monkeypatch.setattr(Subjects, "of", refused)
-    found = planner.plan(model, "auto", unit_m, lengths, subjects, 24, True, need, budget)
+    found = planner.plan(model, "auto", unit_m, lengths, subjects, 24, True, need,
+                         budget=budget)
     assert found.name == expected[0] and found.seconds == expected[2]
     for batch, other in zip(found.batches, expected[1], strict=True):
         assert np.array_equal(batch.subjects, other.subjects)

@@ -66,28 +66,28 @@ def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, al
     engine runs them."""
     subjects = Subjects.of(subj_n)
     if name == "auto":
-        found = plan(model, name, unit_m, subj_n, subjects, alphabet, packed, need, budget,
-                     wide=wide)
+        found = plan(model, name, unit_m, subj_n, subjects, alphabet, packed, need,
+                     budget=budget, wide=wide)
         return found.name, found.batches, found.seconds
     batches, parts = _priced(model, name, unit_m, subj_n, subjects, alphabet, packed, need,
-                             budget, bound=bound, wide=wide)
+                             budget=budget, bound=bound, wide=wide)
     return name, batches, _seconds(parts)
 
 
 def plan(model: Model, name: str, unit_m: np.ndarray, lengths: np.ndarray,
-         subjects: Subjects, alphabet: int, packed: bool, need: part.Need, budget: int,
-         *, wide: bool = False) -> Plan:
+         subjects: Subjects, alphabet: int, packed: bool, need: part.Need, *, budget: int,
+         wide: bool = False) -> Plan:
     """The launches of partitioning ``name`` (see :func:`schedule`) for units of ``unit_m``
     rows x ``subjects`` (indices into ``lengths``, sorted; a batch's subjects are such
     indices)."""
     if name == "auto":
-        found = _candidates(model, unit_m, lengths, subjects, alphabet, packed, need, budget,
-                            prune=True, wide=wide)
+        found = _candidates(model, unit_m, lengths, subjects, alphabet, packed, need,
+                            budget=budget, prune=True, wide=wide)
         name = min(found, key=lambda n: _total(found[n][1], True))
         batches, parts = found[name]
     else:
         batches, parts = _priced(model, name, unit_m, lengths, subjects, alphabet, packed,
-                                 need, budget, bound=np.inf, wide=wide)
+                                 need, budget=budget, bound=np.inf, wide=wide)
     assert parts is not None  # priced in full: the least total, or no bound
     ordered = CANDIDATES.get(name, (name,))[0] != "none"
     longest = [int(lengths[b.subjects[0]]) if ordered else int(lengths[b.subjects].max())
@@ -116,8 +116,8 @@ def _sample(lengths: np.ndarray, subjects: np.ndarray, ordered: bool
 
 
 def _priced(model: Model, name: str, unit_m: np.ndarray, lengths: np.ndarray,
-            subjects: Subjects, alphabet: int, packed: bool, need: part.Need,
-            budget: int, *, bound: float, wide: bool
+            subjects: Subjects, alphabet: int, packed: bool, need: part.Need, *,
+            budget: int, bound: float, wide: bool
             ) -> tuple[list[part.Batch], list[Priced] | None]:
     """The launches of partitioning ``name`` and their pricing, joined by :func:`coalesce`
     (None once they cannot beat ``bound``), see :func:`schedule`."""
@@ -215,18 +215,19 @@ def schedules(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: in
     ``wide``: see :func:`schedule`)."""
     return {name: (batches, _seconds(parts)) for name, (batches, parts)
             in _candidates(model, unit_m, subj_n, Subjects.of(subj_n), alphabet, packed,
-                           need, budget, prune=prune, wide=wide).items()}
+                           need, budget=budget, prune=prune, wide=wide).items()}
 
 
 def _candidates(model: Model, unit_m: np.ndarray, lengths: np.ndarray,
-                subjects: Subjects, alphabet: int, packed: bool, need: part.Need,
-                budget: int, *, prune: bool, wide: bool
+                subjects: Subjects, alphabet: int, packed: bool, need: part.Need, *,
+                budget: int, prune: bool, wide: bool
                 ) -> dict[str, tuple[list[part.Batch], list[Priced] | None]]:
     """Each candidate's launches and their pricing, see :func:`schedules`."""
     found: dict[str, tuple[list[part.Batch], list[Priced] | None]] = {}
     best = np.inf
     for name in CANDIDATES:
         found[name] = _priced(model, name, unit_m, lengths, subjects, alphabet, packed,
-                              need, budget, bound=best if prune else np.inf, wide=wide)
+                              need, budget=budget, bound=best if prune else np.inf,
+                              wide=wide)
         best = min(best, _total(found[name][1], True))
     return found

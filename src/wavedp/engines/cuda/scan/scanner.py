@@ -390,7 +390,7 @@ class Scanner:
         name = known if known in planner.CANDIDATES else self.partition
         found = planner.plan(self.model, name, unit_m, ch.lengths, ch.subjects, a,
                              self.packed, scan_need(a, self.multiprocessors),
-                             OUT_BYTES + SCRATCH_BYTES, wide=True)
+                             budget=OUT_BYTES + SCRATCH_BYTES, wide=True)
         if key and name == "auto":
             choices.remember(key, found.name)
         return found
