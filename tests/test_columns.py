@@ -370,17 +370,23 @@ def test_positive_needs_the_scoring_and_unknown_columns_are_errors():
     assert render(aln, ["positive", "ppos"], PROT) == "3\t100.00"
 
 
-@needs_blastp
-def test_qcovs_covers_every_hsp_of_the_subject_as_blastp(tmp_path):
-    """A query whose two halves lie apart in one subject: with --fraction wavedp reports
-    both alignments, and qcovs counts the query positions they cover together, as blastp
-    prints it beside each of its two HSPs."""
+def _halves_apart(tmp_path: Path) -> tuple[Path, Path]:
+    """A query ``q`` whose two halves lie apart in subject ``s``, and a subject ``t`` holding
+    half of its second half: the query's and the library's FASTA files."""
     rng = np.random.default_rng(11)
     first, second = random_seq(rng, PROTEIN, 70), random_seq(rng, PROTEIN, 60)
     query = [("q", first + second)]
     library = [("s", first + random_seq(rng, PROTEIN, 500) + second),
                ("t", random_seq(rng, PROTEIN, 40) + second[:30] + random_seq(rng, PROTEIN, 40))]
-    qf, lib = _fasta(tmp_path / "q.fa", query), _fasta(tmp_path / "lib.fa", library)
+    return _fasta(tmp_path / "q.fa", query), _fasta(tmp_path / "lib.fa", library)
+
+
+@needs_blastp
+def test_qcovs_covers_every_hsp_of_the_subject_as_blastp(tmp_path):
+    """A query whose two halves lie apart in one subject: with --fraction wavedp reports
+    both alignments, and qcovs counts the query positions they cover together, as blastp
+    prints it beside each of its two HSPs."""
+    qf, lib = _halves_apart(tmp_path)
     got = CliRunner().invoke(cli, ["search", str(qf), str(lib), "--device", "cpu",
                                    "--fraction", "0.2", "--top", "0", "--evalue", "0.001",
                                    "--stats", "blast", "--gap-open", "11", "--gap-extend", "1",
@@ -402,25 +408,28 @@ def test_max_hsps_gives_blastps_hsps_of_each_subject(tmp_path, most):
     """A query whose two halves lie apart in one subject: ``--max-hsps N`` reports at most N
     non-intersecting alignments a subject, each passing the E-value cutoff, the same rows as
     ``blastp -max_hsps N`` (one, then both halves)."""
-    rng = np.random.default_rng(11)
-    first, second = random_seq(rng, PROTEIN, 70), random_seq(rng, PROTEIN, 60)
-    query = [("q", first + second)]
-    library = [("s", first + random_seq(rng, PROTEIN, 500) + second),
-               ("t", random_seq(rng, PROTEIN, 40) + second[:30] + random_seq(rng, PROTEIN, 40))]
-    qf, lib = _fasta(tmp_path / "q.fa", query), _fasta(tmp_path / "lib.fa", library)
-    fields = "qseqid sseqid qstart qend sstart send bitscore"  # -subject: its own E-values
-    got = CliRunner().invoke(cli, ["search", str(qf), str(lib), "--device", "cpu",
-                                   "--max-hsps", str(most), "--top", "0", "--evalue", "0.001",
-                                   "--stats", "blast", "--gap-open", "11", "--gap-extend", "1",
-                                   "--columns", fields])
-    assert got.exit_code == 0, got.output
-    ours = sorted(tuple(line.split("\t")) for line in got.stdout.splitlines())
-    out = subprocess.run([*PROTEIN_ARGS, "-query", str(qf), "-subject", str(lib), "-evalue",
-                          "0.001", "-max_hsps", str(most), "-outfmt", f"6 {fields}"],
-                         capture_output=True, text=True, check=True).stdout
-    theirs = sorted(tuple(line.split("\t")) for line in out.splitlines())
+    qf, lib = _halves_apart(tmp_path)
+    ours, theirs = _max_hsps_rows(qf, lib, most, ["--gap-open", "11", "--gap-extend", "1"],
+                                  PROTEIN_ARGS)
     assert len([r for r in ours if r[1] == "s"]) == min(most, 2)
     assert ours == theirs
+
+
+def _max_hsps_rows(qf: Path, lib: Path, most: int, scoring: list[str], blast: tuple
+                   ) -> tuple[list[tuple], list[tuple]]:
+    """The rows (ranges, bit scores) of ``wavedp search --max-hsps most`` (``scoring``'s
+    options) and of the BLAST program's ``-max_hsps most`` (``blast``: its command), each
+    at E-value 0.001, sorted (E-values are not compared: ``-subject`` has its own)."""
+    fields = "qseqid sseqid qstart qend sstart send bitscore"
+    got = CliRunner().invoke(cli, ["search", str(qf), str(lib), "--device", "cpu",
+                                   "--max-hsps", str(most), "--top", "0", "--evalue", "0.001",
+                                   "--stats", "blast", *scoring, "--columns", fields])
+    assert got.exit_code == 0, got.output
+    out = subprocess.run([*blast, "-query", str(qf), "-subject", str(lib), "-evalue", "0.001",
+                          "-max_hsps", str(most), "-outfmt", f"6 {fields}"],
+                         capture_output=True, text=True, check=True).stdout
+    return (sorted(tuple(line.split("\t")) for line in got.stdout.splitlines()),
+            sorted(tuple(line.split("\t")) for line in out.splitlines()))
 
 
 def test_max_hsps_is_checked():
@@ -446,15 +455,7 @@ def test_max_hsps_counts_both_strands_as_blastn(tmp_path, most):
                       _substituted(rng, gene, 0.08), random_seq(rng, DNA, 300)])
     qf = _fasta(tmp_path / "q.fa", [("gene", gene)])
     lib = _fasta(tmp_path / "genome.fa", [("chr", genome)])
-    fields = "qseqid sseqid qstart qend sstart send bitscore"
-    got = CliRunner().invoke(cli, ["search", str(qf), str(lib), "--device", "cpu",
-                                   "--max-hsps", str(most), "--top", "0", "--evalue", "0.001",
-                                   "--stats", "blast", "--match", "2", "--mismatch", "-3",
-                                   "--gap-open", "7", "--gap-extend", "2", "--columns", fields])
-    assert got.exit_code == 0, got.output
-    ours = sorted(tuple(line.split("\t")) for line in got.stdout.splitlines())
-    out = subprocess.run([*DNA_ARGS, "-query", str(qf), "-subject", str(lib), "-evalue",
-                          "0.001", "-max_hsps", str(most), "-outfmt", f"6 {fields}"],
-                         capture_output=True, text=True, check=True).stdout
-    theirs = sorted(tuple(line.split("\t")) for line in out.splitlines())
+    ours, theirs = _max_hsps_rows(qf, lib, most, ["--match", "2", "--mismatch", "-3",
+                                                  "--gap-open", "7", "--gap-extend", "2"],
+                                  DNA_ARGS)
     assert len(ours) == most and ours == theirs
