@@ -3,8 +3,9 @@
 
 The subjects come sorted longest first (a database stores its order, ``wavedp.db``), so a
 sorted partitioning cuts runs of equal lengths, not subjects, and a launch's subjects are a
-slice of that order. A launch of more than EXACT subjects is priced on a sample of whole
-warps' subjects (every k-th warp's, the first, longest one's among them). A partitioning's
+slice of that order. A launch of more than EXACT subjects is priced on a weighted sample of
+whole warps' subjects (:func:`_sample`: the first, longest warp, and one warp from the middle
+of each stretch of the rest, standing for its stretch). A partitioning's
 launches are its batches, except that a launch shorter on the GPU than the host's work to
 enqueue one (a run of them goes at the host's pace) joins the launch before it where both
 have the same units and the joined one fits the memory budget (:func:`coalesce`). ``auto``
@@ -25,8 +26,9 @@ from .lines import Subjects
 from .shapes import WARP
 
 #: what ``auto`` weighs: the sorted schedulers, dynamic2 at several shares (a scheduler and
-#: its parameters by name, as the engine logs them); ``none`` (file order) is never faster
-#: than dynamic1's one sorted launch of the same subjects, so it is run only when named
+#: its parameters by name, as the engine logs them); ``none`` (file order: its warps padded
+#: to unsorted neighbours, the stored order sorted back to file order first) runs only when
+#: named
 CANDIDATES: dict[str, tuple[str, dict]] = {
     "static": ("static", {}), "dynamic1": ("dynamic1", {}),
     "dynamic2": ("dynamic2", {}), "dynamic2 share=0.7": ("dynamic2", {"share": 0.7}),
