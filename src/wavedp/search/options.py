@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,7 +15,7 @@ from ..stats import karlin_altschul as statistics
 from ..stats import masking
 from ..stats.significance import DEFAULT_STATS, Method
 from .strands import strands
-from .waterman_eggert import check_fraction
+from .waterman_eggert import check_fraction, check_limit
 
 if TYPE_CHECKING:
     from ..db.database import Database
@@ -63,11 +62,7 @@ class Options:
         pair's alignments of any positive score (``fraction`` ANY_SCORE)."""
         top, evalue, min_score, method = _cutoffs(top, evalue, min_score, mode, scoring,
                                                   stats)
-        if max_hsps is not None:
-            if isinstance(max_hsps, bool) or not isinstance(max_hsps, numbers.Integral) \
-                    or max_hsps < 1:
-                raise InputError(f"max_hsps must be a positive integer, got {max_hsps!r}")
-            max_hsps = int(max_hsps)
+        max_hsps = check_limit(max_hsps, "max_hsps")
         if fraction is not None or max_hsps is not None:
             name = "fraction" if fraction is not None else "max_hsps"
             fraction = ANY_SCORE if fraction is None else check_fraction(fraction)

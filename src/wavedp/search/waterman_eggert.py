@@ -24,10 +24,12 @@ def check_fraction(fraction: object) -> float:
     return float(fraction)
 
 
-def _check_limit(limit: object) -> int | None:
+def check_limit(limit: object, name: str = "limit") -> int | None:
+    """``limit`` (the alignments a pair at most) as an int, or None; else an InputError
+    naming it ``name``."""
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Integral)
                               or limit < 1):
-        raise InputError(f"limit must be a positive integer or None, got {limit!r}")
+        raise InputError(f"{name} must be a positive integer or None, got {limit!r}")
     return None if limit is None else int(limit)
 
 
@@ -57,7 +59,7 @@ def local_hits(query: SeqLike, target: SeqLike, scoring: Scoring, fraction: floa
     """
     scoring = check_scoring(scoring)
     fraction = check_fraction(fraction)
-    limit = _check_limit(limit)
+    limit = check_limit(limit)
     resolved = choose(device)
     q = Prepared([query], scoring, "query")
     t = Prepared([target], scoring, "target")
