@@ -168,7 +168,7 @@ def pairs_run(args, kind: str) -> None:
     for g in args.groups:  # the engine's phases with each group size forced
         from wavedp.engines.cuda import many_pairs
 
-        chosen, many_pairs.lanes_for = many_pairs.lanes_for, lambda m, n, tb, g=g: g
+        chosen, many_pairs.lanes_for = many_pairs.lanes_for, lambda m, n, g=g: g
         try:
             for traceback in (False, True):
                 phases(qs, ts, scoring, "local", traceback)  # compiled

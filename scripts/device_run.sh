@@ -347,10 +347,26 @@ if want pairs || want all; then
     # many pairs: GASAL2 and ADEPT built from their sources (.carry/gasal2, .carry/adept) when
     # present, then benchmarks/pairs.py (PAIRS_ARGS: its options) beside them
     anchors=""
-    if [[ -f scripts/pair_anchors.sh && ( -d .carry/gasal2 || -d .carry/adept ) ]]; then
+    if [[ -z ${PAIRS_BASE:-} && -f scripts/pair_anchors.sh && ( -d .carry/gasal2 || -d .carry/adept ) ]]; then
         bash scripts/pair_anchors.sh build && anchors="--anchors /tmp/anchors/bin"
     fi
-    python3 benchmarks/pairs.py ${PAIRS_ARGS:-} $anchors 2>&1 | tee "$out/pairs_bench.log"
+    if [[ -n ${PAIRS_BASE:-} ]]; then
+        # this tree against an earlier one (PAIRS_BASE: git archive COMMIT src benchmarks |
+        # tar -x -C DIR), in one run, turns alternating (PAIRS_TURNS, default 2), no anchors
+        for turn in $(seq "${PAIRS_TURNS:-2}"); do
+            for tree in base this; do
+                echo "== $tree, turn $turn"
+                if [[ $tree == base ]]; then
+                    PYTHONPATH=$PAIRS_BASE/src${PYTHONPATH:+:$PYTHONPATH} \
+                        python3 "$PAIRS_BASE/benchmarks/pairs.py" ${PAIRS_ARGS:-}
+                else
+                    python3 benchmarks/pairs.py ${PAIRS_ARGS:-}
+                fi
+            done
+        done 2>&1 | tee "$out/pairs_bench.log"
+    else
+        python3 benchmarks/pairs.py ${PAIRS_ARGS:-} $anchors 2>&1 | tee "$out/pairs_bench.log"
+    fi
 fi
 if want bench || want all; then
     python3 benchmarks/gpu_align.py 2>&1 | tee "$out/gpu_bench.log"

@@ -136,7 +136,7 @@ def test_gpu_equals_cpu(kind, mode, traceback, monkeypatch):
 
     queries, targets, scoring, want = _gpu_cases(kind, mode, traceback, many_pairs.GROUPS)
     for g in many_pairs.GROUPS:
-        monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, tb, g=g: g)
+        monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, g=g: g)
         for packed in (True, False):  # score-only: two pairs a word, or one
             monkeypatch.setattr(many_pairs, "PACKED", packed)
             got = wavedp.align_pairs(queries, targets, scoring, mode=mode,
@@ -197,7 +197,7 @@ def test_gpu_many_and_left_over(mode, monkeypatch):
     scoring = SCORINGS["protein"]
     want = wavedp.align_pairs(queries, targets, scoring, mode=mode, device="cpu")
     _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, device="gpu"), want)
-    monkeypatch.setattr(many_pairs, "DIRS_BYTES", 1 << 22)
+    monkeypatch.setattr(many_pairs, "SAVE_BYTES", 1 << 22)
     monkeypatch.setattr(many_pairs, "CHUNK_BYTES", 1 << 16)  # about 20 chunks
     monkeypatch.setattr(many_pairs, "MAX_SIDE", 300)
     _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, device="gpu"), want)

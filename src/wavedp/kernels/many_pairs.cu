@@ -19,12 +19,14 @@
 // column wins only with a larger score or a smaller row; passes merge by the rule. Rows past
 // the query score PAD: nothing there exceeds the rows above it (and ties go to those).
 //
-// DIRS: 4 bits a cell (bits 0-1 the source of H, bit 2 E_OPEN, bit 3 F_OPEN: common.cuh's
-// encoding), R/8 words per lane and step, in the layout dirs[doff[p] + ((s * (n + G - 1) +
-// st) * G + l) * W + r / 8] for pass s, step st = j - 1 + l, lane l, row r of the lane.
-// trace_pairs follows them from the end cell (one thread a pair) and writes the CIGAR as
-// BAM runs (length << 4 | op) backwards from the end of the pair's slot.
-//
+// SAVE (the traceback): each lane keeps, for each column j, its bottom row's (H - go, F), and
+// every CKPT-th column its rows' (H - go, E): the borders of blocks of 8 rows by CKPT columns,
+// from which trace_saved recomputes the blocks the path crosses. A pair's storage (units of
+// int2 from many_pairs, of u32 with int16 halves from many_pairs16) starts at soff[p]: the
+// bottoms at ((s * (n + G - 1) + st) * G + l) for pass s, step st = j - 1 + l, lane l; after
+// them (B = passes * (n + G - 1) * G units, rounded up to a multiple of 8) the columns at B +
+// ((s * G + l) * (n / CKPT) + j / CKPT - 1) * 8 + r for row r of the lane. Lanes whose rows
+// are all past the query save nothing.
 // Results: ends[3p..3p+2] = score, end row, end column (docs/design.md's end cell).
 #include "common.cuh"
 
@@ -33,6 +35,14 @@
 // the score of a row past the query: its diagonal never wins, so nothing there exceeds the
 // rows above it (and ties go to the smaller row)
 #define PAD (-(1 << 29))
+// columns between two saved columns of a strip (the traceback recomputes blocks this wide)
+#define CKPT 16
+
+// a pair's saved units before its columns' (see SAVE above), a multiple of 8 (so the columns'
+// 8 rows are one aligned 32- or 64-byte store; the host starts each pair on such a multiple)
+__device__ __forceinline__ i64 saved_bottoms(int m, int n, int G, int T) {
+    return ((i64)((m + T - 1) / T) * (n + G - 1) * G + 7) & ~(i64)7;
+}
 
 // the group's best (score, i, j) by docs/design.md's rule, into its lane 0
 template <int G>
@@ -46,12 +56,12 @@ __device__ __forceinline__ void group_best(int& bv, int& bi, int& bj) {
     }
 }
 
-template <int MODE, int G, int R, bool DIRS>
+template <int MODE, int G, int R, bool SAVE>
 __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
     const u8* __restrict__ qres, const u8* __restrict__ tres, const i64* __restrict__ qoff,
     const i64* __restrict__ toff, const int* __restrict__ ms, const int* __restrict__ ns,
     const int* __restrict__ order, int count, const int* __restrict__ sub, int A, int go,
-    int ge, unsigned* __restrict__ dirs, const i64* __restrict__ doff, int2* __restrict__ scratch,
+    int ge, int2* __restrict__ save, const i64* __restrict__ soff, int2* __restrict__ scratch,
     int stride, int* __restrict__ ends, int* __restrict__ ticket) {
     extern __shared__ int ssub[];  // (A + 1) x A entries: a last row of PAD for rows past m
     for (int w = threadIdx.x; w < (A + 1) * A * 32; w += PAIRS_BLOCK)
@@ -59,8 +69,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
     __syncthreads();
     constexpr int T = G * R;
     constexpr int GPW = 32 / G;  // groups a warp
-    constexpr int W = (R + 7) / 8;
-    static_assert(R == 8, "direction words and the local key hold 8 rows");
+    static_assert(R == 8, "the saved blocks and the local key hold 8 rows");
     const int lane32 = threadIdx.x & 31;
     const int lane = lane32 % G;
     const int gw = lane32 / G;
@@ -85,7 +94,8 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
         const int passes = (m + T - 1) / T;
         const int wpasses = __reduce_max_sync(FULL, passes);
         const int steps = __reduce_max_sync(FULL, n) + G - 1;
-        unsigned* dp = DIRS && k < count ? dirs + doff[p] : nullptr;
+        int2* sp = SAVE && k < count ? save + soff[p] : nullptr;
+        const i64 sb = SAVE ? saved_bottoms(m, n, G, T) : 0;
         // the lane's best end cell. local: the empty alignment unless a cell beats 0;
         // semiglobal: H[0][n] = 0 (column n starts on row 0, which wins ties on i)
         int bv = MODE == WAVEDP_GLOBAL ? WAVEDP_INT_MIN : 0;
@@ -132,7 +142,6 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
                     }
                     const char* col = sl + c * 128;
                     int f = uf, hup = uh, d = diag, xg = 0;
-                    unsigned packed[DIRS ? W : 1] = {};
                     int xs[R];
 #pragma unroll
                     for (int r = 0; r < R; ++r) {
@@ -140,29 +149,22 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
                         const int e = add_max(E[r], -ge, Hg[r]);
                         const int x = MODE == WAVEDP_LOCAL ? add_max_relu(d, sc, e)
                                                            : add_max(d, sc, e);
-                        const int fprev = f;
                         f = r == 0 ? add_max(f, -ge, hup) : add_max(f, -ge, xg);
-                        if (DIRS) {
-                            // h = max(x, f): F only where it beats X; local zero, then the
-                            // diagonal, then E; a gap closes where opening is at least as good
-                            const int dg = d + sc;
-                            unsigned nib = f > x ? DIR_F
-                                           : (MODE == WAVEDP_LOCAL && x == 0) ? DIR_ZERO
-                                           : x == dg ? DIR_DIAG : DIR_E;
-                            nib |= Hg[r] >= E[r] - ge ? E_OPEN : 0;
-                            nib |= hup >= fprev - ge ? F_OPEN : 0;
-                            packed[r / 8] |= nib << (4 * (r % 8));
-                        }
                         xg = x - go;
                         d = Hg[r];
                         Hg[r] = hup = add_max(f, -go, xg);
                         E[r] = e;
                         xs[r] = x;
                     }
-                    if (DIRS) {
-                        unsigned* out = dp + (((i64)s * (n + G - 1) + st) * G + lane) * W;
+                    if (SAVE && valid > 0) {
+                        sp[((i64)s * (n + G - 1) + st) * G + lane] = make_int2(hup, f);
+                        if (j % CKPT == 0) {
+                            int4* ck = reinterpret_cast<int4*>(
+                                sp + sb + ((i64)(s * G + lane) * (n / CKPT) + j / CKPT - 1) * R);
 #pragma unroll
-                        for (int w = 0; w < W; ++w) out[w] = packed[w];
+                            for (int r = 0; r < R; r += 2)
+                                ck[r / 2] = make_int4(Hg[r], E[r], Hg[r + 1], E[r + 1]);
+                        }
                     }
                     if (MODE == WAVEDP_LOCAL) {  // the column's best (X, then the first row)
                         int ck = xs[0] << 3 | 7;
@@ -251,13 +253,47 @@ __device__ __forceinline__ void write_end(int lane, bool real, int p, int bv, in
     }
 }
 
-template <int MODE, int G, int R>
+// SAVE of many_pairs16, one pair of a group: the lane's bottoms and saved columns in this
+// pass (set once a pass; null where the pass or the lane's rows are past the pair's query),
+// and the pair's columns. put() saves the pair's halves (``half``: __byte_perm's selector of
+// the low halves, 0x5410, or the high, 0x7632) at step st, column j.
+struct Saver {
+    unsigned* bottoms;
+    unsigned* columns;  // the lane's saved column c at columns + (c + 1) * 8 - 8
+    int n;
+    template <int G>
+    __device__ __forceinline__ void pass(unsigned* sp, int m, int s, int lane, int T, int R,
+                                         bool live) {
+        const i64 sb = saved_bottoms(m, n, G, T);
+        bottoms = live ? sp + (i64)s * (n + G - 1) * G + lane : nullptr;
+        columns = live ? sp + sb + ((i64)(s * G + lane) * (n / CKPT) - 1) * R : nullptr;
+    }
+    template <int G, int R>
+    __device__ __forceinline__ void put(int st, int j, unsigned hup, unsigned f,
+                                        const unsigned (&Hg)[R], const unsigned (&E)[R],
+                                        unsigned half) const {
+        if (bottoms == nullptr || j > n) return;
+        bottoms[st * G] = __byte_perm(hup, f, half);
+        if (j % CKPT == 0) {
+            uint4* ck = reinterpret_cast<uint4*>(columns + (j / CKPT) * R);
+#pragma unroll
+            for (int r = 0; r < R; r += 4)
+                ck[r / 4] = make_uint4(__byte_perm(Hg[r], E[r], half),
+                                       __byte_perm(Hg[r + 1], E[r + 1], half),
+                                       __byte_perm(Hg[r + 2], E[r + 2], half),
+                                       __byte_perm(Hg[r + 3], E[r + 3], half));
+        }
+    }
+};
+
+template <int MODE, int G, int R, bool SAVE>
 __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs16(
     const u8* __restrict__ qres, const u8* __restrict__ tres, const i64* __restrict__ qoff,
     const i64* __restrict__ toff, const int* __restrict__ ms, const int* __restrict__ ns,
     const int* __restrict__ order, int count, const int* __restrict__ sub, int A, int go,
-    int ge, uint2* __restrict__ scratch, int stride, int* __restrict__ ends,
-    int* __restrict__ ticket, unsigned eight) {
+    int ge, unsigned* __restrict__ save, const i64* __restrict__ soff,
+    uint2* __restrict__ scratch, int stride, int* __restrict__ ends, int* __restrict__ ticket,
+    unsigned eight) {
     // eight: 8 from the host, so a key's multiply-add stays on the FMA pipe (a constant 8
     // becomes a shift-add on the ALU pipe, which bounds the sweep)
     extern __shared__ int ssub[];  // (A + 1) x (A + 1) entries, 32 copies each
@@ -298,6 +334,10 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs16(
         }
         const int n = max(na, nb);
         const int passes = (max(ma, mb) + T - 1) / T;
+        const int pas = (ma + T - 1) / T, pbs = (mb + T - 1) / T;  // each pair's passes
+        unsigned* spa = SAVE && k < count ? save + soff[pa] : nullptr;
+        unsigned* spb = SAVE && k + 1 < count ? save + soff[pb] : nullptr;
+        Saver sva{nullptr, nullptr, na}, svb{nullptr, nullptr, nb};
         const int wpasses = __reduce_max_sync(FULL, passes);
         const int steps = __reduce_max_sync(FULL, n) + G - 1;
         int av = MODE == WAVEDP_GLOBAL ? WAVEDP_INT_MIN : 0;
@@ -308,6 +348,10 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs16(
             const bool live = s < passes;
             const int row0 = s * T + lane * R;  // this lane's rows: row0 + 1 .. row0 + R
             const int va = min(max(ma - row0, 0), R), vb = min(max(mb - row0, 0), R);
+            if (SAVE) {
+                sva.pass<G>(spa, ma, s, lane, T, R, spa != nullptr && s < pas && va > 0);
+                svb.pass<G>(spb, mb, s, lane, T, R, spb != nullptr && s < pbs && vb > 0);
+            }
             int oa[R], ob[R];  // the rows' table rows, in bytes (PAD16's past the query)
             unsigned Hg[R], E[R];
 #pragma unroll
@@ -364,6 +408,10 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs16(
                         Hg[r] = hup = __viaddmax_s16x2(f, mgo, xg);
                         E[r] = e;
                         xs[r] = x;
+                    }
+                    if (SAVE) {  // each pair's halves, within its own passes and columns
+                        sva.put<G, R>(st, j, hup, f, Hg, E, 0x5410);
+                        svb.put<G, R>(st, j, hup, f, Hg, E, 0x7632);
                     }
                     const unsigned jj = (unsigned)j * 0x10001u;
                     if (MODE == WAVEDP_LOCAL) {  // keys X << 3 | 7 - r, X in 0..4095
@@ -463,56 +511,153 @@ struct RunWriter {  // runs written backwards from the end of a pair's slot
     }
 };
 
-// The traceback of each pair from its end cell through many_pairs' direction bits (one
-// thread a pair): res5[5p..] = query start, query end, target start, target end, runs; the
-// runs end at runs[roff[p + 1]].
-template <int G, int R>
-__global__ void trace_pairs(int mode, const u8* __restrict__ qres, const u8* __restrict__ tres,
+// A pair's saved borders (see SAVE above): many_pairs' int2 units (WIDE) or many_pairs16's
+// u32 words (H - go or E low, F or E high)
+template <int G, bool WIDE>
+struct Saved {
+    const void* base;
+    i64 bottoms;  // units before the saved columns
+    int n, per;   // the pair's columns, saved columns a strip
+    __device__ int2 unit(i64 u) const {
+        if (WIDE) return static_cast<const int2*>(base)[u];
+        const unsigned w = static_cast<const unsigned*>(base)[u];
+        return make_int2((int)(short)(w & 0xffffu), (int)w >> 16);
+    }
+    // (H - go, F) of strip g's bottom row at column j >= 1
+    __device__ int2 bottom(int g, int j) const {
+        const int s = g / G, l = g % G;
+        return unit(((i64)s * (n + G - 1) + j - 1 + l) * G + l);
+    }
+    // (H - go, E) of strip g's row r at saved column c (column (c + 1) * CKPT)
+    __device__ int2 column(int g, int c, int r) const {
+        return unit(bottoms + ((i64)g * per + c) * 8 + r);
+    }
+};
+
+// The direction codes (common.cuh's encoding; F only where it beats X, then local zero, then
+// the diagonal, then E) of strip g's rows (8g + 1 .. 8g + 8) at columns c0 + 1 .. j (at most
+// CKPT), recomputed from the saved borders: dirs[x] holds column c0 + 1 + x's 8 codes, 4 bits
+// a row. The borders are loaded first (their loads in flight together), the columns unrolled.
+template <int MODE, int G, bool WIDE>
+__device__ __forceinline__ void recompute(const Saved<G, WIDE>& sv, const u8* q, const u8* t,
+                                          int m, int g, int c0, int j, const int* ssub, int A,
+                                          int go, int ge, unsigned (&dirs)[CKPT]) {
+    const int width = j - c0;
+    int2 top[CKPT];  // (H - go, F) on row 8g at the block's columns
+    int col[CKPT];   // the target letters' columns of the table
+#pragma unroll
+    for (int x = 0; x < CKPT; ++x) {
+        const int jj = c0 + 1 + x;
+        if (x < width) {
+            top[x] = g == 0 ? make_int2(edge<MODE>(jj, go, ge) - go, WAVEDP_NEG)
+                            : sv.bottom(g - 1, jj);
+            col[x] = t[jj - 1];
+        }
+    }
+    int hl[8], el[8], qa[8];  // H and E of column c0, the rows' table rows
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+        const int i = 8 * g + 1 + r;
+        qa[r] = (i <= m ? q[i - 1] : 0) * A;
+        if (c0 == 0) {
+            hl[r] = edge<MODE>(i, go, ge), el[r] = WAVEDP_NEG;
+        } else {
+            const int2 v = sv.column(g, c0 / CKPT - 1, r);
+            hl[r] = v.x + go, el[r] = v.y;
+        }
+    }
+    // H on row 8g at column c0 (the first column's diagonal)
+    int diag = g == 0 ? edge<MODE>(c0, go, ge)
+               : c0 == 0 ? edge<MODE>(8 * g, go, ge) : sv.bottom(g - 1, c0).x + go;
+#pragma unroll
+    for (int x = 0; x < CKPT; ++x) {
+        if (x >= width) break;
+        int hup = top[x].x + go, fup = top[x].y;  // H and F on row 8g
+        const int* sc = ssub + col[x];
+        int d = diag;
+        diag = hup;
+        unsigned word = 0;
+#pragma unroll
+        for (int r = 0; r < 8; ++r) {
+            const int dg = d + sc[qa[r]];
+            const int e = max(el[r] - ge, hl[r] - go);
+            const int xv = MODE == WAVEDP_LOCAL ? max(max(dg, e), 0) : max(dg, e);
+            const int f = max(fup - ge, hup - go);
+            unsigned nib = f > xv ? DIR_F
+                           : (MODE == WAVEDP_LOCAL && xv == 0) ? DIR_ZERO
+                           : xv == dg ? DIR_DIAG : DIR_E;
+            nib |= hl[r] - go >= el[r] - ge ? E_OPEN : 0;
+            nib |= hup - go >= fup - ge ? F_OPEN : 0;
+            word |= nib << (4 * r);
+            d = hl[r];
+            hl[r] = hup = max(xv, f);
+            el[r] = e;
+            fup = f;
+        }
+        dirs[x] = word;
+    }
+}
+
+// The traceback of each pair from its end cell (one thread a pair): block by block (8 rows by
+// CKPT columns), each recomputed from many_pairs' saved borders by every thread of a warp at
+// once, then followed to its edge; res5[5p..] = query start, query end, target start, target
+// end, runs; the runs (BAM's length << 4 | op) end at runs[roff[p + 1]].
+template <int MODE, int G, bool WIDE>
+__global__ void trace_saved(const u8* __restrict__ qres, const u8* __restrict__ tres,
                             const i64* __restrict__ qoff, const i64* __restrict__ toff,
                             const int* __restrict__ ms, const int* __restrict__ ns,
-                            const int* __restrict__ order, int count,
-                            const unsigned* __restrict__ dirs, const i64* __restrict__ doff,
-                            const int* __restrict__ ends, const i64* __restrict__ roff,
-                            unsigned* __restrict__ runs, int* __restrict__ res5) {
-    constexpr int T = G * R;
-    constexpr int W = (R + 7) / 8;
+                            const int* __restrict__ order, int count, const int* __restrict__ sub,
+                            int A, int go, int ge, const void* __restrict__ save,
+                            const i64* __restrict__ soff, const int* __restrict__ ends,
+                            const i64* __restrict__ roff, unsigned* __restrict__ runs,
+                            int* __restrict__ res5) {
+    extern __shared__ int ssub[];  // A x A: query letter's row, target letter's column
+    for (int w = threadIdx.x; w < A * A; w += blockDim.x) ssub[w] = sub[w];
+    __syncthreads();
+    constexpr int T = G * 8;
     for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x) {
         const int p = order[k];
-        const int n = ns[p];
+        const int m = ms[p], n = ns[p];
         const u8* q = qres + qoff[p];
         const u8* t = tres + toff[p];
-        const unsigned* dp = dirs + doff[p];
+        const Saved<G, WIDE> sv{
+            static_cast<const char*>(save) + soff[p] * (WIDE ? 8 : 4),
+            saved_bottoms(m, n, G, T), n, n / CKPT};
         int i = ends[3 * (i64)p + 1], j = ends[3 * (i64)p + 2];
         const int qe = i, te = j;
         RunWriter w{runs + roff[p + 1], 0, 0u, 0u};
-        const bool empty = mode == WAVEDP_LOCAL && ends[3 * (i64)p] == 0;
+        const bool empty = MODE == WAVEDP_LOCAL && ends[3 * (i64)p] == 0;
         int state = 0;
+        unsigned dirs[CKPT];
         bool stopped = empty;
         while (!stopped && i > 0 && j > 0) {
-            const int a = i - 1, b = j - 1, l = a % T / R, r = a % R;
-            const unsigned word = dp[((i64)(a / T) * (n + G - 1) + b + l) * G * W + l * W + r / 8];
-            const unsigned dir = word >> (4 * (r % 8)) & 15u;
-            if (state == 0) {
-                const unsigned src = dir & 3u;
-                if (mode == WAVEDP_LOCAL && src == DIR_ZERO) {
-                    stopped = true;
-                } else if (src == DIR_DIAG) {
-                    w.add(q[a] == t[b] ? OP_EQ : OP_X);
-                    --i, --j;
+            const int g = (i - 1) / 8, c0 = (j - 1) / CKPT * CKPT;
+            recompute<MODE, G, WIDE>(sv, q, t, m, g, c0, j, ssub, A, go, ge, dirs);
+            while (!stopped && i > 8 * g && j > c0) {  // the path inside the block
+                const int a = i - 1, b = j - 1;
+                const unsigned dir = dirs[b - c0] >> (4 * (a % 8)) & 15u;
+                if (state == 0) {
+                    const unsigned src = dir & 3u;
+                    if (MODE == WAVEDP_LOCAL && src == DIR_ZERO) {
+                        stopped = true;
+                    } else if (src == DIR_DIAG) {
+                        w.add(q[a] == t[b] ? OP_EQ : OP_X);
+                        --i, --j;
+                    } else {
+                        state = src == DIR_E ? 1 : 2;
+                    }
+                } else if (state == 1) {
+                    w.add(OP_D);
+                    --j;
+                    state = dir & E_OPEN ? 0 : 1;
                 } else {
-                    state = src == DIR_E ? 1 : 2;
+                    w.add(OP_I);
+                    --i;
+                    state = dir & F_OPEN ? 0 : 2;
                 }
-            } else if (state == 1) {
-                w.add(OP_D);
-                --j;
-                state = dir & E_OPEN ? 0 : 1;
-            } else {
-                w.add(OP_I);
-                --i;
-                state = dir & F_OPEN ? 0 : 2;
             }
         }
-        if (mode == WAVEDP_GLOBAL && !stopped) {
+        if (MODE == WAVEDP_GLOBAL && !stopped) {
             w.add_many(OP_D, j), j = 0;
             w.add_many(OP_I, i), i = 0;
         }

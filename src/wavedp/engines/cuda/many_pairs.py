@@ -1,8 +1,9 @@
 """Many pairs per launch on the GPU (``kernels/many_pairs.cu``): a group of G lanes per pair,
-pairs sorted by shape on the GPU, the traceback from 4-bit direction codes and the CIGAR runs
-made on the GPU; only scores, coordinates and runs come back. Score-only launches whose
-values fit int16 (:func:`packs`) sweep two pairs a group, one in each half of every word.
-The pairs go in chunks, so one chunk's copies overlap another's sweep.
+pairs sorted by shape on the GPU. With a traceback the sweep saves the borders of blocks of
+8 rows by CKPT columns, and the traceback recomputes the blocks its path crosses; the CIGAR
+runs are made on the GPU, and only scores, coordinates and runs come back. Calls whose values
+fit int16 (:func:`packs`) sweep two pairs a group, one in each half of every word. The pairs
+go in chunks, so one chunk's copies overlap another's sweep.
 
 Takes the pairs of :func:`taken`; the caller sends the others (an empty sequence, a pair too
 large or whose scores could outgrow the local end key) to the pairwise engines.
@@ -30,26 +31,27 @@ MAX_SIDE = 8192
 MAX_CELLS = 1 << 24
 #: the local end key keeps X << 3 in an int32
 MAX_SCORE = (1 << 28) - 1
-#: score-only launches take the two-pairs-a-word kernel (many_pairs16) where its int16 halves
-#: cannot overflow (:func:`packs`); False: always the int32 kernel (for comparisons)
+#: calls take the two-pairs-a-word kernel (many_pairs16) where its int16 halves cannot
+#: overflow (:func:`packs`); False: always the int32 kernel (for comparisons)
 PACKED = True
 #: int16 bounds of many_pairs16: the local key X << 3 | 7 - r holds X <= KEY16; global and
 #: semiglobal values stay within +-LIMIT16 (PAD16 = -16384 a score, rows past a query)
 KEY16 = 4095
 LIMIT16 = 16383
-#: GPU memory for the direction words of the two chunks on the GPU at once (at most a third
-#: of the free memory)
-DIRS_BYTES = 48 << 30
+#: GPU memory for the saved borders of the two chunks on the GPU at once (at most a third of
+#: the free memory)
+SAVE_BYTES = 48 << 30
+#: columns between two saved columns of a strip (kernels/many_pairs.cu's CKPT)
+CKPT = 16
 #: bytes a chunk (residues and PAIR_BYTES a pair), so its copies overlap another chunk's
 #: sweep; the page-locked and GPU slots hold CHUNK_BYTES + SLACK (the arrays' alignment)
 CHUNK_BYTES = 96 << 20
 PAIR_BYTES = 24
 SLACK = 4096
-#: a pass boundary costs about this many cells a column (the scratch row's store and load),
-#: score-only and with direction words: on the H200, 2,000,000 reads of 150 against 300
-#: swept score-only in 166 ms with groups of 4 (five passes), 69 ms with 8 (three), 94 ms
-#: with 16 (two); with direction words 134, 153 and 209 ms (one run, local)
-PASS_CELLS = {False: 32, True: 8}
+#: a pass boundary costs about this many cells a column (the scratch row's store and load):
+#: on the H200, 2,000,000 reads of 150 against 300 swept score-only in 166 ms with groups of
+#: 4 (five passes), 69 ms with 8 (three), 94 ms with 16 (two) (one run, local, int32)
+PASS_CELLS = 32
 
 
 def taken(m: np.ndarray, n: np.ndarray, top: int) -> np.ndarray:
@@ -80,19 +82,23 @@ def packs(longest_m: int, longest_n: int, sub: np.ndarray, gap_open: int, gap_ex
     return best + gap_open <= LIMIT16 and depth <= LIMIT16
 
 
-def lanes_for(m: np.ndarray, n: np.ndarray, traceback: bool = False) -> int:
+def lanes_for(m: np.ndarray, n: np.ndarray) -> int:
     """The group size G of the fewest padded cells (pass boundaries priced in)."""
     def cost(g: int) -> float:
         t = g * ROWS
         passes = -(-m // t)
-        return float(np.sum(passes * (t * (n + g - 1) + PASS_CELLS[traceback] * n)))
+        return float(np.sum(passes * (t * (n + g - 1) + PASS_CELLS * n)))
     return min(GROUPS, key=cost)
 
 
-def dir_words(m, n, g: int):
-    """Direction words of an m x n pair (or arrays of them) for groups of g lanes."""
-    t = g * ROWS
-    return -(-m // t) * (n + g - 1) * g * (ROWS // 8)
+def saved_words(m, n, g: int, packed: bool):
+    """4-byte words of an m x n pair's saved borders (or arrays of them) for groups of g
+    lanes: a bottom row a strip and column, and the rows of every CKPT-th column (int16
+    halves in many_pairs16, ``packed``; int32 pairs in many_pairs)."""
+    bottoms = -(-m // (g * ROWS)) * g * (n + g - 1)
+    units = (bottoms + 7) // 8 * 8 + -(-m // (g * ROWS)) * g * ROWS * (n // CKPT)
+    units = (units + 7) // 8 * 8  # each pair's on an aligned 8 units
+    return units if packed else 2 * units
 
 
 def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray,
@@ -117,8 +123,9 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                         else None, np.zeros(0, np.uint32))
     m, n = np.asarray(m, np.int64), np.asarray(n, np.int64)
     step = max(1, count // 20000)
-    g = lanes_for(m[::step], n[::step], traceback)
-    words = dir_words(m, n, g) if traceback else None
+    g = lanes_for(m[::step], n[::step])
+    packed = PACKED and packs(int(m.max()), int(n.max()), sub, gap_open, gap_extend, mode, g)
+    words = saved_words(m, n, g, packed) if traceback else None
     clock = _Clock(phases, timeline)
     slots = transfer.slots(cupy.cuda.Device().id, CHUNK_BYTES + SLACK)
     compute = cupy.cuda.Stream(non_blocking=True)
@@ -126,7 +133,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     with slots.lock:
         clock("begin", slots.stream)
         with compute:
-            run = _Run(g, mode, traceback, sub, cupy.asarray(np.ascontiguousarray(
+            run = _Run(g, mode, traceback, packed, cupy.asarray(np.ascontiguousarray(
                 sub, np.int32).ravel()), int(sub.shape[0]), gap_open, gap_extend, clock=clock,
                 count=count, chunks=len(cuts))
         whole = None
@@ -172,8 +179,8 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
 def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None,
            offsets: tuple[np.ndarray, np.ndarray] | None = None) -> list[tuple[int, int]]:
     """Consecutive pair ranges of about CHUNK_BYTES (residues and PAIR_BYTES a pair) whose
-    direction words (None: score-only) fit a launch's share of the GPU's memory (two chunks
-    are on the GPU at once). ``offsets``: the one-to-one pairs' query and target offsets,
+    saved words (None: score-only) fit a launch's share of the GPU's memory (two chunks are
+    on the GPU at once). ``offsets``: the one-to-one pairs' query and target offsets,
     whose differences are the residues' running sums (no pass over the pairs)."""
     count = int(m.size)
 
@@ -193,7 +200,7 @@ def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None,
         import cupy
 
         free, _ = cupy.cuda.runtime.memGetInfo()
-        budget = min(DIRS_BYTES, free // 3) // 8
+        budget = min(SAVE_BYTES, free // 3) // 8
         largest = int(words.max())
         if largest > budget:
             raise InputError(f"a batch of pairs needs {4 * largest / 2**20:.1f} MiB of GPU "
@@ -254,77 +261,59 @@ def _grid(kernel, smem: int) -> int:
 
 
 class _Run:
-    """The launches of one call on the current stream: group size, mode, scoring, the
-    phases' clock, and the results of its ``count`` pairs (in ``chunks`` chunks), on the
-    GPU until :meth:`results` (each chunk's runs cut to their size two chunks later)."""
+    """The launches of one call on the current stream: group size, mode, kernel (many_pairs16
+    where ``packed``), scoring, the phases' clock, and the results of its ``count`` pairs (in
+    ``chunks`` chunks), on the GPU until :meth:`results` (each chunk's runs cut to their size
+    two chunks later)."""
 
-    def __init__(self, g: int, mode: int, traceback: bool, sub: np.ndarray, d_sub, a: int,
+    def __init__(self, g: int, mode: int, traceback: bool, packed: bool, d_sub, a: int,
                  go: int, ge: int, *, clock: _Clock, count: int, chunks: int) -> None:
         import cupy
 
         from .staging import pinned
 
-        self.g, self.mode, self.traceback, self.clock = g, mode, traceback, clock
-        self.d_sub, self.a, self.go, self.ge = d_sub, a, go, ge
-        self.sub = sub
-        self.kernels: dict[bool, tuple] = {}  # packed or not: kernel, shared bytes, grid
+        self.g, self.mode, self.traceback, self.packed = g, mode, traceback, packed
+        self.d_sub, self.a, self.go, self.ge, self.clock = d_sub, a, go, ge, clock
         self.ends = cupy.empty(3 * count, cupy.int32)
         self.res5 = cupy.full(5 * count, -1, cupy.int32) if traceback else None
         self.runs: list = []  # the runs of the chunks settled, cut to their size (on the GPU)
         self.pending: list = []  # the others': runs, size (page-locked), done event
         self.sizes = pinned(8 * chunks).view(np.int64)
-
-    def kernel(self, packed: bool) -> tuple:
-        """many_pairs16 (``packed``) or many_pairs for this call: the kernel, its shared
-        bytes (the table's copies) and its grid (resident blocks)."""
-        if packed not in self.kernels:
-            a, g = self.a, self.g
-            if packed:
-                kernel = function("many_pairs.cu", f"many_pairs16<{self.mode}, {g}, {ROWS}>")
-                smem = (a + 1) * (a + 1) * 32 * 4
-            else:
-                kernel = function("many_pairs.cu", f"many_pairs<{self.mode}, {g}, {ROWS}, "
-                                  f"{'true' if self.traceback else 'false'}>")
-                smem = (a + 1) * a * 32 * 4
-            if smem > 48 << 10:
-                kernel.max_dynamic_shared_size_bytes = smem
-            self.kernels[packed] = kernel, smem, _grid(kernel, smem)
-        return self.kernels[packed]
+        a1 = a + 1 if packed else a  # the table's rows: a last one of PAD (and column)
+        name = "many_pairs16" if packed else "many_pairs"
+        self.sweep = function("many_pairs.cu", f"{name}<{mode}, {g}, {ROWS}, "
+                              f"{'true' if traceback else 'false'}>")
+        self.smem = (a + 1) * a1 * 32 * 4
+        if self.smem > 48 << 10:
+            self.sweep.max_dynamic_shared_size_bytes = self.smem
+        self.grid = _grid(self.sweep, self.smem)
 
     def launch(self, args: list, lo: int, hi: int, m: np.ndarray, n: np.ndarray,
                words: int | None) -> None:
-        """Sort, sweep and (with ``words`` direction words) trace pairs lo:hi (sides ``m``
-        and ``n``); ``args``: their residues, offsets and sides on the GPU."""
+        """Sort, sweep and (with ``words`` saved words) trace pairs lo:hi (sides ``m`` and
+        ``n``); ``args``: their residues, offsets and sides on the GPU."""
         import cupy
 
         d_q, d_t, d_qs, d_ts, d_m, d_n = args
-        g, count, t = self.g, hi - lo, self.g * ROWS
+        g, count, t, grid = self.g, hi - lo, self.g * ROWS, self.grid
         longest_m, longest_n = int(m.max()), int(n.max())
         order = cupy.argsort(-(((d_m + t - 1) // t) * 65536 + d_n)).astype(cupy.int32)
-        packed = PACKED and words is None and packs(longest_m, longest_n, self.sub, self.go,
-                                                    self.ge, self.mode, g)
-        kernel, smem, grid = self.kernel(packed)
         passes = longest_m > t
         stride = longest_n + 2 if passes else 1
         scratch = cupy.empty(grid * (BLOCK // g) * stride * 2 if passes else 2, cupy.int32)
         d_ends = self.ends[3 * lo:3 * hi]
         ticket = cupy.zeros(1, cupy.int32)
-        if words is not None:
-            doff = cupy.zeros(count + 1, cupy.int64)
-            cupy.cumsum(dir_words(d_m.astype(cupy.int64), d_n.astype(cupy.int64), g),
-                        out=doff[1:])
-            dirs = cupy.empty(words, cupy.uint32)
-        else:
-            doff, dirs = cupy.zeros(1, cupy.int64), cupy.zeros(1, cupy.uint32)
+        soff = cupy.zeros(count + 1, cupy.int64)
+        if words is not None:  # each pair's saved units (a word, or two in many_pairs)
+            cupy.cumsum(saved_words(d_m.astype(cupy.int64), d_n.astype(cupy.int64), g, True),
+                        out=soff[1:])
+        save = cupy.empty(max(words or 0, 2), cupy.uint32)
         self.clock("sort")
         head = (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count), self.d_sub,
-                np.int32(self.a), np.int32(self.go), np.int32(self.ge))
-        if packed:
-            kernel((grid,), (BLOCK,), (*head, scratch, np.int32(stride), d_ends, ticket,
-                                       np.uint32(8)), shared_mem=smem)
-        else:
-            kernel((grid,), (BLOCK,), (*head, dirs, doff, scratch, np.int32(stride), d_ends,
-                                       ticket), shared_mem=smem)
+                np.int32(self.a), np.int32(self.go), np.int32(self.ge), save, soff, scratch,
+                np.int32(stride), d_ends, ticket)
+        self.sweep((grid,), (BLOCK,), (*head, np.uint32(8)) if self.packed else head,
+                   shared_mem=self.smem)
         self.clock("sweep")
         if words is None:
             return
@@ -334,9 +323,12 @@ class _Run:
                           cupy.uint32)
         res5 = self.res5[5 * lo:5 * hi]
         blocks = min(-(-count // 128), 65535)
-        function("many_pairs.cu", f"trace_pairs<{g}, {ROWS}>")((blocks,), (128,), (
-            np.int32(self.mode), d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count),
-            dirs, doff, d_ends, roff, runs, res5))
+        wide = "false" if self.packed else "true"
+        function("many_pairs.cu", f"trace_saved<{self.mode}, {g}, {wide}>")(
+            (blocks,), (128,), (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count),
+                                self.d_sub, np.int32(self.a), np.int32(self.go),
+                                np.int32(self.ge), save, soff, d_ends, roff, runs, res5),
+            shared_mem=self.a * self.a * 4)
         self.clock("traceback")
         poff = cupy.zeros(count + 1, cupy.int64)
         cupy.cumsum(res5[4::5].astype(cupy.int64), out=poff[1:])

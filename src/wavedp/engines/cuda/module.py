@@ -40,9 +40,10 @@ KERNELS: dict[str, list[str]] = {
         for mode in (0, 1, 2) for rows in (4, 8) for dirs in ("true", "false")
     ] + [f"align_batch<0, {rows}, true, true>" for rows in (4, 8)],
     "many_pairs.cu": [
-        f"many_pairs<{mode}, {lanes}, 8, {dirs}>"
-        for mode in (0, 1, 2) for lanes in (4, 8, 16, 32) for dirs in ("true", "false")
-    ] + [f"trace_pairs<{lanes}, 8>" for lanes in (4, 8, 16, 32)] + ["pack_runs"],
+        f"{kernel}<{mode}, {lanes}, 8, {save}>" for kernel in ("many_pairs", "many_pairs16")
+        for mode in (0, 1, 2) for lanes in (4, 8, 16, 32) for save in ("true", "false")
+    ] + [f"trace_saved<{mode}, {lanes}, {wide}>" for mode in (0, 1, 2)
+         for lanes in (4, 8, 16, 32) for wide in ("true", "false")] + ["pack_runs"],
     "ceiling.cu": ["ceiling<16>"],
     "endcell.cu": ["best_cell"],
     "select.cu": ["chunk_best", "chunk_keys"],
