@@ -41,6 +41,7 @@ import numpy as np
 import wavedp
 from wavedp.db.database import Database
 from wavedp.db.files import PROTEIN_LETTERS
+from wavedp.dbsearch import predict
 from wavedp.engines.calibration import kernel_only, save
 from wavedp.engines.cuda.multipass import multiprocessors
 from wavedp.engines.cuda.scan import calibrate, cost, shapes
@@ -48,7 +49,6 @@ from wavedp.engines.cuda.scan import partition as part
 from wavedp.engines.cuda.scan.cost import gpu_seconds, launch_shape
 from wavedp.engines.cuda.scan.model import gpu_model
 from wavedp.engines.cuda.scan.planner import schedule
-from wavedp.search import predict
 from wavedp.trace import Trace
 
 PARTITIONS = ("none", "static", "dynamic1", "dynamic2", "auto")

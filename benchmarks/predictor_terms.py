@@ -39,13 +39,13 @@ import time
 
 import numpy as np
 
+from wavedp.dbsearch import predict
 from wavedp.engines import calibration
 from wavedp.engines.calibration import Model, kernel_only
 from wavedp.engines.common import LOCAL
 from wavedp.engines.cuda.scan import calibrate, scanner, shapes
 from wavedp.engines.cuda.scan.cost import gpu_seconds
 from wavedp.scoring import Scoring
-from wavedp.search import predict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import partitioning as bench  # noqa: E402

@@ -32,8 +32,8 @@ from search_gpu import CUDASW_GCUPS, array_database  # noqa: E402
 
 import wavedp  # noqa: E402
 from wavedp import device as _device  # noqa: E402
-from wavedp.search import predict  # noqa: E402
-from wavedp.search.api import BATCH_CELLS  # noqa: E402
+from wavedp.dbsearch import predict  # noqa: E402
+from wavedp.dbsearch.api import BATCH_CELLS  # noqa: E402
 
 UNIREF50_SEQUENCES = 60e6
 UNIREF50_RESIDUES = 17e9

@@ -162,7 +162,7 @@ def main() -> None:
         server.terminate()
         server.wait(60)
     import wavedp
-    from wavedp.search.api import Searcher
+    from wavedp.dbsearch.api import Searcher
 
     searcher = Searcher(args.database, wavedp.Scoring(), device=args.device)
     batch = [queries[k % len(queries)] for k in range(args.clients)]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import wavedp
 from wavedp import Alignment, InputError, scoring
-from wavedp.search.strands import reverse_complement
+from wavedp.dbsearch.strands import reverse_complement
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 DNA_SCORING = wavedp.Scoring(match=2, mismatch=-3, gap_open=7, gap_extend=2)

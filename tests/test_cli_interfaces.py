@@ -15,8 +15,8 @@ from test_streams import EXAMPLES, Q, T
 import wavedp
 from wavedp import columns, seqio
 from wavedp.cli import cli
-from wavedp.search import tables
-from wavedp.search.api import open_database
+from wavedp.dbsearch import tables
+from wavedp.dbsearch.api import open_database
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 

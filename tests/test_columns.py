@@ -32,7 +32,7 @@ from wavedp.columns import (
     render,
     values,
 )
-from wavedp.search.strands import reverse_complement
+from wavedp.dbsearch.strands import reverse_complement
 from wavedp.seqio import read_records
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

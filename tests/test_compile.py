@@ -131,7 +131,7 @@ def test_the_command_line_imports_numba_only_when_it_compiles_or_runs_a_kernel()
     """Numba costs about 0.2 s of a start-up: ``wavedp --help`` and the search command's
     modules import it only where a kernel runs (the CPU engines, the fit); makedb's parser
     is NumPy's."""
-    code = ("import sys, wavedp.cli, wavedp.search.fitted, wavedp.db.database, "
+    code = ("import sys, wavedp.cli, wavedp.dbsearch.fitted, wavedp.db.database, "
             "wavedp.fasta_parser; "
             "assert 'numba' not in sys.modules, 'numba imported'")
     fresh_code(code)

@@ -22,8 +22,8 @@ from wavedp.db import files as dbfiles
 from wavedp.db.checksum import crc32_file
 from wavedp.db.database import Database
 from wavedp.db.files import PROTEIN_LETTERS, header_text
+from wavedp.dbsearch.api import iter_search
 from wavedp.fasta_parser import fasta_blocks
-from wavedp.search.api import iter_search
 from wavedp.seqio import iter_records, read_records
 
 

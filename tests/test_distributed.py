@@ -1,4 +1,4 @@
-"""wavedp.search.cluster: a search across a Dask cluster (two local worker processes) equals the
+"""wavedp.dbsearch.cluster: a search across a Dask cluster (two local worker processes) equals the
 single-process search, hit for hit, also when a worker dies mid-run; its errors are
 InputErrors; shard_ranges covers the database in balanced, non-empty shards."""
 
@@ -24,11 +24,10 @@ from test_search_cli import interrupt_after  # noqa: E402
 import wavedp  # noqa: E402
 import wavedp.cli as cli_module  # noqa: E402
 from wavedp.db.database import Database  # noqa: E402
-from wavedp.engines.common import LOCAL, shard_ranges  # noqa: E402
-from wavedp.search import api as search_api  # noqa: E402
-from wavedp.search import cluster as cluster_module  # noqa: E402
-from wavedp.search import hitlist  # noqa: E402
-from wavedp.search.cluster import (  # noqa: E402
+from wavedp.dbsearch import api as search_api  # noqa: E402
+from wavedp.dbsearch import cluster as cluster_module  # noqa: E402
+from wavedp.dbsearch import hitlist  # noqa: E402
+from wavedp.dbsearch.cluster import (  # noqa: E402
     LOCAL_START_ATTEMPTS,
     ClusterScanner,
     _client_of,
@@ -36,7 +35,8 @@ from wavedp.search.cluster import (  # noqa: E402
     close,
     connect,
 )
-from wavedp.search.journal import journal_path  # noqa: E402
+from wavedp.dbsearch.journal import journal_path  # noqa: E402
+from wavedp.engines.common import LOCAL, shard_ranges  # noqa: E402
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 DNA_SCORING = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)

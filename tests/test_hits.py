@@ -233,7 +233,7 @@ def test_fraction_and_limit():
     assert wavedp.local_hits(query, target, PROT, fraction=1e-9, limit=3) == every[:3]
     assert wavedp.local_hits("", target, PROT) == []
     assert wavedp.local_hits("WWW", "PPP", PROT) == []  # best score 0: no hit
-    from wavedp.search import local_hits
+    from wavedp.dbsearch import local_hits
 
     assert local_hits is wavedp.local_hits
 

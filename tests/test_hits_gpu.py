@@ -13,8 +13,8 @@ from test_hits import _repeats, check_hits
 
 import wavedp
 from wavedp.api import Prepared
+from wavedp.dbsearch.waterman_eggert import run_hits
 from wavedp.device import choose
-from wavedp.search.waterman_eggert import run_hits
 
 pytestmark = pytest.mark.gpu
 

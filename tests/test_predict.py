@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 import wavedp
 import wavedp.cli as cli_module
+from wavedp.dbsearch import predict
 from wavedp.engines import calibration
 from wavedp.engines.cpu import scan as cpu_scan
 from wavedp.engines.cpu.scan import DEFAULT_CPU
@@ -20,7 +21,6 @@ from wavedp.engines.cuda.scan import model as gpu_model_mod
 from wavedp.engines.cuda.scan import partition as part
 from wavedp.engines.cuda.scan import waves as ticket_waves
 from wavedp.engines.cuda.scan.lines import Subjects
-from wavedp.search import predict
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 

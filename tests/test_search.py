@@ -10,13 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related, rescore
+from helpers import DNA, MODE_NAMES, PROTEIN, fresh, random_seq, related, rescore
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wavedp
-from wavedp.search import hitlist
-from wavedp.search.strands import reverse_complement
+from wavedp.dbsearch import hitlist
+from wavedp.dbsearch.strands import reverse_complement
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 DNA_SCORING = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
@@ -315,3 +315,17 @@ def test_a_searcher_searches_again_as_search_does(device):
     assert searcher.scanner is scanner
     with pytest.raises(wavedp.InputError, match="top must be"):
         searcher.search(queries, top=-1)
+
+
+def test_the_search_function_and_its_package_have_names_of_their_own():
+    """``wavedp.search`` is the function before and after the package (``wavedp.dbsearch``)
+    is imported, and the table helpers are public names too; no module class is swapped."""
+    code = ("import types, wavedp; f = wavedp.search; import wavedp.dbsearch.api; "
+            "import wavedp.dbsearch as package; "
+            "assert wavedp.search is f and callable(f) and f.__module__ == 'wavedp.dbsearch.api'; "
+            "assert isinstance(package, types.ModuleType) and package.search is f; "
+            "assert type(wavedp) is types.ModuleType; "
+            "assert wavedp.iter_search is package.iter_search; "
+            "assert wavedp.to_frame.__module__ == 'wavedp.dbsearch.tables'; print('ok')")
+    got = fresh(["-c", code], capture_output=True, text=True)
+    assert got.returncode == 0 and got.stdout == "ok\n", got.stderr

@@ -27,10 +27,10 @@ import wavedp
 from wavedp.cli import cli
 from wavedp.cli import search as search_command
 from wavedp.db.database import Database
+from wavedp.dbsearch import journal as journal_module
+from wavedp.dbsearch.api import search
+from wavedp.dbsearch.journal import MAGIC, journal_path
 from wavedp.formats import blast_bitscore, blast_evalue, format_alignment, sam_record
-from wavedp.search import journal as journal_module
-from wavedp.search.api import search
-from wavedp.search.journal import MAGIC, journal_path
 from wavedp.stats.karlin_altschul import parameters
 
 AMINO = "ARNDCQEGHILKMFPSTWYV"

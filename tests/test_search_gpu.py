@@ -245,9 +245,9 @@ def test_a_launch_on_fewer_blocks_than_its_own_grid_gives_the_same_words():
     import cupy
 
     from wavedp.db.database import Database
+    from wavedp.dbsearch import predict
     from wavedp.engines.cuda.scan import scanner as gpu_scan
     from wavedp.engines.cuda.scan import shapes
-    from wavedp.search import predict
 
     rng = np.random.default_rng(17)
     texts = [random_seq(rng, PROTEIN, int(n)) for n in rng.integers(200, 1500, 700)]
@@ -301,8 +301,8 @@ def test_a_short_fitted_gpu_search_loads_its_fit_kernels_before_its_scan(early, 
     """A fitted GPU search shorter than EARLY_CELLS starts loading its fits' kernels before
     its scan is planned (a short scan cannot hide their load); a longer one when the scan
     is planned. The hits are the same."""
+    from wavedp.dbsearch import fitted
     from wavedp.engines.cuda.scan.scanner import Scanner
-    from wavedp.search import fitted
 
     events = []
     real_launches, real_load = Scanner.launches, fitted._load_fit

@@ -1,4 +1,4 @@
-"""wavedp.search.tables: hits as a DataFrame, an Arrow table and a Parquet file (round trip to
+"""wavedp.dbsearch.tables: hits as a DataFrame, an Arrow table and a Parquet file (round trip to
 the Alignment fields), target indices, and the errors of a missing optional dependency."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from helpers import DNA, PROTEIN, random_seq, related
 import wavedp
 from wavedp import Alignment, InputError
 from wavedp.columns import FIELDS
-from wavedp.search import Database, iter_search
-from wavedp.search.strands import reverse_complement
-from wavedp.search.tables import (
+from wavedp.dbsearch import Database, iter_search
+from wavedp.dbsearch.strands import reverse_complement
+from wavedp.dbsearch.tables import (
     INDEX_COLUMNS,
     TABLE_FIELDS,
     table_columns,

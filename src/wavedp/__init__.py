@@ -6,8 +6,6 @@ NumPy is imported)."""
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING
 
 from .version import __version__
@@ -17,25 +15,29 @@ if TYPE_CHECKING:
     from .alignment import Alignment
     from .api import align
     from .db import Database
+    from .dbsearch import Searcher, iter_search, local_hits, search
+    from .dbsearch.tables import to_arrow, to_frame, write_parquet
     from .errors import DeviceError, InputError
     from .pairs import PairBatch, Sequences, align_all, align_pairs
     from .polyadic import matrix_chain, nussinov
     from .score_matrix import scores
     from .scoring import Scoring
-    from .search import Searcher, local_hits, search
 
 __all__ = ["Alignment", "Database", "DeviceError", "InputError", "PairBatch", "Scoring",
-           "Searcher", "Sequences", "align", "align_all", "align_pairs", "local_hits",
-           "matrix_chain", "nussinov", "polyadic", "scores", "search", "threads", "__version__"]
+           "Searcher", "Sequences", "align", "align_all", "align_pairs", "iter_search",
+           "local_hits", "matrix_chain", "nussinov", "polyadic", "scores", "search", "threads",
+           "to_arrow", "to_frame", "write_parquet", "__version__"]
 
 #: each public name and the module that defines it
 _HOMES = {
     "Alignment": ".alignment", "align": ".api", "align_all": ".pairs", "DeviceError": ".errors",
     "InputError": ".errors", "matrix_chain": ".polyadic", "nussinov": ".polyadic",
     "scores": ".score_matrix", "Scoring": ".scoring", "Database": ".db",
-    "Searcher": ".search", "local_hits": ".search", "polyadic": ".polyadic",
-    "threads": ".threads", "align_pairs": ".pairs", "PairBatch": ".pairs",
-    "Sequences": ".pairs",
+    "Searcher": ".dbsearch.api", "search": ".dbsearch.api", "iter_search": ".dbsearch.api",
+    "local_hits": ".dbsearch.waterman_eggert", "polyadic": ".polyadic", "threads": ".threads",
+    "align_pairs": ".pairs", "PairBatch": ".pairs", "Sequences": ".pairs",
+    "to_arrow": ".dbsearch.tables", "to_frame": ".dbsearch.tables",
+    "write_parquet": ".dbsearch.tables",
 }
 
 
@@ -51,27 +53,3 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-class _Package(types.ModuleType):
-    """This package's module type: ``wavedp.search`` is the function :func:`search` (the
-    subpackage is ``wavedp.search`` in ``sys.modules``), also after the subpackage's import
-    binds its name here."""
-
-    @property
-    def search(self):
-        bound = self.__dict__.get("search")
-        if bound is not None and not isinstance(bound, types.ModuleType):
-            return bound  # set by the caller (a test's monkeypatch)
-        return importlib.import_module(".search.api", __name__).search
-
-    @search.setter
-    def search(self, value) -> None:
-        self.__dict__["search"] = value
-
-    @search.deleter
-    def search(self) -> None:
-        self.__dict__.pop("search", None)
-
-
-sys.modules[__name__].__class__ = _Package

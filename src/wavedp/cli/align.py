@@ -9,11 +9,11 @@ import numpy as np
 
 from .. import columns as fields
 from ..api import run_pairs
+from ..dbsearch.text import DNA_DEFAULTS, PROTEIN_DEFAULTS
 from ..device import choose, start_gpus
 from ..engines.cuda.sync import SYNCS
 from ..errors import InputError
 from ..formats import format_alignment, sam_header, sam_record
-from ..search.text import DNA_DEFAULTS, PROTEIN_DEFAULTS
 from . import common, outputs
 from .pairs import PairsJob, align_pairs
 from .progress import Progress

@@ -14,13 +14,13 @@ import click
 from .. import columns as fields
 from .. import energy
 from ..api import Prepared
+from ..dbsearch import text
+from ..dbsearch.text import DNA_DEFAULTS, PROTEIN_DEFAULTS
 from ..device import DEVICES, Device, gpu_status
 from ..engines.common import MODES
 from ..errors import InputError
 from ..formats import FORMATS
 from ..scoring import Scoring
-from ..search import text
-from ..search.text import DNA_DEFAULTS, PROTEIN_DEFAULTS
 from ..seqio import read_records
 from ..threads import limited
 

@@ -1,17 +1,17 @@
 """``wavedp calibrate`` and ``wavedp predict``: the search's performance predictor
-(``wavedp.search.predict``) measured and consulted."""
+(``wavedp.dbsearch.predict``) measured and consulted."""
 
 from __future__ import annotations
 
 import click
 import numpy as np
 
+from ..dbsearch.api import BATCH_CELLS, open_database
+from ..dbsearch.strands import strands
 from ..device import choose
 from ..engines.calibration import load, save
 from ..engines.common import MODES
 from ..engines.cuda.scan.shapes import packable
-from ..search.api import BATCH_CELLS, open_database
-from ..search.strands import strands
 from . import common
 
 CALIBRATE_HELP = """Measure this machine's constants for the search's performance predictor.
@@ -34,7 +34,7 @@ its predicted seconds, then the totals; 'auto' picks the least. Uses the calibra
 @click.option("--device", type=click.Choice(["gpu", "cpu"]), default=None,
               help="The device to calibrate. [default: gpu when one is usable, else cpu]")
 def calibrate(device: str | None) -> None:
-    from ..search import predict as _predict  # lazy: see predict_command
+    from ..dbsearch import predict as _predict  # lazy: see predict_command
 
     kind = choose(device or "auto").kind  # gpu without one: an input error
     model = _predict.calibrate(kind, progress=lambda text: click.echo(
@@ -84,7 +84,7 @@ def predict_command(query: str, database: str, device: str, strand: str, launche
                     mode: str, matrix: str | None, match: int | None, mismatch: int | None,
                     gap_open: int | None, gap_extend: int | None) -> None:
     # lazy: the predictor loads Numba and the scan's planner, 0.1 s of every command's start-up
-    from ..search import predict as _predict
+    from ..dbsearch import predict as _predict
 
     scoring = common.scoring(matrix, match, mismatch, gap_open, gap_extend)
     queries = common.prepare(query, scoring, "query")

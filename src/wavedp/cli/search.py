@@ -25,25 +25,25 @@ from ..db.building import guess_alphabet
 from ..db.database import Database
 from ..db.files import HEADER
 from ..db.reading import read_header
-from ..device import Device, choose, start_gpus
-from ..errors import EmptyWarning, InputError
-from ..formats import sam_header_lines
-from ..scoring import Scoring
-from ..search import cluster as dask_cluster
-from ..search import text
-from ..search.api import (
+from ..dbsearch import cluster as dask_cluster
+from ..dbsearch import text
+from ..dbsearch.api import (
     DEFAULT_EVALUE,
     QUERY_BATCH,
     Searcher,
     open_database,
     warn_empty,
 )
-from ..search.journal import Journal, file_identity
-from ..search.options import Options
-from ..search.strands import STRANDS
-from ..search.tables import check_parquet, write_parquet
-from ..search.text import BLASTN_GAPS, DNA_DEFAULTS, DNA_SCORES, PROTEIN_DEFAULTS
-from ..search.waterman_eggert import check_fraction
+from ..dbsearch.journal import Journal, file_identity
+from ..dbsearch.options import Options
+from ..dbsearch.strands import STRANDS
+from ..dbsearch.tables import check_parquet, write_parquet
+from ..dbsearch.text import BLASTN_GAPS, DNA_DEFAULTS, DNA_SCORES, PROTEIN_DEFAULTS
+from ..dbsearch.waterman_eggert import check_fraction
+from ..device import Device, choose, start_gpus
+from ..errors import EmptyWarning, InputError
+from ..formats import sam_header_lines
+from ..scoring import Scoring
 from ..seqio import STDIN, iter_records, stdin_copy
 from ..serve import client as remote
 from ..stats.significance import DEFAULT_STATS, STATS
@@ -588,8 +588,8 @@ def _explain(trace: Trace, started: float, query_m: list[int], residues: int) ->
         lines = explain_lines(trace.launches)
     else:
         # lazy: the CPU's predictor loads Numba (0.3 s of a GPU command's wall clock)
+        from ..dbsearch.predict import model_for
         from ..engines.cpu.scan import cpu_seconds
-        from ..search.predict import model_for
 
         guess = cpu_seconds(model_for("cpu"), np.array(query_m), residues)
         lines = [f"CPU scan predicted {guess:.3f} s; the whole search (scan, alignments, "

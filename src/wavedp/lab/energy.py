@@ -50,6 +50,7 @@ import numpy as np
 from .. import energy, engines
 from ..db.database import Database
 from ..db.files import PROTEIN_LETTERS
+from ..dbsearch.api import iter_search
 from ..device import Device, choose
 from ..engines.common import LOCAL
 from ..engines.cuda import sync as syncs
@@ -60,7 +61,6 @@ from ..engines.cuda.scan.model import gpu_model
 from ..engines.cuda.scan.shapes import plan
 from ..errors import DeviceError, InputError
 from ..scoring import Scoring
-from ..search.api import iter_search
 from . import cudasw, ncu, swat
 from .energy_model import searches
 from .timing import l2_bytes

@@ -159,13 +159,13 @@ class PairBatch(Sequence[Alignment]):
 
     def to_frame(self) -> Any:
         """A pandas DataFrame, one row per pair (the ``tables`` extra)."""
-        from ..search.tables import optional_module  # optional dependency, imported on use
+        from ..dbsearch.tables import optional_module  # optional dependency, imported on use
 
         return optional_module("pandas", "to_frame").DataFrame(self.columns())
 
     def to_arrow(self) -> Any:
         """A pyarrow Table, one row per pair (the ``tables`` extra)."""
-        from ..search.tables import optional_module  # optional dependency, imported on use
+        from ..dbsearch.tables import optional_module  # optional dependency, imported on use
 
         pa = optional_module("pyarrow", "to_arrow")
         return pa.table({k: pa.array(v) for k, v in self.columns().items()})

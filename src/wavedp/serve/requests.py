@@ -7,9 +7,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..dbsearch.options import DEFAULT_EVALUE
+from ..dbsearch.strands import STRANDS
 from ..engines.common import MODES as ENGINE_MODES
-from ..search.options import DEFAULT_EVALUE
-from ..search.strands import STRANDS
 from ..stats.significance import DEFAULT_STATS, STATS
 
 FORMATS = ("tsv", "json", "sam")

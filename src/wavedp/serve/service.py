@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 from ..api import Prepared
 from ..db.database import Database
+from ..dbsearch import text
+from ..dbsearch.api import Searcher
 from ..errors import InputError
 from ..formats import format_alignment, sam_header_lines
 from ..scoring import Scoring
-from ..search import text
-from ..search.api import Searcher
 from ..seqio import read_records
 from .requests import RequestError, SearchRequest
 

@@ -115,7 +115,7 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
     ``-max_hsps``), each passing the filters; without ``fraction``, any positive score.
     ``client``: a ``dask.distributed.Client`` (or a function returning one, called once the
     input is validated; the caller closes it); the database (a ``.wdb`` folder) is then
-    scanned in shards by its workers on their ``device`` (``wavedp.search.cluster``), with the
+    scanned in shards by its workers on their ``device`` (``wavedp.dbsearch.cluster``), with the
     same results. The hits are aligned here, on the CPU where ``gpu`` finds no GPU here.
     ``devices``: the GPUs of this machine to use (indices, or ``"0,1"``; default every
     visible one): the database is sharded over them by residues and the hits spread over
