@@ -36,15 +36,18 @@ def test_default_columns_and_std_equal_blast6():
 
 
 def test_chosen_columns_in_their_order_with_a_header():
+    """--header: each query's block as -outfmt 7 writes it, then how many queries."""
     got = run("search", Q, T, "--device", "cpu", "--columns", "sseqid,score btop qseqid",
               "--header")
     assert got.exit_code == 0
-    lines = got.stdout.splitlines()
-    assert lines[0] == "# Fields: subject id, score, BTOP, query id"
     hits = wavedp.search(str(Q), str(T), PROT, device="cpu")
-    rows = [h for per_query in hits for h in per_query]
-    assert lines[1:] == [f"{h.target_id}\t{h.score}\t{columns.btop(h)}\t{h.query_id}"
-                         for h in rows]
+    titles = [title for _, _, title in seqio.iter_records(Q, titles=True)]
+    want = []
+    for title, found in zip(titles, hits, strict=True):
+        want += [f"# wavedp {wavedp.__version__}", f"# Query: {title}", f"# Database: {T}",
+                 "# Fields: subject id, score, BTOP, query id", f"# {len(found)} hits found"]
+        want += [f"{h.target_id}\t{h.score}\t{columns.btop(h)}\t{h.query_id}" for h in found]
+    assert got.stdout.splitlines() == [*want, f"# wavedp processed {len(titles)} queries"]
 
 
 def test_align_takes_columns_too():

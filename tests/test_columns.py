@@ -179,6 +179,37 @@ def test_header_line_equals_blastp_outfmt_7(tmp_path):
     assert header_line(["cigar", "qseqid"]) == "# Fields: CIGAR, query id"
 
 
+@needs_blastp
+def test_header_blocks_equal_blastp_outfmt_7(tmp_path):
+    """``search --header`` writes blastp's -outfmt 7 comment lines for the same hits: each
+    query's title, the fields, the number of hits (none: no fields line), the queries
+    processed; the program and the database are wavedp's and the file given."""
+    queries = tmp_path / "q.fa"
+    queries.write_text((EXAMPLES / "query.fa").read_text()
+                       + ">none a query without hits\nWWWWWWWWWWWWWWWWWW\n")
+    target = EXAMPLES / "target.fa"
+    ours = CliRunner().invoke(cli, ["search", str(queries), str(target), "--device", "cpu",
+                                    "--stats", "blast", "--evalue", "1e-10", "--header",
+                                    "--columns", "qseqid sseqid evalue"])
+    assert ours.exit_code == 0, ours.output
+    blast = subprocess.run([*PROTEIN_ARGS, "-query", str(queries), "-subject", str(target),
+                            "-evalue", "1e-10", "-outfmt", "7 qseqid sseqid evalue"],
+                           capture_output=True, text=True, check=True).stdout
+    got, want = ours.stdout.splitlines(), blast.splitlines()
+    assert len(got) == len(want) and "# 0 hits found" in got
+    for g, w in zip(got, want, strict=True):
+        if w.startswith("# BLASTP"):
+            assert g == f"# wavedp {wavedp.__version__}"
+        elif w.startswith("# Database:"):
+            assert g == f"# Database: {target}"
+        elif w.startswith("# BLAST processed"):
+            assert g == w.replace("BLAST", "wavedp")
+        elif w.startswith("#"):
+            assert g == w
+        else:  # the same hits (E-values apart: blastp's heuristic)
+            assert g.split("\t")[:2] == w.split("\t")[:2]
+
+
 def test_every_field_has_a_meaning_and_a_header():
     assert set(FIELDS) == set(HEADERS)
     assert all(isinstance(FIELDS[name], str) and "\n" not in FIELDS[name] for name in FIELDS)

@@ -25,6 +25,7 @@ from helpers import db_data, fresh, fresh_env
 
 import wavedp
 from wavedp.cli import cli
+from wavedp.cli import cluster as dask_connection
 from wavedp.cli import search as search_command
 from wavedp.db.database import Database
 from wavedp.dbsearch import journal as journal_module
@@ -445,7 +446,7 @@ def test_bad_input_is_one_line_and_status_2(tmp_path: Path, protein, dna, monkey
         pytest.skip("a GPU is present")
     if case.startswith("unreachable scheduler"):
         pytest.importorskip("distributed")
-        monkeypatch.setattr(search_command, "CONNECT_TIMEOUT", 0.5)
+        monkeypatch.setattr(dask_connection, "CONNECT_TIMEOUT", 0.5)
     args, needles = _bad_cases(tmp_path, protein, dna)[case]
     before = sorted(os.listdir(tmp_path))
     extra = [] if "-o" in args else ["-o", tmp_path / "result.tsv"]

@@ -22,6 +22,7 @@ from .alignment import Alignment
 from .errors import InputError
 from .formats import NA, blast_bitscore, blast_evalue
 from .scoring import INVALID, Scoring
+from .version import __version__
 
 #: field name -> its one-line meaning (BLAST's, where BLAST has the field)
 FIELDS: dict[str, str] = {
@@ -114,6 +115,22 @@ def header_line(columns: Sequence[str]) -> str:
     """BLAST's ``-outfmt 7`` comment line naming ``columns``: ``# Fields: query id, ...``."""
     check(columns)
     return "# Fields: " + ", ".join(HEADERS[name] for name in columns)
+
+
+def commented(title: str, database: str, columns: Sequence[str], rows: str) -> str:
+    """One query's block as BLAST's ``-outfmt 7`` prints it: the program, the query's title
+    (its whole header line), the database, the fields (where there are hits) and the
+    number of hits, then ``rows`` (the query's lines)."""
+    count = rows.count("\n")
+    fields = [header_line(columns)] if count else []
+    lines = [f"# wavedp {__version__}", f"# Query: {title}", f"# Database: {database}",
+             *fields, f"# {count} hits found"]
+    return "".join(line + "\n" for line in lines) + rows
+
+
+def processed(count: int) -> str:
+    """The last line of ``-outfmt 7`` output: how many queries were searched."""
+    return f"# wavedp processed {count} queries\n"
 
 
 def percent_match(part: int, whole: int) -> int:

@@ -227,11 +227,11 @@ def _check_fastq_layout(path: str, count: int, last: str | None) -> None:
         raise InputError(f"file {path}: malformed FASTQ{where}: {fault}")
 
 
-def _records(path: str, kind: str) -> Iterator[tuple[str, str]]:
+def _records(path: str, kind: str, titles: bool = False) -> Iterator[tuple[str, ...]]:
     """The records of a sniffed file; ``iter_records`` translates I/O and parser errors."""
     mark = ">" if kind == "fasta" else "@"
     count, last = 0, None
-    for count, record in enumerate(pyfastx.Fastx(path, format=kind), 1):
+    for count, record in enumerate(pyfastx.Fastx(path, format=kind, comment=titles), 1):
         if kind == "fastq":
             _check_fastq_record(path, count, record)
         last = record[0]
@@ -240,7 +240,11 @@ def _records(path: str, kind: str) -> Iterator[tuple[str, str]]:
         text = record[1]
         if "\r" in text:  # pyfastx keeps the \r of a CRLF line holding nothing else
             text = text.replace("\r", "")
-        yield last, text
+        if titles:
+            comment = record[-1].rstrip("\r")
+            yield last, text, f"{last} {comment}" if comment else last
+        else:
+            yield last, text
     if kind == "fastq":
         _check_fastq_layout(path, count, last)
     if not count:
@@ -251,12 +255,13 @@ def _records(path: str, kind: str) -> Iterator[tuple[str, str]]:
 STDIN = "-"
 
 
-def iter_records(path: str | os.PathLike, shown: str | None = None
-                 ) -> Iterator[tuple[str, str]]:
+def iter_records(path: str | os.PathLike, shown: str | None = None, *, titles: bool = False
+                 ) -> Iterator[tuple[str, ...]]:
     """Stream the records of a FASTA or FASTQ file (plain or gzipped) as (id, text) pairs;
     ``-`` reads standard input (copied once to a temporary file: the checks read it twice).
 
     ``shown``: how messages name ``path`` (a copy of standard input: ``standard input``).
+    ``titles``: (id, text, title) triples, the title the whole header line after its mark.
 
     One record at a time (memory is bounded by the longest record). The id is the first word
     of the header line. The file is first read once whole (decompressed) to check a gzip
@@ -266,11 +271,11 @@ def iter_records(path: str | os.PathLike, shown: str | None = None
     """
     path = os.fspath(path)
     if path == STDIN:
-        yield from iter_records(stdin_copy(), "standard input")
+        yield from iter_records(stdin_copy(), "standard input", titles=titles)
         return
     if shown is not None:  # a copy, named as the user gave it
         try:
-            yield from iter_records(path)
+            yield from iter_records(path, titles=titles)
         except InputError as exc:
             raise InputError(str(exc).replace(f"file {path}", shown)
                              .replace(path, shown)) from None
@@ -281,11 +286,11 @@ def iter_records(path: str | os.PathLike, shown: str | None = None
         if lone:  # line ends of a carriage return alone: read through a copy
             copy = _line_feeds(path)
             try:
-                yield from _records(copy, kind)
+                yield from _records(copy, kind, titles)
             except InputError as exc:
                 raise InputError(str(exc).replace(copy, path)) from None
             return
-        yield from _records(path, kind)
+        yield from _records(path, kind, titles)
     except InputError:
         raise
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:

@@ -119,15 +119,17 @@ def output_options(default_format: str,
     ], command)
 
 
-def column_options(formats: str) -> Callable[[Callable], Callable]:
+HEADER_HELP = "blast6: a first line '# Fields: ...' naming the columns."
+
+
+def column_options(formats: str, header: str = HEADER_HELP) -> Callable[[Callable], Callable]:
     """--columns and --header, of ``align`` and ``search`` (``formats``: where --columns
-    applies, for the help)."""
+    applies, for the help; ``header``: --header's help)."""
     return lambda command: _apply([
         click.option("--columns", "column_text", default=None, metavar="FIELDS",
                      help=f"{formats}: these fields in this order, by BLAST's names (e.g. "
                           "'qseqid sseqid evalue bitscore'; std: the default twelve)."),
-        click.option("--header", is_flag=True,
-                     help="blast6: a first line '# Fields: ...' naming the columns."),
+        click.option("--header", is_flag=True, help=header),
     ], command)
 
 

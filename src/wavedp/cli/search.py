@@ -1,6 +1,6 @@
-"""``wavedp makedb`` and ``wavedp search``: a database built once, and every query searched
-against it (on this machine's CPU or GPUs, or a Dask cluster), its hits written as they
-come or journalled for ``--resume``."""
+"""``wavedp search``: every query searched against a database (on this machine's CPU or
+GPUs, a Dask cluster, or a running ``wavedp serve``), its hits written as they come or
+journalled for ``--resume``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import array
 import itertools
 import os
 import shlex
+import tempfile
 import time
 import warnings
 import zlib
@@ -25,7 +26,6 @@ from ..db.building import guess_alphabet
 from ..db.database import Database
 from ..db.files import HEADER
 from ..db.reading import read_header
-from ..dbsearch import cluster as dask_cluster
 from ..dbsearch import text
 from ..dbsearch.api import (
     DEFAULT_EVALUE,
@@ -50,12 +50,11 @@ from ..stats.significance import DEFAULT_STATS, STATS
 from ..trace import Trace, explain_lines, process_seconds
 from ..version import __version__
 from . import common, outputs
+from .cluster import Dask
 from .progress import Progress, counted
 
 #: SAM @SQ lines are streamed from a database this many sequences at a time
 SQ_BLOCK = 1 << 16
-#: seconds ``search --scheduler`` waits for the Dask scheduler to answer
-CONNECT_TIMEOUT = dask_cluster.CONNECT_TIMEOUT
 
 #: the scoring of a search of a DNA database given no scoring flag: blastn's reward and
 #: penalty, and its gap costs (existence 5, extension 2: a first gap residue costs 7 here),
@@ -179,29 +178,6 @@ def _sam_header(db: Database, argv: list[str]) -> Iterator[str]:
     return sam_header_lines(targets(), command_line=shlex.join(["wavedp", *argv]))
 
 
-class _Dask:
-    """The Dask client of ``--scheduler`` or ``--cluster local``: connected when the search
-    asks for it (after the input is validated); ``close`` closes it and a cluster it
-    started."""
-
-    def __init__(self, scheduler: str | None, cluster: str | None,
-                 workers: int | None) -> None:
-        self.scheduler, self.cluster, self.workers = scheduler, cluster, workers
-        self.client = None
-
-    def __call__(self):
-        self.client = dask_cluster.connect(self.scheduler, self.cluster, self.workers,
-                                           timeout=CONNECT_TIMEOUT)
-        threads = self.client.nthreads()
-        click.echo(f"wavedp: using the Dask cluster at {self.client.scheduler.address} "
-                   f"({len(threads)} workers, {sum(threads.values())} threads)", err=True)
-        return self.client
-
-    def close(self) -> None:
-        if self.client is not None:
-            dask_cluster.close(self.client)
-
-
 @click.command(name="search", help=SEARCH_HELP)
 @click.argument("query", metavar="QUERIES")
 @click.argument("database", metavar="DB")
@@ -228,7 +204,10 @@ class _Dask:
               help="Score the queries' low-complexity regions as X (N for DNA): tantan, "
                    "from the optional package pytantan.")
 @common.output_options("blast6", more=("parquet",))
-@common.column_options("blast6 or parquet")
+@common.column_options("blast6 or parquet", header=(
+    "blast6: comment lines as BLAST's -outfmt 7 writes them: before each query's hits the "
+    "program, the query's title, DB, the fields and the number of hits; at the end the "
+    "number of queries."))
 @click.option("--resume", is_flag=True,
               help="With -o: journal finished queries beside FILE; rerunning the same "
                    "command continues a stopped run.")
@@ -276,16 +255,18 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
             raise InputError(f"--server searches with the blast6 or sam format and the "
                              f"scoring, cutoff and column options: not {what}")
         columns = common.columns(column_text, header, fmt)
-        request = {"queries": remote.queries_text(query), "database": database, "top": top,
+        queries = remote.queries_text(query)
+        request = {"queries": queries, "database": database, "top": top,
                    "evalue": evalue, "min_score": min_score, "stats": stats, "mode": mode,
                    "strand": strand, "matrix": matrix, "match": match, "mismatch": mismatch,
                    "gap_open": gap_open, "gap_extend": gap_extend,
                    "columns": list(columns) if columns else None,
-                   "format": "sam" if fmt == "sam" else "tsv"}
-        _remote(server, {k: v for k, v in request.items() if v is not None},
-                token or os.environ.get("WAVEDP_TOKEN"), outputs.target(output, [query]),
-                fmt, [fields.header_line(columns or fields.DEFAULT)] if header else [],
-                (obj or {}).get("argv", []))
+                   "format": "sam" if fmt == "sam" else "json" if header else "tsv"}
+        answer = remote.search(server, {k: v for k, v in request.items() if v is not None},
+                               token or os.environ.get("WAVEDP_TOKEN"))
+        if header:  # each query's lines in its block, the titles read from its text
+            answer = _blocks_of(answer, queries, database, columns or fields.DEFAULT)
+        _remote(answer, outputs.target(output, [query]), fmt, (obj or {}).get("argv", []))
         return
     if matrix is None and match is None and mismatch is None and _holds_dna(database):
         if query != STDIN and not _holds_dna(query):
@@ -319,17 +300,31 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
             dask.close()
 
 
-def _remote(server: str, request: dict, token: str | None, destination: outputs.Target,
-            fmt: str, head: list[str], argv: list[str]) -> None:
-    """The search asked of ``server`` and its answer written under the output contract:
-    ``head`` first (blast6's ``--header``); SAM's @PG line names this command."""
-    answer = remote.search(server, request, token)
+def _blocks_of(answer: str, queries: str, database: str, columns: tuple[str, ...]) -> str:
+    """``--header`` of ``--server``: the server's JSON answer (each query's hits, each with
+    its blast6 line) as the command's ``-outfmt 7`` blocks, the titles from ``queries``."""
+    import json
+
+    with tempfile.NamedTemporaryFile("w", suffix=".fa", encoding="utf-8") as fh:
+        fh.write(queries)
+        fh.flush()
+        titles = [title for _, _, title in iter_records(fh.name, "the queries", titles=True)]
+    found = json.loads(answer)["queries"]
+    return "".join(fields.commented(title, database, columns,
+                                    "".join(hit["blast6"] + "\n" for hit in query["hits"]))
+                   for title, query in zip(titles, found, strict=True)) + \
+        fields.processed(len(titles))
+
+
+def _remote(answer: str, destination: outputs.Target, fmt: str, argv: list[str]) -> None:
+    """The server's answer written under the output contract; SAM's @PG line names this
+    command."""
     if fmt == "sam":
         pg = list(sam_header_lines([], command_line=shlex.join(["wavedp", *argv])))[-1]
         answer = "".join(pg + "\n" if line.startswith("@PG\t") else line
                          for line in answer.splitlines(keepends=True))
     with outputs.opened(destination) as out:
-        out.write("".join(line + "\n" for line in head) + answer)
+        out.write(answer)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -451,6 +446,11 @@ class _QueryFile:
                 return batch.ids[k - start]
         raise IndexError(k)
 
+    def titles(self) -> Iterator[str]:
+        """Each record's title (its whole header line), in file order."""
+        shown = "standard input" if self.path == STDIN else None
+        return (title for _, _, title in iter_records(self.source, shown, titles=True))
+
     def batches(self) -> Iterator[tuple[int, Prepared]]:
         """(the index of its first record, the batch checked and encoded), in file order."""
         records = iter_records(self.source, "standard input" if self.path == STDIN else None)
@@ -460,7 +460,7 @@ class _QueryFile:
             start += len(chunk)
 
 
-def _opened(request: _Request) -> tuple[_QueryFile, Database, Journal | None, _Dask | None]:
+def _opened(request: _Request) -> tuple[_QueryFile, Database, Journal | None, Dask | None]:
     """The inputs read and the search's helpers started: on this machine the GPUs start (and
     a child plans the scan) while the queries and the database are read; the journal of
     ``--resume``; a Dask cluster's client."""
@@ -474,13 +474,13 @@ def _opened(request: _Request) -> tuple[_QueryFile, Database, Journal | None, _D
                           else request.database)
     journal = (Journal(request.destination.real, request.signature()) if request.resume
                else None)
-    dask = None if request.local else _Dask(request.scheduler, request.cluster,
+    dask = None if request.local else Dask(request.scheduler, request.cluster,
                                             request.workers)
     return queries, db, journal, dask
 
 
 def _searched(request: _Request, queries: _QueryFile, db: Database, journal: Journal | None,
-              dask: _Dask | None) -> None:
+              dask: Dask | None) -> None:
     """The search run and its hits written (``--explain`` and ``--energy`` said after)."""
     done = np.array(sorted(journal.done) if journal else [], np.int64)
     todo = np.ones(len(queries), bool)
@@ -527,7 +527,7 @@ def _searched(request: _Request, queries: _QueryFile, db: Database, journal: Jou
                             device=chosen or request.device,
                             devices=request.devices if dask else None,
                             partition=request.partition, client=dask, trace=trace)
-        _written(request, results(searcher), len(queries), db, journal, meter, chosen)
+        _written(request, results(searcher), queries, db, journal, meter, chosen)
     common.energy_line(power, cells)
     if request.explain:
         _explain(trace, started, np.repeat(queries.lengths[todo], strands).tolist(),
@@ -535,13 +535,13 @@ def _searched(request: _Request, queries: _QueryFile, db: Database, journal: Jou
 
 
 def _written(request: _Request, results: Iterator[tuple[int, list[Alignment]]],
-             count: int, db: Database, journal: Journal | None, meter: Progress,
+             queries: _QueryFile, db: Database, journal: Journal | None, meter: Progress,
              chosen: Device | None) -> None:
     """Each query's hits written as they come: a Parquet table, text under the output
     contract, or (``--resume``) journalled and assembled once every query is done."""
-    fmt, columns, scoring = request.fmt, request.columns, request.scoring
-    head = (_sam_header(db, request.argv) if fmt == "sam"
-            else [fields.header_line(columns or fields.DEFAULT)] if request.header else ())
+    fmt, columns, scoring, count = request.fmt, request.columns, request.scoring, len(queries)
+    head = _sam_header(db, request.argv) if fmt == "sam" else ()
+    block = _Blocks(request, queries) if request.header else None
     if fmt == "parquet":
         with outputs.opened(request.destination, binary=True) as out, meter:
             if chosen is not None:
@@ -554,10 +554,13 @@ def _written(request: _Request, results: Iterator[tuple[int, list[Alignment]]],
                 common.note(chosen)
             writer = _Writer(out, fmt)
             writer.header(head)
-            for _, hits in results:
-                writer.query(text.render(hits, fmt, columns, scoring))
+            for k, hits in results:
+                rows = text.render(hits, fmt, columns, scoring)
+                writer.query(rows if block is None else block(k, rows))
                 out.flush()
                 meter.query_done()
+            if block is not None:
+                out.write(fields.processed(count))
     else:
         journal.start()
         if chosen is not None:
@@ -570,7 +573,26 @@ def _written(request: _Request, results: Iterator[tuple[int, list[Alignment]]],
             writer = _Writer(out, fmt)
             writer.header(head)
             for k in range(count):
-                writer.query(journal.text(k))
+                rows = journal.text(k)
+                writer.query(rows if block is None else block(k, rows))
+            if block is not None:
+                out.write(fields.processed(count))
+
+
+class _Blocks:
+    """``--header``: query k's lines in their ``-outfmt 7`` block (the query titles read in
+    file order as the queries come, so memory does not grow with their number)."""
+
+    def __init__(self, request: _Request, queries: _QueryFile) -> None:
+        self.database, self.columns = request.database, request.columns or fields.DEFAULT
+        self.titles, self.next = queries.titles(), 0
+
+    def __call__(self, k: int, rows: str) -> str:
+        while self.next < k:  # queries a resumed run had done
+            next(self.titles)
+            self.next += 1
+        self.next += 1
+        return fields.commented(next(self.titles), self.database, self.columns, rows)
 
 
 def _counted(results: Iterable[tuple[int, list[Alignment]]],
