@@ -41,7 +41,8 @@ def test_chosen_columns_in_their_order_with_a_header():
               "--header")
     assert got.exit_code == 0
     hits = wavedp.search(str(Q), str(T), PROT, device="cpu")
-    titles = [title for _, _, title in seqio.iter_records(Q, titles=True)]
+    titles = [seqio.whole_title(rid, title)
+              for rid, _, title in seqio.iter_records(Q, titles=True)]
     want = []
     for title, found in zip(titles, hits, strict=True):
         want += [f"# wavedp {wavedp.__version__}", f"# Query: {title}", f"# Database: {T}",

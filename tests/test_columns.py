@@ -40,8 +40,9 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 #: blastn -reward 2 -penalty -3 -gapopen 5 -gapextend 2 (a gap of k costs 5 + 2k)
 DNA_SCORING = wavedp.Scoring(match=2, mismatch=-3, gap_open=7, gap_extend=2)
-#: every field BLAST has (cigar is wavedp's own)
-BLAST_FIELDS = tuple(name for name in FIELDS if name != "cigar")
+#: every field BLAST has (cigar is wavedp's own; the titles, N/A for BLAST's -subject, are
+#: compared on a BLAST database below)
+BLAST_FIELDS = tuple(name for name in FIELDS if name not in ("cigar", "stitle", "salltitles"))
 PROTEIN_ARGS = ("blastp", "-comp_based_stats", "0", "-seg", "no", "-gapopen", "10",
                 "-gapextend", "1")
 DNA_ARGS = ("blastn", "-task", "blastn", "-reward", "2", "-penalty", "-3", "-gapopen", "5",
@@ -177,6 +178,28 @@ def test_header_line_equals_blastp_outfmt_7(tmp_path):
         line = next(x for x in out.splitlines() if x.startswith("# Fields:"))
         assert header_line(fields or parse_columns("std")) == line  # no fields: BLAST's std
     assert header_line(["cigar", "qseqid"]) == "# Fields: CIGAR, query id"
+
+
+@needs_blastp
+def test_titles_equal_blastps_of_a_database_with_parsed_ids(tmp_path):
+    """stitle and salltitles: the subject's header line after its id, as blastp prints them
+    for a database made with -parse_seqids; from a .wdb and from a FASTA file alike."""
+    target = tmp_path / "t.fa"
+    target.write_text((EXAMPLES / "target.fa").read_text().replace(
+        ">wdp_t2 ", ">wdp_t2   spaced  "))  # spaces kept as BLAST keeps them
+    subprocess.run(["makeblastdb", "-in", str(target), "-dbtype", "prot", "-parse_seqids",
+                    "-out", str(tmp_path / "blast")], check=True, capture_output=True)
+    fields = "qseqid sseqid stitle salltitles"
+    blast = subprocess.run([*PROTEIN_ARGS, "-query", str(EXAMPLES / "query.fa"), "-db",
+                            str(tmp_path / "blast"), "-evalue", "1e-10", "-outfmt",
+                            f"6 {fields}"], capture_output=True, text=True, check=True).stdout
+    wavedp.Database.build(target, tmp_path / "t.wdb", progress=False)
+    for db in (tmp_path / "t.wdb", target):
+        ours = CliRunner().invoke(cli, ["search", str(EXAMPLES / "query.fa"), str(db),
+                                        "--device", "cpu", "--stats", "blast", "--evalue",
+                                        "1e-10", "--columns", fields])
+        assert ours.exit_code == 0, ours.output
+        assert ours.stdout == blast and "spaced" in blast
 
 
 @needs_blastp

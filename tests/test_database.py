@@ -124,7 +124,7 @@ def test_protein_round_trip(tmp_path: Path):
         db.id(len(db))
     assert sorted(os.listdir(tmp_path)) == ["db.wdb", "in.fa"]  # no temporary folder left
     header = json.loads((tmp_path / "db.wdb" / "header.json").read_text())
-    assert (header["format"], header["version"], header["sequences"]) == ("wavedp-db", 3, 5)
+    assert (header["format"], header["version"], header["sequences"]) == ("wavedp-db", 4, 5)
 
 
 @pytest.mark.parametrize("kind", ["fasta", "fastq", "fasta.gz", "fastq.gz"])
@@ -689,18 +689,21 @@ def test_readers_see_the_old_database_or_the_new_never_a_mix(tmp_path: Path):
     assert left == sorted([dbfiles.HEADER, dbfiles.LOCK, db_data(out).name]), left
 
 
-def test_a_version_2_database_is_named_to_rebuild(tmp_path: Path):
-    """A version 2 folder (no stored order): one line naming makedb."""
+@pytest.mark.parametrize("version, removed", [(2, ("order.i32", "runs.i64")),
+                                              (3, ("titles.txt", "title_offsets.i64"))])
+def test_an_older_database_is_named_to_rebuild(tmp_path: Path, version, removed):
+    """A version 2 folder (no stored order) or 3 (no titles): one line naming makedb."""
     build(tmp_path, PROTEIN_FA)
     folder = tmp_path / "db.wdb"
     header = json.loads((folder / dbfiles.HEADER).read_text())
-    for name in dbfiles.SORTED:
+    for name in removed:
         (db_data(folder) / name).unlink()
         del header["files"][name]
-    header["version"] = 2
+    header.pop("title_bytes")
+    header["version"] = version
     (folder / dbfiles.HEADER).write_text(header_text(header))
-    with pytest.raises(InputError, match="version 2 is not supported.*rebuild it with wavedp "
-                                         "makedb"):
+    with pytest.raises(InputError, match=f"version {version} is not supported.*rebuild it "
+                                         "with wavedp makedb"):
         Database.open(folder)
 
 

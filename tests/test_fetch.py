@@ -32,9 +32,9 @@ def test_fetch_by_id_in_the_order_asked(tmp_path):
     db = _db(tmp_path)
     got = invoke("fetch", db, "p3", "P1")
     assert got.exit_code == 0, got.output
-    assert got.stdout == ">p3\nWWW\n>P1\nMKTAYIAKQRQISFVKSHFSRQ\n"
+    assert got.stdout == ">p3\nWWW\n>P1 first protein\nMKTAYIAKQRQISFVKSHFSRQ\n"  # titles
     long = invoke("fetch", db, "P2").stdout.splitlines()
-    assert long[0] == ">P2" and [len(x) for x in long[1:]] == [80, 20]  # 80 a line
+    assert long[0] == ">P2 second" and [len(x) for x in long[1:]] == [80, 20]  # 80 a line
     ids = tmp_path / "ids.txt"
     ids.write_text("P2\n\np3\n")
     assert invoke("fetch", db, "--ids", ids).stdout == invoke("fetch", db, "P2", "p3").stdout
@@ -62,7 +62,7 @@ def test_fetch_faults_are_one_line_and_nothing_written(tmp_path, args, says):
                     reason="needs BLAST+ (Debian ncbi-blast+)")
 def test_a_blast_database_becomes_a_wdb(tmp_path):
     """makeblastdb -parse_seqids, then blastdbcmd -entry all | wavedp makedb -: the same
-    ids and sequences, and fetch gives a sequence back as blastdbcmd -entry does."""
+    ids, titles and sequences, and fetch gives a sequence back as blastdbcmd -entry does."""
     (tmp_path / "in.fa").write_text(FASTA)
     subprocess.run(["makeblastdb", "-in", str(tmp_path / "in.fa"), "-dbtype", "prot",
                     "-out", str(tmp_path / "blast"), "-parse_seqids"], check=True,
@@ -73,7 +73,8 @@ def test_a_blast_database_becomes_a_wdb(tmp_path):
     assert made.exit_code == 0, made.output
     db = wavedp.Database.open(tmp_path / "b.wdb")
     assert list(db.ids) == ["P1", "P2", "p3"]
+    assert list(db.titles) == ["first protein", "second", ""]
     one = subprocess.run(["blastdbcmd", "-db", str(tmp_path / "blast"), "-entry", "P2"],
                          check=True, capture_output=True, text=True).stdout.splitlines()
     mine = invoke("fetch", tmp_path / "b.wdb", "P2").stdout.splitlines()
-    assert mine[0] == one[0].split()[0] and "".join(mine[1:]) == "".join(one[1:])
+    assert mine[0] == one[0] and "".join(mine[1:]) == "".join(one[1:])

@@ -93,6 +93,7 @@ CASES = {
     "dna": records(200, 6, letters="ACGTACGTACGTN"),
     "dna with iupac": records(200, 7, letters="ACGTACGTACGTACGTRYKMacgtu"),
     "tabs in headers": records(30, 8).replace(" description", "\tdescription"),
+    "spaces around titles": records(30, 9).replace(" description", "  description \t"),
     "one record": ">only\nMKV\n",
     "empty records only": ">a\n>b\n\n>c\n",
 }

@@ -67,6 +67,8 @@ class Alignment:
     evalue: float | None = None
     bitscore: float | None = None
     strand: str | None = None
+    #: search hits: the subject's title (its header line after the id; empty where none)
+    target_title: str = field(default="", repr=False, compare=False)
 
     def ops(self) -> list[tuple[int, str]]:
         """The CIGAR as (length, op) pairs; empty when there is none."""

@@ -192,7 +192,8 @@ def pair_alignments(score: list[int], query_start: list[int], query_end: list[in
     qi, ti = pairs[:, 0].tolist(), pairs[:, 1].tolist()
     qlen = [c.size for c in queries.codes]
     tlen = [c.size for c in targets.codes]
-    given = {"cigar": None, "evalue": None, "bitscore": None, "strand": None}
+    given = {"cigar": None, "evalue": None, "bitscore": None, "strand": None,
+             "target_title": ""}
     for name in columns:
         given.pop(name)
     return built({

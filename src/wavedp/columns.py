@@ -31,6 +31,9 @@ FIELDS: dict[str, str] = {
                "-parse_deflines)",
     "sseqid": "subject (target) sequence id",
     "saccver": "subject id (as qaccver)",
+    "stitle": "subject title: its header line after the id (BLAST's, for a database made "
+              "with -parse_seqids)",
+    "salltitles": "all subject titles (one: a .wdb keeps every record)",
     "pident": "percentage of identical matches over the alignment length",
     "length": "alignment length (columns, gaps included)",
     "mismatch": "number of mismatches",
@@ -67,7 +70,8 @@ STD: tuple[str, ...] = ("qaccver", "saccver") + DEFAULT[2:]
 #: field name -> the description ``blastp -outfmt 7`` prints for it in ``# Fields:``
 HEADERS: dict[str, str] = {
     "qseqid": "query id", "qaccver": "query acc.ver", "sseqid": "subject id",
-    "saccver": "subject acc.ver", "pident": "% identity", "length": "alignment length",
+    "saccver": "subject acc.ver", "stitle": "subject title", "salltitles": "subject titles",
+    "pident": "% identity", "length": "alignment length",
     "mismatch": "mismatches", "gapopen": "gap opens", "qstart": "q. start", "qend": "q. end",
     "sstart": "s. start", "send": "s. end", "evalue": "evalue", "bitscore": "bit score",
     "score": "score", "qlen": "query length", "slen": "subject length",
@@ -242,6 +246,12 @@ class _Hit:
         return self.aln.target_id
 
     saccver = sseqid
+
+    @property
+    def stitle(self) -> str | None:
+        return self.aln.target_title or None
+
+    salltitles = stitle
 
     @property
     def score(self) -> int:

@@ -49,18 +49,20 @@ def _next(found: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
 
 
 def parse_piece(buf: np.ndarray, lut: np.ndarray, id_end: np.ndarray, control: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
-    """(codes, lengths, ids, letters, status, where) of a piece (uint8, starting at a header
-    line): the residues translated by ``lut`` (line ends and ``\\r`` dropped), each record's
-    length, each id (the header's first word, up to a byte of ``id_end``) followed by a
-    newline, each byte's count among the residues; status 0, or NO_ID (where: the record's
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """(codes, lengths, ids, titles, letters, status, where) of a piece (uint8, starting at a
+    header line): the residues translated by ``lut`` (line ends and ``\\r`` dropped), each
+    record's length, each id (the header's first word, up to a byte of ``id_end``) followed
+    by a newline, each title (the rest of the header line after the id and one space or tab,
+    a line end's ``\\r`` dropped) followed by a newline, each byte's count among the
+    residues; status 0, or NO_ID (where: the record's
     index), CONTROL_BYTE (where: the offset of the first byte of ``control``) or
     NO_HEADER, whichever a reader from the start meets first. ``id_end`` must hold the line
     feed and ``control`` none of tab, line feed and carriage return (as seqio's tables)."""
     assert id_end[10] and not control[[9, 10, 13]].any()
     n = buf.size
     letters = np.zeros(256, np.int64)
-    none = (_EMPTY, np.zeros(0, np.int64), _EMPTY, letters)
+    none = (_EMPTY, np.zeros(0, np.int64), _EMPTY, _EMPTY, letters)
     if n == 0:
         return (*none, 0, 0)
     if buf[0] != 62:
@@ -105,12 +107,23 @@ def parse_piece(buf: np.ndarray, lut: np.ndarray, id_end: np.ndarray, control: n
     body = np.minimum(head_end + 1, n)  # and its sequence lines' start
     skipped = np.union1d(lines, crs) if crs.size else lines
     lengths = (bounds - body) - (np.searchsorted(skipped, bounds) - np.searchsorted(skipped, body))
-    where, sizes = _spans(heads + 1, id_stop)
-    ids = np.empty(where.size + heads.size, np.uint8)
-    ends = np.cumsum(sizes + 1) - 1
-    ids[np.arange(where.size) + np.repeat(np.arange(heads.size), sizes)] = buf[where]
-    ids[ends] = 10
-    return codes, lengths.astype(np.int64), ids, letters, 0, 0
+    ids = _lines(buf, heads + 1, id_stop)
+    cut = np.minimum(id_stop, n - 1)
+    after = (id_stop < n) & ((buf[cut] == 32) | (buf[cut] == 9))  # a space or tab: a title
+    last = np.minimum(head_end, n - 1)
+    crlf = (head_end < n) & (buf[last] == 10) & (buf[np.maximum(last - 1, 0)] == 13)
+    stop = head_end - crlf  # the header line's end, before a CRLF's carriage return
+    titles = _lines(buf, np.where(after, np.minimum(id_stop + 1, stop), stop), stop)
+    return codes, lengths.astype(np.int64), ids, titles, letters, 0, 0
+
+
+def _lines(buf: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """The spans [start, stop) of ``buf``, each followed by a newline."""
+    where, sizes = _spans(starts, stops)
+    out = np.empty(where.size + starts.size, np.uint8)
+    out[np.arange(where.size) + np.repeat(np.arange(starts.size), sizes)] = buf[where]
+    out[np.cumsum(sizes + 1) - 1] = 10
+    return out
 
 
 @dataclass(frozen=True)
@@ -125,6 +138,7 @@ class FastaBlock:
     lengths: np.ndarray
     first: int
     letters: np.ndarray | None = None  # each byte's count among the residues
+    titles: bytes = b""  # each record's title (see parse_piece) followed by a newline
 
 
 def fasta_blocks(path: str | os.PathLike, block: int = CHUNK) -> Iterator[FastaBlock]:
@@ -157,7 +171,7 @@ def fasta_block(path: str, data: bytes | memoryview, first: int,
     translated by ``lut`` where given (bytes -> codes), and ``letters``, the count of each
     byte among the residues (before translation)."""
     buf = np.frombuffer(data, np.uint8)
-    codes, lengths, ids, letters, status, where = parse_piece(
+    codes, lengths, ids, titles, letters, status, where = parse_piece(
         buf, _IDENTITY if lut is None else np.ascontiguousarray(lut, dtype=np.uint8),
         _ID_END, _CONTROL_BYTES)
     if status == NO_ID:
@@ -167,4 +181,4 @@ def fasta_block(path: str, data: bytes | memoryview, first: int,
                          f"{first + int(np.count_nonzero(buf[:where] == ord('>')) - 1)}")
     if status == NO_HEADER:
         raise InputError(f"file {path}: text before the first header line")
-    return FastaBlock(ids.tobytes(), codes, lengths, first, letters)
+    return FastaBlock(ids.tobytes(), codes, lengths, first, letters, titles.tobytes())

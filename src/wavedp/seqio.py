@@ -241,8 +241,7 @@ def _records(path: str, kind: str, titles: bool = False) -> Iterator[tuple[str, 
         if "\r" in text:  # pyfastx keeps the \r of a CRLF line holding nothing else
             text = text.replace("\r", "")
         if titles:
-            comment = record[-1].rstrip("\r")
-            yield last, text, f"{last} {comment}" if comment else last
+            yield last, text, (record[-1] or "").rstrip("\r")
         else:
             yield last, text
     if kind == "fastq":
@@ -255,13 +254,19 @@ def _records(path: str, kind: str, titles: bool = False) -> Iterator[tuple[str, 
 STDIN = "-"
 
 
+def whole_title(rid: str, title: str) -> str:
+    """A record's header line after its mark: the id, then the title where it has one."""
+    return f"{rid} {title}" if title else rid
+
+
 def iter_records(path: str | os.PathLike, shown: str | None = None, *, titles: bool = False
                  ) -> Iterator[tuple[str, ...]]:
     """Stream the records of a FASTA or FASTQ file (plain or gzipped) as (id, text) pairs;
     ``-`` reads standard input (copied once to a temporary file: the checks read it twice).
 
     ``shown``: how messages name ``path`` (a copy of standard input: ``standard input``).
-    ``titles``: (id, text, title) triples, the title the whole header line after its mark.
+    ``titles``: (id, text, title) triples, the title the header line after the id and one
+    space or tab (empty where there is none).
 
     One record at a time (memory is bounded by the longest record). The id is the first word
     of the header line. The file is first read once whole (decompressed) to check a gzip

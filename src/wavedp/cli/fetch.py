@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..errors import InputError
-from ..seqio import STDIN
+from ..seqio import STDIN, whole_title
 from . import outputs
 
 #: residues a FASTA line (blastdbcmd's default)
@@ -57,7 +57,7 @@ def fetch(database: str, ids: tuple[str, ...], ids_file: str | None, every: bool
     with outputs.opened(destination) as out:
         for k in found:
             text = db.text(k)
-            out.write(f">{db.id(k)}\n" + "".join(text[a:a + LINE] + "\n"
+            out.write(f">{whole_title(db.id(k), db.title(k))}\n" + "".join(text[a:a + LINE] + "\n"
                                                  for a in range(0, len(text), LINE)))
 
 

@@ -44,7 +44,7 @@ from ..device import Device, choose, start_gpus
 from ..errors import EmptyWarning, InputError
 from ..formats import sam_header_lines
 from ..scoring import Scoring
-from ..seqio import STDIN, iter_records, stdin_copy
+from ..seqio import STDIN, iter_records, stdin_copy, whole_title
 from ..serve import client as remote
 from ..stats.significance import DEFAULT_STATS, STATS
 from ..trace import Trace, explain_lines, process_seconds
@@ -308,7 +308,8 @@ def _blocks_of(answer: str, queries: str, database: str, columns: tuple[str, ...
     with tempfile.NamedTemporaryFile("w", suffix=".fa", encoding="utf-8") as fh:
         fh.write(queries)
         fh.flush()
-        titles = [title for _, _, title in iter_records(fh.name, "the queries", titles=True)]
+        titles = [whole_title(rid, title)
+                  for rid, _, title in iter_records(fh.name, "the queries", titles=True)]
     found = json.loads(answer)["queries"]
     return "".join(fields.commented(title, database, columns,
                                     "".join(hit["blast6"] + "\n" for hit in query["hits"]))
@@ -447,9 +448,10 @@ class _QueryFile:
         raise IndexError(k)
 
     def titles(self) -> Iterator[str]:
-        """Each record's title (its whole header line), in file order."""
+        """Each record's whole header line (its id and title), in file order."""
         shown = "standard input" if self.path == STDIN else None
-        return (title for _, _, title in iter_records(self.source, shown, titles=True))
+        return (whole_title(rid, title)
+                for rid, _, title in iter_records(self.source, shown, titles=True))
 
     def batches(self) -> Iterator[tuple[int, Prepared]]:
         """(the index of its first record, the batch checked and encoded), in file order."""

@@ -114,16 +114,19 @@ class Builder:
             self.sinks[name] = Sink(os.path.join(folder, name))
         self.texts: list[str] = []
         self.ids: list[str] = []
+        self.titles: list[str] = []
         self.pending = 0
-        self.count = self.residues = self.id_bytes = self.longest = 0
+        self.count = self.residues = self.id_bytes = self.title_bytes = self.longest = 0
         self.composition = np.zeros(256, dtype=np.int64)
-        self.sinks["offsets.i64"].write(np.zeros(1, dtype="<i8"))
-        self.sinks["id_offsets.i64"].write(np.zeros(1, dtype="<i8"))
+        for name in ("offsets.i64", "id_offsets.i64", "title_offsets.i64"):
+            self.sinks[name].write(np.zeros(1, dtype="<i8"))
 
-    def add(self, rid: str, text: str) -> bool:
-        """Queue one record; True when a batch was written."""
+    def add(self, rid: str, text: str, title: str) -> bool:
+        """Queue one record (``title``: its header line after the id and one space or tab);
+        True when a batch was written."""
         self.texts.append(text)
         self.ids.append(rid)
+        self.titles.append(title)
         self.pending += len(text)
         if self.pending >= BATCH_RESIDUES or len(self.texts) >= BATCH_RECORDS:
             self.flush()
@@ -148,16 +151,15 @@ class Builder:
         self.sinks["residues.u8"].write(codes)
         self.sinks["offsets.i64"].write((self.residues + np.cumsum(lengths)).astype("<i8"))
         self.sinks["lengths.i32"].write(lengths.astype("<i4"))
-        names = [(rid + "\n").encode("utf-8", "surrogateescape") for rid in self.ids]
-        self.sinks["ids.txt"].write(b"".join(names))
-        name_ends = self.id_bytes + np.cumsum(np.fromiter(map(len, names), dtype=np.int64))
-        self.sinks["id_offsets.i64"].write(name_ends.astype("<i8"))
+        self.id_bytes = self._lines("ids.txt", "id_offsets.i64", _joined(self.ids),
+                                    self.id_bytes)
+        self.title_bytes = self._lines("titles.txt", "title_offsets.i64",
+                                       _joined(self.titles), self.title_bytes)
         self.composition += composition_of(codes)
         self.count += len(self.texts)
         self.residues += int(codes.size)
-        self.id_bytes = int(name_ends[-1])
         self.longest = max(self.longest, int(lengths.max()))
-        self.texts, self.ids, self.pending = [], [], 0
+        self.texts, self.ids, self.titles, self.pending = [], [], [], 0
 
     def choose(self, residues: bytes) -> None:
         """Decide the alphabet (``auto``) from the first block's residues (:func:`guess`)."""
@@ -171,15 +173,21 @@ class Builder:
         self.sinks["residues.u8"].write(codes)
         self.sinks["offsets.i64"].write((self.residues + np.cumsum(lengths)).astype("<i8"))
         self.sinks["lengths.i32"].write(lengths.astype("<i4"))
-        self.sinks["ids.txt"].write(block.ids)
-        name_ends = self.id_bytes + 1 + np.flatnonzero(
-            np.frombuffer(block.ids, np.uint8) == ord("\n"))
-        self.sinks["id_offsets.i64"].write(name_ends.astype("<i8"))
+        self.id_bytes = self._lines("ids.txt", "id_offsets.i64", block.ids, self.id_bytes)
+        self.title_bytes = self._lines("titles.txt", "title_offsets.i64", block.titles,
+                                       self.title_bytes)
         self.composition += composition
         self.count += int(lengths.size)
         self.residues += int(codes.size)
-        self.id_bytes = int(name_ends[-1])
         self.longest = max(self.longest, int(lengths.max()))
+
+    def _lines(self, name: str, offsets: str, lines: bytes, before: int) -> int:
+        """``lines`` (each ending in a newline) appended to ``name``, their ends to
+        ``offsets``; the bytes written so far."""
+        self.sinks[name].write(lines)
+        ends = before + 1 + np.flatnonzero(np.frombuffer(lines, np.uint8) == ord("\n"))
+        self.sinks[offsets].write(ends.astype("<i8"))
+        return int(ends[-1])
 
     def close(self) -> None:
         for sink in self.sinks.values():
@@ -191,8 +199,14 @@ class Builder:
         order written now."""
         files = {name: (s.size, s.crc) for name, s in self.sinks.items()}
         return make_header(self.alphabet, self.count, self.residues, self.longest,
-                           self.id_bytes, self.composition[:len(ALPHABETS[self.alphabet])].tolist(),
-                           self.source, {**files, **write_order(self.folder, self.count)})
+                           self.composition[:len(ALPHABETS[self.alphabet])].tolist(),
+                           self.source, {**files, **write_order(self.folder, self.count)},
+                           id_bytes=self.id_bytes, title_bytes=self.title_bytes)
+
+
+def _joined(texts: list[str]) -> bytes:
+    """``texts`` a line each, as the data files hold them."""
+    return "".join(text + "\n" for text in texts).encode("utf-8", "surrogateescape")
 
 
 class Slow(Exception):
@@ -235,8 +249,8 @@ def write_fasta(folder: str, source: str, alphabet: str, progress: bool, threads
                 except (Slow, InputError):  # the record reader says what and where
                     pass
             else:
-                for rid, text in iter_records(source):
-                    if builder.add(rid, text):
+                for rid, text, title in iter_records(source, titles=True):
+                    if builder.add(rid, text, title):
                         update()
                 builder.flush()
                 update()

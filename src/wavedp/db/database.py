@@ -13,6 +13,8 @@ Layout of ``NAME.wdb/`` (all integers little-endian, every array a raw file):
   - ``lengths.i32``: n sequence lengths;
   - ``ids.txt``: the ids, each followed by a newline, as UTF-8;
   - ``id_offsets.i64``: n+1 start offsets into ``ids.txt``;
+  - ``titles.txt`` and ``title_offsets.i64``: the same for the titles (each header line's
+    text after the id and one space or tab, the way BLAST's ``stitle`` shows it);
   - ``order.i32``: the indices longest first (ties in file order), and ``runs.i64`` the
     (length, count) of its runs of equal lengths, so a scan plans without sorting
     (``order.py``).
@@ -82,11 +84,14 @@ class Database:
 
     def __init__(self, *, path: str | None, alphabet: str, letters: str, residues: np.ndarray,
                  offsets: np.ndarray, lengths: np.ndarray, ids: Sequence[str],
-                 composition: np.ndarray | None, longest: int) -> None:
-        """``composition`` None: counted from ``residues`` when first asked for."""
+                 composition: np.ndarray | None, longest: int,
+                 titles: Sequence[str] | None = None) -> None:
+        """``composition`` None: counted from ``residues`` when first asked for; ``titles``
+        None: none (each empty)."""
         self._path, self._alphabet, self._letters = path, alphabet, letters
         self._residues, self._offsets, self._lengths = residues, offsets, lengths
         self._ids, self._composition, self._longest = ids, composition, longest
+        self._titles = titles
         self._letter_bytes = np.frombuffer(letters.encode("ascii"), dtype=np.uint8)
         self._order: Subjects | None = None  # stored, else sorted when first asked for
         self._identity: str | None = None
@@ -165,7 +170,8 @@ class Database:
                                          "(truncated or damaged database)")
         n = header["sequences"]
         counts = {"residues.u8": header["residues"], "offsets.i64": n + 1, "lengths.i32": n,
-                  "ids.txt": header["id_bytes"], "id_offsets.i64": n + 1, "order.i32": n,
+                  "ids.txt": header["id_bytes"], "id_offsets.i64": n + 1,
+                  "titles.txt": header["title_bytes"], "title_offsets.i64": n + 1, "order.i32": n,
                   "runs.i64": expected_sizes(header)["runs.i64"] // 8}
         try:
             arrays = {name: map_array(files[name], FILES[name], counts[name]) for name in FILES}
@@ -181,11 +187,13 @@ class Database:
                                               f"the header says {header['longest']})")
         id_offsets = arrays["id_offsets.i64"]
         check_offsets(files["id_offsets.i64"], id_offsets, header["id_bytes"], None, 2)
+        title_offsets = arrays["title_offsets.i64"]
+        check_offsets(files["title_offsets.i64"], title_offsets, header["title_bytes"], None, 1)
         db = cls(path=folder, alphabet=header["alphabet"], letters=header["letters"],
                  residues=arrays["residues.u8"], offsets=offsets, lengths=lengths,
                  ids=Ids(arrays["ids.txt"], id_offsets),
                  composition=np.asarray(header["composition"], dtype=np.int64),
-                 longest=longest)
+                 longest=longest, titles=Ids(arrays["titles.txt"], title_offsets))
         db._identity = header["data"]
         db._order = stored_order(files["runs.i64"], arrays["order.i32"], arrays["runs.i64"],
                                  header)
@@ -203,8 +211,9 @@ class Database:
 
     @classmethod
     def from_sequences(cls, texts: list[str], ids: list[str] | None = None,
-                       alphabet: str = "protein") -> Database:
-        """An in-memory database of ``texts`` (ids default to seq1, seq2, ...); no files."""
+                       alphabet: str = "protein", titles: list[str] | None = None) -> Database:
+        """An in-memory database of ``texts`` (ids default to seq1, seq2, ...; ``titles``
+        to none); no files."""
         check_alphabet(alphabet)
         texts = list(texts)
         if not texts:
@@ -214,6 +223,8 @@ class Database:
         ids = [f"seq{k + 1}" for k in range(len(texts))] if ids is None else list(map(str, ids))
         if len(ids) != len(texts):
             raise InputError(f"{len(ids)} ids for {len(texts)} database sequences")
+        if titles is not None and len(titles) != len(texts):
+            raise InputError(f"{len(titles)} titles for {len(texts)} database sequences")
         codes, lengths = encode_texts(texts, ids, lut_of(alphabet), alphabet, "")
         codes.setflags(write=False)
         offsets = np.zeros(len(texts) + 1, dtype=np.int64)
@@ -222,7 +233,8 @@ class Database:
         composition = composition_of(codes, len(letters))
         return cls(path=None, alphabet=alphabet, letters=letters, residues=codes,
                    offsets=offsets, lengths=lengths.astype(np.int32), ids=ids,
-                   composition=composition, longest=int(lengths.max()))
+                   composition=composition, longest=int(lengths.max()),
+                   titles=None if titles is None else list(map(str, titles)))
 
     # ---- contents ----------------------------------------------------------------------------
 
@@ -282,6 +294,14 @@ class Database:
         return self._ids
 
     @property
+    def titles(self) -> Sequence[str]:
+        """The sequence titles in database order (each header line's text after the id;
+        empty where there is none)."""
+        if self._titles is None:
+            self._titles = [""] * len(self)
+        return self._titles
+
+    @property
     def composition(self) -> np.ndarray:
         """int64 count of each stored letter over the whole database."""
         if self._composition is None:
@@ -317,6 +337,10 @@ class Database:
         """The id of sequence ``k``."""
         return self._ids[self._index(k)]
 
+    def title(self, k: int) -> str:
+        """The title of sequence ``k`` (its header line after the id; may be empty)."""
+        return self.titles[self._index(k)]
+
     def codes(self, k: int) -> np.ndarray:
         """The stored codes of sequence ``k`` (a read-only view)."""
         k = self._index(k)
@@ -341,7 +365,8 @@ class Database:
         return Database(path=None, alphabet=self._alphabet, letters=self._letters,
                         residues=self._residues[lo:hi], offsets=offsets, lengths=lengths,
                         ids=Window(self._ids, start, stop), composition=None,
-                        longest=int(np.max(lengths)))
+                        longest=int(np.max(lengths)),
+                        titles=Window(self.titles, start, stop))
 
     def chunks(self, max_residues: int) -> Iterator[tuple[int, int]]:
         """Consecutive half-open index ranges ``(start, stop)`` covering the database in order,

@@ -18,7 +18,7 @@ from ..alphabets import DNA_LETTERS
 from ..errors import InputError
 
 FORMAT = "wavedp-db"
-VERSION = 3
+VERSION = 4
 HEADER = "header.json"
 #: the header's last key: its own CRC-32
 SEAL = "header_crc32"
@@ -36,6 +36,8 @@ STREAMED = {
     "lengths.i32": "<i4",
     "ids.txt": "<u1",
     "id_offsets.i64": "<i8",
+    "titles.txt": "<u1",
+    "title_offsets.i64": "<i8",
 }
 #: and those it writes from the lengths at the end: the sequences longest first
 SORTED = {
@@ -45,8 +47,9 @@ SORTED = {
 FILES = {**STREAMED, **SORTED}
 
 
-def make_header(alphabet: str, sequences: int, residues: int, longest: int, id_bytes: int,
-                composition: list[int], source: str, files: dict[str, tuple[int, int]]) -> dict:
+def make_header(alphabet: str, sequences: int, residues: int, longest: int,
+                composition: list[int], source: str, files: dict[str, tuple[int, int]], *,
+                id_bytes: int, title_bytes: int) -> dict:
     """A database's header: its counts, the ``composition`` (each letter's count), the
     input file's name and each data file's (size, CRC-32) in ``files``. :func:`finish` adds
     the data folder's name and :func:`header_text` the header's own CRC-32."""
@@ -59,6 +62,7 @@ def make_header(alphabet: str, sequences: int, residues: int, longest: int, id_b
         "residues": residues,
         "longest": longest,
         "id_bytes": id_bytes,
+        "title_bytes": title_bytes,
         "composition": composition,
         "source": os.path.basename(source),
         "files": {name: {"bytes": size, "crc32": f"{crc:08x}"}

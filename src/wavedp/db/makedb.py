@@ -84,12 +84,15 @@ class Built:
 
 @dataclass
 class _Range:
-    """One range's records parsed: their codes, lengths and ids (each followed by a newline)."""
+    """One range's records parsed: their codes, lengths, ids and titles (each followed by a
+    newline)."""
 
     codes: bytes
     lengths: list[int]
     ids: bytes
     id_lengths: list[int]
+    titles: bytes
+    title_lengths: list[int]
 
 
 def _parse(data: bytes, table: bytes | None) -> _Range | None:
@@ -99,18 +102,23 @@ def _parse(data: bytes, table: bytes | None) -> _Range | None:
     control byte, a header without an id, a non-ASCII id, a letter outside the table; or
     it reads line ends of a carriage return alone)."""
     if not data:
-        return _Range(b"", [], b"", [])
+        return _Range(b"", [], b"", [], b"", [])
     if data[0] != 62 or data.translate(None, NOT_CONTROL):
         return None
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):  # a CR alone ends lines
         return None
     ids: list[bytes] = []
+    titles: list[bytes] = []
     seqs: list[bytes] = []
     for record in data[1:].split(b"\n>"):
         head, _, body = record.partition(b"\n")
         if not head or head[0] in b" \t\r":  # a header without an id
             return None
-        ids.append(head.split(None, 1)[0])
+        rid = head.split(None, 1)[0]
+        ids.append(rid)
+        # the title: after the id and one space or tab, a CRLF's carriage return dropped
+        title = head[len(rid) + 1:] if head[len(rid):len(rid) + 1] in (b" ", b"\t") else b""
+        titles.append(title[:-1] if title.endswith(b"\r") else title)
         seqs.append(body.translate(table, b"\n\r"))
     codes = b"".join(seqs)
     names = b"\n".join(ids) + b"\n"
@@ -118,7 +126,8 @@ def _parse(data: bytes, table: bytes | None) -> _Range | None:
     if not names.isascii() or (table is not None and _INVALID in codes) \
             or max(lengths) > LONGEST:
         return None
-    return _Range(codes, lengths, names, [len(n) + 1 for n in ids])
+    return _Range(codes, lengths, names, [len(n) + 1 for n in ids], b"\n".join(titles) + b"\n",
+                  [len(t) + 1 for t in titles])
 
 
 class _Slow(Exception):
@@ -208,6 +217,7 @@ class _Totals:
     sequences: int = 0
     residues: int = 0
     id_bytes: int = 0
+    title_bytes: int = 0
     longest: int = 0
     empty: int = 0
 
@@ -245,8 +255,9 @@ class _Totals:
 
         files = {name: (size, crc) for name, (crc, size) in self.files.items()}
         return make_header(alphabet, self.sequences, self.residues, self.longest,
-                           self.id_bytes, self.composition, source,
-                           {**files, **write_order(folder, self.sequences)})
+                           self.composition, source,
+                           {**files, **write_order(folder, self.sequences)},
+                           id_bytes=self.id_bytes, title_bytes=self.title_bytes)
 
 
 def _run(plan: _Plan, tmp: str, out: str, show: bool, source: str) -> _Totals:
@@ -262,7 +273,7 @@ def _run(plan: _Plan, tmp: str, out: str, show: bool, source: str) -> _Totals:
     read = 0
     pool = None
     try:
-        for name in ("offsets.i64", "id_offsets.i64"):
+        for name in ("offsets.i64", "id_offsets.i64", "title_offsets.i64"):
             _pwrite(files[name], bytes(8), 0)
         children = _fork(plan.workers, lambda w, up, down: _work(plan, files, w, up, down))
         # threads only now, after the forks: NumPy's import starts while the workers parse
@@ -299,13 +310,15 @@ def _run(plan: _Plan, tmp: str, out: str, show: bool, source: str) -> _Totals:
                                                    plan.letters))
                         update()
                 while placed in places:  # give each counted range its place, in order
-                    records, size, id_bytes = places.pop(placed)
+                    records, size, id_bytes, title_bytes = places.pop(placed)
                     _send(children[placed % plan.workers].down,
-                          (totals.sequences, totals.residues, totals.id_bytes))
+                          (totals.sequences, totals.residues, totals.id_bytes,
+                           totals.title_bytes))
                     spans[placed] = (totals.residues, size)
                     totals.sequences += records
                     totals.residues += size
                     totals.id_bytes += id_bytes
+                    totals.title_bytes += title_bytes
                     placed += 1
                 while summed in done:
                     totals.add(done.pop(summed))
@@ -424,12 +437,13 @@ def _work(plan: _Plan, files: dict[str, int], w: int, up: int, down: int) -> Non
         if parsed is None:
             _send(up, ("slow", k))
             return
-        _send(up, ("counted", k, (len(parsed.lengths), len(parsed.codes), len(parsed.ids))))
-        records, residues, id_bytes = _receive(down)
+        _send(up, ("counted", k, (len(parsed.lengths), len(parsed.codes), len(parsed.ids),
+                                  len(parsed.titles))))
+        place = _receive(down)
         times.append(time.perf_counter())
         written = {}
         try:
-            for name, position, blob in _pieces(parsed, records, residues, id_bytes):
+            for name, position, blob in _pieces(parsed, *place):
                 _pwrite(files[name], blob, position)
                 written[name] = (zlib.crc32(blob), len(blob))
         except OSError as exc:  # disk full, quota
@@ -445,21 +459,24 @@ def _work(plan: _Plan, files: dict[str, int], w: int, up: int, down: int) -> Non
         }))
 
 
-def _pieces(parsed: _Range, records: int, residues: int, id_bytes: int
+def _pieces(parsed: _Range, records: int, residues: int, id_bytes: int, title_bytes: int
             ) -> list[tuple[str, int, bytes]]:
     """(file, position, bytes) of a range whose records follow ``records`` records of
-    ``residues`` residues and ``id_bytes`` id bytes."""
+    ``residues`` residues, ``id_bytes`` id bytes and ``title_bytes`` title bytes."""
     offsets = array("q", accumulate(parsed.lengths, initial=residues))
     id_offsets = array("q", accumulate(parsed.id_lengths, initial=id_bytes))
+    title_offsets = array("q", accumulate(parsed.title_lengths, initial=title_bytes))
     lengths = array("i", parsed.lengths)
     if sys.byteorder == "big":  # the files are little-endian
-        for numbers in (offsets, id_offsets, lengths):
+        for numbers in (offsets, id_offsets, title_offsets, lengths):
             numbers.byteswap()
     return [("residues.u8", residues, parsed.codes),
             ("offsets.i64", 8 * (records + 1), offsets.tobytes()[8:]),
             ("lengths.i32", 4 * records, lengths.tobytes()),
             ("ids.txt", id_bytes, parsed.ids),
-            ("id_offsets.i64", 8 * (records + 1), id_offsets.tobytes()[8:])]
+            ("id_offsets.i64", 8 * (records + 1), id_offsets.tobytes()[8:]),
+            ("titles.txt", title_bytes, parsed.titles),
+            ("title_offsets.i64", 8 * (records + 1), title_offsets.tobytes()[8:])]
 
 
 #: :func:`_boundary` reads this much at a time

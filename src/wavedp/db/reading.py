@@ -92,7 +92,8 @@ class Window(LazyIds):
 
 
 class Ids(LazyIds):
-    """The ids of a mapped database, decoded on access."""
+    """The ids (or titles) of a mapped database, each followed by a newline, decoded on
+    access."""
 
     def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
         self._blob, self._offsets = blob, offsets
@@ -148,7 +149,7 @@ def read_header(folder: str) -> dict:
 
 
 def check_fields(path: str, header: dict) -> None:
-    counts = ("sequences", "residues", "longest", "id_bytes")
+    counts = ("sequences", "residues", "longest", "id_bytes", "title_bytes")
     for key in counts:
         value = header.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -185,6 +186,8 @@ def expected_sizes(header: dict) -> dict[str, int]:
         "lengths.i32": 4 * n,
         "ids.txt": header["id_bytes"],
         "id_offsets.i64": 8 * (n + 1),
+        "titles.txt": header["title_bytes"],
+        "title_offsets.i64": 8 * (n + 1),
         "order.i32": 4 * n,
         "runs.i64": _runs_bytes(header),
     }

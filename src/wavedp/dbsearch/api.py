@@ -28,7 +28,7 @@ from ..engines.protocol import Scanner
 from ..errors import EmptyWarning, InputError
 from ..ranking import Later, Thresholds, merge
 from ..scoring import Scoring
-from ..seqio import read_records
+from ..seqio import iter_records, read_records
 from ..stats import masking
 from ..stats.significance import DEFAULT_STATS, Method, Sample
 from ..threads import check as check_threads
@@ -75,10 +75,10 @@ def open_database(database: Any, scoring: Scoring, verify: bool | str = True) ->
         path = os.fspath(database)
         if os.path.isdir(path):
             return Database.open(path, verify)
-        records = read_records(path)
+        records = list(iter_records(path, titles=True))
         try:
-            return Database.from_sequences([s for _, s in records], [r for r, _ in records],
-                                           alphabet=kind)
+            return Database.from_sequences([s for _, s, _ in records], [r for r, _, _ in records],
+                                           alphabet=kind, titles=[t for _, _, t in records])
         except InputError as exc:
             raise InputError(f"file {path}, {exc}") from None
     prepared = Prepared(sequences(database, "database", "a list of sequences, a FASTA/FASTQ "

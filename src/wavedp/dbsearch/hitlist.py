@@ -100,7 +100,8 @@ def align_ranked(context: Context, q: Prepared, ranked: list[Ranked], traceback:
         unknown = [-1] * len(ends)
         found = pair_alignments(scanned.tolist(), unknown, ends[:, 0].tolist(), unknown,
                                 ends[:, 1].tolist(), queries, subjects, pairs, mode=mode,
-                                **_extra(q, owners, scanned, strands, db, scoring, stats))
+                                **_extra(q, owners, scanned, strands, db, scoring, stats),
+                                target_title=[db.title(t) for t in every.tolist()])
     else:
         raws = pair_results(queries, subjects, pairs, scoring, mode, traceback, context.device)
         got = np.array([raw[0] for raw in raws], np.int64)
@@ -111,7 +112,8 @@ def align_ranked(context: Context, q: Prepared, ranked: list[Ranked], traceback:
                                f"index {order[pairs[p, 1]]} scanned {scanned[p]}, aligned "
                                f"{got[p]}")
         found = alignments(raws, queries, subjects, pairs, mode,
-                           **_extra(q, owners, scanned, strands, db, scoring, stats))
+                           **_extra(q, owners, scanned, strands, db, scoring, stats),
+                           target_title=[db.title(t) for t in every.tolist()])
     out, start = [], 0
     for r in ranked:
         hits = found[start:start + r.index.size]
@@ -150,7 +152,7 @@ def _with_fraction(q: Prepared, ranked: list[Ranked], db: Database, scoring: Sco
                 raise RuntimeError(f"search engine bug: query {q.ids[r.query]!r} vs database "
                                    f"index {t} scanned {sc}, aligned "
                                    f"{alns[0].score if alns else 'nothing'}")
-            extra = {"strand": SIGN[s] if scoring.is_dna else None}
+            extra = {"strand": SIGN[s] if scoring.is_dna else None, "target_title": db.title(t)}
             pair: list[Alignment] = []
             for aln in alns:
                 if stats is not None:

@@ -139,7 +139,7 @@ class PairBatch(Sequence[Alignment]):
             "target_length": self.targets.lengths[ti].tolist(),
             "query": [self.queries.text(k, self.alphabet) for k in qi.tolist()],
             "target": [self.targets.text(k, self.alphabet) for k in ti.tolist()],
-        }, mode=self.mode, evalue=None, bitscore=None, strand=None)
+        }, mode=self.mode, evalue=None, bitscore=None, strand=None, target_title="")
 
     def columns(self) -> dict[str, Any]:
         """The batch as named columns: ids, lengths, score, coordinates (-1: unknown) and,
