@@ -181,6 +181,20 @@ def test_header_line_equals_blastp_outfmt_7(tmp_path):
 
 
 @needs_blastp
+def test_the_readmes_blastp_line_prints_the_same_first_two_lines():
+    """README: with --stats blast the first two lines are blastp's, given its command."""
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    found = re.search(r"`(blastp -gapopen[^`]*)`", readme.replace("\n", " "))
+    assert found, "the README names a blastp command"
+    query, target = str(EXAMPLES / "query.fa"), str(EXAMPLES / "target.fa")
+    blast = subprocess.run([*found[1].split(), "-query", query, "-subject", target,
+                            "-outfmt", "6"], capture_output=True, text=True, check=True)
+    ours = CliRunner().invoke(cli, ["search", query, target, "--device", "cpu", "--stats",
+                                    "blast"])
+    assert ours.stdout.splitlines()[:2] == blast.stdout.splitlines()[:2]
+
+
+@needs_blastp
 def test_titles_equal_blastps_of_a_database_with_parsed_ids(tmp_path):
     """stitle and salltitles: the subject's header line after its id, as blastp prints them
     for a database made with -parse_seqids; from a .wdb and from a FASTA file alike."""
