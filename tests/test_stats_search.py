@@ -154,3 +154,35 @@ def test_statistics_are_the_same_on_the_gpu(protein):
         assert [[(h.target_id, h.score, h.cigar, h.evalue, h.bitscore) for h in q]
                 for q in gpu] == [[(h.target_id, h.score, h.cigar, h.evalue, h.bitscore)
                                    for h in q] for q in cpu]
+
+
+@pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
+@pytest.mark.parametrize("stats", ["fitted", "empirical"])
+def test_a_database_the_sample_holds_whole_is_scanned_once(protein, mode, stats,
+                                                           monkeypatch):
+    """A database no larger than the fit's sample: each query's scores against the sample
+    are its scan's, so the hits are those of a second scan, on both strands, with empty
+    sequences (scoring 0 locally) and a database the sample holds only in part."""
+    from wavedp.dbsearch import fitted
+
+    queries, texts = protein
+    rng = np.random.default_rng(8)
+    dna_q = ["".join(rng.choice(list("ACGT"), 120))]
+    dna_t = _library(rng, "ACGT", 300, dna_q)
+    cases = [(queries, [*texts[:200], "", *texts[200:]], PROT), (dna_q, dna_t, DNA)]
+    kept = fitted._whole_sample
+    for qs, ts, scoring in cases:
+        took: list[bool] = []
+        monkeypatch.setattr(fitted, "_whole_sample",
+                            lambda *a, took=took: took.append(kept(*a)) or took[-1])
+        once = wavedp.search(qs, ts, scoring, top=0, evalue=None, mode=mode, device="cpu",
+                             stats=stats)
+        assert took and all(took) == (mode == "local" or "" not in ts)
+        monkeypatch.setattr(fitted, "_whole_sample", lambda *a: False)
+        twice = wavedp.search(qs, ts, scoring, top=0, evalue=None, mode=mode, device="cpu",
+                              stats=stats)
+        monkeypatch.setattr(fitted, "_whole_sample", kept)
+        for a, b in zip(once, twice, strict=True):
+            assert [(h.target_id, h.score, h.evalue, h.strand, h.cigar) for h in a] == \
+                [(h.target_id, h.score, h.evalue, h.strand, h.cigar) for h in b]
+        assert any(once)

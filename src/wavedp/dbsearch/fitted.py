@@ -25,7 +25,7 @@ from ..api import Prepared
 from ..db.database import Database
 from ..engines.protocol import Scanner
 from ..errors import StatisticsWarning
-from ..ranking import Later
+from ..ranking import Later, thresholds_of, top
 from ..stats import composition as comp_stats
 from ..stats import empirical
 from ..stats.significance import Method, QueryStats, Sample, subject_freqs
@@ -120,8 +120,13 @@ def run_fitted(context: Context, q: Prepared, todo: list[int], options: Options,
                 return out
 
             later = Later(thresholds, begin)
-            found = context.scanner.top([codes for *_, codes in jobs], 0, later,
-                                        progress) if jobs else []
+            if scores is not None and _whole_sample(sample, db, mode):
+                found = _selected(scores, sample[0].index, len(db), later)  # no second scan
+                if progress is not None:
+                    progress(sum(codes.size for *_, codes in jobs) * n)
+            else:
+                found = context.scanner.top([codes for *_, codes in jobs], 0, later,
+                                            progress) if jobs else []
             later.begin()  # where the scan asked for none
             stats = fitted()
             for st in stats:
@@ -138,6 +143,32 @@ def run_fitted(context: Context, q: Prepared, todo: list[int], options: Options,
             trace.add("align", time.perf_counter() - start)
             for k in batch:
                 yield k, hits.get(k, [])
+
+
+def _whole_sample(sample: tuple[Sample, Scanner] | None, db: Database, mode: str) -> bool:
+    """Whether the sample holds every database sequence a scan could report (all of them, or
+    in local mode every non-empty one: an empty one scores 0): then each job's scores
+    against the sample are its scan's, and the database is scanned once, not twice."""
+    if sample is None:
+        return False
+    size = sample[0].index.size
+    return size == len(db) or (mode == "local" and size == np.count_nonzero(db.lengths))
+
+
+def _selected(scores: np.ndarray, index: np.ndarray, count: int, thresholds: Later
+              ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """What a scanner's ``top`` (every candidate) gives each job, from its ``scores`` (one
+    row a job) against the sample's sequences ``index`` (every one a scan could report;
+    the others score 0) of a database of ``count``: the indices at or above its threshold,
+    ranked, and their scores."""
+    limits = thresholds_of(thresholds)
+    whole = np.zeros(count, np.int64)
+    out = []
+    for row, limit in zip(scores, limits, strict=True):
+        whole[index] = row
+        idx = top(whole, 0, limit)
+        out.append((idx, whole[idx]))
+    return out
 
 
 def _sample_scores(method: Method, jobs: list, sample: tuple[Sample, Scanner] | None
