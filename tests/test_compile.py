@@ -162,9 +162,11 @@ def test_explaining_gpu_launches_loads_no_numba():
             "from wavedp.trace import LaunchTime, Trace\n"
             "trace = Trace()\n"
             "trace.launch(LaunchTime('static', 1, 10, 0.1, 0.1, 0.1))\n"
-            "_explain(trace, time.perf_counter(), [5], 50)\n"
+            "_explain(trace, time.perf_counter(), True, [5], 50)\n"
+            "_explain(Trace(), time.perf_counter(), True, [5], 50)\n"
             "assert 'numba' not in sys.modules, 'numba imported'\n")
-    assert "| 1 | static | 1 | 10 |" in fresh_code(code).stderr
+    err = fresh_code(code).stderr
+    assert "| 1 | static | 1 | 10 |" in err and "its fit's sample holds it whole" in err
 
 
 def test_preload_walk_loads_numba_and_the_host_walk():

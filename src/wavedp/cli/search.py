@@ -532,7 +532,8 @@ def _searched(request: _Request, queries: _QueryFile, db: Database, journal: Jou
         _written(request, results(searcher), queries, db, journal, meter, chosen)
     common.energy_line(power, cells)
     if request.explain:
-        _explain(trace, started, np.repeat(queries.lengths[todo], strands).tolist(),
+        gpu = chosen is not None and chosen.gpu
+        _explain(trace, started, gpu, np.repeat(queries.lengths[todo], strands).tolist(),
                  db.total_residues)
 
 
@@ -605,11 +606,15 @@ def _counted(results: Iterable[tuple[int, list[Alignment]]],
         meter.query_done()
 
 
-def _explain(trace: Trace, started: float, query_m: list[int], residues: int) -> None:
+def _explain(trace: Trace, started: float, gpu: bool, query_m: list[int],
+             residues: int) -> None:
     """``search --explain``: the GPU scan's launches predicted beside measured, or the CPU
     engine's predicted scan beside the whole run."""
     if trace.launches:
         lines = explain_lines(trace.launches)
+    elif gpu:  # a database its fit's sample holds whole: the sample's scores stood for it
+        lines = ["GPU scan: no launch of the database's own (its fit's sample holds it whole; "
+                 "the sample's scores stood for the scan)"]
     else:
         # lazy: the CPU's predictor loads Numba (0.3 s of a GPU command's wall clock)
         from ..dbsearch.predict import model_for
