@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from test_search_cli import fasta_text, invoke, protein_set, write
 
+from wavedp.cli import queries as query_file
 from wavedp.cli import search as search_cli
 from wavedp.db.database import Database
 
@@ -24,15 +25,15 @@ def inputs(tmp_path_factory) -> dict[str, Path]:
 def _batches(monkeypatch, size: int) -> list[int]:
     """QUERY_BATCH set to ``size``; returns the sizes of the batches encoded."""
     sizes: list[int] = []
-    real = search_cli.Prepared.from_records
+    real = query_file.Prepared.from_records
 
     def spied(*args, **kwargs):
         made = real(*args, **kwargs)
         sizes.append(len(made.codes))
         return made
 
-    monkeypatch.setattr(search_cli, "QUERY_BATCH", size)
-    monkeypatch.setattr(search_cli.Prepared, "from_records", spied)
+    monkeypatch.setattr(query_file, "QUERY_BATCH", size)
+    monkeypatch.setattr(query_file.Prepared, "from_records", spied)
     return sizes
 
 

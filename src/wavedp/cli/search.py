@@ -4,11 +4,9 @@ journalled for ``--resume``."""
 
 from __future__ import annotations
 
-import array
 import itertools
 import os
 import shlex
-import tempfile
 import time
 import warnings
 import zlib
@@ -21,7 +19,6 @@ import numpy as np
 
 from .. import columns as fields
 from ..alignment import Alignment
-from ..api import Prepared
 from ..db.building import guess_alphabet
 from ..db.database import Database
 from ..db.files import HEADER
@@ -29,7 +26,6 @@ from ..db.reading import read_header
 from ..dbsearch import text
 from ..dbsearch.api import (
     DEFAULT_EVALUE,
-    QUERY_BATCH,
     Searcher,
     open_database,
     warn_empty,
@@ -44,7 +40,7 @@ from ..device import Device, choose, start_gpus
 from ..errors import EmptyWarning, InputError
 from ..formats import sam_header_lines
 from ..scoring import Scoring
-from ..seqio import STDIN, iter_records, stdin_copy, whole_title
+from ..seqio import STDIN, iter_records
 from ..serve import client as remote
 from ..stats.significance import DEFAULT_STATS, STATS
 from ..trace import Trace, explain_lines, process_seconds
@@ -52,6 +48,7 @@ from ..version import __version__
 from . import common, outputs
 from .cluster import Dask
 from .progress import Progress, counted
+from .queries import Blocks, QueryFile, blocks_of
 
 #: SAM @SQ lines are streamed from a database this many sequences at a time
 SQ_BLOCK = 1 << 16
@@ -265,7 +262,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         answer = remote.search(server, {k: v for k, v in request.items() if v is not None},
                                token or os.environ.get("WAVEDP_TOKEN"))
         if header:  # each query's lines in its block, the titles read from its text
-            answer = _blocks_of(answer, queries, database, columns or fields.DEFAULT)
+            answer = blocks_of(answer, queries, database, columns or fields.DEFAULT)
         _remote(answer, outputs.target(output, [query]), fmt, (obj or {}).get("argv", []))
         return
     if matrix is None and match is None and mismatch is None and _holds_dna(database):
@@ -298,23 +295,6 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
             journal.close()
         if dask is not None:
             dask.close()
-
-
-def _blocks_of(answer: str, queries: str, database: str, columns: tuple[str, ...]) -> str:
-    """``--header`` of ``--server``: the server's JSON answer (each query's hits, each with
-    its blast6 line) as the command's ``-outfmt 7`` blocks, the titles from ``queries``."""
-    import json
-
-    with tempfile.NamedTemporaryFile("w", suffix=".fa", encoding="utf-8") as fh:
-        fh.write(queries)
-        fh.flush()
-        titles = [whole_title(rid, title)
-                  for rid, _, title in iter_records(fh.name, "the queries", titles=True)]
-    found = json.loads(answer)["queries"]
-    return "".join(fields.commented(title, database, columns,
-                                    "".join(hit["blast6"] + "\n" for hit in query["hits"]))
-                   for title, query in zip(titles, found, strict=True)) + \
-        fields.processed(len(titles))
 
 
 def _remote(answer: str, destination: outputs.Target, fmt: str, argv: list[str]) -> None:
@@ -424,51 +404,13 @@ def _holds_dna(path: str) -> bool:
     return bool(texts) and guess_alphabet(texts) == "dna"
 
 
-class _QueryFile:
-    """The query file, read whole once to check every record and keep their lengths (nothing
-    else), then again QUERY_BATCH records at a time: memory does not grow with the number
-    of queries."""
-
-    def __init__(self, path: str, scoring: Scoring) -> None:
-        self.path, self.scoring = path, scoring
-        self.source = stdin_copy() if path == STDIN else path  # read twice
-        lengths = array.array("q")  # 8 bytes a query
-        for _, batch in self.batches():
-            lengths.extend(c.size for c in batch.codes)
-        self.lengths = np.frombuffer(lengths, np.int64)  # a file without records is an error
-
-    def __len__(self) -> int:
-        return int(self.lengths.size)
-
-    def id_of(self, k: int) -> str:
-        """The id of record ``k`` (the file read again up to its batch)."""
-        for start, batch in self.batches():
-            if k < start + len(batch.ids):
-                return batch.ids[k - start]
-        raise IndexError(k)
-
-    def titles(self) -> Iterator[str]:
-        """Each record's whole header line (its id and title), in file order."""
-        shown = "standard input" if self.path == STDIN else None
-        return (whole_title(rid, title)
-                for rid, _, title in iter_records(self.source, shown, titles=True))
-
-    def batches(self) -> Iterator[tuple[int, Prepared]]:
-        """(the index of its first record, the batch checked and encoded), in file order."""
-        records = iter_records(self.source, "standard input" if self.path == STDIN else None)
-        start = 0
-        while chunk := list(itertools.islice(records, QUERY_BATCH)):
-            yield start, Prepared.from_records(chunk, self.scoring, "query", self.path)
-            start += len(chunk)
-
-
-def _opened(request: _Request) -> tuple[_QueryFile, Database, Journal | None, Dask | None]:
+def _opened(request: _Request) -> tuple[QueryFile, Database, Journal | None, Dask | None]:
     """The inputs read and the search's helpers started: on this machine the GPUs start (and
     a child plans the scan) while the queries and the database are read; the journal of
     ``--resume``; a Dask cluster's client."""
     if request.local:
         start_gpus(request.device, request.devices)
-    queries = _QueryFile(request.query, request.scoring)
+    queries = QueryFile(request.query, request.scoring)
     db = open_database(request.database, request.scoring, verify="background")  # checked
     # before any output
     if request.fmt == "sam":
@@ -481,7 +423,7 @@ def _opened(request: _Request) -> tuple[_QueryFile, Database, Journal | None, Da
     return queries, db, journal, dask
 
 
-def _searched(request: _Request, queries: _QueryFile, db: Database, journal: Journal | None,
+def _searched(request: _Request, queries: QueryFile, db: Database, journal: Journal | None,
               dask: Dask | None) -> None:
     """The search run and its hits written (``--explain`` and ``--energy`` said after)."""
     done = np.array(sorted(journal.done) if journal else [], np.int64)
@@ -538,13 +480,14 @@ def _searched(request: _Request, queries: _QueryFile, db: Database, journal: Jou
 
 
 def _written(request: _Request, results: Iterator[tuple[int, list[Alignment]]],
-             queries: _QueryFile, db: Database, journal: Journal | None, meter: Progress,
+             queries: QueryFile, db: Database, journal: Journal | None, meter: Progress,
              chosen: Device | None) -> None:
     """Each query's hits written as they come: a Parquet table, text under the output
     contract, or (``--resume``) journalled and assembled once every query is done."""
     fmt, columns, scoring, count = request.fmt, request.columns, request.scoring, len(queries)
     head = _sam_header(db, request.argv) if fmt == "sam" else ()
-    block = _Blocks(request, queries) if request.header else None
+    block = (Blocks(queries, request.database, request.columns or fields.DEFAULT)
+             if request.header else None)
     if fmt == "parquet":
         with outputs.opened(request.destination, binary=True) as out, meter:
             if chosen is not None:
@@ -580,22 +523,6 @@ def _written(request: _Request, results: Iterator[tuple[int, list[Alignment]]],
                 writer.query(rows if block is None else block(k, rows))
             if block is not None:
                 out.write(fields.processed(count))
-
-
-class _Blocks:
-    """``--header``: query k's lines in their ``-outfmt 7`` block (the query titles read in
-    file order as the queries come, so memory does not grow with their number)."""
-
-    def __init__(self, request: _Request, queries: _QueryFile) -> None:
-        self.database, self.columns = request.database, request.columns or fields.DEFAULT
-        self.titles, self.next = queries.titles(), 0
-
-    def __call__(self, k: int, rows: str) -> str:
-        while self.next < k:  # queries a resumed run had done
-            next(self.titles)
-            self.next += 1
-        self.next += 1
-        return fields.commented(next(self.titles), self.database, self.columns, rows)
 
 
 def _counted(results: Iterable[tuple[int, list[Alignment]]],
