@@ -159,9 +159,11 @@ def test_packs_bounds():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("mode", MODES)
-def test_gpu_packed_at_its_bounds(mode):
+@pytest.mark.parametrize("traceback", [False, True])
+def test_gpu_packed_at_its_bounds(mode, traceback):
     """Pairs right at many_pairs16's int16 bounds (the local key's largest X; global and
-    semiglobal values near -16384) equal the CPU's."""
+    semiglobal values near -16384) equal the CPU's, scores and (from the int16 borders the
+    sweep saves) CIGARs."""
     from wavedp.engines.cuda import many_pairs as mp
 
     if mode == "local":
@@ -177,9 +179,9 @@ def test_gpu_packed_at_its_bounds(mode):
     queries[0] = targets[0] = "ACGT" * (sizes[0][0] // 4) + "ACG"[:sizes[0][0] % 4]
     if mode != "local":  # a query against a target of one letter it lacks: gaps throughout
         queries[1], targets[1] = "A" * sizes[1][0], "C" * sizes[1][1]
-    want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=False,
+    want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
                               device="cpu")
-    _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=False,
+    _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
                              device="gpu"), want)
 
 
