@@ -318,6 +318,18 @@ def stdin_copy() -> str:
     return path
 
 
+@contextlib.contextmanager
+def text_file(text: str) -> Iterator[str]:
+    """The path of a temporary file holding ``text`` (FASTA or FASTQ a client sent), so the
+    record reader reads it; removed on leaving."""
+    with tempfile.NamedTemporaryFile("w", suffix=".fa", encoding="utf-8", delete=False) as fh:
+        fh.write(text)
+    try:
+        yield fh.name
+    finally:
+        _remove(fh.name)
+
+
 def _remove(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import array
 import itertools
 import json
-import tempfile
 from collections.abc import Iterator
 
 import numpy as np
@@ -15,7 +14,7 @@ from .. import columns as fields
 from ..api import Prepared
 from ..dbsearch.api import QUERY_BATCH
 from ..scoring import Scoring
-from ..seqio import STDIN, iter_records, stdin_copy, whole_title
+from ..seqio import STDIN, iter_records, stdin_copy, text_file, whole_title
 
 
 class QueryFile:
@@ -77,11 +76,9 @@ class Blocks:
 def blocks_of(answer: str, queries: str, database: str, columns: tuple[str, ...]) -> str:
     """``--header`` of ``--server``: the server's JSON answer (each query's hits, each with
     its blast6 line) as the command's ``-outfmt 7`` blocks, the titles from ``queries``."""
-    with tempfile.NamedTemporaryFile("w", suffix=".fa", encoding="utf-8") as fh:
-        fh.write(queries)
-        fh.flush()
+    with text_file(queries) as path:
         titles = [whole_title(rid, title)
-                  for rid, _, title in iter_records(fh.name, "the queries", titles=True)]
+                  for rid, _, title in iter_records(path, "the queries", titles=True)]
     found = json.loads(answer)["queries"]
     return "".join(fields.commented(title, database, columns,
                                     "".join(hit["blast6"] + "\n" for hit in query["hits"]))

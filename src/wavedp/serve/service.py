@@ -5,8 +5,6 @@ searches), and a search run and written exactly as ``wavedp search`` writes it."
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import threading
 from collections import OrderedDict
 from concurrent.futures import Future
@@ -19,7 +17,7 @@ from ..dbsearch.api import Searcher
 from ..errors import InputError
 from ..formats import format_alignment, sam_header_lines
 from ..scoring import Scoring
-from ..seqio import read_records
+from ..seqio import read_records, text_file
 from .requests import RequestError, SearchRequest
 
 #: searchers kept (a database under one scoring and mode each), the least recently used
@@ -175,16 +173,12 @@ class Service:
         """The queries as (id, sequence), FASTA text read by the command's own reader;
         within the limits."""
         if isinstance(queries, str):
-            with tempfile.NamedTemporaryFile("w", suffix=".fa", encoding="utf-8",
-                                             delete=False) as fh:
-                fh.write(queries)
-            try:
-                records = read_records(fh.name)
-            except InputError as exc:
-                raise RequestError("queries: " + str(exc).replace(fh.name, "the request")
-                                   ) from None
-            finally:
-                os.unlink(fh.name)
+            with text_file(queries) as path:
+                try:
+                    records = read_records(path)
+                except InputError as exc:
+                    raise RequestError("queries: " + str(exc).replace(path, "the request")
+                                       ) from None
         else:
             records = queries
         if len(records) > self.limits.queries:
