@@ -91,14 +91,14 @@ def lanes_for(m: np.ndarray, n: np.ndarray) -> int:
     return min(GROUPS, key=cost)
 
 
-def saved_words(m, n, g: int, packed: bool):
-    """4-byte words of an m x n pair's saved borders (or arrays of them) for groups of g
-    lanes: a bottom row a strip and column, and the rows of every CKPT-th column (int16
-    halves in many_pairs16, ``packed``; int32 pairs in many_pairs)."""
+def saved_units(m, n, g: int):
+    """The units of an m x n pair's saved borders (or arrays of them) for groups of g lanes:
+    a bottom row a strip and column, and the rows of every CKPT-th column, each pair's on an
+    aligned 8 units. A unit is a 4-byte word in many_pairs16 (int16 halves), two in
+    many_pairs (int32 pairs)."""
     bottoms = -(-m // (g * ROWS)) * g * (n + g - 1)
     units = (bottoms + 7) // 8 * 8 + -(-m // (g * ROWS)) * g * ROWS * (n // CKPT)
-    units = (units + 7) // 8 * 8  # each pair's on an aligned 8 units
-    return units if packed else 2 * units
+    return (units + 7) // 8 * 8
 
 
 def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray,
@@ -125,7 +125,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     step = max(1, count // 20000)
     g = lanes_for(m[::step], n[::step])
     packed = PACKED and packs(int(m.max()), int(n.max()), sub, gap_open, gap_extend, mode, g)
-    words = saved_words(m, n, g, packed) if traceback else None
+    words = saved_units(m, n, g) * (1 if packed else 2) if traceback else None
     clock = _Clock(phases, timeline)
     slots = transfer.slots(cupy.cuda.Device().id, CHUNK_BYTES + SLACK)
     compute = cupy.cuda.Stream(non_blocking=True)
@@ -304,8 +304,8 @@ class _Run:
         d_ends = self.ends[3 * lo:3 * hi]
         ticket = cupy.zeros(1, cupy.int32)
         soff = cupy.zeros(count + 1, cupy.int64)
-        if words is not None:  # each pair's saved units (a word, or two in many_pairs)
-            cupy.cumsum(saved_words(d_m.astype(cupy.int64), d_n.astype(cupy.int64), g, True),
+        if words is not None:  # each pair's first saved unit
+            cupy.cumsum(saved_units(d_m.astype(cupy.int64), d_n.astype(cupy.int64), g),
                         out=soff[1:])
         save = cupy.empty(max(words or 0, 2), cupy.uint32)
         self.clock("sort")
