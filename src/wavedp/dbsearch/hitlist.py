@@ -100,8 +100,8 @@ def align_ranked(context: Context, q: Prepared, ranked: list[Ranked], traceback:
         unknown = [-1] * len(ends)
         found = pair_alignments(scanned.tolist(), unknown, ends[:, 0].tolist(), unknown,
                                 ends[:, 1].tolist(), queries, subjects, pairs, mode=mode,
-                                **_extra(q, owners, scanned, strands, db, scoring, stats),
-                                target_title=[db.title(t) for t in every.tolist()])
+                                **_extra(q, owners, scanned, strands, db, scoring, stats,
+                                         every))
     else:
         raws = pair_results(queries, subjects, pairs, scoring, mode, traceback, context.device)
         got = np.array([raw[0] for raw in raws], np.int64)
@@ -112,8 +112,8 @@ def align_ranked(context: Context, q: Prepared, ranked: list[Ranked], traceback:
                                f"index {order[pairs[p, 1]]} scanned {scanned[p]}, aligned "
                                f"{got[p]}")
         found = alignments(raws, queries, subjects, pairs, mode,
-                           **_extra(q, owners, scanned, strands, db, scoring, stats),
-                           target_title=[db.title(t) for t in every.tolist()])
+                           **_extra(q, owners, scanned, strands, db, scoring, stats,
+                                    every))
     out, start = [], 0
     for r in ranked:
         hits = found[start:start + r.index.size]
@@ -123,16 +123,20 @@ def align_ranked(context: Context, q: Prepared, ranked: list[Ranked], traceback:
 
 
 def _extra(q: Prepared, owners: list[int], scores: np.ndarray, strands: np.ndarray,
-           db: Database, scoring: Scoring, stats) -> dict[str, list]:
-    """The search's fields of each hit (query ``owners``, ``scores``, ``strands``): the
-    strand (DNA), the E-value and bit score (with ``stats``)."""
+           db: Database, scoring: Scoring, stats, subjects: np.ndarray) -> dict[str, list]:
+    """The search's fields of each hit (query ``owners``, ``scores``, ``strands``, database
+    indices ``subjects``): the strand (DNA), the subject's title, the E-value and bit score
+    (with ``stats``)."""
     n = len(owners)
     sign = [SIGN[s] for s in strands.tolist()] if scoring.is_dna else [None] * n
+    titles = [db.title(t) for t in subjects.tolist()]
     if stats is None:
-        return {"strand": sign, "evalue": [None] * n, "bitscore": [None] * n}
+        return {"strand": sign, "target_title": titles, "evalue": [None] * n,
+                "bitscore": [None] * n}
     total = db.total_residues
     pairs = list(zip(scores.tolist(), [q.codes[k].size for k in owners], strict=True))
-    return {"strand": sign, "evalue": [stats.evalue(s, m, total) for s, m in pairs],
+    return {"strand": sign, "target_title": titles,
+            "evalue": [stats.evalue(s, m, total) for s, m in pairs],
             "bitscore": [stats.bitscore(s) for s, _ in pairs]}
 
 
