@@ -52,16 +52,21 @@ def timed(call, repeats: int) -> tuple[float, object]:
     return best, out
 
 
-def phases(qs, ts, scoring, mode: str, traceback: bool) -> str:
-    """The GPU engine's phases of one call (each waited for: slower than the call)."""
+def engine(qs, ts, scoring, mode: str, traceback: bool, **marks):
+    """The GPU engine's call on the pairs (``marks``: its ``phases`` or ``timeline``)."""
     from wavedp.engines.common import MODES
     from wavedp.engines.cuda import many_pairs
 
+    return many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, None, None,
+                            qs.lengths, ts.lengths, sub=scoring.table,
+                            gap_open=scoring.gap_open, gap_extend=scoring.gap_extend,
+                            mode=MODES[mode], traceback=traceback, **marks)
+
+
+def phases(qs, ts, scoring, mode: str, traceback: bool) -> str:
+    """The GPU engine's phases of one call (each waited for: slower than the call)."""
     found: dict[str, float] = {}
-    many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, None, None, qs.lengths,
-                     ts.lengths, sub=scoring.table, gap_open=scoring.gap_open,
-                     gap_extend=scoring.gap_extend, mode=MODES[mode], traceback=traceback,
-                     phases=found)
+    engine(qs, ts, scoring, mode, traceback, phases=found)
     return " ".join(f"{k} {v * 1e3:.1f}" for k, v in found.items()) + " ms"
 
 
@@ -69,14 +74,8 @@ def timeline(qs, ts, scoring, traceback: bool) -> str:
     """One local call's marks: phase, host ms, GPU ms (its stream's event), from the start."""
     import cupy
 
-    from wavedp.engines.common import MODES
-    from wavedp.engines.cuda import many_pairs
-
     marks: list = []
-    many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, None, None, qs.lengths,
-                     ts.lengths, sub=scoring.table, gap_open=scoring.gap_open,
-                     gap_extend=scoring.gap_extend, mode=MODES["local"], traceback=traceback,
-                     timeline=marks)
+    engine(qs, ts, scoring, "local", traceback, timeline=marks)
     cupy.cuda.Device().synchronize()
     first = marks[0][2]
     return "\n".join(f"#   {name:10} host {host * 1e3:7.1f} gpu "
@@ -113,7 +112,12 @@ def pairs_run(args, kind: str) -> None:
             call()  # this shape's kernels compiled
             seconds, batch = timed(call, args.repeats)
             what = "cigar" if traceback else "score"
-            extra = phases(qs, ts, scoring, mode, traceback) if args.device == "gpu" else ""
+            extra = ""
+            if args.device == "gpu":  # the engine alone (no API around it), then its phases
+                alone, _ = timed(lambda m=mode, tb=traceback: engine(qs, ts, scoring, m, tb),
+                                 args.repeats)
+                extra = (f"engine alone {alone:.3f} s; "
+                         f"{phases(qs, ts, scoring, mode, traceback)}")
             print(f"{kind:8} {mode:10} {what:6} {seconds:8.3f} s {cells / seconds / 1e12:7.3f} "
                   f"TCUPS  {check(batch, qs, ts, scoring, mode, traceback, args.check)}  "
                   f"{extra}", flush=True)

@@ -43,6 +43,7 @@ LIMIT16 = 16383
 SAVE_BYTES = 48 << 30
 #: columns between two saved columns of a strip (kernels/many_pairs.cu's CKPT)
 CKPT = 16
+CKPT_BITS = 4
 #: bytes a chunk (residues and PAIR_BYTES a pair), so its copies overlap another chunk's
 #: sweep; the page-locked and GPU slots hold CHUNK_BYTES + SLACK (the arrays' alignment)
 CHUNK_BYTES = 96 << 20
@@ -84,6 +85,8 @@ def packs(longest_m: int, longest_n: int, sub: np.ndarray, gap_open: int, gap_ex
 
 def lanes_for(m: np.ndarray, n: np.ndarray) -> int:
     """The group size G of the fewest padded cells (pass boundaries priced in)."""
+    m, n = np.asarray(m, np.int64), np.asarray(n, np.int64)
+
     def cost(g: int) -> float:
         t = g * ROWS
         passes = -(-m // t)
@@ -95,10 +98,12 @@ def saved_units(m, n, g: int):
     """The units of an m x n pair's saved borders (or arrays of them) for groups of g lanes:
     a bottom row a strip and column, and the rows of every CKPT-th column, each pair's on an
     aligned 8 units. A unit is a 4-byte word in many_pairs16 (int16 halves), two in
-    many_pairs (int32 pairs)."""
-    bottoms = -(-m // (g * ROWS)) * g * (n + g - 1)
-    units = (bottoms + 7) // 8 * 8 + -(-m // (g * ROWS)) * g * ROWS * (n // CKPT)
-    return (units + 7) // 8 * 8
+    many_pairs (int32 pairs). Shifts, not divisions (g * ROWS and CKPT are powers of two):
+    within MAX_SIDE every count fits int32."""
+    t = g * ROWS
+    passes = (m + (t - 1)) >> (t.bit_length() - 1)
+    units = ((passes * (g * (n + (g - 1))) + 7) & ~7) + passes * (t * (n >> CKPT_BITS))
+    return (units + 7) & ~7
 
 
 def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray,
@@ -121,7 +126,8 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     if not count:
         return _columns(np.empty((0, 3), np.int32), np.empty((0, 5), np.int32) if traceback
                         else None, np.zeros(0, np.uint32))
-    m, n = np.asarray(m, np.int64), np.asarray(n, np.int64)
+    # sides within MAX_SIDE: int32 arithmetic (several times NumPy's int64 division)
+    m, n = np.asarray(m, np.int32), np.asarray(n, np.int32)
     step = max(1, count // 20000)
     g = lanes_for(m[::step], n[::step])
     packed = PACKED and packs(int(m.max()), int(n.max()), sub, gap_open, gap_extend, mode, g)
@@ -186,7 +192,7 @@ def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None,
 
     def running(values: np.ndarray):
         sums = np.zeros(count + 1, np.int64)
-        np.cumsum(values, out=sums[1:])
+        np.cumsum(values, dtype=np.int64, out=sums[1:])
         return sums.__getitem__
 
     if offsets is not None:
@@ -297,7 +303,11 @@ class _Run:
         d_q, d_t, d_qs, d_ts, d_m, d_n = args
         g, count, t, grid = self.g, hi - lo, self.g * ROWS, self.grid
         longest_m, longest_n = int(m.max()), int(n.max())
-        order = cupy.argsort(-(((d_m + t - 1) // t) * 65536 + d_n)).astype(cupy.int32)
+        if longest_m <= t * -(-int(m.min()) // t) and longest_n == int(n.min()):
+            order = cupy.arange(count, dtype=cupy.int32)  # one shape: nothing to sort
+        else:  # by passes, then columns, longest first (keys below 2**24)
+            order = cupy.argsort(-(((d_m + t - 1) // t) * 65536 + d_n).astype(cupy.int32))
+            order = order.astype(cupy.int32)
         passes = longest_m > t
         stride = longest_n + 2 if passes else 1
         scratch = cupy.empty(grid * (BLOCK // g) * stride * 2 if passes else 2, cupy.int32)
