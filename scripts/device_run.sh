@@ -4,7 +4,7 @@
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
 #       labquick|energy|barriers|compare|scores|makedb|stats|versus|timeline|coldscan|twogpus|
-#       pairs|serve|all][,...] [-k expr]
+#       pairs|onequery|serve|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -325,14 +325,25 @@ if want lab || want all; then
     cp /tmp/wavedp-lab/report.md "$out/lab_report.md"
     tar czf "$out/lab.tgz" -C /tmp wavedp-lab
 fi
+# a Swiss-Prot-sized seeded database with the benchmark queries planted (/tmp/serve.wdb)
+serve_data() {
+    queries=$(ls ../shared/data/allqueries.fasta .carry/allqueries.fasta 2>/dev/null | head -1)
+    [[ -d /tmp/serve.wdb ]] && return
+    (cd benchmarks && python3 seeded_fasta.py /tmp/serve.fa --sequences 570000 \
+        --plant "../$queries") >/dev/null
+    python3 -m wavedp.cli makedb /tmp/serve.fa -o /tmp/serve.wdb >/dev/null 2>&1
+}
+if want onequery; then
+    # one query alone on a warm Searcher (the service's path): its phases and a cProfile
+    serve_data
+    python3 benchmarks/one_query.py "$queries" /tmp/serve.wdb --device gpu 2>&1 \
+        | tee "$out/one_query.log"
+fi
 if want serve; then
     # the search service on a Swiss-Prot-sized seeded database: one query over HTTP, the thin
     # client and the local command beside CUDASW++4.0's one-query command, 64 clients for 60 s
     # against a Searcher in batches of 64 (benchmarks/serve.py)
-    queries=$(ls ../shared/data/allqueries.fasta .carry/allqueries.fasta 2>/dev/null | head -1)
-    (cd benchmarks && python3 seeded_fasta.py /tmp/serve.fa --sequences 570000 \
-        --plant "../$queries") >/dev/null
-    python3 -m wavedp.cli makedb /tmp/serve.fa -o /tmp/serve.wdb >/dev/null 2>&1
+    serve_data
     anchor=()
     if [[ -d $CUDASW4_SRC ]]; then
         build_cudasw4 align makedb

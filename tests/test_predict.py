@@ -605,7 +605,7 @@ def test_auto_prices_every_candidate_once_per_database_build(tmp_path, monkeypat
     monkeypatch.setattr(planner, "_candidates",
                         lambda *a, **k: priced.append(1) or candidates(*a, **k))
 
-    def plan(identity, lengths=(300, 120)):
+    def plan(identity, lengths=(300, 120, 60)):
         scanner = Scanner(np.zeros(int(offsets[-1]), np.uint8), offsets, None,
                           np.eye(24, dtype=np.int32), 11, 1, 0, model=gpu_model_mod.DEFAULT_GPU,
                           device=0, multiprocessors=132, identity=identity)
@@ -618,10 +618,14 @@ def test_auto_prices_every_candidate_once_per_database_build(tmp_path, monkeypat
     assert [b.subjects.tolist() for b in again.batches] == \
         [b.subjects.tolist() for b in first.batches]
     plan("data-2")
-    plan("data-1", (300, 120, 80))
+    plan("data-1", (300, 120, 80, 40))
     assert len(priced) == 3
     (tmp_path / "choices.json").write_text("{not json")
     plan("data-1")
     assert len(priced) == 4 and choices.lookup("nothing") is None
+    # one or two units (a one-query search): static, nothing priced against it, nothing kept
+    for lengths in ((300,), (300, 120)):
+        assert plan("data-1", lengths).name == "static"
+    assert len(priced) == 4
     plan(None)  # in memory: nothing kept
     assert len(priced) == 5

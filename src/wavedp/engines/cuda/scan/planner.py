@@ -38,6 +38,12 @@ CANDIDATES: dict[str, tuple[str, dict]] = {
 #: a launch of more subjects than this is priced on a sample of about this many
 EXACT = 2048
 
+#: ``auto`` over at most this many units is ``static``, the others not priced: for one to
+#: three queries against 20,000 to 3,000,000 subjects the candidates' predictions differ by
+#: a few percent at most, while pricing them cost 37 ms of a one-query search on the H200
+#: machine (each new query length a new choice), more than the scan of a median query
+FEW_UNITS = 2
+
 #: the host's seconds to plan one launch once its partitioning is chosen (its pricing, kernel
 #: shape and grid: 0.6-0.9 ms on the 2-core machine): ``auto`` weighs them beside the scan, as
 #: a later search of the same database plans only the partitioning chosen (``choices.py``)
@@ -82,6 +88,8 @@ def plan(model: Model, name: str, unit_m: np.ndarray, lengths: np.ndarray,
     """The launches of partitioning ``name`` (see :func:`schedule`) for units of ``unit_m``
     rows x ``subjects`` (indices into ``lengths``, sorted; a batch's subjects are such
     indices)."""
+    if name == "auto" and unit_m.size <= FEW_UNITS:
+        name = "static"
     if name == "auto":
         found = _candidates(model, unit_m, lengths, subjects, alphabet, packed, need,
                             budget=budget, prune=True, wide=wide)

@@ -385,7 +385,8 @@ class Scanner:
         planner's fastest), each one priced."""
         a = self.sub.shape[0]
         unit_m = unit_rows(units)
-        key = self._choice(ch, unit_m) if self.partition == "auto" else None
+        few = unit_m.size <= planner.FEW_UNITS  # auto is static there, unpriced
+        key = self._choice(ch, unit_m) if self.partition == "auto" and not few else None
         known = choices.lookup(key) if key else None
         name = known if known in planner.CANDIDATES else self.partition
         found = planner.plan(self.model, name, unit_m, ch.lengths, ch.subjects, a,
