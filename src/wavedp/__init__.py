@@ -20,10 +20,12 @@ if TYPE_CHECKING:
     from .errors import DeviceError, InputError
     from .pairs import PairBatch, Sequences, align_all, align_pairs
     from .polyadic import matrix_chain, nussinov
+    from .profiles import Profile
     from .score_matrix import scores
     from .scoring import Scoring
 
-__all__ = ["Alignment", "Database", "DeviceError", "InputError", "PairBatch", "Scoring",
+__all__ = ["Alignment", "Database", "DeviceError", "InputError", "PairBatch", "Profile",
+           "Scoring",
            "Searcher", "Sequences", "align", "align_all", "align_pairs", "iter_search",
            "local_hits", "matrix_chain", "nussinov", "polyadic", "scores", "search", "threads",
            "to_arrow", "to_frame", "write_parquet", "__version__"]
@@ -37,7 +39,7 @@ _HOMES = {
     "local_hits": ".dbsearch.waterman_eggert", "polyadic": ".polyadic", "threads": ".threads",
     "align_pairs": ".pairs", "PairBatch": ".pairs", "Sequences": ".pairs",
     "to_arrow": ".dbsearch.tables", "to_frame": ".dbsearch.tables",
-    "write_parquet": ".dbsearch.tables",
+    "write_parquet": ".dbsearch.tables", "Profile": ".profiles",
 }
 
 

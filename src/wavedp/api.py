@@ -11,7 +11,7 @@ import numpy as np
 from . import engines
 from .alignment import Alignment, built, cigars_from_ops
 from .device import Device, choose
-from .engines.common import GLOBAL, MODES, STRATEGIES
+from .engines.common import GLOBAL, MODES, SCORE_LIMIT, STRATEGIES
 from .engines.cuda.diagonal import check_storage
 from .engines.cuda.sync import check_sync
 from .errors import InputError
@@ -219,9 +219,43 @@ def align(query: SeqLike, target: SeqLike, scoring: Scoring, mode: str = "local"
     between steps (``wavedp.engines.cuda.sync.SYNCS``) and ``storage`` the diagonal's layout
     (``simple`` or ``coalesced``).
     """
+    from .profiles import Profile
+
     scoring = check_scoring(scoring)
     mode_code(mode)
-    q = Prepared([query], scoring, "query")
     t = Prepared([target], scoring, "target")
+    if isinstance(query, Profile):
+        return _align_profile(query, t, scoring, mode, traceback, device)
+    q = Prepared([query], scoring, "query")
     return run_pairs(q, t, np.zeros((1, 2), dtype=np.int64), scoring, mode, traceback,
                      choose(device), strategy=strategy, sync=sync, storage=storage)[0]
+
+
+def _align_profile(profile, t: Prepared, scoring: Scoring, mode: str, traceback: bool,
+                   device: str | Device) -> Alignment:
+    """:func:`align` of a ``wavedp.Profile`` (on the CPU: the GPU engines take a
+    substitution matrix): its table's rows are the query's positions, and the aligned
+    columns' ``=`` or ``X`` come from the letters."""
+    from .profiles.pssm import letter_ops
+
+    if not isinstance(device, Device) and device not in ("auto", "cpu", "gpu"):
+        choose(device)  # an unknown device's own message
+    if device == "gpu" or (isinstance(device, Device) and device.gpu):
+        raise InputError("a profile aligns on the CPU (device 'cpu' or 'auto'): the GPU "
+                         "engines take substitution matrices")
+    table = profile.table(scoring)
+    q = Prepared.from_codes([profile.query], [profile.id], [profile.codes()])
+    m, n = len(profile), t.codes[0].size
+    bound = (m + n) * max(int(np.abs(table).max()), scoring.gap_open) + scoring.gap_open
+    if bound >= SCORE_LIMIT:
+        raise InputError(f"a {m} x {n} alignment with this profile could reach |score| "
+                         f"{bound}, beyond the engines' int32 range (limit {SCORE_LIMIT})")
+    pairs = np.zeros((1, 2), dtype=np.int64)
+    raw = engines.align_pairs(choose("cpu"), q.codes, t.codes, pairs, table, scoring.gap_open,
+                              scoring.gap_extend, mode_code(mode), traceback=traceback)[0]
+    if not traceback and mode_code(mode) == GLOBAL:
+        raw = (raw[0], 0, raw[2], 0, *raw[4:])
+    if raw[5] is not None:
+        letters = scoring.encode(profile.query, what="profile query", record=profile.id)
+        raw = (*raw[:5], letter_ops(raw[5], letters, t.codes[0], raw[1], raw[3]))
+    return alignments([raw], q, t, pairs, mode)[0]

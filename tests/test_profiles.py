@@ -1,0 +1,164 @@
+"""Profiles (``wavedp.Profile``): PSI-BLAST's ASCII PSSM read and written byte for byte, bad
+files refused with one line, and a profile scored exactly by the engines (the reference's
+recurrence with the profile's own scores)."""
+
+import dataclasses
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import wavedp
+from wavedp import engines
+from wavedp.device import Device
+from wavedp.engines import reference
+from wavedp.engines.common import MODES
+from wavedp.errors import InputError
+from wavedp.profiles import LETTERS, Profile, parse
+
+BLOSUM62 = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+
+
+def _family(tmp_path, seed: int = 3, length: int = 90):
+    """A query, 40 relatives (30% substituted) and 200 unrelated proteins as FASTA files."""
+    rng = np.random.default_rng(seed)
+    letters = np.array(list(LETTERS))
+    query = "".join(rng.choice(letters, length))
+    records = []
+    for k in range(40):
+        s = np.array(list(query))
+        change = rng.random(s.size) < 0.3
+        s[change] = rng.choice(letters, int(change.sum()))
+        records.append(f">rel{k}\n{''.join(s)}")
+    records += [f">other{k}\n{''.join(rng.choice(letters, 120))}" for k in range(200)]
+    (tmp_path / "q.fa").write_text(f">query\n{query}\n")
+    (tmp_path / "db.fa").write_text("\n".join(records) + "\n")
+    return query
+
+
+@pytest.mark.skipif(shutil.which("psiblast") is None, reason="needs psiblast (ncbi-blast+)")
+@pytest.mark.parametrize("iterations", [2, 3])
+def test_a_psiblast_pssm_reads_and_writes_back_unchanged(tmp_path, iterations):
+    query = _family(tmp_path)
+    subprocess.run(["makeblastdb", "-in", "db.fa", "-dbtype", "prot", "-out", "db"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(["psiblast", "-query", "q.fa", "-db", "db", "-num_iterations",
+                    str(iterations), "-out_ascii_pssm", "q.pssm", "-out", "q.txt"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    text = (tmp_path / "q.pssm").read_text()
+    profile = Profile.read(tmp_path / "q.pssm")
+    assert profile.query == query and profile.scores.shape == (len(query), 20)
+    assert profile.text() == text
+    profile.write(tmp_path / "again.pssm")
+    assert (tmp_path / "again.pssm").read_bytes() == (tmp_path / "q.pssm").read_bytes()
+
+
+def test_a_profile_of_the_matrix_aligns_as_the_matrix():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        q = "".join(rng.choice(list(LETTERS), int(rng.integers(1, 80))))
+        t = "".join(rng.choice(list(LETTERS + "XBZ"), int(rng.integers(1, 90))))
+        profile = Profile.from_matrix(q, BLOSUM62, id="query1")
+        for mode in MODES:
+            for traceback in (True, False):
+                plain = wavedp.align(q, t, BLOSUM62, mode=mode, traceback=traceback,
+                                     device="cpu")
+                assert wavedp.align(profile, t, BLOSUM62, mode=mode,
+                                    traceback=traceback) == plain
+
+
+def test_random_profiles_align_as_the_reference():
+    """Extreme scores and shapes: the CPU engines with the profile's table (rows: the
+    query's positions) equal the reference's recurrence, end cell and path."""
+    rng = np.random.default_rng(7)
+    for trial in range(80):
+        m, n = int(rng.integers(1, 60)), int(rng.integers(1, 70))
+        top = [5, 30, 1000][trial % 3]
+        scores = rng.integers(-top, top + 1, (m, 20))
+        profile = Profile("".join(rng.choice(list(LETTERS), m)), scores)
+        table = profile.table(BLOSUM62)
+        t = rng.integers(0, len(BLOSUM62.alphabet), n).astype(np.uint8)
+        for mode, code in MODES.items():
+            for traceback in (True, False):
+                raw = engines.align_pairs(Device("cpu"), [profile.codes()], [t],
+                                          np.zeros((1, 2), np.int64), table, 11, 1, code,
+                                          traceback=traceback)[0]
+                ref = reference.align(list(range(m)), t.tolist(), table, 11, 1, code,
+                                      traceback)
+                if traceback:
+                    assert raw[:5] == ref[:5], (mode, trial)
+                    assert bytes(raw[5]).decode().replace("=", "M").replace("X", "M") == \
+                        ref[5].replace("=", "M").replace("X", "M")
+                else:
+                    assert (raw[0], raw[2], raw[4]) == (ref[0], ref[2], ref[4]), (mode, trial)
+
+
+def test_a_profile_scores_each_position_its_own_way():
+    """Position 2 of ``AAA`` rewards W alone: the alignment to ``AWA`` takes it."""
+    scores = np.full((3, 20), -5)
+    scores[:, LETTERS.index("A")] = 4
+    scores[1, LETTERS.index("W")] = 9
+    found = wavedp.align(Profile("AAA", scores), "AWA", BLOSUM62)
+    assert (found.score, found.cigar) == (17, "1=1X1=")
+
+
+def test_the_table_keeps_the_matrix_for_letters_a_profile_lacks():
+    profile = Profile("AW", np.zeros((2, 20), int))
+    table = profile.table(BLOSUM62)
+    x = BLOSUM62.alphabet.index("X")
+    a, w = BLOSUM62.alphabet.index("A"), BLOSUM62.alphabet.index("W")
+    assert table.shape == (2, len(BLOSUM62.alphabet))
+    assert table[0, x] == BLOSUM62.table[a, x] and table[1, x] == BLOSUM62.table[w, x]
+    assert not table[:, [BLOSUM62.alphabet.index(c) for c in LETTERS]].any()
+
+
+GOOD = (
+    "\nLast position-specific scoring matrix computed\n"
+    "            A   R   N   D   C   Q   E   G   H   I   L   K   M   F   P   S   T   W   Y   V\n"
+    "    1 M    -1  -2  -3  -4  -2  -1  -2  -3  -2   1   2  -2   6   0  -3  -2  -1  -2  -1   1\n"
+    "    2 K    -1   2   0  -1  -4   1   1  -2  -1  -3  -3   5  -2  -4  -1   0  -1  -3  -2  -3\n"
+)
+
+
+def test_a_file_without_percentages_reads_and_writes_back():
+    profile = parse(GOOD, "p.pssm")
+    assert profile.query == "MK" and profile.percent is None
+    assert profile.text() == GOOD
+
+
+@pytest.mark.parametrize("text, message", [
+    ("hello\n", "p.pssm: not an ASCII PSSM"),
+    (GOOD.replace("   R   N", "   N   R"), "p.pssm, line 3: the column letters are in another "
+     "order"),
+    (GOOD.replace("   V\n", "\n", 1), "p.pssm, line 3: the column letters lack V"),
+    (GOOD.replace("   1\n", "\n", 1), "p.pssm, line 4: 19 values after the position and "
+     "letter, expected 20"),
+    (GOOD.replace("  -4   1", " 0.5   1"), "p.pssm, line 5: '0.5' is not an integer"),
+    (GOOD.replace("    2 K", "    3 K"), "p.pssm, line 5: position '3', expected 2"),
+    (GOOD.replace("    2 K", "    2 7"), "p.pssm, line 5: '7' is not a residue letter"),
+    (GOOD.split("    1 M")[0], "p.pssm, line 4: no positions below the letters"),
+])
+def test_a_bad_pssm_is_one_line(text, message):
+    with pytest.raises(InputError) as caught:
+        parse(text, "p.pssm")
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_profile_made_in_python_is_checked():
+    with pytest.raises(InputError, match="3 positions for a query of 2 letters"):
+        Profile("AW", np.zeros((3, 20), int))
+    with pytest.raises(InputError, match="scores must be m x 20"):
+        Profile("AW", np.zeros((2, 19), int))
+    with pytest.raises(InputError, match="scores must be integers"):
+        Profile("AW", np.full((2, 20), 0.5))
+    with pytest.raises(InputError, match="aligns on the CPU"):
+        wavedp.align(Profile("AW", np.zeros((2, 20), int)), "AW", BLOSUM62, device="gpu")
+
+
+def test_a_profile_is_written_whole(tmp_path):
+    profile = parse(GOOD, "p.pssm")
+    out = tmp_path / "out.pssm"
+    profile.write(out)
+    assert out.read_text() == GOOD and [p.name for p in tmp_path.iterdir()] == ["out.pssm"]
+    assert dataclasses.replace(profile, id="x").text() == GOOD
