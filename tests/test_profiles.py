@@ -162,3 +162,26 @@ def test_a_profile_is_written_whole(tmp_path):
     profile.write(out)
     assert out.read_text() == GOOD and [p.name for p in tmp_path.iterdir()] == ["out.pssm"]
     assert dataclasses.replace(profile, id="x").text() == GOOD
+
+
+def test_the_cpu_scan_scores_profiles_as_the_reference():
+    """The database scan's inter-sequence kernel (every width) with a profile's table."""
+    from wavedp.engines.cpu.intersequence import scores_many
+
+    rng = np.random.default_rng(2)
+    subjects = [rng.integers(0, 24, int(rng.integers(1, 60))).astype(np.uint8)
+                for _ in range(70)]
+    residues = np.concatenate(subjects)
+    offsets = np.concatenate([[0], np.cumsum([s.size for s in subjects])]).astype(np.int64)
+    for top in (5, 30, 200):
+        m = int(rng.integers(1, 50))
+        profile = Profile("".join(rng.choice(list(LETTERS), m)),
+                          rng.integers(-top, top + 1, (m, 20)))
+        table = profile.table(BLOSUM62)
+        for code in MODES.values():
+            want = [reference.align(list(range(m)), s.tolist(), table, 11, 1, code, False)[0]
+                    for s in subjects]
+            for width in (8, 16, 32):
+                got = scores_many([profile.codes()], residues, offsets, table, 11, 1, code,
+                                  width)[0]
+                assert got.tolist() == want, (top, code, width)
