@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(BLOCK) scan(
 // the second is the first again where a unit has one query), the passes of T = G*R rows its
 // longer query needs (at least one) and its words from poffs[u]; sub is the A x A
 // substitution matrix (query residue major). A row past a query scores pad.
-__global__ void build_profiles(const u8* __restrict__ codes, const int4* __restrict__ units,
+__global__ void build_profiles(const int* __restrict__ codes, const int4* __restrict__ units,
                                const i64* __restrict__ poffs, int count,
                                const int* __restrict__ sub, int A, int G, int R, int go,
                                int pad, int packed, unsigned* __restrict__ out) {

@@ -85,9 +85,10 @@ def occupancy(g: int, r: int, packed: bool, alphabet: int = 24) -> int:
 def _profile_inputs(units: list[list[np.ndarray]], own: np.ndarray, a: int, g: int, r: int
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """build_profiles' host inputs for ``units`` of ``own`` passes each: the queries' codes
-    one after another (uint8), per unit (start, length) of its first query and of its
-    second (the first again where it has one; int32, units x 4), each unit's first word
-    (int64), and the words of all profiles."""
+    one after another (int32: a profile's query is its positions, the table's rows), per
+    unit (start, length) of its first query and of its second (the first again where it
+    has one; int32, units x 4), each unit's first word (int64), and the words of all
+    profiles."""
     queries = [q for u in units for q in u]
     sizes = np.array([q.size for q in queries], np.int64)
     starts = np.cumsum(sizes) - sizes
@@ -95,7 +96,7 @@ def _profile_inputs(units: list[list[np.ndarray]], own: np.ndarray, a: int, g: i
     two = one + (np.array([len(u) for u in units]) == 2)  # its second (or the first again)
     meta = np.stack([starts[one], sizes[one], starts[two], sizes[two]], 1).astype(np.int32)
     first = (np.cumsum(own) - own) * a * g * r
-    codes = np.concatenate(queries).astype(np.uint8, copy=False)
+    codes = np.concatenate(queries).astype(np.int32, copy=False)
     return codes, meta, first.astype(np.int64), int(own.sum()) * a * g * r
 
 
@@ -143,7 +144,9 @@ class Scanner:
                  order: Subjects | None = None, identity: str | None = None) -> None:
         self.residues, self.offsets, self.lut = residues, np.asarray(offsets), lut
         self.order, self.identity = order, identity
+        # a row a query letter (or a profile's query position), a column a subject letter
         self.sub = np.ascontiguousarray(sub, dtype=np.int32)
+        self.letters = int(self.sub.shape[1])  # the subjects' letters: a profile's columns
         self.go, self.ge, self.mode = int(gap_open), int(gap_extend), int(mode)
         self.partition = partition
         self.device = current_device() if device is None else int(device)
@@ -274,7 +277,7 @@ class Scanner:
         go up in one copy; nothing here waits for the GPU (but see :meth:`Staging.put`)."""
         import cupy
 
-        a = self.sub.shape[0]
+        a = self.letters
         g, r, _ = shape
         lengths = unit_rows(units)
         own = np.maximum(-(-lengths // (g * r)), 1)  # each profile's own passes
@@ -319,7 +322,7 @@ class Scanner:
         """The launch's profiles (device uint32, each unit's ``own`` passes in turn, as
         :func:`profile` lays them out) built on the GPU from the units' codes, and each
         unit's first word (device int64)."""
-        codes, meta, first, words = _profile_inputs(units, own, self.sub.shape[0], g, r)
+        codes, meta, first, words = _profile_inputs(units, own, self.letters, g, r)
         d_codes, d_meta, poffs = self.uploads.put(codes, meta, first)
         return self._build_profiles(d_codes, d_meta, poffs, len(units), int(own.max()), words,
                                     g=g, r=r, packed=packed), poffs
@@ -329,7 +332,7 @@ class Scanner:
         """Launch build_profiles on staged inputs (see :func:`_profile_inputs`)."""
         import cupy
 
-        a = self.sub.shape[0]
+        a = self.letters
         prof = cupy.empty(words, cupy.uint32)
         grid = (min(-(-most * a * g * r // 256), 1024), min(units, 65535))
         function("search.cu", "build_profiles")(grid, (256,), (
@@ -377,13 +380,13 @@ class Scanner:
         """The kernel shape planned for a launch of ``units`` over subjects of ``lengths``
         (``packed``: the kernel's packing, default the scanner's)."""
         packed = self.packed if packed is None else packed
-        return launch_shape(self.model, unit_rows(units), lengths, self.sub.shape[0], packed)
+        return launch_shape(self.model, unit_rows(units), lengths, self.letters, packed)
 
     def batches(self, ch: Chunk, units: list[list[np.ndarray]]) -> planner.Plan:
         """The launches over the chunk (the partition schedulers' batches of units x
         non-empty subjects, chunk indices) under this scanner's partition (``auto``: the
         planner's fastest), each one priced."""
-        a = self.sub.shape[0]
+        a = self.letters
         unit_m = unit_rows(units)
         few = unit_m.size <= planner.FEW_UNITS  # auto is static there, unpriced
         key = self._choice(ch, unit_m) if self.partition == "auto" and not few else None
@@ -404,7 +407,7 @@ class Scanner:
             return None
         m = self.model
         return (f"{self.identity}:{ch.start}-{ch.stop} {m.device} {m.version} "
-                f"{self.multiprocessors} {self.sub.shape[0]} {self.mode} {self.packed} "
+                f"{self.multiprocessors} {self.letters} {self.mode} {self.packed} "
                 f"{unit_m.size} {-(-int(unit_m.max()) // 128)}")
 
     @property
@@ -444,7 +447,7 @@ class Scanner:
         function("search.cu", "scatter_scores")
         for launch in launches:
             _kernel(LOCAL if self.packed else self.mode, launch.shape[0], launch.shape[1],
-                    self.packed, self.sub.shape[0])
+                    self.packed, self.letters)
         for batch, launch, guess in zip(batches, launches, predicted, strict=True):
             chosen = [units[i] for i in batch.queries.tolist()]
             self.enqueue(ch, queries, chosen, launch.subjects, out, launch.shape,

@@ -133,7 +133,7 @@ def profile(queries: list[np.ndarray], sub: np.ndarray, go: int, g: int, r: int,
     """The kernel's query profile (uint32 words, passes x A x T in chunked row order) of one
     query, or of two packed into int16 halves (low half: the first): the layout's reference
     in NumPy; launches build theirs on the GPU (``scanner.Scanner``)."""
-    a = sub.shape[0]
+    a = sub.shape[1]
     t = g * r
     rows = passes * t
     halves = []
