@@ -33,6 +33,12 @@ E_OPEN = 4
 F_OPEN = 8
 
 
+def query_type(sub: np.ndarray) -> type:
+    """The dtype of query codes for a table of ``sub``'s rows: uint8 for a substitution
+    matrix, int32 for a profile's table (a row a query position, beyond 256 of them)."""
+    return np.uint8 if sub.shape[0] <= 256 else np.int32
+
+
 def residue_ranges(offsets: np.ndarray, cap: int) -> Iterator[tuple[int, int]]:
     """Consecutive half-open sequence ranges ``(start, stop)`` covering every sequence of a
     set with these ``offsets`` (n + 1), in order, each of at most ``cap`` residues (a longer

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 from numba import njit
 
-from ..common import LOCAL
+from ..common import LOCAL, query_type
 from .budget import check_traceback, shapes
 from .compile import SECONDS, notice
 from .intersequence import local_ends
@@ -102,12 +102,13 @@ def _row_pairs(first, step, sel, qcat, qoff, tcat, toff, pairs, sub, gap_open, g
         _score_row(out, p, score, ei, ej)
 
 
-def concat(codes: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Code arrays as one uint8 array and their offsets (len + 1)."""
+def concat(codes: list[np.ndarray], dtype: type = np.uint8) -> tuple[np.ndarray, np.ndarray]:
+    """Code arrays as one array (uint8, or ``dtype``: see ``common.query_type``) and their
+    offsets (len + 1)."""
     offsets = np.zeros(len(codes) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([c.size for c in codes])
-    cat = np.concatenate(codes) if codes else np.empty(0, np.uint8)
-    return cat.astype(np.uint8, copy=False), offsets
+    cat = np.concatenate(codes) if codes else np.empty(0, dtype)
+    return cat.astype(dtype, copy=False), offsets
 
 
 def _ends_by_query(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray,
@@ -141,7 +142,7 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
     Returns (score, query_start, query_end, target_start, target_end, ops) per pair; starts
     are -1 when unknown (score-only) and ops is a uint8 array of ASCII CIGAR letters or None.
     """
-    qcat, qoff = concat(qcodes)
+    qcat, qoff = concat(qcodes, query_type(sub))
     tcat, toff = concat(tcodes)
     out, ops, opoff = align_cat(qcat, qoff, tcat, toff, pairs, sub, gap_open, gap_extend,
                                 mode=mode, traceback=traceback)

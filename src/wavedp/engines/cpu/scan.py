@@ -15,7 +15,7 @@ import numpy as np
 from ...ranking import PLUS, Candidates, Thresholds, merge, thresholds_of, top
 from ...scoring import Scoring
 from ..calibration import Model, device_name, load, model_version
-from ..common import LOCAL, residue_ranges
+from ..common import LOCAL, query_type, residue_ranges
 from . import whole_pairs
 from .compile import SECONDS, notice
 from .intersequence import local_ends, scan_slice, scores
@@ -124,7 +124,7 @@ class CpuScanner:
         # for read-only arguments, such as a memory-mapped database's
         residues = np.array(self.residues) if self.lut is None else self.lut[self.residues]
         offsets = np.array(self.offsets, np.int64)
-        qcat, qoff = concat(queries)
+        qcat, qoff = concat(queries, query_type(self.sub))
         n = offsets.size - 1
         pairs = np.stack(np.divmod(np.arange(len(queries) * n, dtype=np.int64), max(n, 1)),
                          axis=1)
