@@ -186,3 +186,70 @@ def test_the_cpu_scan_scores_profiles_as_the_reference():
                 got = scores_many([profile.codes()], residues, offsets, table, 11, 1, code,
                                   width)[0]
                 assert got.tolist() == want, (top, code, width)
+
+
+def _database(rng, query: str, count: int = 120):
+    """Relatives of ``query`` (25% substituted) among unrelated proteins."""
+    letters = np.array(list(LETTERS))
+    texts = []
+    for k in range(count):
+        if k % 4 == 0:
+            s = np.array(list(query))
+            change = rng.random(s.size) < 0.25
+            s[change] = rng.choice(letters, int(change.sum()))
+            texts.append("".join(s[: int(rng.integers(s.size // 2, s.size + 1))]))
+        else:
+            texts.append("".join(rng.choice(letters, int(rng.integers(5, 300)))))
+    return texts
+
+
+def _key(hits):
+    return [(h.target_id, h.score, h.query_start, h.query_end, h.target_start, h.target_end,
+             h.cigar) for h in hits]
+
+
+def test_a_search_with_the_matrix_profile_equals_the_plain_search():
+    rng = np.random.default_rng(21)
+    query = "".join(rng.choice(list(LETTERS), 140))
+    texts = _database(rng, query)
+    plain = wavedp.search([query], texts, BLOSUM62, device="cpu", top=0, evalue=None,
+                          stats="none")
+    profile = wavedp.search(Profile.from_matrix(query, BLOSUM62), texts, BLOSUM62,
+                            device="cpu", top=0, evalue=None, stats="none")
+    assert _key(profile[0]) == _key(plain[0]) and len(plain[0]) > 10
+
+
+def test_profiles_searched_together_each_as_alone_and_as_align():
+    """Three profiles in one search (their tables one after another, one past 256
+    positions): each one's hits are its search alone, and each hit is wavedp.align of the
+    profile with its subject."""
+    rng = np.random.default_rng(22)
+    queries = ["".join(rng.choice(list(LETTERS), m)) for m in (60, 300, 25)]
+    texts = _database(rng, queries[1], 240)
+    profiles = [Profile(q, rng.integers(-6, 9, (len(q), 20)), id=f"p{k}")
+                for k, q in enumerate(queries)]
+    together = wavedp.search(profiles, texts, BLOSUM62, device="cpu", top=6)
+    assert [h.query_id for h in together[1]] == ["p1"] * 6
+    for profile, hits in zip(profiles, together, strict=True):
+        alone = wavedp.search(profile, texts, BLOSUM62, device="cpu", top=6)[0]
+        assert _key(hits) == _key(alone)
+        assert [h.evalue for h in hits] == [h.evalue for h in alone]
+        assert all(h.evalue is not None for h in hits)
+        for hit in hits:
+            pair = wavedp.align(profile, texts[int(hit.target_id[6:]) - 1], BLOSUM62)
+            assert (pair.score, pair.cigar, pair.query_start, pair.target_start) == \
+                (hit.score, hit.cigar, hit.query_start, hit.target_start)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"stats": "blast"}, "stats 'blast' takes the matrix's own tables"),
+    ({"stats": "composition"}, "stats 'composition' takes the matrix's own tables"),
+    ({"mask": True}, "mask does not apply to a profile's search"),
+    ({"fraction": 0.5}, "fraction does not apply to a profile's search"),
+])
+def test_a_profile_search_refuses_what_does_not_apply(options, message):
+    profile = Profile("MKV", np.zeros((3, 20), int))
+    with pytest.raises(InputError, match=message):
+        wavedp.search(profile, ["MKVL"], BLOSUM62, device="cpu", **options)
+    with pytest.raises(InputError, match="profiles or sequences, not both"):
+        wavedp.search([profile, "MKV"], ["MKVL"], BLOSUM62, device="cpu")

@@ -34,3 +34,22 @@ def test_gpu_scan_of_profiles_equals_the_cpu_scan(mode):
         scanner = Scanner(residues, offsets, None, table, 11, 1, MODES[mode])
         got = scanner.matrix([profile.codes()])
         np.testing.assert_array_equal(np.asarray(got).reshape(-1), want, err_msg=f"{m}")
+
+
+def test_gpu_profile_search_equals_cpu():
+    """Profiles searched on the GPU (the scan there, the hits' alignments on the CPU) give
+    the CPU search's hits and E-values."""
+    rng = np.random.default_rng(23)
+    queries = ["".join(rng.choice(list(LETTERS), m)) for m in (80, 400)]
+    letters = np.array(list(LETTERS))
+    texts = ["".join(rng.choice(letters, int(rng.integers(5, 500)))) for _ in range(600)]
+    for k in range(0, 600, 9):  # relatives of the second query
+        s = np.array(list(queries[1]))
+        s[rng.random(s.size) < 0.3] = "A"
+        texts[k] = "".join(s)
+    profiles = [Profile(q, rng.integers(-6, 9, (len(q), 20)), id=f"p{k}")
+                for k, q in enumerate(queries)]
+    cpu = wavedp.search(profiles, texts, BLOSUM62, device="cpu", top=20)
+    gpu = wavedp.search(profiles, texts, BLOSUM62, device="gpu", top=20)
+    assert [[(h.target_id, h.score, h.cigar, h.evalue) for h in hits] for hits in gpu] == \
+        [[(h.target_id, h.score, h.cigar, h.evalue) for h in hits] for hits in cpu]

@@ -130,10 +130,14 @@ def run_pairs(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: 
 def pair_results(queries: Prepared, targets: Prepared, pairs: np.ndarray, scoring: Scoring,
                  mode: str, traceback: bool, device: Device, *,
                  strategy: str | None = None, sync: str | None = None,
-                 storage: str | None = None) -> list[tuple]:
+                 storage: str | None = None, table: np.ndarray | None = None) -> list[tuple]:
     """:func:`run_pairs`' engine results, (score, query start, query end, target start,
-    target end, ops or None) per pair, checked first (ranges, options)."""
+    target end, ops or None) per pair, checked first (ranges, options). ``table``: the
+    profiles' table (``wavedp.Profile.table``; the queries' codes its rows), aligned on the
+    CPU, the aligned columns' ``=`` or ``X`` from the queries' letters (their texts)."""
     code = mode_code(mode)
+    if table is not None:
+        return _profile_results(queries, targets, pairs, scoring, code, traceback, table)
     check_pairs_range(queries, targets, pairs, scoring)
     if strategy is not None and strategy not in STRATEGIES:
         raise InputError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
@@ -152,6 +156,44 @@ def pair_results(queries: Prepared, targets: Prepared, pairs: np.ndarray, scorin
     if not traceback and code == GLOBAL:
         raw = [(found[0], 0, found[2], 0, *found[4:]) for found in raw]
     return raw
+
+
+def _profile_results(queries: Prepared, targets: Prepared, pairs: np.ndarray,
+                     scoring: Scoring, code: int, traceback: bool, table: np.ndarray
+                     ) -> list[tuple]:
+    """:func:`pair_results` with a profile's ``table`` (on the CPU: the GPU engines take a
+    substitution matrix)."""
+    from .profiles.pssm import letter_ops
+
+    if len(pairs):
+        qlen = np.array([c.size for c in queries.codes], np.int64)[pairs[:, 0]]
+        tlen = np.array([c.size for c in targets.codes], np.int64)[pairs[:, 1]]
+        check_table_range(table, scoring, int(np.max(qlen + tlen)))
+    raw = engines.align_pairs(choose("cpu"), queries.codes, targets.codes, pairs, table,
+                              scoring.gap_open, scoring.gap_extend, code, traceback=traceback)
+    if not traceback and code == GLOBAL:
+        return [(found[0], 0, found[2], 0, *found[4:]) for found in raw]
+    letters: dict[int, np.ndarray] = {}
+    out = []
+    for (qi, ti), found in zip(pairs.tolist(), raw, strict=True):
+        if found[5] is not None:
+            if qi not in letters:
+                letters[qi] = scoring.encode(queries.texts[qi], what="profile query",
+                                             record=queries.ids[qi])
+            found = (*found[:5], letter_ops(found[5], letters[qi], targets.codes[ti],
+                                            found[1], found[3]))
+        out.append(found)
+    return out
+
+
+def check_table_range(table: np.ndarray, scoring: Scoring, sides: int) -> None:
+    """The int32 score range of pairs of at most ``sides`` letters together under a
+    profile's ``table``."""
+    bound = sides * max(int(np.abs(table).max()), scoring.gap_open) + scoring.gap_open
+    if bound >= SCORE_LIMIT:
+        raise InputError(f"alignments of {sides} letters together with this profile could "
+                         f"reach |score| {bound}, beyond the engines' int32 range (limit "
+                         f"{SCORE_LIMIT})")
 
 
 def check_pairs_range(queries: Prepared, targets: Prepared, pairs: np.ndarray,
@@ -236,26 +278,13 @@ def _align_profile(profile, t: Prepared, scoring: Scoring, mode: str, traceback:
     """:func:`align` of a ``wavedp.Profile`` (on the CPU: the GPU engines take a
     substitution matrix): its table's rows are the query's positions, and the aligned
     columns' ``=`` or ``X`` come from the letters."""
-    from .profiles.pssm import letter_ops
-
     if not isinstance(device, Device) and device not in ("auto", "cpu", "gpu"):
         choose(device)  # an unknown device's own message
     if device == "gpu" or (isinstance(device, Device) and device.gpu):
         raise InputError("a profile aligns on the CPU (device 'cpu' or 'auto'): the GPU "
                          "engines take substitution matrices")
-    table = profile.table(scoring)
     q = Prepared.from_codes([profile.query], [profile.id], [profile.codes()])
-    m, n = len(profile), t.codes[0].size
-    bound = (m + n) * max(int(np.abs(table).max()), scoring.gap_open) + scoring.gap_open
-    if bound >= SCORE_LIMIT:
-        raise InputError(f"a {m} x {n} alignment with this profile could reach |score| "
-                         f"{bound}, beyond the engines' int32 range (limit {SCORE_LIMIT})")
     pairs = np.zeros((1, 2), dtype=np.int64)
-    raw = engines.align_pairs(choose("cpu"), q.codes, t.codes, pairs, table, scoring.gap_open,
-                              scoring.gap_extend, mode_code(mode), traceback=traceback)[0]
-    if not traceback and mode_code(mode) == GLOBAL:
-        raw = (raw[0], 0, raw[2], 0, *raw[4:])
-    if raw[5] is not None:
-        letters = scoring.encode(profile.query, what="profile query", record=profile.id)
-        raw = (*raw[:5], letter_ops(raw[5], letters, t.codes[0], raw[1], raw[3]))
-    return alignments([raw], q, t, pairs, mode)[0]
+    raw = _profile_results(q, t, pairs, scoring, mode_code(mode), traceback,
+                           profile.table(scoring))
+    return alignments(raw, q, t, pairs, mode)[0]

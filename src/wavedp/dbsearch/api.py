@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import engines
 from ..alignment import Alignment
-from ..api import Prepared, SeqLike, check_scoring, mode_code, sequences
+from ..api import Prepared, SeqLike, check_scoring, check_table_range, mode_code, sequences
 from ..db.database import Database
 from ..device import Device, choose
 from ..engines.cuda.scan.partition import check_partition
@@ -62,6 +62,25 @@ def _queries(queries: Any, scoring: Scoring) -> Prepared:
     if not prepared.codes:
         raise InputError("no queries given")
     return prepared
+
+
+def profile_queries(queries: Any, scoring: Scoring) -> tuple[Prepared, np.ndarray] | None:
+    """Profiles (``wavedp.Profile``, one or a list) as a search's queries: their letters,
+    ids and codes (each profile's positions, offset past the profiles before it), and the
+    table whose rows they index (each profile's ``table``, one after another); None where
+    the queries are not profiles."""
+    from ..profiles import Profile
+
+    items = [queries] if isinstance(queries, Profile) else queries
+    if not isinstance(items, (list, tuple)) or not any(isinstance(p, Profile) for p in items):
+        return None
+    if not all(isinstance(p, Profile) for p in items):
+        raise InputError("queries: give profiles or sequences, not both")
+    starts = np.cumsum([0] + [len(p) for p in items[:-1]])
+    codes = [(start + p.codes()).astype(np.int32) for start, p in zip(starts, items,
+                                                                      strict=True)]
+    table = np.concatenate([p.table(scoring) for p in items])
+    return Prepared.from_codes([p.query for p in items], [p.id for p in items], codes), table
 
 
 def open_database(database: Any, scoring: Scoring, verify: bool | str = True) -> Database:
@@ -150,14 +169,17 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     scoring = check_scoring(scoring)
     mode_code(mode)
     check_partition(partition)
+    profiled = profile_queries(queries, scoring)
     options = Options.of(scoring, mode, top=top, evalue=evalue, min_score=min_score,
                          traceback=traceback, strand=strand, fraction=fraction, stats=stats,
-                         mask=mask, max_hsps=max_hsps)
-    q = _queries(queries, scoring)
+                         mask=mask, max_hsps=max_hsps, profile=profiled is not None)
+    if profiled is not None and client is not None:
+        raise InputError("a profile's search runs on this machine: drop the cluster")
+    q, table = profiled if profiled is not None else (_queries(queries, scoring), None)
     searcher = Searcher(database, scoring, mode=mode, device=device, devices=devices,
                         partition=partition, client=client, grid_cap=grid_cap, trace=trace,
                         threads=threads)
-    return searcher.run(q, options, progress, skip)
+    return searcher.run(q, options, progress, skip, table)
 
 
 #: the search command reads, encodes and searches its queries this many records at a time
@@ -219,43 +241,68 @@ class Searcher:
                     mask: bool = False, max_hsps: int | None = None
                     ) -> Iterator[tuple[int, list[Alignment]]]:
         """:meth:`search` as a generator of ``(query index, hits)``, as :func:`iter_search`."""
+        profiled = profile_queries(queries, self.scoring)
         options = Options.of(self.scoring, self.mode, top=top, evalue=evalue,
                              min_score=min_score, traceback=traceback, strand=strand,
-                             fraction=fraction, stats=stats, mask=mask, max_hsps=max_hsps)
+                             fraction=fraction, stats=stats, mask=mask, max_hsps=max_hsps,
+                             profile=profiled is not None)
+        if profiled is not None:
+            return self.run(profiled[0], options, progress, skip, table=profiled[1])
         return self.run(_queries(queries, self.scoring), options, progress, skip)
 
     def run(self, q: Prepared, options: Options, progress: Progress | None,
-            skip: Iterable[int]) -> Iterator[tuple[int, list[Alignment]]]:
+            skip: Iterable[int], table: np.ndarray | None = None
+            ) -> Iterator[tuple[int, list[Alignment]]]:
         """The search of encoded queries ``q`` under checked ``options``: limits checked and
-        empty sequences said now, the results as they come."""
-        self.scoring.check_range(max(c.size for c in q.codes), self.db.longest)
+        empty sequences said now, the results as they come. ``table``: the queries are
+        profiles, their codes the rows of this table (:func:`profile_queries`)."""
+        longest = max(c.size for c in q.codes)
+        if table is None:
+            self.scoring.check_range(longest, self.db.longest)
+        else:
+            check_table_range(table, self.scoring, longest + self.db.longest)
         skip = set(skip)
         todo = [k for k in range(len(q.codes)) if k not in skip]
         _warn_empty(q, self.db, todo)
         if options.mask:
             texts, codes = masking.masked(q.texts, q.codes, self.scoring)
             q = Prepared.from_codes(texts, q.ids, codes)
-        return _limited(self._results(q, options, progress, todo), self.threads, self.db)
+        return _limited(self._results(q, options, progress, todo, table), self.threads,
+                        self.db)
 
     def _results(self, q: Prepared, options: Options, progress: Progress | None,
-             todo: list[int]) -> Iterator[tuple[int, list[Alignment]]]:
+                 todo: list[int], table: np.ndarray | None
+                 ) -> Iterator[tuple[int, list[Alignment]]]:
+        scanner = self.scanner
+        if table is not None:  # the profiles' own scanner (the database's sequences again)
+            scanner = engines.scanner(
+                self.device, self.db.residues, self.db.offsets, self.lut, table,
+                self.scoring.gap_open, self.scoring.gap_extend, self.code,
+                partition=self.partition, trace=self.trace,
+                order=self.db.order if self.device.gpu else None)
         context = Context(self.db, self.lut, self.scoring, self.mode, self.device,
-                          self.scanner, self.cells, self.trace)
+                          scanner, self.cells, self.trace, table)
         if options.method.name in ("blast", "none"):
             return _run(context, q, todo, options, progress)
-        return run_fitted(context, q, todo, options, self._sample(options.method), progress)
+        return run_fitted(context, q, todo, options, self._sample(options.method, table),
+                          progress)
 
-    def _sample(self, method: Method) -> tuple[Sample, Scanner] | None:
-        """The database's sample for fitted statistics and a scanner of it (made once)."""
+    def _sample(self, method: Method, table: np.ndarray | None = None
+                ) -> tuple[Sample, Scanner] | None:
+        """The database's sample for fitted statistics and a scanner of it (made once; for
+        profiles, ``table``, made each search)."""
         if not method.fitted:
             return None
         key = method.composition is not None
-        if key not in self._samples:
+        if key not in self._samples or table is not None:
             sample = Sample.of(self.db, self.lut, method)
             residues, offsets = sample.residues(self.db, self.lut)
-            scanner = engines.scanner(self.device, residues, offsets, None, self.scoring.table,
+            scanner = engines.scanner(self.device, residues, offsets, None,
+                                      self.scoring.table if table is None else table,
                                       self.scoring.gap_open, self.scoring.gap_extend,
                                       self.code, partition=self.partition, trace=Trace())
+            if table is not None:
+                return sample, scanner
             self._samples[key] = (sample, scanner)
         return self._samples[key]
 

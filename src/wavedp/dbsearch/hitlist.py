@@ -103,7 +103,8 @@ def align_ranked(context: Context, q: Prepared, ranked: list[Ranked], traceback:
                                 **_extra(q, owners, scanned, strands, db, scoring, stats,
                                          every))
     else:
-        raws = pair_results(queries, subjects, pairs, scoring, mode, traceback, context.device)
+        raws = pair_results(queries, subjects, pairs, scoring, mode, traceback, context.device,
+                            table=context.table)
         got = np.array([raw[0] for raw in raws], np.int64)
         wrong = np.flatnonzero(got != scanned)
         if wrong.size:

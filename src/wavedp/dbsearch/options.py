@@ -55,13 +55,19 @@ class Options:
     @classmethod
     def of(cls, scoring: Scoring, mode: str, *, top: int, evalue: float | None,
            min_score: int | None, traceback: bool, strand: str, fraction: float | None,
-           stats: str = DEFAULT_STATS, mask: bool = False, max_hsps: int | None = None
-           ) -> Options:
+           stats: str = DEFAULT_STATS, mask: bool = False, max_hsps: int | None = None,
+           profile: bool = False) -> Options:
         """The options of a search in ``mode`` under ``scoring``, each checked (an
         InputError names the first that is wrong). ``max_hsps`` without ``fraction``: a
-        pair's alignments of any positive score (``fraction`` ANY_SCORE)."""
+        pair's alignments of any positive score (``fraction`` ANY_SCORE). ``profile``: the
+        queries are profiles (fitted statistics alone; no masking, one alignment a pair)."""
         top, evalue, min_score, method = _cutoffs(top, evalue, min_score, mode, scoring,
-                                                  stats)
+                                                  stats, profile)
+        if profile:
+            for name, value in (("mask", mask), ("fraction", fraction),
+                                ("max_hsps", max_hsps)):
+                if value not in (None, False):
+                    raise InputError(f"{name} does not apply to a profile's search yet")
         max_hsps = check_limit(max_hsps, "max_hsps")
         if fraction is not None or max_hsps is not None:
             name = "fraction" if fraction is not None else "max_hsps"
@@ -95,16 +101,18 @@ class Context:
     scanner: Scanner
     batch_cells: float
     trace: Trace
+    table: np.ndarray | None = None  # the queries' profiles' table (their codes its rows)
 
 
 def _cutoffs(top: int, evalue: float | None, min_score: int | None, mode: str,
-             scoring: Scoring, stats: str) -> tuple[int, float | None, int | None, Method]:
+             scoring: Scoring, stats: str, profile: bool = False
+             ) -> tuple[int, float | None, int | None, Method]:
     if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 0:
         raise InputError(f"top must be a non-negative integer (0 = all), got {top!r}")
     if min_score is not None and (isinstance(min_score, bool)
                                   or not isinstance(min_score, (int, np.integer))):
         raise InputError(f"min_score must be an integer, got {min_score!r}")
-    method = Method.of(stats, scoring, mode)
+    method = Method.of(stats, scoring, mode, profile)
     if isinstance(evalue, _DefaultEvalue):
         evalue = float(evalue) if method.exists else None
     elif evalue is not None:

@@ -51,12 +51,20 @@ class Method:
     fitted: bool
 
     @classmethod
-    def of(cls, name: str, scoring: Scoring, mode: str) -> Method:
+    def of(cls, name: str, scoring: Scoring, mode: str, profile: bool = False) -> Method:
+        """The method ``name`` for ``scoring`` and ``mode`` (``profile``: the queries are
+        profiles, whose scores no matrix's table or composition describes: fitted alone)."""
         if name not in STATS:
             raise InputError(f"stats must be one of {', '.join(STATS)}, got {name!r}")
-        table = statistics.parameters(scoring) if mode == "local" else None
         if name == "none":
             return cls(name, None, None, False)
+        if profile:
+            if name in ("blast", "composition"):
+                raise InputError(f"stats {name!r} takes the matrix's own tables, which do not "
+                                 "describe a profile's scores: use 'fitted' (the default), "
+                                 "'empirical' or 'none'")
+            return cls(name, None, None, True)
+        table = statistics.parameters(scoring) if mode == "local" else None
         if name == "blast":
             return cls(name, table, None, False)
         protein_local = not scoring.is_dna and mode == "local"
