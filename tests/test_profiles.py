@@ -253,3 +253,39 @@ def test_a_profile_search_refuses_what_does_not_apply(options, message):
         wavedp.search(profile, ["MKVL"], BLOSUM62, device="cpu", **options)
     with pytest.raises(InputError, match="profiles or sequences, not both"):
         wavedp.search([profile, "MKV"], ["MKVL"], BLOSUM62, device="cpu")
+
+
+def test_search_in_pssm_writes_the_profile_search(tmp_path):
+    """``wavedp search --in-pssm FILE DB``: the lines of wavedp.search with the profile;
+    a PSSM with QUERIES too, a FASTA file as the PSSM, or BLAST's tables: one line, exit 2,
+    nothing written."""
+    from click.testing import CliRunner
+
+    from wavedp.cli import cli
+    from wavedp.dbsearch import text
+
+    rng = np.random.default_rng(24)
+    query = "".join(rng.choice(list(LETTERS), 90))
+    texts = _database(rng, query, 240)
+    (tmp_path / "db.fa").write_text("".join(f">s{k}\n{t}\n" for k, t in enumerate(texts)))
+    profile = Profile(query, rng.integers(-6, 9, (90, 20)))
+    profile.write(tmp_path / "q.pssm")
+    (tmp_path / "q.fa").write_text(f">q\n{query}\n")
+    runner = CliRunner()
+    done = runner.invoke(cli, ["search", "--in-pssm", str(tmp_path / "q.pssm"),
+                               str(tmp_path / "db.fa"), "--device", "cpu", "-o",
+                               str(tmp_path / "out.tsv")])
+    assert done.exit_code == 0, done.output
+    hits = wavedp.search(Profile.read(tmp_path / "q.pssm"), str(tmp_path / "db.fa"),
+                         BLOSUM62, device="cpu")[0]
+    assert (tmp_path / "out.tsv").read_text() == text.render(hits, "blast6", None, BLOSUM62)
+    assert hits and hits[0].query_id == "q.pssm"
+    for argv, message in (
+            (["--in-pssm", "q.pssm", "q.fa", "db.fa"], "takes DB alone"),
+            (["--in-pssm", "q.fa", "db.fa"], "not an ASCII PSSM"),
+            (["--in-pssm", "q.pssm", "db.fa", "--stats", "blast"], "matrix's own tables")):
+        paths = [str(tmp_path / a) if a.endswith((".pssm", ".fa")) else a for a in argv]
+        bad = runner.invoke(cli, ["search", *paths, "--device", "cpu", "-o",
+                                  str(tmp_path / "bad.tsv")])
+        assert bad.exit_code == 2 and message in bad.output, bad.output
+        assert not (tmp_path / "bad.tsv").exists()

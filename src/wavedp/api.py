@@ -86,6 +86,9 @@ class Prepared:
         self.texts, self.ids, self.codes = list(texts), list(ids), list(codes)
         return self
 
+    def __len__(self) -> int:
+        return len(self.codes)
+
 
 def sequences(seqs: Any, what: str, accepted: str = "a list of sequences"
               ) -> Iterable[SeqLike]:

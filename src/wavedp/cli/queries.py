@@ -56,6 +56,39 @@ class QueryFile:
 
 
 
+class ProfileFile:
+    """``--in-pssm``: a query's profile (PSI-BLAST's ASCII PSSM) as the search's one query,
+    with QueryFile's interface (a batch is the list of the profile)."""
+
+    def __init__(self, path: str, scoring: Scoring) -> None:
+        from ..profiles import Profile, parse
+
+        if path == STDIN:
+            import sys
+
+            self.profile = parse(sys.stdin.read(), "standard input")
+        else:
+            self.profile = Profile.read(path)
+        self.profile.table(scoring)  # a DNA scoring, or a letter the matrix lacks: now
+        self.path = path
+        self.lengths = np.array([len(self.profile)], np.int64)
+
+    def __len__(self) -> int:
+        return 1
+
+    def id_of(self, k: int) -> str:
+        """The profile's id (its file's name)."""
+        return self.profile.id
+
+    def titles(self) -> Iterator[str]:
+        """The profile's title: its id."""
+        return iter([self.profile.id])
+
+    def batches(self) -> Iterator[tuple[int, list]]:
+        """One batch: the profile."""
+        yield 0, [self.profile]
+
+
 class Blocks:
     """``--header``: query k's lines in their ``-outfmt 7`` block (the query titles read in
     file order as the queries come, so memory does not grow with their number)."""

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import columns as fields
 from ..alignment import Alignment
+from ..api import check_table_range
 from ..db.building import guess_alphabet
 from ..db.database import Database
 from ..db.files import HEADER
@@ -48,7 +49,7 @@ from ..version import __version__
 from . import common, outputs
 from .cluster import Dask
 from .progress import Progress, counted
-from .queries import Blocks, QueryFile, blocks_of
+from .queries import Blocks, ProfileFile, QueryFile, blocks_of
 
 #: SAM @SQ lines are streamed from a database this many sequences at a time
 SQ_BLOCK = 1 << 16
@@ -176,8 +177,10 @@ def _sam_header(db: Database, argv: list[str]) -> Iterator[str]:
 
 
 @click.command(name="search", help=SEARCH_HELP)
-@click.argument("query", metavar="QUERIES")
-@click.argument("database", metavar="DB")
+@click.argument("inputs", nargs=-1, required=True, metavar="QUERIES DB")
+@click.option("--in-pssm", "in_pssm", default=None, metavar="FILE",
+              help="Search with this query profile (PSI-BLAST's ASCII PSSM, as psiblast "
+                   "-out_ascii_pssm writes it) instead of QUERIES: give DB alone.")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
               help="Hits reported per query (0 = all).")
 @click.option("--evalue", type=float, default=None,
@@ -230,7 +233,8 @@ def _sam_header(db: Database, argv: list[str]) -> Iterator[str]:
               help="--server's bearer token. [default: $WAVEDP_TOKEN]")
 @click.pass_obj
 @common.threads_option
-def search_command(obj, query: str, database: str, top: int, evalue: float | None,
+def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, top: int,
+                   evalue: float | None,
                    min_score: int | None, fraction: float | None, max_hsps: int | None,
                    mode: str,
                    matrix: str | None, match: int | None, mismatch: int | None,
@@ -241,6 +245,13 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
                    scheduler: str | None, cluster: str | None,
                    workers: int | None, partition: str, explain: bool, energy: bool,
                    server: str | None, token: str | None) -> None:
+    if len(inputs) != (1 if in_pssm else 2):
+        raise InputError("search takes QUERIES DB" if in_pssm is None else
+                         "with --in-pssm FILE, search takes DB alone (the profile is the "
+                         "query)")
+    query, database = (in_pssm, inputs[0]) if in_pssm else inputs
+    if in_pssm and server is not None:
+        raise InputError("--server searches sequences: not --in-pssm")
     if server is not None:
         unsupported = [flag for flag, given in (
             ("--fraction", fraction is not None), ("--max-hsps", max_hsps is not None),
@@ -266,6 +277,8 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         _remote(answer, outputs.target(output, [query]), fmt, (obj or {}).get("argv", []))
         return
     if matrix is None and match is None and mismatch is None and _holds_dna(database):
+        if in_pssm:
+            raise InputError(f"file {database}: a DNA database; a profile searches proteins")
         if query != STDIN and not _holds_dna(query):
             raise InputError(f"file {database}: a DNA database cannot be searched with the "
                              f"protein queries of {query}; give DNA queries, or search a "
@@ -285,7 +298,7 @@ def search_command(obj, query: str, database: str, top: int, evalue: float | Non
         header=header, destination=outputs.target(output, [query, database]), resume=resume,
         device=device, devices=devices, scheduler=scheduler, cluster=cluster, workers=workers,
         partition=partition, explain=explain, energy=energy,
-        argv=(obj or {}).get("argv", []))
+        argv=(obj or {}).get("argv", []), profile=in_pssm is not None)
     request.check()
     queries, db, journal, dask = _opened(request)
     try:
@@ -339,6 +352,7 @@ class _Request:
     explain: bool
     energy: bool
     argv: list[str]
+    profile: bool = False  # QUERIES is a profile (--in-pssm)
 
     def check(self) -> None:
         """An InputError for arguments that do not go together, before any work."""
@@ -404,13 +418,14 @@ def _holds_dna(path: str) -> bool:
     return bool(texts) and guess_alphabet(texts) == "dna"
 
 
-def _opened(request: _Request) -> tuple[QueryFile, Database, Journal | None, Dask | None]:
+def _opened(request: _Request
+            ) -> tuple[QueryFile | ProfileFile, Database, Journal | None, Dask | None]:
     """The inputs read and the search's helpers started: on this machine the GPUs start (and
     a child plans the scan) while the queries and the database are read; the journal of
     ``--resume``; a Dask cluster's client."""
     if request.local:
         start_gpus(request.device, request.devices)
-    queries = QueryFile(request.query, request.scoring)
+    queries = (ProfileFile if request.profile else QueryFile)(request.query, request.scoring)
     db = open_database(request.database, request.scoring, verify="background")  # checked
     # before any output
     if request.fmt == "sam":
@@ -423,7 +438,8 @@ def _opened(request: _Request) -> tuple[QueryFile, Database, Journal | None, Das
     return queries, db, journal, dask
 
 
-def _searched(request: _Request, queries: QueryFile, db: Database, journal: Journal | None,
+def _searched(request: _Request, queries: QueryFile | ProfileFile, db: Database,
+              journal: Journal | None,
               dask: Dask | None) -> None:
     """The search run and its hits written (``--explain`` and ``--energy`` said after)."""
     done = np.array(sorted(journal.done) if journal else [], np.int64)
@@ -445,8 +461,13 @@ def _searched(request: _Request, queries: QueryFile, db: Database, journal: Jour
                "traceback": request.traceback, "strand": request.strand,
                "fraction": request.fraction, "stats": request.stats, "mask": request.mask,
                "max_hsps": request.max_hsps}
-    Options.of(request.scoring, request.mode, **options)  # checked before any output
-    request.scoring.check_range(int(queries.lengths.max()), db.longest)
+    Options.of(request.scoring, request.mode, **options, profile=request.profile)  # checked
+    # before any output, as the scores' range
+    if isinstance(queries, ProfileFile):
+        check_table_range(queries.profile.table(request.scoring), request.scoring,
+                          int(queries.lengths.max()) + db.longest)
+    else:
+        request.scoring.check_range(int(queries.lengths.max()), db.longest)
     db.verified()  # the checksums, read while the device started: before any output
 
     empty = np.flatnonzero((queries.lengths == 0) & todo)  # said once, not once a batch
@@ -459,9 +480,9 @@ def _searched(request: _Request, queries: QueryFile, db: Database, journal: Jour
 
     def batches(searcher: Searcher) -> Iterator[tuple[int, list[Alignment]]]:
         for start, batch in queries.batches():
-            stop = start + len(batch.codes)
+            stop = start + len(batch)
             skip = done[np.searchsorted(done, start):np.searchsorted(done, stop)] - start
-            if skip.size < len(batch.codes):
+            if skip.size < len(batch):
                 for k, hits in searcher.iter_search(batch, progress=meter.advance,
                                                     skip=skip.tolist(), **options):
                     yield start + k, hits
@@ -480,7 +501,8 @@ def _searched(request: _Request, queries: QueryFile, db: Database, journal: Jour
 
 
 def _written(request: _Request, results: Iterator[tuple[int, list[Alignment]]],
-             queries: QueryFile, db: Database, journal: Journal | None, meter: Progress,
+             queries: QueryFile | ProfileFile, db: Database, journal: Journal | None,
+             meter: Progress,
              chosen: Device | None) -> None:
     """Each query's hits written as they come: a Parquet table, text under the output
     contract, or (``--resume``) journalled and assembled once every query is done."""
