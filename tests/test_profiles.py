@@ -289,3 +289,81 @@ def test_search_in_pssm_writes_the_profile_search(tmp_path):
                                   str(tmp_path / "bad.tsv")])
         assert bad.exit_code == 2 and message in bad.output, bad.output
         assert not (tmp_path / "bad.tsv").exists()
+
+
+def _chain(seed: int = 5, relatives: int = 40, others: int = 600):
+    """A query and a chain of relatives (each 12% substituted from the one before, so the
+    later ones are remote from the query) among unrelated proteins."""
+    rng = np.random.default_rng(seed)
+    letters = list(LETTERS)
+    query = "".join(rng.choice(letters, 120))
+    texts, current = [], np.array(list(query))
+    for _ in range(relatives):
+        current = current.copy()
+        change = rng.random(current.size) < 0.12
+        current[change] = rng.choice(letters, int(change.sum()))
+        texts.append("".join(current))
+    texts += ["".join(rng.choice(letters, 150)) for _ in range(others)]
+    return query, texts
+
+
+def test_a_profile_built_from_no_hits_is_the_matrix():
+    from wavedp.profiles.build import build
+
+    query = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQFEVVHSLAKW"
+    built = build(query, [], BLOSUM62, id="q")
+    plain = Profile.from_matrix(query, BLOSUM62)
+    off = np.abs(built.scores - plain.scores)
+    assert off.max() <= 1 and np.count_nonzero(off) <= 0.01 * off.size  # the targets' rounding
+    assert parse(built.text(), "b.pssm").text() == built.text()  # its ASCII extras read back
+
+
+def test_the_query_anchored_columns_follow_the_cigar():
+    from wavedp.profiles.build import columns, weights
+
+    hit = wavedp.align("ACDEFGHIK", "CDXEFWWGHI", BLOSUM62, mode="global")
+    rows = columns("ACDEFGHIK", [hit], BLOSUM62)
+    text = "".join("-" if v == -1 else "." if v == -2 else LETTERS[v] for v in rows[1])
+    top, bottom = hit.rows()  # the query's letters over the target's, gaps as "-"
+    want = "".join(b if b in LETTERS else "-" for a, b in zip(top, bottom, strict=True)
+                   if a != "-")
+    assert "D" in hit.cigar and "I" in hit.cigar and text == want == "CD-EFGHI-"
+    two = weights(np.array([rows[0], rows[0], rows[1]]))
+    three = weights(np.array([rows[0], rows[0], rows[0], rows[1]]))
+    assert two[0] == two[1] and three[3] / three[0] > two[2] / two[0]  # copies share
+
+
+def test_iterations_reach_remote_relatives_and_stop_when_nothing_is_new(monkeypatch):
+    query, texts = _chain()
+    related = {f"target{k + 1}" for k in range(40)}
+    found = {}
+    for rounds in (1, 3, 6):
+        hits = wavedp.search([query], texts, BLOSUM62, device="cpu", top=0, evalue=0.001,
+                             iterations=rounds)[0]
+        found[rounds] = {h.target_id for h in hits}
+        assert found[rounds] <= related  # no unrelated subject at E <= 0.001
+    assert len(found[1]) < len(found[3]) < len(found[6])
+    searcher = wavedp.Searcher(texts, BLOSUM62, device="cpu")
+    calls = []
+    search = searcher.search
+    monkeypatch.setattr(searcher, "search", lambda *a, **k: calls.append(1) or search(*a, **k))
+    profiles = []
+    hits = list(searcher.iter_search([query], top=0, evalue=0.001, iterations=50,
+                                     on_profile=lambda k, p: profiles.append(p)))[0][1]
+    assert len(calls) < 50 and {h.target_id for h in hits} <= related  # converged
+    assert len(profiles) == 1 and profiles[0].query == query and profiles[0].id == "query1"
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"iterations": 0}, "iterations must be a positive integer"),
+    ({"iterations": 2, "inclusion_evalue": 0}, "inclusion_evalue must be a positive"),
+    ({"iterations": 2, "traceback": False}, "not with score-only"),
+    ({"iterations": 2, "stats": "none"}, "not with score-only or stats 'none'"),
+    ({"iterations": 2, "stats": "blast"}, "stats 'blast' takes the matrix's own tables"),
+])
+def test_bad_iterations_are_one_line(options, message):
+    with pytest.raises(InputError, match=message):
+        wavedp.search(["MKVLA"], ["MKVLAW"], BLOSUM62, device="cpu", **options)
+    with pytest.raises(InputError, match="a profile's search is one round"):
+        wavedp.search(Profile("MKV", np.zeros((3, 20), int)), ["MKVLAW"], BLOSUM62,
+                      device="cpu", iterations=2)

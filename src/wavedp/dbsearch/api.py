@@ -26,6 +26,8 @@ from ..device import Device, choose
 from ..engines.cuda.scan.partition import check_partition
 from ..engines.protocol import Scanner
 from ..errors import EmptyWarning, InputError
+from ..profiles.iterate import INCLUSION, iterated
+from ..profiles.iterate import check as check_iterations
 from ..ranking import Later, Thresholds, merge
 from ..scoring import Scoring
 from ..seqio import iter_records, read_records
@@ -112,7 +114,8 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
            device: str | Device = "auto", fraction: float | None = None,
            client: Any = None, devices: Any = None,
            partition: str = "auto", trace: Trace | None = None, stats: str = DEFAULT_STATS,
-           mask: bool = False, threads: int | None = None, max_hsps: int | None = None
+           mask: bool = False, threads: int | None = None, max_hsps: int | None = None,
+           iterations: int = 1, inclusion_evalue: float = INCLUSION
            ) -> list[list[Alignment]]:
     """Search every query against ``database``; one ranked hit list per query (query order).
 
@@ -144,12 +147,18 @@ def search(queries: Iterable[SeqLike] | str | os.PathLike, database: Any, scorin
     predictor's fastest; on a cluster, each worker's); results never depend on it.
     ``trace``: a :class:`~wavedp.trace.Trace` that records the GPU scan's launches
     (predicted and measured) and the seconds of the search's phases.
+    ``queries`` may be profiles (``wavedp.Profile``, one or a list): each scores with its
+    own PSSM, E-values from the fit (``wavedp.profiles``). ``iterations`` (N > 1): each
+    query searched in up to N rounds, a round's hits at E <= ``inclusion_evalue`` the next
+    round's profile (``profiles.build``), until no new sequence is included; the hits
+    are the last round's.
     """
     results = iter_search(queries, database, scoring, top=top, evalue=evalue,
                           min_score=min_score, mode=mode, traceback=traceback, strand=strand,
                           device=device, fraction=fraction, client=client,
                           devices=devices, partition=partition, trace=trace, stats=stats,
-                          mask=mask, threads=threads, max_hsps=max_hsps)
+                          mask=mask, threads=threads, max_hsps=max_hsps,
+                          iterations=iterations, inclusion_evalue=inclusion_evalue)
     return [hits for _, hits in results]
 
 
@@ -161,7 +170,8 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
                 client: Any = None, devices: Any = None, partition: str = "auto",
                 trace: Trace | None = None, grid_cap: int | None = None,
                 stats: str = DEFAULT_STATS, mask: bool = False, threads: int | None = None,
-                max_hsps: int | None = None) -> Iterator[tuple[int, list[Alignment]]]:
+                max_hsps: int | None = None, iterations: int = 1,
+                inclusion_evalue: float = INCLUSION) -> Iterator[tuple[int, list[Alignment]]]:
     """:func:`search` as a generator of ``(query index, hits)`` in query order, queries in
     ``skip`` left out; ``progress(cells)`` is called as work completes; ``grid_cap``: every
     GPU scan launch on at most that many blocks (the energy lab's capped searches). All
@@ -173,8 +183,17 @@ def iter_search(queries: Any, database: Any, scoring: Scoring, *, top: int = 10,
     options = Options.of(scoring, mode, top=top, evalue=evalue, min_score=min_score,
                          traceback=traceback, strand=strand, fraction=fraction, stats=stats,
                          mask=mask, max_hsps=max_hsps, profile=profiled is not None)
-    if profiled is not None and client is not None:
+    if (profiled is not None or iterations != 1) and client is not None:
         raise InputError("a profile's search runs on this machine: drop the cluster")
+    if iterations != 1:  # rounds of searches on one Searcher
+        searcher = Searcher(database, scoring, mode=mode, device=device, devices=devices,
+                            partition=partition, grid_cap=grid_cap, trace=trace,
+                            threads=threads)
+        return searcher.iter_search(queries, top=top, evalue=evalue, min_score=min_score,
+                                    traceback=traceback, strand=strand, fraction=fraction,
+                                    progress=progress, skip=skip, stats=stats, mask=mask,
+                                    max_hsps=max_hsps, iterations=iterations,
+                                    inclusion_evalue=inclusion_evalue)
     q, table = profiled if profiled is not None else (_queries(queries, scoring), None)
     searcher = Searcher(database, scoring, mode=mode, device=device, devices=devices,
                         partition=partition, client=client, grid_cap=grid_cap, trace=trace,
@@ -226,26 +245,44 @@ class Searcher:
     def search(self, queries: Any, *, top: int = 10, evalue: float | None = DEFAULT_EVALUE,
                min_score: int | None = None, traceback: bool = True, strand: str = "both",
                fraction: float | None = None, stats: str = DEFAULT_STATS,
-               mask: bool = False, max_hsps: int | None = None) -> list[list[Alignment]]:
+               mask: bool = False, max_hsps: int | None = None, iterations: int = 1,
+               inclusion_evalue: float = INCLUSION) -> list[list[Alignment]]:
         """Every query against the database: one ranked hit list per query, as
         :func:`search` gives."""
         return [hits for _, hits in self.iter_search(
             queries, top=top, evalue=evalue, min_score=min_score, traceback=traceback,
-            strand=strand, fraction=fraction, stats=stats, mask=mask, max_hsps=max_hsps)]
+            strand=strand, fraction=fraction, stats=stats, mask=mask, max_hsps=max_hsps,
+            iterations=iterations, inclusion_evalue=inclusion_evalue)]
 
     def iter_search(self, queries: Any, *, top: int = 10,
                     evalue: float | None = DEFAULT_EVALUE, min_score: int | None = None,
                     traceback: bool = True, strand: str = "both",
                     fraction: float | None = None, progress: Progress | None = None,
                     skip: Iterable[int] = (), stats: str = DEFAULT_STATS,
-                    mask: bool = False, max_hsps: int | None = None
+                    mask: bool = False, max_hsps: int | None = None, iterations: int = 1,
+                    inclusion_evalue: float = INCLUSION,
+                    on_profile: Callable[[int, Any], None] | None = None
                     ) -> Iterator[tuple[int, list[Alignment]]]:
-        """:meth:`search` as a generator of ``(query index, hits)``, as :func:`iter_search`."""
+        """:meth:`search` as a generator of ``(query index, hits)``, as :func:`iter_search`;
+        ``on_profile(k, profile)``: query k's last round's profile (iterations)."""
         profiled = profile_queries(queries, self.scoring)
+        iterations, inclusion = check_iterations(iterations, inclusion_evalue)
         options = Options.of(self.scoring, self.mode, top=top, evalue=evalue,
                              min_score=min_score, traceback=traceback, strand=strand,
                              fraction=fraction, stats=stats, mask=mask, max_hsps=max_hsps,
-                             profile=profiled is not None)
+                             profile=profiled is not None or iterations > 1)
+        if iterations > 1:
+            if profiled is not None:
+                raise InputError("iterations start from sequences: a profile's search is "
+                                 "one round")
+            if not traceback or not options.method.exists:
+                raise InputError("iterations build each round's profile from the hits' "
+                                 "alignments at an E-value: not with score-only or stats "
+                                 "'none'")
+            q = _queries(queries, self.scoring)
+            report = {"top": top, "evalue": evalue, "min_score": min_score, "stats": stats}
+            todo = [k for k in range(len(q.codes)) if k not in set(skip)]
+            return iterated(self, q, todo, iterations, inclusion, report, on_profile)
         if profiled is not None:
             return self.run(profiled[0], options, progress, skip, table=profiled[1])
         return self.run(_queries(queries, self.scoring), options, progress, skip)
