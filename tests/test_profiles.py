@@ -367,3 +367,32 @@ def test_bad_iterations_are_one_line(options, message):
     with pytest.raises(InputError, match="a profile's search is one round"):
         wavedp.search(Profile("MKV", np.zeros((3, 20), int)), ["MKVLAW"], BLOSUM62,
                       device="cpu", iterations=2)
+
+
+def test_search_iterations_writes_the_last_rounds_hits_and_profile(tmp_path):
+    from click.testing import CliRunner
+
+    from wavedp.cli import cli
+    from wavedp.dbsearch import text
+
+    query, texts = _chain(seed=6)
+    (tmp_path / "db.fa").write_text("".join(f">s{k}\n{t}\n" for k, t in enumerate(texts)))
+    (tmp_path / "q.fa").write_text(f">q\n{query}\n")
+    (tmp_path / "two.fa").write_text(f">q\n{query}\n>r\n{texts[-1]}\n")
+    runner = CliRunner()
+    done = runner.invoke(cli, ["search", str(tmp_path / "q.fa"), str(tmp_path / "db.fa"),
+                               "--iterations", "3", "--out-pssm", str(tmp_path / "q.pssm"),
+                               "--device", "cpu", "-o", str(tmp_path / "out.tsv")])
+    assert done.exit_code == 0, done.output
+    searcher = wavedp.Searcher(str(tmp_path / "db.fa"), BLOSUM62, device="cpu")
+    profiles = []
+    hits = list(searcher.iter_search(str(tmp_path / "q.fa"), iterations=3,
+                                     on_profile=lambda k, p: profiles.append(p)))[0][1]
+    assert (tmp_path / "out.tsv").read_text() == text.render(hits, "blast6", None, BLOSUM62)
+    assert (tmp_path / "q.pssm").read_text() == profiles[0].text()
+    assert Profile.read(tmp_path / "q.pssm").scores.tolist() == profiles[0].scores.tolist()
+    bad = runner.invoke(cli, ["search", str(tmp_path / "two.fa"), str(tmp_path / "db.fa"),
+                              "--iterations", "2", "--out-pssm", str(tmp_path / "x.pssm"),
+                              "--device", "cpu", "-o", str(tmp_path / "x.tsv")])
+    assert bad.exit_code == 2 and "QUERIES holds 2" in bad.output
+    assert not (tmp_path / "x.pssm").exists() and not (tmp_path / "x.tsv").exists()

@@ -40,6 +40,7 @@ from ..dbsearch.waterman_eggert import check_fraction
 from ..device import Device, choose, start_gpus
 from ..errors import EmptyWarning, InputError
 from ..formats import sam_header_lines
+from ..profiles.iterate import INCLUSION
 from ..scoring import Scoring
 from ..seqio import STDIN, iter_records
 from ..serve import client as remote
@@ -181,6 +182,15 @@ def _sam_header(db: Database, argv: list[str]) -> Iterator[str]:
 @click.option("--in-pssm", "in_pssm", default=None, metavar="FILE",
               help="Search with this query profile (PSI-BLAST's ASCII PSSM, as psiblast "
                    "-out_ascii_pssm writes it) instead of QUERIES: give DB alone.")
+@click.option("--iterations", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Rounds of iterative search: each round's hits at E <= "
+                   "--inclusion-evalue make the next round's profile (PSI-BLAST's method); "
+                   "stops early once no new sequence is included.")
+@click.option("--inclusion-evalue", type=float, default=INCLUSION, show_default=True,
+              help="With --iterations: the E-value at most of a hit a profile is built from.")
+@click.option("--out-pssm", "out_pssm", default=None, metavar="FILE",
+              help="With --iterations and one query: write its last round's profile (ASCII "
+                   "PSSM, as psiblast -out_ascii_pssm).")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
               help="Hits reported per query (0 = all).")
 @click.option("--evalue", type=float, default=None,
@@ -233,7 +243,8 @@ def _sam_header(db: Database, argv: list[str]) -> Iterator[str]:
               help="--server's bearer token. [default: $WAVEDP_TOKEN]")
 @click.pass_obj
 @common.threads_option
-def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, top: int,
+def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, iterations: int,
+                   inclusion_evalue: float, out_pssm: str | None, top: int,
                    evalue: float | None,
                    min_score: int | None, fraction: float | None, max_hsps: int | None,
                    mode: str,
@@ -250,8 +261,11 @@ def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, top: int,
                          "with --in-pssm FILE, search takes DB alone (the profile is the "
                          "query)")
     query, database = (in_pssm, inputs[0]) if in_pssm else inputs
-    if in_pssm and server is not None:
-        raise InputError("--server searches sequences: not --in-pssm")
+    if (in_pssm or iterations > 1) and server is not None:
+        raise InputError("--server searches sequences in one round: not --in-pssm or "
+                         "--iterations")
+    if out_pssm is not None and iterations < 2:
+        raise InputError("--out-pssm writes the profile of the last of --iterations N >= 2")
     if server is not None:
         unsupported = [flag for flag, given in (
             ("--fraction", fraction is not None), ("--max-hsps", max_hsps is not None),
@@ -298,7 +312,10 @@ def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, top: int,
         header=header, destination=outputs.target(output, [query, database]), resume=resume,
         device=device, devices=devices, scheduler=scheduler, cluster=cluster, workers=workers,
         partition=partition, explain=explain, energy=energy,
-        argv=(obj or {}).get("argv", []), profile=in_pssm is not None)
+        argv=(obj or {}).get("argv", []), profile=in_pssm is not None,
+        iterations=iterations, inclusion=inclusion_evalue,
+        out_pssm=None if out_pssm is None else outputs.target(
+            out_pssm, [query, database, *([output] if output else [])]))
     request.check()
     queries, db, journal, dask = _opened(request)
     try:
@@ -308,6 +325,17 @@ def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, top: int,
             journal.close()
         if dask is not None:
             dask.close()
+
+
+def _write_profile(target: outputs.Target | None, profile) -> None:
+    """``--out-pssm``: the last round's profile into its file (replaced whole) or stream."""
+    if target is None:
+        return
+    if target.kind == "file":
+        profile.write(target.real)
+    else:
+        with open(target.real, "w", encoding="ascii") as fh:
+            fh.write(profile.text())
 
 
 def _remote(answer: str, destination: outputs.Target, fmt: str, argv: list[str]) -> None:
@@ -353,6 +381,9 @@ class _Request:
     energy: bool
     argv: list[str]
     profile: bool = False  # QUERIES is a profile (--in-pssm)
+    iterations: int = 1
+    inclusion: float = INCLUSION
+    out_pssm: outputs.Target | None = None  # the last round's profile (--out-pssm)
 
     def check(self) -> None:
         """An InputError for arguments that do not go together, before any work."""
@@ -398,6 +429,9 @@ class _Request:
                    "strand": self.strand, "format": self.fmt, "fraction": self.fraction,
                    "columns": " ".join(self.columns or ()), "header": self.header,
                    "stats": self.stats, "mask": self.mask}
+        if self.iterations > 1:  # journals from before the option stay valid
+            options["iterations"] = self.iterations
+            options["inclusion-evalue"] = self.inclusion
         if self.max_hsps is not None:  # journals from before the option stay valid
             options["max-hsps"] = self.max_hsps
         return _signature(self.query, self.database, self.scoring, options)
@@ -461,8 +495,15 @@ def _searched(request: _Request, queries: QueryFile | ProfileFile, db: Database,
                "traceback": request.traceback, "strand": request.strand,
                "fraction": request.fraction, "stats": request.stats, "mask": request.mask,
                "max_hsps": request.max_hsps}
-    Options.of(request.scoring, request.mode, **options, profile=request.profile)  # checked
-    # before any output, as the scores' range
+    Options.of(request.scoring, request.mode, **options,
+               profile=request.profile or request.iterations > 1)  # checked before any
+    # output, as the scores' range
+    if request.out_pssm is not None and len(queries) != 1:
+        raise InputError(f"--out-pssm writes one query's profile: QUERIES holds "
+                         f"{len(queries):,}")
+    rounds = {} if request.iterations == 1 else {
+        "iterations": request.iterations, "inclusion_evalue": request.inclusion,
+        "on_profile": lambda k, profile: _write_profile(request.out_pssm, profile)}
     if isinstance(queries, ProfileFile):
         check_table_range(queries.profile.table(request.scoring), request.scoring,
                           int(queries.lengths.max()) + db.longest)
@@ -484,7 +525,7 @@ def _searched(request: _Request, queries: QueryFile | ProfileFile, db: Database,
             skip = done[np.searchsorted(done, start):np.searchsorted(done, stop)] - start
             if skip.size < len(batch):
                 for k, hits in searcher.iter_search(batch, progress=meter.advance,
-                                                    skip=skip.tolist(), **options):
+                                                    skip=skip.tolist(), **options, **rounds):
                     yield start + k, hits
 
     with common.energy_meter(request.energy, chosen) as power:

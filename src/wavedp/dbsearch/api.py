@@ -282,7 +282,8 @@ class Searcher:
             q = _queries(queries, self.scoring)
             report = {"top": top, "evalue": evalue, "min_score": min_score, "stats": stats}
             todo = [k for k in range(len(q.codes)) if k not in set(skip)]
-            return iterated(self, q, todo, iterations, inclusion, report, on_profile)
+            return iterated(self, q, todo, iterations, inclusion, report, on_profile,
+                            progress)
         if profiled is not None:
             return self.run(profiled[0], options, progress, skip, table=profiled[1])
         return self.run(_queries(queries, self.scoring), options, progress, skip)

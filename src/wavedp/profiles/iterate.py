@@ -30,13 +30,15 @@ def check(iterations: Any, inclusion: Any) -> tuple[int, float]:
 
 def iterated(searcher: Any, q: Prepared, todo: list[int], iterations: int,
              inclusion: float, report: dict[str, Any],
-             on_profile: Callable[[int, Profile], None] | None = None
+             on_profile: Callable[[int, Profile], None] | None = None,
+             progress: Callable[[int], None] | None = None
              ) -> Iterator[tuple[int, list[Alignment]]]:
     """Each query of ``todo`` searched in rounds by ``searcher`` (a ``wavedp.Searcher``),
     its last round's hits under the
     ``report`` options (``Searcher.search``'s keywords); ``on_profile(k, profile)`` is told
     the profile of query k's last round (None: its first round's query was never replaced).
-    A round before the last searches for the hits at E <= ``inclusion`` only."""
+    A round before the last searches for the hits at E <= ``inclusion`` only; ``progress``
+    is told the last round's cells."""
     scoring, stats = searcher.scoring, report.get("stats", "fitted")
     for k in todo:
         query, qid = q.texts[k], q.ids[k]
@@ -53,4 +55,4 @@ def iterated(searcher: Any, q: Prepared, todo: list[int], iterations: int,
             current = profile
         if on_profile is not None and profile is not None:
             on_profile(k, profile)
-        yield k, searcher.search(current, **report)[0]
+        yield k, next(iter(searcher.iter_search(current, progress=progress, **report)))[1]
