@@ -396,3 +396,24 @@ def test_search_iterations_writes_the_last_rounds_hits_and_profile(tmp_path):
                               "--device", "cpu", "-o", str(tmp_path / "x.tsv")])
     assert bad.exit_code == 2 and "QUERIES holds 2" in bad.output
     assert not (tmp_path / "x.pssm").exists() and not (tmp_path / "x.tsv").exists()
+
+
+def test_a_profiles_lambda_ratio_is_the_matrixs_for_the_matrix_profile():
+    """The λ of a profile's rows against a composition (positions weighted alike) is the
+    matrix's for the query's letter frequencies: the composition statistics agree."""
+    from wavedp.stats.composition import Composition, ProfileComposition, profile_lambdas
+
+    rng = np.random.default_rng(31)
+    query = "".join(rng.choice(list(LETTERS), 150))
+    profile = Profile.from_matrix(query, BLOSUM62)
+    plain = Composition.of(BLOSUM62, pseudocounts=0)
+    prof = ProfileComposition.of_table(BLOSUM62, profile.table(BLOSUM62))
+    subjects = plain.frequencies(rng.integers(0, 60, (30, 25)))
+    want = plain.ratios_of(plain.frequencies(np.bincount(BLOSUM62.encode(query), minlength=25)),
+                           subjects)
+    got = prof.ratios_of(np.arange(150), subjects)
+    np.testing.assert_allclose(got, want, rtol=1e-7)
+    found = profile_lambdas(np.array([-1.0, 1.0]), np.array([[0.5, 0.5], [1.0, 0.0],
+                                                             [0.75, 0.25]]))
+    assert np.isnan(found[0]) and np.isinf(found[1])
+    assert abs(0.75 * np.exp(-found[2]) + 0.25 * np.exp(found[2]) - 1) < 1e-12

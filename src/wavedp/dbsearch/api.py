@@ -14,6 +14,7 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from ..ranking import Later, Thresholds, merge
 from ..scoring import Scoring
 from ..seqio import iter_records, read_records
 from ..stats import masking
+from ..stats.composition import ProfileComposition
 from ..stats.significance import DEFAULT_STATS, Method, Sample
 from ..threads import check as check_threads
 from ..threads import limited
@@ -318,6 +320,9 @@ class Searcher:
                 self.scoring.gap_open, self.scoring.gap_extend, self.code,
                 partition=self.partition, trace=self.trace,
                 order=self.db.order if self.device.gpu else None)
+        if table is not None and options.method.name == "fitted" and self.mode == "local":
+            options = replace(options, method=replace(  # a profile's composition statistics
+                options.method, composition=ProfileComposition.of_table(self.scoring, table)))
         context = Context(self.db, self.lut, self.scoring, self.mode, self.device,
                           scanner, self.cells, self.trace, table)
         if options.method.name in ("blast", "none"):

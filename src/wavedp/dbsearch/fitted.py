@@ -28,6 +28,7 @@ from ..errors import StatisticsWarning
 from ..ranking import Later, thresholds_of, top
 from ..stats import composition as comp_stats
 from ..stats import empirical
+from ..stats.composition import ProfileComposition
 from ..stats.significance import Method, QueryStats, Sample, subject_freqs
 from ..threads import cores
 from .hitlist import Ranked, align_ranked, at_most, batch_jobs, query_batches
@@ -283,7 +284,7 @@ def _hits(context: Context, q: Prepared, live: list[int], jobs: list,
     top, evalue, min_score, method = (options.top, options.evalue, options.min_score,
                                       options.method)
     traceback, fraction = options.traceback, options.fraction
-    rescore = method.composition is not None and traceback
+    rescore = method.composition is not None and method.composition.rescores and traceback
     done: dict[int, list[tuple]] = {k: [] for k in live}  # (E, -score, index, strand, aln)
     taken = dict.fromkeys(live, 0)
     want = {k: (len(ranked[k].index) if top == 0 else
@@ -379,6 +380,15 @@ def _finals(items: list[tuple[int, int, Alignment]], ranked: dict[int, _Candidat
             subject_freqs = np.stack([ranked[items[x][0]].freqs[items[x][1]] for x in sel])
             adjusted = c.adjusted_scores(score[sel], counts, query_freqs, subject_freqs)
             eff[sel] = c.combined(eff[sel], adjusted)
+    if isinstance(c, ProfileComposition):  # each hit's aligned stretch, as rescoring does
+        for x, (k, _, aln) in enumerate(items):
+            if aln.cigar is not None and aln.query_start is not None and \
+                    ranked[k].freqs is not None:
+                codes = db.codes(int(target[x]))
+                segment = (codes if lut is None else lut[codes])[aln.target_start:
+                                                                 aln.target_end]
+                rows = jobs[job[x]][3][aln.query_start:aln.query_end]
+                eff[x] = c.local(score[x], eff[x], rows, segment)
     lengths = np.asarray(db.lengths)[target].astype(np.int64)
     out: list[tuple[float | None, float | None]] = [(None, None)] * n
     for j in np.unique(job):

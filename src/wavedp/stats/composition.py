@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -238,6 +238,13 @@ class Composition:
         """The number of codes of the scoring's alphabet that counts are taken over."""
         return int(self.letters.max()) + 1
 
+    #: whether a hit is also rescored under its pair's adjusted matrix (:meth:`combined`)
+    rescores = True
+
+    def query_frequencies(self, codes: np.ndarray) -> np.ndarray:
+        """What :meth:`ratios_of` takes of a query: its residue frequencies."""
+        return self.frequencies(query_counts(codes, self.size))
+
     def frequencies(self, counts: np.ndarray) -> np.ndarray:
         """Frequencies over the letters that count (columns ``letters`` of ``counts``), mixed
         with ``pseudocounts`` residues of the background."""
@@ -312,6 +319,87 @@ class Composition:
         coiled-coil arms of an SMC protein against an E/K-rich sequence)."""
         return np.minimum(np.asarray(effective, dtype=np.float64),
                           np.asarray(adjusted, dtype=np.float64) + self.allowance)
+
+
+@dataclass(frozen=True)
+class ProfileComposition(Composition):
+    """Composition-based statistics for profiles (PSI-BLAST's for PSSMs, Schaffer et al.
+    2001): each score scaled by ``lambda_pair / lambda_background``, lambda_pair the
+    ungapped lambda of the query's profile against the subject's composition (the query's
+    positions weighted alike), lambda_background the matrix's (the profile's scores are in
+    its units): a profile that is the matrix's rows gets the matrix's ratios. ``table``: the
+    profiles' rows on the 20 letters (a query's codes index them); no rescoring under an
+    adjusted matrix (a profile has no pair of compositions to adjust to)."""
+
+    table: np.ndarray = field(default_factory=lambda: np.zeros((0, 20), np.int64))
+    rescores = False
+
+    @classmethod
+    def of_table(cls, scoring: Scoring, table: np.ndarray) -> ProfileComposition:
+        """The statistics of profiles whose table (rows: their positions) is ``table``."""
+        base = Composition.of(scoring)
+        return cls(base.letters, base.sub, base.background, base.pseudocounts, base.low,
+                   base.high, base.allowance_bits,
+                   np.asarray(table, dtype=np.int64)[:, base.letters])
+
+    def query_frequencies(self, codes: np.ndarray) -> np.ndarray:
+        """A profile query's rows of the table (its codes)."""
+        return np.asarray(codes, dtype=np.int64)
+
+    def ratios_of(self, query_freq: np.ndarray, subject_freqs: np.ndarray) -> np.ndarray:
+        """The lambda ratio of the profile rows ``query_freq`` against each subject's
+        frequencies, clipped to [low, high] (no positive root: low; no positive score:
+        high)."""
+        scores = self.table[np.asarray(query_freq, dtype=np.int64)]
+        freqs = np.atleast_2d(subject_freqs)
+        values = np.unique(scores)
+        slot = np.searchsorted(values, scores)  # rows x 20: each score's value
+        hist = np.zeros((scores.shape[1], values.size))
+        for b in range(scores.shape[1]):
+            hist[b] = np.bincount(slot[:, b], minlength=values.size)
+        hist /= max(scores.shape[0], 1)
+        ratio = profile_lambdas(values, freqs @ hist) / self.lambda_background
+        return np.clip(np.where(np.isnan(ratio), self.low, ratio), self.low, self.high)
+
+
+    def local(self, score: float, effective: float, rows: np.ndarray,
+              segment: np.ndarray) -> float:
+        """A hit's score for its statistics: the smaller of ``effective`` (its score times
+        the whole subject's ratio) and its score times the ratio of the profile's aligned
+        ``rows`` against the aligned ``segment`` of the subject (codes), plus the
+        allowance. The analog of :meth:`Composition.combined`'s rescoring: a biased
+        stretch (a coiled coil of an SMC protein) that the whole subject's composition
+        dilutes."""
+        freqs = self.frequencies(query_counts(segment, self.size))
+        ratio = float(self.ratios_of(rows, freqs)[0])
+        return min(float(effective), float(score) * ratio + self.allowance)
+
+
+def profile_lambdas(values: np.ndarray, weights: np.ndarray, rounds: int = 60) -> np.ndarray:
+    """For each row of ``weights`` (the probability of each score of ``values``), the
+    lambda > 0 with ``sum_v w_v exp(lambda v) = 1``: NaN where the expected score is not
+    negative, inf where no score is positive. Newton's method from the right of the root
+    (the function is convex: the steps fall monotonically onto it), vectorised."""
+    v = np.asarray(values, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    mean = w @ v
+    positive = (w[:, v > 0] > 0).any(axis=1)
+    lam = np.full(w.shape[0], 1.0 / max(float(np.abs(v).max()), 1.0))
+    live = (mean < 0) & positive
+    for _ in range(200):  # a start right of the root: f(lam) > 0
+        f = np.einsum("kv,kv->k", w, np.exp(np.minimum(lam[:, None] * v, 700.0))) - 1.0
+        low = live & (f <= 0)
+        if not low.any():
+            break
+        lam[low] *= 2.0
+    for _ in range(rounds):
+        e = np.exp(np.minimum(lam[:, None] * v, 700.0)) * w
+        f, df = e.sum(axis=1) - 1.0, e @ v
+        step = np.where(live & (df > 0), f / np.where(df > 0, df, 1.0), 0.0)
+        lam = lam - step
+        if np.all(np.abs(step) <= 1e-12 * np.maximum(lam, 1e-300)):
+            break
+    return np.where(live, lam, np.where(mean >= 0, np.nan, np.inf))
 
 
 def scale_margins(targets: np.ndarray, row: np.ndarray, column: np.ndarray,

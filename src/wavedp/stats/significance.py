@@ -184,7 +184,7 @@ class QueryStats:
         qf = None
         if method.composition is not None:
             c = method.composition
-            qf = c.frequencies(comp_stats.query_counts(codes, c.size))
+            qf = c.query_frequencies(codes)
         fit, reason = None, ""
         if method.fitted and sample is not None and sample_scores is not None:
             scores = np.asarray(sample_scores, dtype=np.float64)
