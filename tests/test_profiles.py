@@ -417,3 +417,42 @@ def test_a_profiles_lambda_ratio_is_the_matrixs_for_the_matrix_profile():
                                                              [0.75, 0.25]]))
     assert np.isnan(found[0]) and np.isinf(found[1])
     assert abs(0.75 * np.exp(-found[2]) + 0.25 * np.exp(found[2]) - 1) < 1e-12
+
+
+@pytest.mark.parametrize("fmt", ["a3m", "sto", "fasta"])
+def test_the_msa_of_a_search_reads_back(tmp_path, fmt):
+    """``search --msa``: the query and its hits, query-anchored: Biopython reads A3M as FASTA
+    (its upper case and '-' the query's columns) and Stockholm; the aligned FASTA's rows have
+    the query's length; hmmbuild takes the Stockholm (one match state a query position)."""
+    from Bio import AlignIO, SeqIO
+    from click.testing import CliRunner
+
+    from wavedp.cli import cli
+
+    query, texts = _chain(seed=8, relatives=12, others=220)
+    texts[0] = texts[0][:60] + "WWWKKKWW" + texts[0][60:]  # an insertion
+    texts[3] = texts[3][:90]  # a short end
+    (tmp_path / "db.fa").write_text("".join(f">s{k} x\n{t}\n" for k, t in enumerate(texts)))
+    (tmp_path / "q.fa").write_text(f">q\n{query}\n")
+    out = tmp_path / f"out.{fmt}"
+    done = CliRunner().invoke(cli, ["search", str(tmp_path / "q.fa"), str(tmp_path / "db.fa"),
+                                    "--iterations", "2", "--msa", str(out), "--msa-format",
+                                    fmt, "--device", "cpu", "-o", str(tmp_path / "h.tsv")])
+    assert done.exit_code == 0, done.output
+    hits = (tmp_path / "h.tsv").read_text().splitlines()
+    if fmt == "sto":
+        aligned = AlignIO.read(str(out), "stockholm")
+        assert len(aligned) == len(hits) + 1 and aligned[0].id == f"q/1-{len(query)}"
+        if shutil.which("hmmbuild"):
+            report = subprocess.run(["hmmbuild", "--hand", str(tmp_path / "out.hmm"),
+                                     str(out)], capture_output=True, text=True,
+                                    check=True).stdout  # --hand: the RF line's columns
+            assert f" {len(query)} " in report.split("\n# -")[-1]  # the model's length
+        return
+    records = list(SeqIO.parse(str(out), "fasta"))
+    assert len(records) == len(hits) + 1 and str(records[0].seq) == query
+    for record in records:
+        columns = [c for c in str(record.seq) if not c.islower()]
+        assert len(columns) == len(query)
+    if fmt == "a3m":
+        assert any(c.islower() for r in records for c in str(r.seq))  # the insertion

@@ -40,7 +40,9 @@ from ..dbsearch.waterman_eggert import check_fraction
 from ..device import Device, choose, start_gpus
 from ..errors import EmptyWarning, InputError
 from ..formats import sam_header_lines
+from ..profiles import msa
 from ..profiles.iterate import INCLUSION
+from ..profiles.msa import FORMATS as MSA_FORMATS
 from ..scoring import Scoring
 from ..seqio import STDIN, iter_records
 from ..serve import client as remote
@@ -191,6 +193,13 @@ def _sam_header(db: Database, argv: list[str]) -> Iterator[str]:
 @click.option("--out-pssm", "out_pssm", default=None, metavar="FILE",
               help="With --iterations and one query: write its last round's profile (ASCII "
                    "PSSM, as psiblast -out_ascii_pssm).")
+@click.option("--msa", default=None, metavar="FILE",
+              help="One query: write it and its reported hits as a query-anchored multiple "
+                   "alignment (with --iterations, the last round's).")
+@click.option("--msa-format", type=click.Choice(MSA_FORMATS), default="a3m",
+              show_default=True,
+              help="--msa's format: A3M (HH-suite, ColabFold), Stockholm (hmmbuild) or "
+                   "aligned FASTA.")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
               help="Hits reported per query (0 = all).")
 @click.option("--evalue", type=float, default=None,
@@ -244,7 +253,8 @@ def _sam_header(db: Database, argv: list[str]) -> Iterator[str]:
 @click.pass_obj
 @common.threads_option
 def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, iterations: int,
-                   inclusion_evalue: float, out_pssm: str | None, top: int,
+                   inclusion_evalue: float, out_pssm: str | None, msa: str | None,
+                   msa_format: str, top: int,
                    evalue: float | None,
                    min_score: int | None, fraction: float | None, max_hsps: int | None,
                    mode: str,
@@ -261,7 +271,7 @@ def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, iterations
                          "with --in-pssm FILE, search takes DB alone (the profile is the "
                          "query)")
     query, database = (in_pssm, inputs[0]) if in_pssm else inputs
-    if (in_pssm or iterations > 1) and server is not None:
+    if (in_pssm or iterations > 1 or msa) and server is not None:
         raise InputError("--server searches sequences in one round: not --in-pssm or "
                          "--iterations")
     if out_pssm is not None and iterations < 2:
@@ -315,7 +325,10 @@ def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, iterations
         argv=(obj or {}).get("argv", []), profile=in_pssm is not None,
         iterations=iterations, inclusion=inclusion_evalue,
         out_pssm=None if out_pssm is None else outputs.target(
-            out_pssm, [query, database, *([output] if output else [])]))
+            out_pssm, [query, database, *([output] if output else [])]),
+        msa=None if msa is None else (outputs.target(
+            msa, [query, database, *([output] if output else []),
+                  *([out_pssm] if out_pssm else [])]), msa_format))
     request.check()
     queries, db, journal, dask = _opened(request)
     try:
@@ -327,15 +340,22 @@ def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, iterations
             dask.close()
 
 
-def _write_profile(target: outputs.Target | None, profile) -> None:
-    """``--out-pssm``: the last round's profile into its file (replaced whole) or stream."""
-    if target is None:
+def _write_text(target: outputs.Target | None, content: str | None) -> None:
+    """``--out-pssm`` or ``--msa``: ``content`` into its file (replaced whole) or stream."""
+    if target is None or content is None:
         return
-    if target.kind == "file":
-        profile.write(target.real)
+    with outputs.opened(target) as out:
+        out.write(content)
+
+
+def msa_text(queries: QueryFile | ProfileFile, hits: list[Alignment], fmt: str) -> str:
+    """The one query and its ``hits`` as a multiple alignment in ``fmt``."""
+    if isinstance(queries, ProfileFile):
+        qid, query = queries.profile.id, queries.profile.query
     else:
-        with open(target.real, "w", encoding="ascii") as fh:
-            fh.write(profile.text())
+        batch = next(iter(queries.batches()))[1]
+        qid, query = batch.ids[0], batch.texts[0]
+    return msa.text(qid, query, hits, fmt)
 
 
 def _remote(answer: str, destination: outputs.Target, fmt: str, argv: list[str]) -> None:
@@ -384,6 +404,7 @@ class _Request:
     iterations: int = 1
     inclusion: float = INCLUSION
     out_pssm: outputs.Target | None = None  # the last round's profile (--out-pssm)
+    msa: tuple[outputs.Target, str] | None = None  # --msa FILE, --msa-format
 
     def check(self) -> None:
         """An InputError for arguments that do not go together, before any work."""
@@ -498,12 +519,14 @@ def _searched(request: _Request, queries: QueryFile | ProfileFile, db: Database,
     Options.of(request.scoring, request.mode, **options,
                profile=request.profile or request.iterations > 1)  # checked before any
     # output, as the scores' range
-    if request.out_pssm is not None and len(queries) != 1:
-        raise InputError(f"--out-pssm writes one query's profile: QUERIES holds "
-                         f"{len(queries):,}")
+    for flag, given in (("--out-pssm", request.out_pssm), ("--msa", request.msa)):
+        if given is not None and len(queries) != 1:
+            raise InputError(f"{flag} writes one query's: QUERIES holds {len(queries):,}")
     rounds = {} if request.iterations == 1 else {
         "iterations": request.iterations, "inclusion_evalue": request.inclusion,
-        "on_profile": lambda k, profile: _write_profile(request.out_pssm, profile)}
+        "on_profile": lambda k, profile: _write_text(
+            request.out_pssm, None if profile is None else profile.text())}
+    kept: list[list[Alignment]] = []  # --msa: the one query's hits
     if isinstance(queries, ProfileFile):
         check_table_range(queries.profile.table(request.scoring), request.scoring,
                           int(queries.lengths.max()) + db.longest)
@@ -517,7 +540,10 @@ def _searched(request: _Request, queries: QueryFile | ProfileFile, db: Database,
     def results(searcher: Searcher) -> Iterator[tuple[int, list[Alignment]]]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EmptyWarning)  # said above for the whole file
-            yield from batches(searcher)
+            for k, hits in batches(searcher):
+                if request.msa is not None:
+                    kept.append(hits)
+                yield k, hits
 
     def batches(searcher: Searcher) -> Iterator[tuple[int, list[Alignment]]]:
         for start, batch in queries.batches():
@@ -534,6 +560,9 @@ def _searched(request: _Request, queries: QueryFile | ProfileFile, db: Database,
                             devices=request.devices if dask else None,
                             partition=request.partition, client=dask, trace=trace)
         _written(request, results(searcher), queries, db, journal, meter, chosen)
+    if request.msa is not None:
+        _write_text(request.msa[0], msa_text(queries, kept[0] if kept else [],
+                                             request.msa[1]))
     common.energy_line(power, cells)
     if request.explain:
         gpu = chosen is not None and chosen.gpu
