@@ -456,3 +456,23 @@ def test_the_msa_of_a_search_reads_back(tmp_path, fmt):
         assert len(columns) == len(query)
     if fmt == "a3m":
         assert any(c.islower() for r in records for c in str(r.seq))  # the insertion
+
+
+def test_a_profile_of_10000_positions_scans_and_aligns_alike():
+    """A long profile (10,000 positions: codes far past a byte): the scan's scores equal
+    the pairs' alignments' in every mode."""
+    from wavedp.engines.cpu.intersequence import scores_many
+
+    rng = np.random.default_rng(41)
+    profile = Profile("".join(rng.choice(list(LETTERS), 10_000)),
+                      rng.integers(-20, 21, (10_000, 20)))
+    table = profile.table(BLOSUM62)
+    subjects = [rng.integers(0, 24, n).astype(np.uint8) for n in (1, 300, 2_500)]
+    residues = np.concatenate(subjects)
+    offsets = np.concatenate([[0], np.cumsum([s.size for s in subjects])]).astype(np.int64)
+    pairs = np.stack([np.zeros(3, np.int64), np.arange(3)], axis=1)
+    for code in MODES.values():
+        scanned = scores_many([profile.codes()], residues, offsets, table, 11, 1, code)[0]
+        aligned = engines.align_pairs(Device("cpu"), [profile.codes()], subjects, pairs,
+                                      table, 11, 1, code, traceback=True)
+        assert scanned.tolist() == [raw[0] for raw in aligned], code
