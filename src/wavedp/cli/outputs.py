@@ -181,3 +181,11 @@ def _write_errors(out: Target) -> Iterator[None]:
         raise OutputError(f"cannot write {'to ' if out.kind == 'stdout' else 'output file '}"
                           f"{out.name}: {exc.strerror or exc}") from None
 
+
+def write_text(target: Target | None, content: str | None) -> None:
+    """``content`` written to ``target`` under the contract (a file replaced whole); nothing
+    where either is None."""
+    if target is None or content is None:
+        return
+    with opened(target) as out:
+        out.write(content)

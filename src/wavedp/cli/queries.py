@@ -6,13 +6,17 @@ from __future__ import annotations
 import array
 import itertools
 import json
+import os
 from collections.abc import Iterator
 
 import numpy as np
 
 from .. import columns as fields
 from ..api import Prepared
+from ..db.building import guess_alphabet
+from ..db.reading import read_header
 from ..dbsearch.api import QUERY_BATCH
+from ..errors import InputError
 from ..scoring import Scoring
 from ..seqio import STDIN, iter_records, stdin_copy, text_file, whole_title
 
@@ -56,39 +60,6 @@ class QueryFile:
 
 
 
-class ProfileFile:
-    """``--in-pssm``: a query's profile (PSI-BLAST's ASCII PSSM) as the search's one query,
-    with QueryFile's interface (a batch is the list of the profile)."""
-
-    def __init__(self, path: str, scoring: Scoring) -> None:
-        from ..profiles import Profile, parse
-
-        if path == STDIN:
-            import sys
-
-            self.profile = parse(sys.stdin.read(), "standard input")
-        else:
-            self.profile = Profile.read(path)
-        self.profile.table(scoring)  # a DNA scoring, or a letter the matrix lacks: now
-        self.path = path
-        self.lengths = np.array([len(self.profile)], np.int64)
-
-    def __len__(self) -> int:
-        return 1
-
-    def id_of(self, k: int) -> str:
-        """The profile's id (its file's name)."""
-        return self.profile.id
-
-    def titles(self) -> Iterator[str]:
-        """The profile's title: its id."""
-        return iter([self.profile.id])
-
-    def batches(self) -> Iterator[tuple[int, list]]:
-        """One batch: the profile."""
-        yield 0, [self.profile]
-
-
 class Blocks:
     """``--header``: query k's lines in their ``-outfmt 7`` block (the query titles read in
     file order as the queries come, so memory does not grow with their number)."""
@@ -117,3 +88,18 @@ def blocks_of(answer: str, queries: str, database: str, columns: tuple[str, ...]
                                     "".join(hit["blast6"] + "\n" for hit in query["hits"]))
                    for title, query in zip(titles, found, strict=True)) + \
         fields.processed(len(titles))
+
+
+def holds_dna(path: str) -> bool:
+    """Whether ``path`` holds DNA: a ``.wdb`` folder's header says so, or a FASTA/FASTQ
+    file's first records are DNA (standard input, or anything unreadable here: no; reading
+    it later names the fault)."""
+    if path == STDIN:
+        return False
+    try:
+        if os.path.isdir(path):
+            return read_header(path)["alphabet"] == "dna"
+        texts = [text for _, text in itertools.islice(iter_records(path), 64)]
+    except (InputError, OSError):
+        return False
+    return bool(texts) and guess_alphabet(texts) == "dna"

@@ -4,7 +4,6 @@ journalled for ``--resume``."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import shlex
 import time
@@ -20,10 +19,8 @@ import numpy as np
 from .. import columns as fields
 from ..alignment import Alignment
 from ..api import check_table_range
-from ..db.building import guess_alphabet
 from ..db.database import Database
 from ..db.files import HEADER
-from ..db.reading import read_header
 from ..dbsearch import text
 from ..dbsearch.api import (
     DEFAULT_EVALUE,
@@ -40,19 +37,18 @@ from ..dbsearch.waterman_eggert import check_fraction
 from ..device import Device, choose, start_gpus
 from ..errors import EmptyWarning, InputError
 from ..formats import sam_header_lines
-from ..profiles import msa
 from ..profiles.iterate import INCLUSION
-from ..profiles.msa import FORMATS as MSA_FORMATS
 from ..scoring import Scoring
-from ..seqio import STDIN, iter_records
+from ..seqio import STDIN
 from ..serve import client as remote
 from ..stats.significance import DEFAULT_STATS, STATS
 from ..trace import Trace, explain_lines, process_seconds
 from ..version import __version__
-from . import common, outputs
+from . import common, outputs, profiles
 from .cluster import Dask
+from .profiles import ProfileFile
 from .progress import Progress, counted
-from .queries import Blocks, ProfileFile, QueryFile, blocks_of
+from .queries import Blocks, QueryFile, blocks_of, holds_dna
 
 #: SAM @SQ lines are streamed from a database this many sequences at a time
 SQ_BLOCK = 1 << 16
@@ -181,25 +177,7 @@ def _sam_header(db: Database, argv: list[str]) -> Iterator[str]:
 
 @click.command(name="search", help=SEARCH_HELP)
 @click.argument("inputs", nargs=-1, required=True, metavar="QUERIES DB")
-@click.option("--in-pssm", "in_pssm", default=None, metavar="FILE",
-              help="Search with this query profile (PSI-BLAST's ASCII PSSM, as psiblast "
-                   "-out_ascii_pssm writes it) instead of QUERIES: give DB alone.")
-@click.option("--iterations", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Rounds of iterative search: each round's hits at E <= "
-                   "--inclusion-evalue make the next round's profile (PSI-BLAST's method); "
-                   "stops early once no new sequence is included.")
-@click.option("--inclusion-evalue", type=float, default=INCLUSION, show_default=True,
-              help="With --iterations: the E-value at most of a hit a profile is built from.")
-@click.option("--out-pssm", "out_pssm", default=None, metavar="FILE",
-              help="With --iterations and one query: write its last round's profile (ASCII "
-                   "PSSM, as psiblast -out_ascii_pssm).")
-@click.option("--msa", default=None, metavar="FILE",
-              help="One query: write it and its reported hits as a query-anchored multiple "
-                   "alignment (with --iterations, the last round's).")
-@click.option("--msa-format", type=click.Choice(MSA_FORMATS), default="a3m",
-              show_default=True,
-              help="--msa's format: A3M (HH-suite, ColabFold), Stockholm (hmmbuild) or "
-                   "aligned FASTA.")
+@profiles.profile_options
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
               help="Hits reported per query (0 = all).")
 @click.option("--evalue", type=float, default=None,
@@ -266,16 +244,7 @@ def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, iterations
                    scheduler: str | None, cluster: str | None,
                    workers: int | None, partition: str, explain: bool, energy: bool,
                    server: str | None, token: str | None) -> None:
-    if len(inputs) != (1 if in_pssm else 2):
-        raise InputError("search takes QUERIES DB" if in_pssm is None else
-                         "with --in-pssm FILE, search takes DB alone (the profile is the "
-                         "query)")
-    query, database = (in_pssm, inputs[0]) if in_pssm else inputs
-    if (in_pssm or iterations > 1 or msa) and server is not None:
-        raise InputError("--server searches sequences in one round: not --in-pssm or "
-                         "--iterations")
-    if out_pssm is not None and iterations < 2:
-        raise InputError("--out-pssm writes the profile of the last of --iterations N >= 2")
+    query, database = profiles.inputs(inputs, in_pssm, iterations, out_pssm, msa, server)
     if server is not None:
         unsupported = [flag for flag, given in (
             ("--fraction", fraction is not None), ("--max-hsps", max_hsps is not None),
@@ -300,10 +269,10 @@ def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, iterations
             answer = blocks_of(answer, queries, database, columns or fields.DEFAULT)
         _remote(answer, outputs.target(output, [query]), fmt, (obj or {}).get("argv", []))
         return
-    if matrix is None and match is None and mismatch is None and _holds_dna(database):
+    if matrix is None and match is None and mismatch is None and holds_dna(database):
         if in_pssm:
             raise InputError(f"file {database}: a DNA database; a profile searches proteins")
-        if query != STDIN and not _holds_dna(query):
+        if query != STDIN and not holds_dna(query):
             raise InputError(f"file {database}: a DNA database cannot be searched with the "
                              f"protein queries of {query}; give DNA queries, or search a "
                              "protein database")
@@ -338,24 +307,6 @@ def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, iterations
             journal.close()
         if dask is not None:
             dask.close()
-
-
-def _write_text(target: outputs.Target | None, content: str | None) -> None:
-    """``--out-pssm`` or ``--msa``: ``content`` into its file (replaced whole) or stream."""
-    if target is None or content is None:
-        return
-    with outputs.opened(target) as out:
-        out.write(content)
-
-
-def msa_text(queries: QueryFile | ProfileFile, hits: list[Alignment], fmt: str) -> str:
-    """The one query and its ``hits`` as a multiple alignment in ``fmt``."""
-    if isinstance(queries, ProfileFile):
-        qid, query = queries.profile.id, queries.profile.query
-    else:
-        batch = next(iter(queries.batches()))[1]
-        qid, query = batch.ids[0], batch.texts[0]
-    return msa.text(qid, query, hits, fmt)
 
 
 def _remote(answer: str, destination: outputs.Target, fmt: str, argv: list[str]) -> None:
@@ -458,21 +409,6 @@ class _Request:
         return _signature(self.query, self.database, self.scoring, options)
 
 
-def _holds_dna(path: str) -> bool:
-    """Whether ``path`` holds DNA: a ``.wdb`` folder's header says so, or a FASTA/FASTQ
-    file's first records are DNA (standard input, or anything unreadable here: no; reading
-    it later names the fault)."""
-    if path == STDIN:
-        return False
-    try:
-        if os.path.isdir(path):
-            return read_header(path)["alphabet"] == "dna"
-        texts = [text for _, text in itertools.islice(iter_records(path), 64)]
-    except (InputError, OSError):
-        return False
-    return bool(texts) and guess_alphabet(texts) == "dna"
-
-
 def _opened(request: _Request
             ) -> tuple[QueryFile | ProfileFile, Database, Journal | None, Dask | None]:
     """The inputs read and the search's helpers started: on this machine the GPUs start (and
@@ -524,7 +460,7 @@ def _searched(request: _Request, queries: QueryFile | ProfileFile, db: Database,
             raise InputError(f"{flag} writes one query's: QUERIES holds {len(queries):,}")
     rounds = {} if request.iterations == 1 else {
         "iterations": request.iterations, "inclusion_evalue": request.inclusion,
-        "on_profile": lambda k, profile: _write_text(
+        "on_profile": lambda k, profile: outputs.write_text(
             request.out_pssm, None if profile is None else profile.text())}
     kept: list[list[Alignment]] = []  # --msa: the one query's hits
     if isinstance(queries, ProfileFile):
@@ -561,7 +497,7 @@ def _searched(request: _Request, queries: QueryFile | ProfileFile, db: Database,
                             partition=request.partition, client=dask, trace=trace)
         _written(request, results(searcher), queries, db, journal, meter, chosen)
     if request.msa is not None:
-        _write_text(request.msa[0], msa_text(queries, kept[0] if kept else [],
+        outputs.write_text(request.msa[0], profiles.msa_text(queries, kept[0] if kept else [],
                                              request.msa[1]))
     common.energy_line(power, cells)
     if request.explain:
