@@ -144,9 +144,8 @@ class Scanner:
                  order: Subjects | None = None, identity: str | None = None) -> None:
         self.residues, self.offsets, self.lut = residues, np.asarray(offsets), lut
         self.order, self.identity = order, identity
-        # a row a query letter (or a profile's query position), a column a subject letter
-        self.sub = np.ascontiguousarray(sub, dtype=np.int32)
-        self.letters = int(self.sub.shape[1])  # the subjects' letters: a profile's columns
+        self.sub = np.ascontiguousarray(sub, dtype=np.int32)  # rows: query letters/positions
+        self.letters = int(self.sub.shape[1])  # the subjects' letters: the table's columns
         self.go, self.ge, self.mode = int(gap_open), int(gap_extend), int(mode)
         self.partition = partition
         self.device = current_device() if device is None else int(device)
@@ -386,10 +385,9 @@ class Scanner:
         """The launches over the chunk (the partition schedulers' batches of units x
         non-empty subjects, chunk indices) under this scanner's partition (``auto``: the
         planner's fastest), each one priced."""
-        a = self.letters
-        unit_m = unit_rows(units)
-        few = unit_m.size <= planner.FEW_UNITS  # auto is static there, unpriced
-        key = self._choice(ch, unit_m) if self.partition == "auto" and not few else None
+        a, unit_m = self.letters, unit_rows(units)
+        key = self._choice(ch, unit_m) if self.partition == "auto" and \
+            unit_m.size > planner.FEW_UNITS else None  # few units: static, unpriced
         known = choices.lookup(key) if key else None
         name = known if known in planner.CANDIDATES else self.partition
         found = planner.plan(self.model, name, unit_m, ch.lengths, ch.subjects, a,
