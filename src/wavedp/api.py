@@ -11,7 +11,7 @@ import numpy as np
 from . import engines
 from .alignment import Alignment, built, cigars_from_ops
 from .device import Device, choose
-from .engines.common import GLOBAL, MODES, SCORE_LIMIT, STRATEGIES
+from .engines.common import GLOBAL, MODES, SCORE_LIMIT, STRATEGIES, own_rows
 from .engines.cuda.diagonal import check_storage
 from .engines.cuda.sync import check_sync
 from .errors import InputError
@@ -172,8 +172,16 @@ def _profile_results(queries: Prepared, targets: Prepared, pairs: np.ndarray,
         qlen = np.array([c.size for c in queries.codes], np.int64)[pairs[:, 0]]
         tlen = np.array([c.size for c in targets.codes], np.int64)[pairs[:, 1]]
         check_table_range(table, scoring, int(np.max(qlen + tlen)))
-    raw = engines.align_pairs(choose("cpu"), queries.codes, targets.codes, pairs, table,
-                              scoring.gap_open, scoring.gap_extend, code, traceback=traceback)
+    raw: list = [None] * len(pairs)
+    for qi in np.unique(pairs[:, 0]).tolist():  # each query against its own table rows
+        sel = np.flatnonzero(pairs[:, 0] == qi)
+        codes, own = own_rows(queries.codes[qi], table)
+        found = engines.align_pairs(
+            choose("cpu"), [codes], targets.codes, np.stack([np.zeros(sel.size, np.int64),
+                                                             pairs[sel, 1]], axis=1),
+            own, scoring.gap_open, scoring.gap_extend, code, traceback=traceback)
+        for p, one in zip(sel.tolist(), found, strict=True):
+            raw[p] = one
     if not traceback and code == GLOBAL:
         return [(found[0], 0, found[2], 0, *found[4:]) for found in raw]
     letters: dict[int, np.ndarray] = {}

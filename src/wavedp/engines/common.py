@@ -39,6 +39,17 @@ def query_type(sub: np.ndarray) -> type:
     return np.uint8 if sub.shape[0] <= 256 else np.int32
 
 
+def own_rows(query: np.ndarray, sub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(query, table) with the table cut to the rows the query's codes use, the codes
+    shifted to them: a profile's positions among many profiles' tables (more than 256
+    rows); a substitution matrix as it is."""
+    if sub.shape[0] <= 256 or not query.size:
+        return query, sub
+    lo, hi = int(query.min()), int(query.max()) + 1
+    own = np.ascontiguousarray(sub[lo:hi])
+    return (np.asarray(query, np.int64) - lo).astype(query_type(own)), own
+
+
 def residue_ranges(offsets: np.ndarray, cap: int) -> Iterator[tuple[int, int]]:
     """Consecutive half-open sequence ranges ``(start, stop)`` covering every sequence of a
     set with these ``offsets`` (n + 1), in order, each of at most ``cap`` residues (a longer

@@ -34,25 +34,51 @@ def iterated(searcher: Any, q: Prepared, todo: list[int], iterations: int,
              progress: Callable[[int], None] | None = None
              ) -> Iterator[tuple[int, list[Alignment]]]:
     """Each query of ``todo`` searched in rounds by ``searcher`` (a ``wavedp.Searcher``),
-    its last round's hits under the
-    ``report`` options (``Searcher.search``'s keywords); ``on_profile(k, profile)`` is told
-    the profile of query k's last round (None: its first round's query was never replaced).
-    A round before the last searches for the hits at E <= ``inclusion`` only; ``progress``
-    is told the last round's cells."""
+    its last round's hits under the ``report`` options (``Searcher.search``'s keywords), in
+    query order; ``on_profile(k, profile)`` is told the profile of query k's last round
+    (none where its first round's query was never replaced). A round before the last
+    searches for the hits at E <= ``inclusion`` only, every query still going in one search
+    (those on their sequence in one, those on a profile in another); ``progress`` is told
+    the last round's cells."""
     scoring, stats = searcher.scoring, report.get("stats", "fitted")
+    current: dict[int, Profile | None] = dict.fromkeys(todo)  # None: the query itself
+    included: dict[int, set[str]] = {k: set() for k in todo}
+    going = list(todo)
+    for _ in range(iterations - 1):
+        found = _round(searcher, q, going, current, top=0, evalue=inclusion, stats=stats)
+        still = []
+        for k in going:
+            names = {h.target_id for h in found[k]}
+            if current[k] is not None and names <= included[k]:
+                continue  # nothing new: the next round would search with the same sequences
+            included[k] |= names
+            current[k] = build(q.texts[k], found[k], scoring, id=q.ids[k])
+            still.append(k)
+        going = still
+        if not going:
+            break
+    if on_profile is not None:
+        for k in todo:
+            if current[k] is not None:
+                on_profile(k, current[k])
+    last = _round(searcher, q, todo, current, progress=progress, **report)
     for k in todo:
-        query, qid = q.texts[k], q.ids[k]
-        current: Any = Prepared.from_codes([query], [qid], [q.codes[k]])
-        included: set[str] = set()
-        profile: Profile | None = None
-        for _ in range(iterations - 1):
-            hits = searcher.search(current, top=0, evalue=inclusion, stats=stats)[0]
-            found = {h.target_id for h in hits}
-            if profile is not None and found <= included:
-                break  # nothing new: the next round would search with the same sequences
-            included |= found
-            profile = build(query, hits, scoring, id=qid)
-            current = profile
-        if on_profile is not None and profile is not None:
-            on_profile(k, profile)
-        yield k, next(iter(searcher.iter_search(current, progress=progress, **report)))[1]
+        yield k, last[k]
+
+
+def _round(searcher: Any, q: Prepared, keys: list[int], current: dict[int, Profile | None],
+           **options: Any) -> dict[int, list[Alignment]]:
+    """One round's hits of the queries ``keys``: those on their sequence searched together,
+    those on a profile together."""
+    plain = [k for k in keys if current[k] is None]
+    profiled = [k for k in keys if current[k] is not None]
+    found: dict[int, list[Alignment]] = {}
+    if plain:
+        batch = Prepared.from_codes([q.texts[k] for k in plain], [q.ids[k] for k in plain],
+                                    [q.codes[k] for k in plain])
+        for j, hits in searcher.iter_search(batch, **options):
+            found[plain[j]] = hits
+    if profiled:
+        for j, hits in searcher.iter_search([current[k] for k in profiled], **options):
+            found[profiled[j]] = hits
+    return found

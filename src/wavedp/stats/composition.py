@@ -362,17 +362,28 @@ class ProfileComposition(Composition):
         return np.clip(np.where(np.isnan(ratio), self.low, ratio), self.low, self.high)
 
 
-    def local(self, score: float, effective: float, rows: np.ndarray,
-              segment: np.ndarray) -> float:
-        """A hit's score for its statistics: the smaller of ``effective`` (its score times
-        the whole subject's ratio) and its score times the ratio of the profile's aligned
-        ``rows`` against the aligned ``segment`` of the subject (codes), plus the
-        allowance. The analog of :meth:`Composition.combined`'s rescoring: a biased
-        stretch (a coiled coil of an SMC protein) that the whole subject's composition
-        dilutes."""
-        freqs = self.frequencies(query_counts(segment, self.size))
-        ratio = float(self.ratios_of(rows, freqs)[0])
-        return min(float(effective), float(score) * ratio + self.allowance)
+    def local(self, score: np.ndarray, effective: np.ndarray, rows: np.ndarray,
+              spans: np.ndarray, segments: np.ndarray) -> np.ndarray:
+        """Hits' scores for their statistics: for each hit of the query whose profile rows
+        are ``rows`` (its codes), the smaller of ``effective`` (its score times the whole
+        subject's ratio) and its score times the ratio of its aligned rows (``spans``: query
+        start and end) against its aligned stretch's frequencies (``segments``), plus the
+        allowance. The analog of :meth:`Composition.combined`'s rescoring: a biased stretch
+        (a coiled coil of an SMC protein) that the whole subject's composition dilutes."""
+        table = self.table[np.asarray(rows, dtype=np.int64)]
+        values = np.unique(table)
+        slot = np.searchsorted(values, table)  # rows x 20
+        prefix = np.zeros((table.shape[0] + 1, table.shape[1], values.size), np.int32)
+        np.put_along_axis(prefix[1:], slot[:, :, None], 1, axis=2)
+        np.cumsum(prefix, axis=0, out=prefix)
+        spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+        hist = (prefix[spans[:, 1]] - prefix[spans[:, 0]]).astype(np.float64)
+        hist /= np.maximum(spans[:, 1] - spans[:, 0], 1)[:, None, None]
+        weights = np.einsum("hb,hbv->hv", np.atleast_2d(segments), hist)
+        ratio = profile_lambdas(values, weights) / self.lambda_background
+        ratio = np.clip(np.where(np.isnan(ratio), self.low, ratio), self.low, self.high)
+        return np.minimum(np.asarray(effective, dtype=np.float64),
+                          np.asarray(score, dtype=np.float64) * ratio + self.allowance)
 
 
 def profile_lambdas(values: np.ndarray, weights: np.ndarray, rounds: int = 60) -> np.ndarray:

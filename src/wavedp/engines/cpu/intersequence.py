@@ -47,7 +47,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ..common import GLOBAL, LOCAL, SEMIGLOBAL, query_type
+from ..common import GLOBAL, LOCAL, SEMIGLOBAL, own_rows, query_type
 from .compile import SECONDS, Call, notice
 from .score import score_only
 from .simd16 import LANES, adds, blend, codes, ge_mask, lane, load, lookup, splat, store, subs
@@ -468,7 +468,9 @@ def scores_many(queries: list[np.ndarray], residues: np.ndarray, offsets: np.nda
     out = np.zeros((len(queries), n), np.int32)
     order = np.argsort(lengths, kind="stable")
     order = order[lengths[order] > 0]
+    table = sub
     for qi, query in enumerate(queries):
+        query, sub = own_rows(np.asarray(query), table)
         query = np.ascontiguousarray(query, dtype=query_type(sub))
         m = query.size
         row = out[qi]
@@ -491,7 +493,7 @@ def local_ends(query: np.ndarray, residues: np.ndarray, offsets: np.ndarray,
     _check_width(width)
     residues = np.ascontiguousarray(residues, dtype=np.uint8)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    sub = np.ascontiguousarray(sub, dtype=np.int32)
+    query, sub = own_rows(np.asarray(query), np.ascontiguousarray(sub, dtype=np.int32))
     query = np.ascontiguousarray(query, dtype=query_type(sub))
     n = offsets.size - 1
     out = np.zeros(n, np.int32)

@@ -41,10 +41,11 @@ def _hmax(v):
 
 @njit(cache=True, nogil=True)
 def _profile(q, sub, seg):
-    """Striped query profile, flat int32 [A, seg, LANES]; padding rows score NEG."""
+    """Striped query profile, flat int32 [A, seg, LANES] (A the table's columns, the
+    target's letters); padding rows score NEG."""
     m = q.size
-    prof = np.empty(sub.shape[0] * seg * LANES, np.int32)
-    for c in range(sub.shape[0]):
+    prof = np.empty(sub.shape[1] * seg * LANES, np.int32)
+    for c in range(sub.shape[1]):
         for s in range(seg):
             base = (c * seg + s) * LANES
             for lane in range(LANES):
