@@ -399,25 +399,30 @@ def test_search_iterations_writes_the_last_rounds_hits_and_profile(tmp_path):
     assert not (tmp_path / "x.pssm").exists() and not (tmp_path / "x.tsv").exists()
 
 
-def test_a_profiles_lambda_ratio_is_the_matrixs_for_the_matrix_profile():
-    """The λ of a profile's rows against a composition (positions weighted alike) is the
-    matrix's for the query's letter frequencies: the composition statistics agree."""
-    from wavedp.stats.composition import Composition, ProfileComposition, profile_lambdas
+def test_a_hit_is_rescored_under_rows_adjusted_to_the_subjects_composition():
+    """Against a subject made of the letters a biased query's rows favour, the rescored
+    score falls (a biased pair's score is partly its composition); an unbiased query
+    against a subject of background composition keeps about its score."""
+    from wavedp.stats.composition import ProfileComposition
 
     rng = np.random.default_rng(31)
-    query = "".join(rng.choice(list(LETTERS), 150))
+    query = "".join(rng.choice(list("EKQR"), 80))  # a biased, coiled-coil-like query
     profile = Profile.from_matrix(query, BLOSUM62)
-    plain = Composition.of(BLOSUM62, pseudocounts=0)
-    prof = ProfileComposition.of_table(BLOSUM62, profile.table(BLOSUM62))
-    subjects = plain.frequencies(rng.integers(0, 60, (30, 25)))
-    want = plain.ratios_of(plain.frequencies(np.bincount(BLOSUM62.encode(query), minlength=25)),
-                           subjects)
-    got = prof.ratios_of(np.arange(150), subjects)
-    np.testing.assert_allclose(got, want, rtol=1e-7)
-    found = profile_lambdas(np.array([-1.0, 1.0]), np.array([[0.5, 0.5], [1.0, 0.0],
-                                                             [0.75, 0.25]]))
-    assert np.isnan(found[0]) and np.isinf(found[1])
-    assert abs(0.75 * np.exp(-found[2]) + 0.25 * np.exp(found[2]) - 1) < 1e-12
+    comp = ProfileComposition.of_table(BLOSUM62, profile.table(BLOSUM62))
+    subject = "".join(rng.choice(list("EKQR"), 90))
+    hit = wavedp.align(profile, subject, BLOSUM62)
+    codes = BLOSUM62.encode(subject)
+    rows = profile.codes()
+    biased = comp.frequencies(np.bincount(codes, minlength=comp.size))
+    assert comp.rescored(hit.score, rows, hit, codes, biased) < hit.score - 20
+    assert comp.ratios_of(rows, biased[None, :]).tolist() == [1.0]
+    p = comp.background
+    plain = "".join(np.array(list(BLOSUM62.alphabet[:20]))[rng.choice(20, 400, p=p)])
+    profile = Profile.from_matrix(plain, BLOSUM62)
+    comp = ProfileComposition.of_table(BLOSUM62, profile.table(BLOSUM62))
+    hit = wavedp.align(profile, plain[:300], BLOSUM62)
+    again = comp.rescored(hit.score, profile.codes(), hit, BLOSUM62.encode(plain[:300]), p)
+    assert abs(again - hit.score) < 0.05 * hit.score
 
 
 @pytest.mark.parametrize("fmt", ["a3m", "sto", "fasta"])

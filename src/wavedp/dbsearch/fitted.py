@@ -380,16 +380,14 @@ def _finals(items: list[tuple[int, int, Alignment]], ranked: dict[int, _Candidat
             subject_freqs = np.stack([ranked[items[x][0]].freqs[items[x][1]] for x in sel])
             adjusted = c.adjusted_scores(score[sel], counts, query_freqs, subject_freqs)
             eff[sel] = c.combined(eff[sel], adjusted)
-    if isinstance(c, ProfileComposition):  # each hit's aligned stretch, as rescoring does
-        aligned = [x for x, (_, _, aln) in enumerate(items)
-                   if aln.cigar is not None and aln.query_start is not None]
-        for j in np.unique(job[aligned]).tolist() if aligned else []:
-            sel = [x for x in aligned if job[x] == j]
-            segments = np.stack([c.frequencies(comp_stats.query_counts(
-                (db.codes(int(target[x])) if lut is None else lut[db.codes(int(target[x]))])
-                [items[x][2].target_start:items[x][2].target_end], c.size)) for x in sel])
-            spans = np.array([(items[x][2].query_start, items[x][2].query_end) for x in sel])
-            eff[sel] = c.local(score[sel], eff[sel], jobs[j][3], spans, segments)
+    if isinstance(c, ProfileComposition) and ranked:  # each hit under its adjusted rows
+        for x, (k, i, aln) in enumerate(items):
+            if aln.cigar is not None and aln.query_start is not None and \
+                    ranked[k].freqs is not None:
+                codes = db.codes(int(target[x]))
+                again = c.rescored(score[x], jobs[job[x]][3], aln, codes if lut is None
+                                   else lut[codes], ranked[k].freqs[i])
+                eff[x] = min(eff[x], again + c.allowance)
     lengths = np.asarray(db.lengths)[target].astype(np.int64)
     out: list[tuple[float | None, float | None]] = [(None, None)] * n
     for j in np.unique(job):

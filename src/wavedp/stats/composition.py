@@ -323,13 +323,11 @@ class Composition:
 
 @dataclass(frozen=True)
 class ProfileComposition(Composition):
-    """Composition-based statistics for profiles (PSI-BLAST's for PSSMs, Schaffer et al.
-    2001): each score scaled by ``lambda_pair / lambda_background``, lambda_pair the
-    ungapped lambda of the query's profile against the subject's composition (the query's
-    positions weighted alike), lambda_background the matrix's (the profile's scores are in
-    its units): a profile that is the matrix's rows gets the matrix's ratios. ``table``: the
-    profiles' rows on the 20 letters (a query's codes index them); no rescoring under an
-    adjusted matrix (a profile has no pair of compositions to adjust to)."""
+    """Composition-based statistics for profiles: each hit also rescored under its
+    profile rows adjusted to the subject's composition (:meth:`rescored`, the analog of Yu
+    and Altschul's rescoring of a matrix; a hit's statistics take the smaller of its score
+    and the rescored one plus the allowance). ``table``: the profiles' rows on the 20
+    letters (a query's codes index them)."""
 
     table: np.ndarray = field(default_factory=lambda: np.zeros((0, 20), np.int64))
     rescores = False
@@ -347,70 +345,63 @@ class ProfileComposition(Composition):
         return np.asarray(codes, dtype=np.int64)
 
     def ratios_of(self, query_freq: np.ndarray, subject_freqs: np.ndarray) -> np.ndarray:
-        """The lambda ratio of the profile rows ``query_freq`` against each subject's
-        frequencies, clipped to [low, high] (no positive root: low; no positive score:
-        high)."""
-        scores = self.table[np.asarray(query_freq, dtype=np.int64)]
-        freqs = np.atleast_2d(subject_freqs)
-        values = np.unique(scores)
-        slot = np.searchsorted(values, scores)  # rows x 20: each score's value
-        hist = np.zeros((scores.shape[1], values.size))
-        for b in range(scores.shape[1]):
-            hist[b] = np.bincount(slot[:, b], minlength=values.size)
-        hist /= max(scores.shape[0], 1)
-        ratio = profile_lambdas(values, freqs @ hist) / self.lambda_background
-        return np.clip(np.where(np.isnan(ratio), self.low, ratio), self.low, self.high)
+        """1 for every subject: a profile's scores are not scaled by the lambda ratio of
+        its rows against the subject (PSI-BLAST's mode for PSSMs). Measured on the Pfam
+        benchmark with the rescoring below, the ratio changed nothing but for the worse
+        (3 rounds: 1.725 false hits a query at E <= 0.01 with it, 1.675 without)."""
+        return np.ones(np.atleast_2d(subject_freqs).shape[0])
 
+    def rescored(self, score: float, rows: np.ndarray, hit, subject: np.ndarray,
+                 subject_freq: np.ndarray) -> float:
+        """A hit's score under its profile rows adjusted to the subject's composition (Yu
+        and Altschul's rescoring, for a profile): the implied residue probabilities
+        ``p_b exp(lambda s_ib)`` of the rows the hit spans rescaled (iterative proportional
+        fitting) until they average to the subject's frequencies ``subject_freq``, each
+        aligned pair (row i, letter b) then scoring ``ln(Q'_ib / q_b) / lambda`` instead of
+        ``ln(Q_ib / p_b) / lambda``, the rows as the profile gives them (their own
+        composition, the query's bias, stays in them: a biased query against a subject of
+        background composition is adjusted too, as Yu and Altschul adjust a biased query's
+        matrix). ``rows``: the query's codes (its profile's rows); ``hit``: its Alignment;
+        ``subject``: the subject's codes. Measured on the Pfam benchmark, rows adjusted to
+        the background as the baseline instead cancel the adjustment (3 rounds: 6.45 false
+        hits a query at E <= 0.01 against 1.675)."""
+        lam, p = self.lambda_background, self.background
+        i, b = self.aligned(hit, subject)
+        if not i.size:
+            return float(score)
+        table = self.table[np.asarray(rows, dtype=np.int64)[hit.query_start:hit.query_end]]
+        t = p[None, :] * np.exp(lam * table)
+        t /= t.sum(axis=1, keepdims=True)
+        q = np.asarray(subject_freq, dtype=np.float64)
+        r = np.ones(q.size)
+        for _ in range(100):  # to 1e-6 of each margin: far below a score's rounding
+            scaled = t * r[None, :]
+            scaled /= scaled.sum(axis=1, keepdims=True)
+            margin = scaled.sum(axis=0) / scaled.shape[0]
+            if np.max(np.abs(margin - q)) < 1e-6:
+                break
+            r *= q / np.maximum(margin, 1e-300)
+        adjusted = np.log(np.maximum(scaled, 1e-300) / q[None, :]) / lam
+        base = np.log(t / p[None, :]) / lam
+        return float(score) + float(np.sum(adjusted[i, b] - base[i, b]))
 
-    def local(self, score: np.ndarray, effective: np.ndarray, rows: np.ndarray,
-              spans: np.ndarray, segments: np.ndarray) -> np.ndarray:
-        """Hits' scores for their statistics: for each hit of the query whose profile rows
-        are ``rows`` (its codes), the smaller of ``effective`` (its score times the whole
-        subject's ratio) and its score times the ratio of its aligned rows (``spans``: query
-        start and end) against its aligned stretch's frequencies (``segments``), plus the
-        allowance. The analog of :meth:`Composition.combined`'s rescoring: a biased stretch
-        (a coiled coil of an SMC protein) that the whole subject's composition dilutes."""
-        table = self.table[np.asarray(rows, dtype=np.int64)]
-        values = np.unique(table)
-        slot = np.searchsorted(values, table)  # rows x 20
-        prefix = np.zeros((table.shape[0] + 1, table.shape[1], values.size), np.int32)
-        np.put_along_axis(prefix[1:], slot[:, :, None], 1, axis=2)
-        np.cumsum(prefix, axis=0, out=prefix)
-        spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
-        hist = (prefix[spans[:, 1]] - prefix[spans[:, 0]]).astype(np.float64)
-        hist /= np.maximum(spans[:, 1] - spans[:, 0], 1)[:, None, None]
-        weights = np.einsum("hb,hbv->hv", np.atleast_2d(segments), hist)
-        ratio = profile_lambdas(values, weights) / self.lambda_background
-        ratio = np.clip(np.where(np.isnan(ratio), self.low, ratio), self.low, self.high)
-        return np.minimum(np.asarray(effective, dtype=np.float64),
-                          np.asarray(score, dtype=np.float64) * ratio + self.allowance)
-
-
-def profile_lambdas(values: np.ndarray, weights: np.ndarray, rounds: int = 60) -> np.ndarray:
-    """For each row of ``weights`` (the probability of each score of ``values``), the
-    lambda > 0 with ``sum_v w_v exp(lambda v) = 1``: NaN where the expected score is not
-    negative, inf where no score is positive. Newton's method from the right of the root
-    (the function is convex: the steps fall monotonically onto it), vectorised."""
-    v = np.asarray(values, dtype=np.float64)
-    w = np.asarray(weights, dtype=np.float64)
-    mean = w @ v
-    positive = (w[:, v > 0] > 0).any(axis=1)
-    lam = np.full(w.shape[0], 1.0 / max(float(np.abs(v).max()), 1.0))
-    live = (mean < 0) & positive
-    for _ in range(200):  # a start right of the root: f(lam) > 0
-        f = np.einsum("kv,kv->k", w, np.exp(np.minimum(lam[:, None] * v, 700.0))) - 1.0
-        low = live & (f <= 0)
-        if not low.any():
-            break
-        lam[low] *= 2.0
-    for _ in range(rounds):
-        e = np.exp(np.minimum(lam[:, None] * v, 700.0)) * w
-        f, df = e.sum(axis=1) - 1.0, e @ v
-        step = np.where(live & (df > 0), f / np.where(df > 0, df, 1.0), 0.0)
-        lam = lam - step
-        if np.all(np.abs(step) <= 1e-12 * np.maximum(lam, 1e-300)):
-            break
-    return np.where(live, lam, np.where(mean >= 0, np.nan, np.inf))
+    def aligned(self, hit, subject: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The hit's aligned pairs (``=``, ``X``): each one's row within the hit's query
+        span and its subject letter's index among the 20 (pairs of other letters left
+        out)."""
+        ops = hit.ops()
+        lengths = np.array([n for n, _ in ops], np.int64)
+        kinds = np.array([op for _, op in ops])
+        step_q = np.repeat(np.isin(kinds, ["=", "X", "M", "I"]), lengths)
+        step_t = np.repeat(np.isin(kinds, ["=", "X", "M", "D"]), lengths)
+        pair = step_q & step_t
+        i = (np.cumsum(step_q) - 1)[pair]
+        t = (hit.target_start + np.cumsum(step_t) - 1)[pair]
+        index = np.full(256, -1, np.int64)
+        index[self.letters] = np.arange(self.letters.size)
+        b = index[np.asarray(subject)[t]]
+        keep = b >= 0
+        return i[keep], b[keep]
 
 
 def scale_margins(targets: np.ndarray, row: np.ndarray, column: np.ndarray,
