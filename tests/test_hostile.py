@@ -478,3 +478,19 @@ def test_undecodable_header_and_duplicate_ids_named(tmp_path):
     got = CliRunner().invoke(cli, ["search", str(examples / "query.fa"), str(dup),
                                    "--format", "sam", "--device", "cpu"])
     assert got.exit_code == 2 and f"database {dup}: the id 'a'" in got.stderr
+
+
+def test_a_signal_swallowed_by_a_native_callback_still_stops(monkeypatch):
+    """Ctrl-C or SIGTERM that lands in a Numba compile (a ctypes callback swallows the
+    exception raised there) is remembered: the command stops before its output is put in
+    place, SIGINT as KeyboardInterrupt (exit 130), SIGTERM as Stopped."""
+    import ctypes
+
+    from wavedp.cli import stops
+
+    callback = ctypes.CFUNCTYPE(None)
+    for signum, raised in ((signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, stops.Stopped)):
+        with pytest.raises(raised):
+            with stops.stop_on_signals():
+                callback(lambda s=signum: signal.raise_signal(s))()  # swallowed in there
+                assert stops._pending == [signum]  # remembered

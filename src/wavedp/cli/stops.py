@@ -1,7 +1,7 @@
 """Signals that stop a command (SIGTERM, SIGHUP) the way Ctrl-C does: raised where the command
 is, so every ``finally`` on the way out runs and temporary files are removed; and remembered,
-because an exception raised inside a native callback (Numba's compiler calls back into
-Python) is swallowed there."""
+Ctrl-C's SIGINT too, because an exception raised inside a native callback (Numba's compiler
+calls back into Python) is swallowed there."""
 
 from __future__ import annotations
 
@@ -32,14 +32,24 @@ def _stop(signum: int, frame) -> None:
     raise Stopped(signum)
 
 
+def _interrupt(signum: int, frame) -> None:
+    """Ctrl-C (SIGINT): KeyboardInterrupt, as Python raises it, and remembered as well (a
+    Numba compile that it lands in swallows it)."""
+    _pending.append(signum)
+    sys.unraisablehook = _ignore
+    raise KeyboardInterrupt
+
+
 def _ignore(unraisable) -> None:
     """An unraisable exception after a stop signal: dropped."""
 
 
 def raise_if_stopped() -> None:
-    """Raise :class:`Stopped` for a stop signal that arrived but was swallowed: before an
-    output is put in place, and when the command returns."""
+    """Raise :class:`Stopped` for a stop signal that arrived but was swallowed (for SIGINT,
+    KeyboardInterrupt): before an output is put in place, and when the command returns."""
     if _pending:
+        if _pending[0] == signal.SIGINT:
+            raise KeyboardInterrupt
         raise Stopped(_pending[0])
 
 
@@ -51,6 +61,7 @@ def stop_on_signals() -> Iterator[None]:
         return
     _pending.clear()
     old = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
+    old[signal.SIGINT] = signal.signal(signal.SIGINT, _interrupt)
     hook = sys.unraisablehook
     try:
         yield
