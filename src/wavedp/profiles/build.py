@@ -59,7 +59,7 @@ def columns(query: str, hits: Sequence[Alignment], scoring: Scoring) -> np.ndarr
                              "(CIGAR and target), not scores only")
         target = index[np.frombuffer(hit.target.encode("ascii"), np.uint8)]
         i, j = hit.query_start, hit.target_start
-        for length, op in _runs(hit.cigar):
+        for length, op in hit.ops():
             if op in "=XM":
                 rows[r, i:i + length] = target[j:j + length]
                 i += length
@@ -120,13 +120,3 @@ def build(query: str, hits: Sequence[Alignment], scoring: Scoring, *,
     weight = np.full(len(query), alpha / (alpha + beta))
     return Profile(query, scores, percent, info, weight, id=id)
 
-
-def _runs(cigar: str):
-    """(length, op) of each run of a CIGAR string."""
-    number = 0
-    for c in cigar:
-        if c.isdigit():
-            number = number * 10 + ord(c) - 48
-        else:
-            yield number, c
-            number = 0
