@@ -595,7 +595,8 @@ def test_auto_prices_every_candidate_once_per_database_build(tmp_path, monkeypat
     the same build and query shape prices only that partitioning, with the same launches; a
     new build, or other query lengths, chooses again; an unreadable file is ignored."""
     from wavedp.engines.cuda.scan import choices
-    from wavedp.engines.cuda.scan.scanner import Chunk, Scanner
+    from wavedp.engines.cuda.scan.chunks import Chunk
+    from wavedp.engines.cuda.scan.scanner import Scanner
 
     monkeypatch.setattr(choices, "path", lambda: str(tmp_path / "choices.json"))
     rng = np.random.default_rng(4)

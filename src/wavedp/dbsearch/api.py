@@ -313,13 +313,7 @@ class Searcher:
     def _results(self, q: Prepared, options: Options, progress: Progress | None,
                  todo: list[int], table: np.ndarray | None
                  ) -> Iterator[tuple[int, list[Alignment]]]:
-        scanner = self.scanner
-        if table is not None:  # the profiles' own scanner (the database's sequences again)
-            scanner = engines.scanner(
-                self.device, self.db.residues, self.db.offsets, self.lut, table,
-                self.scoring.gap_open, self.scoring.gap_extend, self.code,
-                partition=self.partition, trace=self.trace,
-                order=self.db.order if self.device.gpu else None)
+        scanner = self.scanner if table is None else self.scanner.with_table(table)
         if table is not None and options.method.name == "fitted" and self.mode == "local":
             options = replace(options, method=replace(  # a profile's composition statistics
                 options.method, composition=ProfileComposition.of_table(self.scoring, table)))
@@ -333,21 +327,19 @@ class Searcher:
     def _sample(self, method: Method, table: np.ndarray | None = None
                 ) -> tuple[Sample, Scanner] | None:
         """The database's sample for fitted statistics and a scanner of it (made once; for
-        profiles, ``table``, made each search)."""
+        profiles, scoring with ``table``)."""
         if not method.fitted:
             return None
         key = method.composition is not None
-        if key not in self._samples or table is not None:
+        if key not in self._samples:
             sample = Sample.of(self.db, self.lut, method)
             residues, offsets = sample.residues(self.db, self.lut)
-            scanner = engines.scanner(self.device, residues, offsets, None,
-                                      self.scoring.table if table is None else table,
+            scanner = engines.scanner(self.device, residues, offsets, None, self.scoring.table,
                                       self.scoring.gap_open, self.scoring.gap_extend,
                                       self.code, partition=self.partition, trace=Trace())
-            if table is not None:
-                return sample, scanner
             self._samples[key] = (sample, scanner)
-        return self._samples[key]
+        sample, scanner = self._samples[key]
+        return sample, scanner if table is None else scanner.with_table(table)
 
 
 def _limited(results: Iterator[tuple[int, list[Alignment]]], threads: int | None,

@@ -24,3 +24,9 @@ class Scanner(Protocol):
 
     def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]: ...
+
+    def with_table(self, sub: np.ndarray) -> Scanner:
+        """The same database scored with another table (a profile's rows, the queries'
+        codes its row indices), what is resident shared (a cluster's scanner takes no
+        profiles: it has none)."""
+        ...

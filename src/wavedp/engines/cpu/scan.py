@@ -41,6 +41,10 @@ class CpuScanner:
         self.sub = np.ascontiguousarray(sub, dtype=np.int32)
         self.gaps = int(gap_open), int(gap_extend)
 
+    def with_table(self, sub: np.ndarray) -> CpuScanner:
+        """This scanner scoring with another table (a profile's rows)."""
+        return CpuScanner(self.residues, self.offsets, self.lut, sub, *self.gaps, self.mode)
+
     def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
         """Each query's best ``k`` (0: all) database indices and scores above its threshold."""

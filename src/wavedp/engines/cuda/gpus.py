@@ -7,6 +7,7 @@ so they equal one GPU's."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -111,6 +112,13 @@ class GpuScanner:
         # made without the GPUs: their contexts may still be starting
         self.scanners = [build(d, shard) for d, shard in zip(self.devices, self.ranges,
                                                              strict=True)]
+
+    def with_table(self, sub: np.ndarray) -> GpuScanner:
+        """This scanner scoring with another table (a profile's rows): each GPU's resident
+        shard shared (:meth:`Scanner.with_table`)."""
+        other = copy.copy(self)
+        other.scanners = [s.with_table(sub) for s in self.scanners]
+        return other
 
     def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]:

@@ -27,8 +27,9 @@ from ...common import LOCAL
 from .. import staging
 from ..module import function
 from ..multipass import multiprocessors
+from .chunks import Chunk
 from .cost import gpu_work, pass_cells, profile_words
-from .scanner import Chunk, Scanner, mark, occupancy, query_rows
+from .scanner import Scanner, mark, occupancy, query_rows
 from .shapes import BLOCK, GROUPS, PROFILE_BYTES, ROWS, pair_up, unit_rows
 
 

@@ -16,22 +16,23 @@ back. What the scan does is recorded in its :class:`~wavedp.trace.Trace`.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
 
-from ....errors import InputError
 from ....ranking import PLUS, Candidates, Thresholds, begin, merge, thresholds_of
 from ....trace import LaunchTime, Trace
 from ...calibration import Model, capped
-from ...common import GLOBAL, LOCAL, residue_ranges
+from ...common import GLOBAL, LOCAL
 from .. import staging
 from ..hostmem import settle
 from ..module import function
 from ..multipass import current_device, device_multiprocessors, multiprocessors
 from . import choices, planner
+from .chunks import Chunk, chunk_ranges
 from .cost import launch_grid, launch_shape
 from .lines import Subjects
 from .model import gpu_model
@@ -100,29 +101,6 @@ def _profile_inputs(units: list[list[np.ndarray]], own: np.ndarray, a: int, g: i
     return codes, meta, first.astype(np.int64), int(own.sum()) * a * g * r
 
 
-class Chunk:
-    """One slice of the database: subject lengths, the non-empty ones sorted (``order``:
-    the slice's own, longest first, where known), and its residues and offsets on the GPU."""
-
-    def __init__(self, start: int, stop: int, offsets: np.ndarray, d_res=None,
-                 d_off=None, order: Subjects | None = None) -> None:
-        lengths = np.diff(offsets)
-        self.start, self.stop = start, stop
-        self.lengths = lengths
-        whole = order if order is not None else Subjects.of(lengths)
-        zero = int(whole.runs[-1, 1]) if whole.runs.size and whole.runs[-1, 0] == 0 else 0
-        self.subjects = Subjects(whole.order[:whole.n - zero],
-                                 whole.runs[:len(whole.runs) - bool(zero)])  # a launch's
-        self.count = self.subjects.n
-        self.empty = whole.order[whole.n - zero:]
-        self.longest = int(whole.runs[0, 0]) if whole.runs.size else 0
-        self.res, self.off = d_res, d_off
-
-    @property
-    def size(self) -> int:
-        return self.stop - self.start
-
-
 class Scanner:
     """Scores queries against every database sequence on the current GPU (the contract of
     ``wavedp.engines.protocol.Scanner``: exact scores, ranked): ``residues`` (uint8, possibly
@@ -156,7 +134,18 @@ class Scanner:
         self._plans: dict[tuple, tuple] = {}  # the last scans' plans (see launches), oldest first
         self.packed = mode == LOCAL and packable(self.sub, self.go, self.ge)
         self._on_gpu: tuple | None = None  # (the substitution matrix, the chunk ranges)
-        self._resident: Chunk | None = None
+        self._ranges: list[tuple[int, int]] | None = None
+        self._home: list[Chunk | None] = [None]  # the resident chunk (shared by with_table)
+
+    def with_table(self, sub: np.ndarray) -> Scanner:
+        """This scanner scoring with another table (a profile's rows, ``sub``): the
+        database's resident copy, order, chunks and trace shared, its plans its own."""
+        other = copy.copy(self)
+        other.sub = np.ascontiguousarray(sub, dtype=np.int32)
+        other.letters = int(other.sub.shape[1])
+        other.packed = self.mode == LOCAL and packable(other.sub, self.go, self.ge)
+        other.events, other._plans, other._on_gpu = [], {}, None
+        return other
 
     def _gpu(self) -> tuple:
         """(the substitution matrix on the GPU, the database's chunk ranges), made on first
@@ -166,26 +155,18 @@ class Scanner:
             return self._on_gpu
         import cupy  # optional dependency: the GPU extra
 
+        if self._ranges is None:
+            self._ranges = self._chunk_ranges()
+        self._on_gpu = cupy.asarray(self.sub), self._ranges
+        return self._on_gpu
+
+    def _chunk_ranges(self) -> list[tuple[int, int]]:
+        """The database's chunks: one where it fits in the GPU's memory budget."""
+        import cupy  # optional dependency: the GPU extra
+
         free, _ = cupy.cuda.runtime.memGetInfo()
         budget = DATABASE_BYTES if DATABASE_BYTES is not None else int(free * 0.6)
-        n = self.offsets.size - 1
-        total = int(self.offsets[-1])
-        lengths = np.diff(self.offsets)
-        longest = int(lengths.max()) if n else 0
-        per_seq = 8 + 4 + 4 + 8  # offset, order, score, key
-        if total + per_seq * n <= budget:
-            ranges = [(0, n)]
-        else:
-            cap = max((budget // 2) - per_seq * 1024, longest)
-            ranges = list(residue_ranges(self.offsets, cap))
-        need = max(int(self.offsets[b] - self.offsets[a]) + per_seq * (b - a)
-                   for a, b in ranges) * (1 if len(ranges) == 1 else 2)
-        if need > free:
-            raise InputError(f"the database needs {need / 2**30:.2f} GiB of GPU memory for its "
-                             f"longest sequence ({longest} residues), "
-                             f"{free / 2**30:.2f} GiB free")
-        self._on_gpu = cupy.asarray(self.sub), ranges
-        return self._on_gpu
+        return chunk_ranges(self.offsets, budget, free)
 
     @property
     def ranges(self) -> list[tuple[int, int]]:
@@ -235,10 +216,10 @@ class Scanner:
         import cupy
 
         if len(self.ranges) == 1:
-            if self._resident is None:
+            if self._home[0] is None:
                 with self._timed("upload"):
-                    self._resident = self._upload(*self.ranges[0])
-            yield self._resident
+                    self._home[0] = self._upload(*self.ranges[0])
+            yield self._home[0]
             return
         size = max(int(self.offsets[b] - self.offsets[a]) for a, b in self.ranges)
         pinned = [staging.pinned(size) for _ in range(2)]
