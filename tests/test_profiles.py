@@ -154,8 +154,6 @@ def test_a_profile_made_in_python_is_checked():
         Profile("AW", np.zeros((2, 19), int))
     with pytest.raises(InputError, match="scores must be integers"):
         Profile("AW", np.full((2, 20), 0.5))
-    with pytest.raises(InputError, match="aligns on the CPU"):
-        wavedp.align(Profile("AW", np.zeros((2, 20), int)), "AW", BLOSUM62, device="gpu")
 
 
 def test_a_profile_is_written_whole(tmp_path):

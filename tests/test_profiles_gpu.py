@@ -1,5 +1,5 @@
-"""The GPU database scan with a profile's table (rows: the query's positions, as many as its
-length) scores exactly as the CPU scan (``pytest -m gpu``)."""
+"""The GPU database scan and pairwise alignment with a profile's table (rows: the query's
+positions, as many as its length) score exactly as the CPU's (``pytest -m gpu``)."""
 
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ def test_gpu_scan_of_profiles_equals_the_cpu_scan(mode):
 
 
 def test_gpu_profile_search_equals_cpu():
-    """Profiles searched on the GPU (the scan there, the hits' alignments on the CPU) give
-    the CPU search's hits and E-values."""
+    """Profiles searched on the GPU (the scan and the hits' alignments there) give the CPU
+    search's hits and E-values."""
     rng = np.random.default_rng(23)
     queries = ["".join(rng.choice(list(LETTERS), m)) for m in (80, 400)]
     letters = np.array(list(LETTERS))
@@ -53,3 +53,28 @@ def test_gpu_profile_search_equals_cpu():
     gpu = wavedp.search(profiles, texts, BLOSUM62, device="gpu", top=20)
     assert [[(h.target_id, h.score, h.cigar, h.evalue) for h in hits] for hits in gpu] == \
         [[(h.target_id, h.score, h.cigar, h.evalue) for h in hits] for hits in cpu]
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_gpu_profile_pairs_equal_the_cpu(mode, monkeypatch):
+    """Profiles' pairs on the GPU (the batch engine; the pairs it does not take on the CPU)
+    equal the CPU engine's: scores, coordinates and CIGARs, extreme scores and long ones."""
+    from wavedp.engines.cuda import batch
+
+    monkeypatch.setattr(batch, "PROFILE_CELLS", 4200 * 4000)  # the largest pair: the CPU's
+    rng = np.random.default_rng(31)
+    letters = np.array(list(LETTERS))
+    cases = [(1, 5), (37, 30), (300, 3000), (2500, 12), (4200, 6)]
+    profiles = [Profile("".join(rng.choice(letters, m)), rng.integers(-top, top + 1, (m, 20)),
+                        id=f"p{m}") for m, top in cases]
+    targets = ["".join(rng.choice(letters, int(n))) for n in (1, 9, 280, 2600, 4100)]
+    for profile in profiles:
+        for target in targets:
+            cpu = wavedp.align(profile, target, BLOSUM62, mode=mode, device="cpu")
+            gpu = wavedp.align(profile, target, BLOSUM62, mode=mode, device="gpu")
+            where = f"{len(profile.query)} x {len(target)}"
+            assert (gpu.score, gpu.query_start, gpu.query_end, gpu.target_start,
+                    gpu.target_end, gpu.cigar) == (cpu.score, cpu.query_start,
+                                                   cpu.query_end, cpu.target_start,
+                                                   cpu.target_end, cpu.cigar), where
+    assert not batch.takes(4200, 4100, profile=True)  # the largest pair went to the CPU

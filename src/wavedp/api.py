@@ -11,7 +11,7 @@ import numpy as np
 from . import engines
 from .alignment import Alignment, built, cigars_from_ops
 from .device import Device, choose
-from .engines.common import GLOBAL, MODES, SCORE_LIMIT, STRATEGIES, own_rows
+from .engines.common import GLOBAL, MODES, SCORE_LIMIT, STRATEGIES
 from .engines.cuda.diagonal import check_storage
 from .engines.cuda.sync import check_sync
 from .errors import InputError
@@ -140,7 +140,8 @@ def pair_results(queries: Prepared, targets: Prepared, pairs: np.ndarray, scorin
     CPU, the aligned columns' ``=`` or ``X`` from the queries' letters (their texts)."""
     code = mode_code(mode)
     if table is not None:
-        return _profile_results(queries, targets, pairs, scoring, code, traceback, table)
+        return _profile_results(queries, targets, pairs, scoring, code, traceback, table,
+                                device)
     check_pairs_range(queries, targets, pairs, scoring)
     if strategy is not None and strategy not in STRATEGIES:
         raise InputError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
@@ -162,26 +163,20 @@ def pair_results(queries: Prepared, targets: Prepared, pairs: np.ndarray, scorin
 
 
 def _profile_results(queries: Prepared, targets: Prepared, pairs: np.ndarray,
-                     scoring: Scoring, code: int, traceback: bool, table: np.ndarray
-                     ) -> list[tuple]:
-    """:func:`pair_results` with a profile's ``table`` (on the CPU: the GPU engines take a
-    substitution matrix)."""
+                     scoring: Scoring, code: int, traceback: bool, table: np.ndarray,
+                     device: Device) -> list[tuple]:
+    """:func:`pair_results` with profiles' ``table``: on the GPU where each query's codes are
+    a run of the table's rows (``engines.align_pairs``' ``profile``), else on the CPU."""
     from .profiles.pssm import letter_ops
 
     if len(pairs):
         qlen = np.array([c.size for c in queries.codes], np.int64)[pairs[:, 0]]
         tlen = np.array([c.size for c in targets.codes], np.int64)[pairs[:, 1]]
         check_table_range(table, scoring, int(np.max(qlen + tlen)))
-    raw: list = [None] * len(pairs)
-    for qi in np.unique(pairs[:, 0]).tolist():  # each query against its own table rows
-        sel = np.flatnonzero(pairs[:, 0] == qi)
-        codes, own = own_rows(queries.codes[qi], table)
-        found = engines.align_pairs(
-            choose("cpu"), [codes], targets.codes, np.stack([np.zeros(sel.size, np.int64),
-                                                             pairs[sel, 1]], axis=1),
-            own, scoring.gap_open, scoring.gap_extend, code, traceback=traceback)
-        for p, one in zip(sel.tolist(), found, strict=True):
-            raw[p] = one
+    gpu = device.gpu and all(_rows_run(c) for c in queries.codes)
+    raw = engines.align_pairs(device if gpu else choose("cpu"), queries.codes, targets.codes,
+                              pairs, table, scoring.gap_open, scoring.gap_extend, code,
+                              traceback=traceback, profile=gpu)
     if not traceback and code == GLOBAL:
         return [(found[0], 0, found[2], 0, *found[4:]) for found in raw]
     letters: dict[int, np.ndarray] = {}
@@ -195,6 +190,11 @@ def _profile_results(queries: Prepared, targets: Prepared, pairs: np.ndarray,
                                             found[1], found[3]))
         out.append(found)
     return out
+
+
+def _rows_run(codes: np.ndarray) -> bool:
+    """Whether a profile query's codes are consecutive rows of its table."""
+    return codes.size == 0 or bool(np.all(np.diff(codes.astype(np.int64)) == 1))
 
 
 def check_table_range(table: np.ndarray, scoring: Scoring, sides: int) -> None:
@@ -286,16 +286,10 @@ def align(query: SeqLike, target: SeqLike, scoring: Scoring, mode: str = "local"
 
 def _align_profile(profile, t: Prepared, scoring: Scoring, mode: str, traceback: bool,
                    device: str | Device) -> Alignment:
-    """:func:`align` of a ``wavedp.Profile`` (on the CPU: the GPU engines take a
-    substitution matrix): its table's rows are the query's positions, and the aligned
-    columns' ``=`` or ``X`` come from the letters."""
-    if not isinstance(device, Device) and device not in ("auto", "cpu", "gpu"):
-        choose(device)  # an unknown device's own message
-    if device == "gpu" or (isinstance(device, Device) and device.gpu):
-        raise InputError("a profile aligns on the CPU (device 'cpu' or 'auto'): the GPU "
-                         "engines take substitution matrices")
+    """:func:`align` of a ``wavedp.Profile``: its table's rows are the query's positions,
+    and the aligned columns' ``=`` or ``X`` come from the letters."""
     q = Prepared.from_codes([profile.query], [profile.id], [profile.codes()])
     pairs = np.zeros((1, 2), dtype=np.int64)
     raw = _profile_results(q, t, pairs, scoring, mode_code(mode), traceback,
-                           profile.table(scoring))
+                           profile.table(scoring), choose(device))
     return alignments(raw, q, t, pairs, mode)[0]

@@ -26,11 +26,13 @@ if TYPE_CHECKING:
 
 def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarray],
                 pairs: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
-                *, traceback: bool, **options: Any) -> list[tuple]:
+                *, traceback: bool, profile: bool = False, **options: Any) -> list[tuple]:
     """Each (query index, target index) row of ``pairs`` aligned: (score, query start,
     query end, target start, target end, ops or None); on the GPU the pairs spread over the
     device's GPUs by cells, with the strategy ``options`` (``strategy``, ``sync``,
-    ``storage``)."""
+    ``storage``). ``profile``: ``sub`` is profiles' table, each query's codes a run of its
+    rows (on the GPU the batch engine; aligned columns ``X`` there: the caller compares
+    letters)."""
 
     def run(engine: Callable) -> Callable[[np.ndarray | None], list]:
         return lambda sel: engine(qcodes, tcodes, pairs if sel is None else pairs[sel], sub,
@@ -40,6 +42,8 @@ def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarra
         from .cuda.gpus import pairs_on_gpus  # lazy: see above
         from .cuda.pairs import align_pairs as gpu_pairs  # lazy: see above
 
+        if profile:
+            options["profile"] = True
         return pairs_on_gpus(device.gpus, run(gpu_pairs), _cells(qcodes, tcodes, pairs))
     from .cpu import align_pairs as cpu_pairs  # lazy: see above
 

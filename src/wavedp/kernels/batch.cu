@@ -15,6 +15,10 @@
 // Results, 6 ints per pair: score, query start, query end, target start, target end, number
 // of CIGAR letters (starts are -1 without DIRS). Pairs have m >= 1 and n >= 1.
 //
+// PROF: the query is a profile's rows (wavedp.Profile): sub is the profiles' table (rows x A,
+// read through the cache, not shared memory), qoff[p] the first row of pair p's query (its
+// codes are consecutive rows); aligned columns are written 'X' (the host compares letters).
+//
 // FORBID (local, with DIRS): Waterman-Eggert rounds (docs/design.md, "Non-intersecting hits").
 // Bit 7 of a cell's direction byte marks it forbidden: the diagonal move into it is not allowed. The
 // sweep keeps that bit (each word is read before it is rewritten) and the traceback sets it on
@@ -26,15 +30,17 @@
 #define WARPS 4
 #define FORBIDDEN 0x80u
 
-template <int MODE, int R, bool DIRS, bool FORBID>
+template <int MODE, int R, bool DIRS, bool FORBID, bool PROF>
 __global__ void __launch_bounds__(32 * WARPS) align_batch(
     const u8* __restrict__ res, const i64* __restrict__ qoff, const int* __restrict__ qlen,
     const i64* __restrict__ toff, const int* __restrict__ tlen, int count, const int* __restrict__ sub, int A, int go, int ge, u8* dirs,
     const i64* __restrict__ doff, u8* ops, const i64* __restrict__ ooff, int2* scratch,
     int stride, int* result, int* ticket) {
-    extern __shared__ int ssub[];  // the A x A substitution table
-    for (int w = threadIdx.x; w < A * A; w += blockDim.x) ssub[w] = sub[w];
-    __syncthreads();
+    extern __shared__ int ssub[];  // the A x A substitution table (not PROF)
+    if (!PROF) {
+        for (int w = threadIdx.x; w < A * A; w += blockDim.x) ssub[w] = sub[w];
+        __syncthreads();
+    }
     constexpr int S = 32 * R;
     static_assert(!DIRS || R % 4 == 0, "direction bytes go out 4 rows a word");
     static_assert(!FORBID || (DIRS && MODE == WAVEDP_LOCAL), "forbidden cells: local, DIRS");
@@ -48,7 +54,7 @@ __global__ void __launch_bounds__(32 * WARPS) align_batch(
         if (k >= count) return;
         const int p = k;
         const int m = qlen[p], n = tlen[p];
-        const u8* q = res + qoff[p];
+        const u8* q = PROF ? nullptr : res + qoff[p];
         const u8* t = res + toff[p];
         u8* dp = DIRS ? dirs + doff[p] : nullptr;
         // the lane's best end cell. local: the empty alignment unless a cell beats 0;
@@ -64,7 +70,10 @@ __global__ void __launch_bounds__(32 * WARPS) align_batch(
             int qc[R], H[R], E[R], rowbest[R], rowj[R];
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                qc[r] = row0 + r < m ? q[row0 + r] * A : 0;
+                if (PROF)
+                    qc[r] = row0 + r < m ? (int)(qoff[p] + row0 + r) * A : 0;
+                else
+                    qc[r] = row0 + r < m ? q[row0 + r] * A : 0;
                 H[r] = edge<MODE>(row0 + r + 1, go, ge);
                 E[r] = WAVEDP_NEG;
                 rowbest[r] = 0;
@@ -111,7 +120,8 @@ __global__ void __launch_bounds__(32 * WARPS) align_batch(
                         const int f_ext = fup - ge, f_open = hup - go;
                         const int e = max(e_ext, e_open), f = max(f_ext, f_open);
                         const int dg = FORBID && (forbid[r / 4] >> (8 * (r % 4) + 7) & 1)
-                                           ? WAVEDP_NEG : d + ssub[qc[r] + c];
+                                           ? WAVEDP_NEG
+                                           : d + (PROF ? __ldg(sub + qc[r] + c) : ssub[qc[r] + c]);
                         const int h = MODE == WAVEDP_LOCAL ? max3_relu(dg, e, f) : max3(dg, e, f);
                         if (DIRS)
                             packed[r / 4] |= dir_byte<MODE>(h, dg, e, e_ext, e_open, f_ext, f_open)
@@ -178,7 +188,7 @@ __global__ void __launch_bounds__(32 * WARPS) align_batch(
                             }
                             if (src == DIR_DIAG) {
                                 if (FORBID) *cell = dir | FORBIDDEN;
-                                o[nops++] = q[a] == t[b] ? '=' : 'X';
+                                o[nops++] = PROF || q[a] != t[b] ? 'X' : '=';
                                 --i, --j;
                             } else {
                                 state = src == DIR_E ? 1 : 2;

@@ -23,6 +23,9 @@ WARPS = 4
 #: pairs of at most this many cells run here; tests lower it to 0 to exercise the multipass
 #: engine on small pairs
 MAX_CELLS = 1 << 24
+#: a profile's pairs of at most this many cells run here (the other GPU engines take a
+#: substitution matrix: above it, the CPU's); one byte of direction a cell
+PROFILE_CELLS = 1 << 28
 #: GPU memory for the direction bytes of one launch (at most a quarter of the free memory;
 #: a launch needs thousands of pairs to fill the GPU)
 DIRS_BYTES = 8 << 30
@@ -36,9 +39,9 @@ STEP_CELLS = 3
 Result = tuple[int, int, int, int, int, np.ndarray | None]
 
 
-def takes(m: int, n: int) -> bool:
-    """Whether an m x n pair runs in this engine."""
-    return m >= 1 and n >= 1 and m * n <= MAX_CELLS
+def takes(m: int, n: int, profile: bool = False) -> bool:
+    """Whether an m x n pair runs in this engine (``profile``: a profile's)."""
+    return m >= 1 and n >= 1 and m * n <= (PROFILE_CELLS if profile else MAX_CELLS)
 
 
 def rows_for(ms: np.ndarray, ns: np.ndarray) -> int:
@@ -56,8 +59,10 @@ def dir_bytes(m, n, r: int):
 
 def align(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
           sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
-          traceback: bool) -> list[Result]:
-    """``align_pairs``' contract for pairs that :func:`takes` (every m, n >= 1)."""
+          traceback: bool, profile: bool = False) -> list[Result]:
+    """``align_pairs``' contract for pairs that :func:`takes` (every m, n >= 1); ``profile``:
+    ``sub`` is profiles' table, each query's codes a run of consecutive rows of it (its
+    aligned columns come back ``X``: the caller compares letters)."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     ms = np.array([qcodes[a].size for a in pairs[:, 0]], dtype=np.int64)
     ns = np.array([tcodes[b].size for b in pairs[:, 1]], dtype=np.int64)
@@ -70,7 +75,7 @@ def align(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
     for launch in launches(np.argsort(-(ms * ns), kind="stable"), need,
                            budget if traceback else None):
         group = Group(qcodes, tcodes, pairs[launch], ms[launch], ns[launch], r, sub, gap_open,
-                      ge=gap_extend, mode=mode, traceback=traceback)
+                      ge=gap_extend, mode=mode, traceback=traceback, profile=profile)
         for p, found in zip(launch, group.run(np.arange(launch.size)), strict=True):
             results[p] = found
     return results  # type: ignore[return-value]
@@ -104,23 +109,32 @@ def launches(order: np.ndarray, need: np.ndarray, budget: int | None
 
 class Group:
     """Pairs resident on the GPU for one or more launches: residues, offsets, direction bytes
-    (zeroed when ``forbid``: Waterman-Eggert rounds keep their forbidden marks there)."""
+    (zeroed when ``forbid``: Waterman-Eggert rounds keep their forbidden marks there);
+    ``profile``: the queries are runs of rows of ``sub`` (:func:`align`)."""
 
     def __init__(self, qcodes, tcodes, rows: np.ndarray, m: np.ndarray, n: np.ndarray, r: int,
-                 sub, go: int, *, ge: int, mode: int, traceback: bool, forbid: bool = False):
+                 sub, go: int, *, ge: int, mode: int, traceback: bool, forbid: bool = False,
+                 profile: bool = False):
         import cupy
 
         self.m, self.n, self.r, self.traceback = m, n, r, traceback
-        # one residue buffer: each distinct query and target once
+        # one residue buffer: each distinct query (not a profile's) and target once
         qs = {int(a): None for a in rows[:, 0]}
         ts = {int(b): None for b in rows[:, 1]}
         parts, start = [], 0
-        for table, codes in ((qs, qcodes), (ts, tcodes)):
+        for table, codes in ((ts, tcodes),) if profile else ((qs, qcodes), (ts, tcodes)):
             for key in table:
                 table[key] = start
                 parts.append(codes[key])
                 start += codes[key].size
         self.res = cupy.asarray(np.concatenate(parts).astype(np.uint8, copy=False))
+        if profile:  # each query's first row of the table
+            if any(np.any(np.diff(qcodes[a].astype(np.int64)) != 1) for a in qs):
+                raise ValueError("a profile query's codes must be consecutive rows")
+            if sub.size >= 2**31:
+                raise InputError(f"profiles of {sub.shape[0]:,} rows in all are too many "
+                                 "for the GPU's pairwise engine")
+            qs = {a: int(qcodes[a][0]) for a in qs}
         self.qoff = np.array([qs[int(a)] for a in rows[:, 0]], np.int64)
         self.toff = np.array([ts[int(b)] for b in rows[:, 1]], np.int64)
         need = dir_bytes(m, n, r)
@@ -132,9 +146,10 @@ class Group:
         self.dirs = cupy.zeros(size, cupy.uint8) if forbid else scratch(size, np.uint8)
         self.ops = cupy.empty(max(int((m + n).sum()), 1) if traceback else 1, cupy.uint8)
         self.sub = cupy.asarray(np.ascontiguousarray(sub, dtype=np.int32).ravel())
-        self.a, self.go, self.ge = int(sub.shape[0]), go, ge
+        self.a, self.go, self.ge = int(sub.shape[1]), go, ge
+        self.shared = 0 if profile else 4 * self.a * self.a
         self.kernel = function("batch.cu", f"align_batch<{mode}, {r}, {_b(traceback)}, "
-                                           f"{_b(forbid)}>")
+                                           f"{_b(forbid)}, {_b(profile)}>")
 
     def run(self, live: np.ndarray) -> list[Result]:
         """One launch over the pairs ``live`` (indices into the group, longest first)."""
@@ -154,7 +169,7 @@ class Group:
             cupy.asarray(self.toff[live]), cupy.asarray(n.astype(np.int32)), np.int32(count),
             self.sub, np.int32(self.a), np.int32(self.go), np.int32(self.ge), self.dirs,
             cupy.asarray(self.doff[live]), self.ops, cupy.asarray(ooff), scr, np.int32(stride),
-            result, ticket), shared_mem=4 * self.a * self.a)
+            result, ticket), shared_mem=self.shared)
         settle()
         out = result.get().reshape(count, 6).astype(np.int64)
         if multipass.POISON and (out == 0x7F7F7F7F).any():

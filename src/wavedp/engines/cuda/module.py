@@ -36,9 +36,10 @@ KERNELS: dict[str, list[str]] = {
         for lanes in (4, 8, 16, 32) for rows in (4, 8, 12, 16, 20, 24, 28, 32)
     ] + ["build_profiles", "scatter_scores", "hold"],
     "batch.cu": [
-        f"align_batch<{mode}, {rows}, {dirs}, false>"
+        f"align_batch<{mode}, {rows}, {dirs}, false, {prof}>"
         for mode in (0, 1, 2) for rows in (4, 8) for dirs in ("true", "false")
-    ] + [f"align_batch<0, {rows}, true, true>" for rows in (4, 8)],
+        for prof in ("true", "false")
+    ] + [f"align_batch<0, {rows}, true, true, false>" for rows in (4, 8)],
     "many_pairs.cu": [
         f"{kernel}<{mode}, {lanes}, 8, {save}>" for kernel in ("many_pairs", "many_pairs16")
         for mode in (0, 1, 2) for lanes in (4, 8, 16, 32) for save in ("true", "false")

@@ -25,8 +25,14 @@ from .sync import check_sync
 def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
                 sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, traceback: bool, *,
                 strategy: str = "multipass", sync: str | None = None,
-                storage: str | None = None):
-    """Same contract as ``wavedp.engines.cpu.align_pairs``, on the GPU."""
+                storage: str | None = None, profile: bool = False):
+    """Same contract as ``wavedp.engines.cpu.align_pairs``, on the GPU. ``profile``: ``sub``
+    is profiles' table, each query's codes a run of its rows (``batch.align``): the batch
+    engine takes the pairs it can, the CPU's engine the others (the other GPU engines take a
+    substitution matrix)."""
+    if profile:
+        return _profile_pairs(qcodes, tcodes, pairs, sub, gap_open, gap_extend, mode,
+                              traceback)
     if strategy not in STRATEGIES:
         raise InputError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     if strategy != "multipass" and traceback:
@@ -69,4 +75,26 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
         else:
             score, ei, ej = end_cell(dev, sweep(dev, 0, dev.m, 0, dev.n))
         results[p] = (score, -1, ei, -1, ej, None)
+    return results
+
+
+def _profile_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
+                   sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
+                   traceback: bool) -> list:
+    """:func:`align_pairs` of profiles: the batch engine's pairs on the GPU (both sides
+    non-empty, at most its ``PROFILE_CELLS``), the others on the CPU."""
+    from ..cpu import align_pairs as cpu_pairs  # lazy: Numba for the rest only
+
+    results: list = [None] * len(pairs)
+    small = [p for p, (a, b) in enumerate(pairs.tolist())
+             if batch.takes(qcodes[a].size, tcodes[b].size, profile=True)]
+    for p, found in zip(small, batch.align(qcodes, tcodes, pairs[small], sub, gap_open,
+                                           gap_extend, mode, traceback, profile=True),
+                        strict=True):
+        results[p] = found
+    rest = sorted(set(range(len(pairs))) - set(small))
+    if rest:
+        for p, found in zip(rest, cpu_pairs(qcodes, tcodes, pairs[rest], sub, gap_open,
+                                             gap_extend, mode, traceback), strict=True):
+            results[p] = found
     return results
