@@ -9,12 +9,15 @@ each missing tool's rows are skipped and said so).
 hmmer-examples (``--families DIR``, default /usr/share/doc/hmmer/examples: Pkinase, fn3,
 globins4, RRM_1, SMC_N, LuxC, Patched, Caudal_act and the five families of minifam; 12
 families once Caudal_act's two copies are merged), ungapped, members of at least 30 residues.
-Each member gets a decoy: a full shuffle of it (same composition and length), seeded. The
-database is members + decoys; ``--queries`` members (seeded) are the queries. A hit is false
-when it is a decoy or a member of another family (the query itself is left out). Reported,
-per method: false hits per query at E <= 0.01, 0.1, 1 and 10, and ROC1 (per query, the
-fraction of its family's other members ranked, by E-value, above its first false hit;
-averaged). Calibrated E-values give about E false hits per query at threshold E.
+Each member gets two decoys: a full shuffle of it (same composition and length; seeded, the
+same shuffles as before the reverses were added, so the rows stay comparable) and its
+**reverse** (a reversed coiled coil still looks like one: the decoy that scores highest
+against its own family). The database is members + shuffles + reverses; ``--queries``
+members (seeded) are the queries. A hit is false when it is a decoy or a member of another
+family (the query itself is left out). Reported, per method: false hits per query at
+E <= 0.01, 0.1, 1 and 10, and ROC1 (per query, the fraction of its family's other members
+ranked, by E-value, above its first false hit; averaged). Calibrated E-values give about E
+false hits per query at threshold E.
 
 **Random databases.** Random protein sequences (BLOSUM62 background frequencies, lognormal
 lengths) and random queries: every hit is false, so false hits per query at E <= 1 and 10
@@ -29,10 +32,13 @@ empirical fit of ``wavedp.stats.empirical`` on the raw scores, on the lambda-sca
 effective scores, and the recommended combination (:func:`recommended`: the fit of the
 effective scores, each reported hit then scored ``min(S * ratio, S' + 2 bits)``); and with
 ``--mask``'s tantan masking (``wavedp.stats.masking``: masked residues as X, queries and
-database). A summary checks the recommended method's targets. Scoring: BLOSUM62, gap open
-11, extend 1 in wavedp's convention (a gap of length k costs 11 + (k-1)); the run checks on
-a pair that this is ``ssearch36 -f -10 -g -1`` and ``blastp -gapopen 10 -gapextend 1``.
-About 45 s on 2 cores.
+database). Study rows: the reverse-sequence null (Karplus, Karchin & Hughey 2005) on the
+recommended combination, each pair's score at most ``S - S_rev + u + allowance``
+(:func:`reverse_null`; S_rev the reversed query's score, u the fit's score at E = 1), for
+allowances of 0, 2 and 4 bits. A summary checks the recommended method's targets.
+Scoring: BLOSUM62, gap open 11, extend 1 in wavedp's convention (a gap of length k costs
+11 + (k-1)); the run checks on a pair that this is ``ssearch36 -f -10 -g -1`` and
+``blastp -gapopen 10 -gapextend 1``. About 50 s on 2 cores.
 """
 
 from __future__ import annotations
@@ -67,6 +73,8 @@ FAMILY_FILES = ("Pkinase.sto", "fn3.sto", "globins4.sto", "RRM_1.sto.gz", "SMC_N
 DEFAULT_FAMILIES = "/usr/share/doc/hmmer/examples"
 MIN_LENGTH = 30
 THRESHOLDS = (0.01, 0.1, 1.0, 10.0)
+#: the study rows' reverse-null allowances, in bits (:func:`reverse_null`)
+REVERSE_ALLOWANCES = (0.0, 2.0, 4.0)
 GAP_OPEN, GAP_EXTEND = 11, 1
 PROTEIN = wavedp.Scoring(matrix="BLOSUM62", gap_open=GAP_OPEN, gap_extend=GAP_EXTEND)
 DNA = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
@@ -244,16 +252,45 @@ def recommended(search: Search, scoring: wavedp.Scoring, use_fit: bool = True,
     reported ones, which the search aligns) gets ``min(S * ratio, S' + 2 bits)``, S' its
     alignment rescored under the pair's compositionally adjusted matrix
     (``Composition.combined``)."""
+    return recommended_parts(search, scoring, use_fit, cutoff).evalues
+
+
+def reversed_scores(device: str, search: Search, scoring: wavedp.Scoring) -> np.ndarray:
+    """Every (reversed query, subject) exact score (local: S(rev Q, T) = S(Q, rev T)), by
+    the same scan as the forward scores (:func:`all_scores`)."""
+    db = Database.from_sequences(search.subjects, alphabet="protein")
+    return all_scores(device, [q[::-1] for q in search.queries], db, scoring)
+
+
+@dataclass
+class Parts:
+    """:func:`recommended`'s workings: its E-values, the effective score each used, and
+    per query the fit (None: the tables) and the lambda ratios (the score lattice)."""
+
+    evalues: np.ndarray
+    effective: np.ndarray
+    fits: list[empirical.Fit | None]
+    ratios: np.ndarray
+
+
+def recommended_parts(search: Search, scoring: wavedp.Scoring, use_fit: bool = True,
+                      cutoff: float = 10.0) -> Parts:
+    """:func:`recommended`, with its workings (:class:`Parts`)."""
     comp = composition.Composition.of(scoring)
     subject_freqs = comp.frequencies(search.subject_counts)
     ka = statistics.parameters(scoring)
     out = np.full(search.scores.shape, np.nan)
+    used = np.zeros(search.scores.shape)
+    every = np.zeros(search.scores.shape)
+    fits: list[empirical.Fit | None] = []
     for k, codes in enumerate(search.query_codes):
         query_freq = comp.frequencies(composition.query_counts(codes, comp.size))
         ratio = comp.ratios_of(query_freq, subject_freqs)
+        every[k] = ratio
         eff = composition.effective_scores(search.scores[k], ratio)
         fit = empirical.fit(eff, search.subject_lengths, "local",
                             query_length=codes.size) if use_fit else None
+        fits.append(fit)
 
         def evalue(s: np.ndarray, sel: np.ndarray | slice, fit=fit, ratio=ratio,
                    m=codes.size) -> np.ndarray:
@@ -261,11 +298,38 @@ def recommended(search: Search, scoring: wavedp.Scoring, use_fit: bool = True,
                 return ka.K * m * search.residues * np.exp(-ka.lambda_ * s)
             return fit.evalue(s, search.subject_lengths[sel], ratio[sel])
 
+        used[k] = eff
         out[k] = evalue(eff, slice(None))
         hits = np.flatnonzero(out[k] <= cutoff)
         if hits.size:
             rescored = adjusted(search, scoring, k, hits, comp, subject_freqs)
-            out[k, hits] = evalue(comp.combined(eff[hits], rescored), hits)
+            used[k, hits] = comp.combined(eff[hits], rescored)
+            out[k, hits] = evalue(used[k, hits], hits)
+    return Parts(out, used, fits, every)
+
+
+def reverse_null(search: Search, reversed_scores: np.ndarray, parts: Parts,
+                 scoring: wavedp.Scoring, allowance_bits: float = 2.0) -> np.ndarray:
+    """Study: the reverse-sequence null (Karplus, Karchin & Hughey 2005, Bioinformatics
+    21:4107) on :func:`recommended`. Each pair's effective score eff becomes
+    ``min(eff, S - S_rev + u + allowance)``: S its raw score, S_rev the reversed query's
+    raw score against the same subject (local Smith-Waterman with affine gaps:
+    S(rev Q, T) = S(Q, rev T)), u the fit's score at E = 1 for the subject's length
+    (``Fit.threshold(1.0, n, ratio)``: exactly E = 1 through the same ``Fit.evalue``), and
+    the allowance ``allowance_bits`` in score units (``bits * ln 2 / lambda_background``,
+    as ``Composition.allowance``). E-values from the new score through the same fit; a
+    query without a fit keeps its E-values."""
+    allowance = allowance_bits * math.log(2.0) / \
+        composition.Composition.of(scoring).lambda_background
+    out = parts.evalues.copy()
+    n = search.subject_lengths
+    for k, fit in enumerate(parts.fits):
+        if fit is None:
+            continue
+        ratio = parts.ratios[k]
+        u = fit.threshold(1.0, n) + 0.5 * (ratio - 1.0)  # on the ratio's lattice, as evalue
+        floor = (search.scores[k] - reversed_scores[k]).astype(np.float64) + u + allowance
+        out[k] = fit.evalue(np.minimum(parts.effective[k], floor), n, ratio)
     return out
 
 
@@ -424,13 +488,15 @@ def main() -> None:
     members = families(args.families)
     names = sorted({m.family for m in members})
     decoys = [Member(m.family, m.name, "".join(rng.permutation(list(m.text))))
-              for m in members]
-    texts = [m.text for m in members] + [d.text for d in decoys]
-    ids = [f"m{k}" for k in range(len(members))] + [f"d{k}" for k in range(len(decoys))]
+              for m in members]  # the shuffles: drawn first, as before the reverses
+    reverses = [Member(m.family, m.name, m.text[::-1]) for m in members]  # no draws
+    texts = [m.text for m in members] + [d.text for d in decoys + reverses]
+    ids = [f"m{k}" for k in range(len(members))] + [f"d{k}" for k in range(len(decoys))] \
+        + [f"r{k}" for k in range(len(reverses))]
     picks = np.sort(rng.choice(len(members), args.queries, replace=False))
     queries = [members[k].text for k in picks]
     query_ids = [f"q{k}" for k in picks]
-    family = np.array([m.family for m in members] * 2)
+    family = np.array([m.family for m in members] * 3)
     is_member = np.arange(len(texts)) < len(members)
     qfam = np.array([members[k].family for k in picks])
     self_hit = np.zeros((len(picks), len(texts)), dtype=bool)
@@ -439,7 +505,8 @@ def main() -> None:
     negative = ~is_member[None, :] | (family[None, :] != qfam[:, None])
 
     print(f"# Significance: {len(names)} Pfam families, {len(members)} members "
-          f">= {MIN_LENGTH} residues + {len(decoys)} shuffled decoys; {len(queries)} queries "
+          f">= {MIN_LENGTH} residues + {len(decoys)} shuffled and {len(reverses)} reversed "
+          f"decoys; {len(queries)} queries "
           f"(seed {args.seed}); BLOSUM62, gap open {GAP_OPEN}, extend {GAP_EXTEND} "
           f"(wavedp's convention); device {args.device}\n")
     if skipped:
@@ -472,8 +539,10 @@ def main() -> None:
             ("empirical", lambda: fitted(search)[0]),
             ("empirical + lambda ratio [0.5, 1]", lambda: fitted(search, ratio=r_clip)[0]),
             ("empirical + lambda ratio [0.5, 2]", lambda: fitted(search, ratio=r_free)[0]),
-            ("**empirical + composition (recommended)**", lambda: recommended(search, PROTEIN)),
+            ("**empirical + composition (recommended)**",
+             lambda: kept.setdefault("parts", recommended_parts(search, PROTEIN)).evalues),
         ]
+        kept: dict[str, Parts] = {}
         for label, fn in methods:
             e, t = timed(fn)
             if label == "empirical":
@@ -485,6 +554,18 @@ def main() -> None:
                              f"query, of which {hits} hits aligned and rescored")
             false, roc = metrics(e, score_key, positive, negative)
             rows.append((label, false, roc, ""))
+        rev, t_rev = timed(lambda: reversed_scores(args.device, search, PROTEIN))
+        costs.append(f"reverse null: the reversed queries' scan, {t_rev:.1f} s "
+                     f"({len(queries)} x {len(texts)})")
+        kinds = {"reversed": ~is_member & (np.arange(len(texts)) >= 2 * len(members)),
+                 "shuffled": ~is_member & (np.arange(len(texts)) < 2 * len(members)),
+                 "other families": is_member}
+        split = [("recommended", kept["parts"].evalues)]
+        for bits in REVERSE_ALLOWANCES:
+            e = reverse_null(search, rev, kept["parts"], PROTEIN, bits)
+            false, roc = metrics(e, score_key, positive, negative)
+            rows.append((f"study: recommended + reverse null, {bits:g} bits", false, roc, ""))
+            split.append((f"reverse null {bits:g} bits", e))
 
         for stats in ("fitted", "empirical", "composition", "blast"):
             (e, key), t = timed(lambda st=stats: searched(args.device, queries, texts,
@@ -530,8 +611,16 @@ def main() -> None:
                 rows.append((f"blastp -comp_based_stats {cbs}", false, roc, f"{t:.1f} s"))
 
         print(f"wavedp scan: {t_scan:.1f} s for {len(queries)} x {len(texts)} (all scores)\n")
-        print_table("Pfam families + shuffled decoys: false hits per query (E <= t)", rows,
+        print_table("Pfam families + shuffled and reversed decoys: false hits per query "
+                    "(E <= t)", rows,
                     roc=True)
+        print(f"false hits per query at E <= {THRESHOLDS[0]:g}, by kind:")
+        for label, e in split:
+            low = np.where(np.isnan(e), np.inf, e) <= THRESHOLDS[0]
+            print(f"  {label}: " + ", ".join(
+                f"{kind} {np.sum(low & negative & sel[None, :]) / len(queries):.3f}"
+                for kind, sel in kinds.items()))
+        print()
 
         # ---- random databases: every hit is false ----
         rrows: list[tuple[str, list[float], float | None, str]] = []
@@ -543,13 +632,17 @@ def main() -> None:
         write_fasta(rqfa, rqids, rq)
         write_fasta(rdbfa, rids, rdb)
         rsearch, t_rscan = timed(lambda: prepare(args.device, rq, rdb, PROTEIN))
+        rparts = recommended_parts(rsearch, PROTEIN)
+        rrev = reversed_scores(args.device, rsearch, PROTEIN)
         for label, fn in (
                 ("wavedp, BLAST tables (today)", lambda: tables(rsearch, PROTEIN)),
                 ("composition: lambda ratio + adjusted matrix, tables",
                  lambda: recommended(rsearch, PROTEIN, use_fit=False)),
                 ("empirical", lambda: fitted(rsearch)[0]),
-                ("**empirical + composition (recommended)**",
-                 lambda: recommended(rsearch, PROTEIN))):
+                ("**empirical + composition (recommended)**", lambda: rparts.evalues),
+                *((f"study: recommended + reverse null, {bits:g} bits",
+                   lambda b=bits: reverse_null(rsearch, rrev, rparts, PROTEIN, b))
+                  for bits in REVERSE_ALLOWANCES)):
             rrows.append((label, calibration(fn()), None, "protein, local"))
         for stats in ("fitted", "blast"):
             e, _ = searched(args.device, rq, rdb, PROTEIN, stats)

@@ -186,3 +186,29 @@ def test_a_database_the_sample_holds_whole_is_scanned_once(protein, mode, stats,
             assert [(h.target_id, h.score, h.evalue, h.strand, h.cigar) for h in a] == \
                 [(h.target_id, h.score, h.evalue, h.strand, h.cigar) for h in b]
         assert any(once)
+
+
+def test_the_reverse_null_caps_a_reversed_look_alike():
+    """A coiled-coil-like query against a relative and the relative's reverse (a heptad
+    read backwards is still a heptad): the fitted statistics' reverse null leaves the
+    relative significant and the reversed one not; the fit alone (``empirical``) calls both
+    significant. Scores are unchanged."""
+    rng = np.random.default_rng(5)
+    heptads = "".join(rng.choice(["LKELEKR", "IEELKRK", "LEEIRKE"], 30))
+    query = heptads
+    relative = np.array(list(query))
+    redrawn = rng.random(relative.size) < 0.3
+    relative[redrawn] = rng.choice(list(AMINO), int(redrawn.sum()))
+    relative = "".join(relative)
+    texts = ["".join(rng.choice(list(AMINO), int(rng.integers(60, 400)))) for _ in range(500)]
+    texts[10], texts[20] = relative, relative[::-1]
+    ids = [f"s{k}" for k in range(len(texts))]
+    found = {}
+    for stats in ("fitted", "empirical"):
+        db = wavedp.Database.from_sequences(texts, ids=ids, alphabet="protein")
+        hits = wavedp.search([query], db, PROT, stats=stats, top=0, evalue=None)[0]
+        found[stats] = {h.target_id: h for h in hits}
+    fitted, fit_alone = found["fitted"], found["empirical"]
+    assert fitted["s10"].evalue < 1e-10 and fit_alone["s20"].evalue < 1e-3
+    assert fitted["s20"].evalue > 0.1
+    assert fitted["s20"].score == fit_alone["s20"].score

@@ -33,6 +33,7 @@ from ..stats.significance import Method, QueryStats, Sample, subject_freqs
 from ..threads import cores
 from .hitlist import Ranked, align_ranked, at_most, batch_jobs, query_batches
 from .options import Context, Options
+from .reverse import reversed_scores
 
 #: candidates aligned in a first round beyond ``top`` (rescoring may reorder them)
 SPARE = 8
@@ -280,11 +281,11 @@ def _hits(context: Context, q: Prepared, live: list[int], jobs: list,
           options: Options) -> dict[int, list[Alignment]]:
     """The reported hits of each live query: aligned in rank order, in rounds until the best
     ``top`` by final E-value are known (one round without rescoring)."""
-    db, lut = context.db, context.lut
     top, evalue, min_score, method = (options.top, options.evalue, options.min_score,
                                       options.method)
     traceback, fraction = options.traceback, options.fraction
-    rescore = method.composition is not None and method.composition.rescores and traceback
+    rescore = (method.composition is not None and method.composition.rescores and traceback
+               or method.reverse_null)
     done: dict[int, list[tuple]] = {k: [] for k in live}  # (E, -score, index, strand, aln)
     taken = dict.fromkeys(live, 0)
     want = {k: (len(ranked[k].index) if top == 0 else
@@ -306,7 +307,7 @@ def _hits(context: Context, q: Prepared, live: list[int], jobs: list,
         items = [(k, i, aln) for (k, a, _), pairs in zip(batch, aligned, strict=True)
                  for i, alns in enumerate(pairs, a) for aln in alns]
         for (k, i, aln), (e, bits) in zip(
-                items, _finals(items, ranked, stats, jobs, db, lut, rescore, method),
+                items, _finals(context, items, ranked, stats, jobs, rescore, method),
                 strict=True):
             c = ranked[k]
             done[k].append((e, -aln.score, int(c.index[i]), int(c.strand[i]),
@@ -348,17 +349,40 @@ def _hits(context: Context, q: Prepared, live: list[int], jobs: list,
     return out
 
 
+def _capped(context: Context, eff: np.ndarray, score: np.ndarray, job: np.ndarray,
+            target: np.ndarray, lengths: np.ndarray, stats: list[QueryStats], jobs: list,
+            allowance: float) -> np.ndarray:
+    """``eff`` at most ``S - S_rev + u + allowance`` for each hit with a fit (the reverse
+    null of ``reverse.py``; ``u`` the score of E-value 1 against the hit's subject length)."""
+    fitted = np.array([stats[int(j)].fit is not None for j in job])
+    sel = np.flatnonzero(fitted)
+    if not sel.size:
+        return eff
+    used, which = np.unique(job[sel], return_inverse=True)
+    rev = reversed_scores(context, [jobs[int(j)][3] for j in used], which.reshape(-1),
+                          target[sel])
+    u = np.empty(sel.size)
+    for k, j in enumerate(used.tolist()):
+        mine = which.reshape(-1) == k
+        u[mine] = stats[j].fit.threshold(1.0, lengths[sel][mine], spacing=0.0)
+    out = eff.copy()
+    out[sel] = np.minimum(eff[sel], score[sel] - rev + u + allowance)
+    return out
+
+
 def _key(e: float | None) -> float:
     return np.inf if e is None or np.isnan(e) else float(e)
 
 
-def _finals(items: list[tuple[int, int, Alignment]], ranked: dict[int, _Candidates],
-            stats: list[QueryStats], jobs: list, db: Database, lut: np.ndarray | None,
+def _finals(context: Context, items: list[tuple[int, int, Alignment]],
+            ranked: dict[int, _Candidates], stats: list[QueryStats], jobs: list,
             rescore: bool, method: Method) -> list[tuple[float | None, float | None]]:
     """Each aligned hit's E-value and bit score (``items``: query, its candidate's rank,
     the alignment; several alignments of a pair with ``fraction``): from its own score,
     with composition times its pair's lambda ratio and, rescoring, the smaller of that and
-    its alignment rescored under the pair's adjusted matrix (all hits at once)."""
+    its alignment rescored under the pair's adjusted matrix (all hits at once); then, where
+    the method has it, at most the reverse null's cap (``reverse.py``)."""
+    db, lut = context.db, context.lut
     n = len(items)
     ratio = np.array([ranked[k].ratio[i] for k, i, _ in items], dtype=np.float64)
     target = np.array([ranked[k].index[i] for k, i, _ in items], dtype=np.int64)
@@ -366,7 +390,7 @@ def _finals(items: list[tuple[int, int, Alignment]], ranked: dict[int, _Candidat
     score = np.array([aln.score for _, _, aln in items], dtype=np.float64)
     eff = score * ratio
     c = method.composition
-    if rescore and c is not None:
+    if rescore and c is not None and c.rescores:
         every = [x for x, (k, _, aln) in enumerate(items)
                  if aln.cigar is not None and ranked[k].freqs is not None]
         for a in range(0, len(every), RESCORED):  # each hit's own matrix: memory per slice
@@ -389,6 +413,8 @@ def _finals(items: list[tuple[int, int, Alignment]], ranked: dict[int, _Candidat
                                    else lut[codes], ranked[k].freqs[i])
                 eff[x] = min(eff[x], again + c.allowance)
     lengths = np.asarray(db.lengths)[target].astype(np.int64)
+    if method.reverse_null and c is not None and n:
+        eff = _capped(context, eff, score, job, target, lengths, stats, jobs, c.allowance)
     out: list[tuple[float | None, float | None]] = [(None, None)] * n
     for j in np.unique(job):
         sel = np.flatnonzero(job == j)

@@ -84,6 +84,12 @@ class Method:
         return cls(name, table, found, True)
 
     @property
+    def reverse_null(self) -> bool:
+        """Whether each hit's score is capped by the reverse-sequence null
+        (``dbsearch/reverse.py``): the fitted method with composition (protein, local)."""
+        return self.name == "fitted" and self.composition is not None
+
+    @property
     def exists(self) -> bool:
         """Whether E-values may exist (an E-value cutoff is allowed)."""
         return self.fitted or self.table is not None
