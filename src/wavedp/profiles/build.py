@@ -72,16 +72,21 @@ def columns(query: str, hits: Sequence[Alignment], scoring: Scoring) -> np.ndarr
     return rows
 
 
+def counts(rows: np.ndarray) -> np.ndarray:
+    """Each query position's count of each letter among ``rows`` (positions x letters)."""
+    r, i = np.nonzero(rows >= 0)
+    found = np.bincount(i * len(LETTERS) + rows[r, i], minlength=rows.shape[1] * len(LETTERS))
+    return found.reshape(rows.shape[1], len(LETTERS))
+
+
 def weights(rows: np.ndarray) -> np.ndarray:
-    """Henikoff and Henikoff's position-based weight of each row (summing to 1)."""
-    out = np.zeros(rows.shape[0])
-    for col in rows.T:
-        held = col >= 0
-        if not held.any():
-            continue
-        counts = np.bincount(col[held], minlength=len(LETTERS))
-        distinct = int(np.count_nonzero(counts))
-        out[held] += 1.0 / (distinct * counts[col[held]])
+    """Henikoff and Henikoff's position-based weight of each row (summing to 1): each
+    position gives a row holding letter a ``1 / (distinct letters x rows holding a)``."""
+    r, i = np.nonzero(rows >= 0)
+    n = counts(rows)
+    distinct = np.count_nonzero(n, axis=1)
+    share = 1.0 / (distinct[i] * n[i, rows[r, i]])
+    out = np.bincount(r, weights=share, minlength=rows.shape[0])
     total = out.sum()
     return out / total if total > 0 else np.full(rows.shape[0], 1.0 / rows.shape[0])
 
@@ -101,14 +106,12 @@ def build(query: str, hits: Sequence[Alignment], scoring: Scoring, *,
     lam = composition.lambda_background
     rows = columns(query, hits, scoring)
     w = weights(rows)
-    present = rows >= 0
+    r, i = np.nonzero(rows >= 0)
     f = np.zeros((rows.shape[1], len(LETTERS)))
-    for r in range(rows.shape[0]):
-        cols = np.flatnonzero(present[r])
-        f[cols, rows[r, cols]] += w[r]
+    np.add.at(f, (i, rows[r, i]), w[r])
     mass = f.sum(axis=1, keepdims=True)
     f = np.divide(f, mass, out=np.zeros_like(f), where=mass > 0)
-    distinct = np.array([np.unique(c[c >= 0]).size for c in rows.T])
+    distinct = np.count_nonzero(counts(rows), axis=1)
     alpha = max(float(distinct[distinct > 0].mean()) - 1.0, 0.0) if (distinct > 0).any() \
         else 0.0
     g = f @ (q / p[None, :]).T  # g(i, a) = sum_b f(i, b) q(a, b) / p(b)

@@ -365,25 +365,13 @@ class ProfileComposition(Composition):
         ``subject``: the subject's codes. Measured on the Pfam benchmark, rows adjusted to
         the background as the baseline instead cancel the adjustment (3 rounds: 6.45 false
         hits a query at E <= 0.01 against 1.675)."""
-        lam, p = self.lambda_background, self.background
         i, b = self.aligned(hit, subject)
         if not i.size:
             return float(score)
         table = self.table[np.asarray(rows, dtype=np.int64)[hit.query_start:hit.query_end]]
-        t = p[None, :] * np.exp(lam * table)
-        t /= t.sum(axis=1, keepdims=True)
-        q = np.asarray(subject_freq, dtype=np.float64)
-        r = np.ones(q.size)
-        for _ in range(100):  # to 1e-6 of each margin: far below a score's rounding
-            scaled = t * r[None, :]
-            scaled /= scaled.sum(axis=1, keepdims=True)
-            margin = scaled.sum(axis=0) / scaled.shape[0]
-            if np.max(np.abs(margin - q)) < 1e-6:
-                break
-            r *= q / np.maximum(margin, 1e-300)
-        adjusted = np.log(np.maximum(scaled, 1e-300) / q[None, :]) / lam
-        base = np.log(t / p[None, :]) / lam
-        return float(score) + float(np.sum(adjusted[i, b] - base[i, b]))
+        return float(score) + kernels().profile_shift(
+            table.astype(np.float64), self.background, float(self.lambda_background),
+            np.asarray(subject_freq, dtype=np.float64), i, b, 100, 1e-6)
 
     def aligned(self, hit, subject: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The hit's aligned pairs (``=``, ``X``): each one's row within the hit's query

@@ -144,3 +144,47 @@ def pairs(query: np.ndarray, target: np.ndarray, lengths: np.ndarray, kinds: np.
             i += n
         else:
             j += n
+
+
+@njit(cache=True, nogil=True)
+def profile_shift(table: np.ndarray, p: np.ndarray, lam: float, q: np.ndarray,
+                  rows: np.ndarray, letters: np.ndarray, max_iter: int, tol: float) -> float:
+    """``ProfileComposition.rescored``'s change of a hit's score: the rows' implied
+    probabilities ``p_b exp(lam s_ib)`` (``table``: the hit's rows, float) rescaled until
+    they average to ``q`` (iterative proportional fitting, to ``tol`` of each margin or
+    ``max_iter`` rounds), summed over the aligned (row, letter) pairs: the adjusted score
+    ``ln(Q'_ib / q_b) / lam`` less the profile's ``ln(Q_ib / p_b) / lam``."""
+    n, size = table.shape
+    t = np.empty((n, size))
+    for i in range(n):
+        total = 0.0
+        for a in range(size):
+            t[i, a] = p[a] * math.exp(lam * table[i, a])
+            total += t[i, a]
+        for a in range(size):
+            t[i, a] /= total
+    r = np.ones(size)
+    scaled = np.empty((n, size))
+    margin = np.empty(size)
+    for _ in range(max_iter):
+        margin[:] = 0.0
+        for i in range(n):
+            total = 0.0
+            for a in range(size):
+                scaled[i, a] = t[i, a] * r[a]
+                total += scaled[i, a]
+            for a in range(size):
+                scaled[i, a] /= total
+                margin[a] += scaled[i, a]
+        worst = 0.0
+        for a in range(size):
+            worst = max(worst, abs(margin[a] / n - q[a]))
+        if worst < tol:
+            break
+        for a in range(size):
+            r[a] *= q[a] / max(margin[a] / n, 1e-300)
+    shift = 0.0
+    for k in range(rows.size):
+        i, a = rows[k], letters[k]
+        shift += (math.log(max(scaled[i, a], 1e-300) / q[a]) - math.log(t[i, a] / p[a])) / lam
+    return shift
