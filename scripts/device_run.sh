@@ -4,7 +4,7 @@
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
 #       labquick|energy|barriers|compare|scores|makedb|stats|versus|timeline|coldscan|twogpus|
-#       pairs|onequery|serve|all][,...] [-k expr]
+#       pairs|onequery|profiles|serve|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -338,6 +338,19 @@ if want onequery; then
     serve_data
     python3 benchmarks/one_query.py "$queries" /tmp/serve.wdb --device gpu 2>&1 \
         | tee "$out/one_query.log"
+fi
+if want profiles; then
+    # a PSSM's scan against the matrix's and three iterations against one search, on a
+    # Swiss-Prot-sized seeded database with eight planted copies of each query (30-75%
+    # of positions redrawn: a family found round by round; benchmarks/profile_scan.py)
+    queries=$(ls ../shared/data/allqueries.fasta .carry/allqueries.fasta 2>/dev/null | head -1)
+    if [[ ! -d /tmp/profiles.wdb ]]; then
+        (cd benchmarks && python3 seeded_fasta.py /tmp/profiles.fa --sequences 570000 \
+            --plant "../$queries" --copies 8) >/dev/null
+        python3 -m wavedp.cli makedb /tmp/profiles.fa -o /tmp/profiles.wdb >/dev/null 2>&1
+    fi
+    python3 benchmarks/profile_scan.py "$queries" /tmp/profiles.wdb --device gpu \
+        --turns "${PROFILE_TURNS:-3}" 2>&1 | tee "$out/profile_scan.log"
 fi
 if want serve; then
     # the search service on a Swiss-Prot-sized seeded database: one query over HTTP, the thin
