@@ -25,7 +25,7 @@ def test_gpu_scan_of_profiles_equals_the_cpu_scan(mode):
                 for _ in range(400)]
     residues = np.concatenate(subjects)
     offsets = np.concatenate([[0], np.cumsum([s.size for s in subjects])]).astype(np.int64)
-    for m, top in ((1, 5), (37, 30), (300, 3000), (2500, 12)):
+    for m, top in ((1, 5), (37, 30), (300, 3000), (2500, 12), (10_000, 40)):
         profile = Profile("".join(rng.choice(list(LETTERS), m)),
                           rng.integers(-top, top + 1, (m, 20)))
         table = profile.table(BLOSUM62)
