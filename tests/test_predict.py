@@ -630,3 +630,24 @@ def test_auto_prices_every_candidate_once_per_database_build(tmp_path, monkeypat
     assert len(priced) == 4
     plan(None)  # in memory: nothing kept
     assert len(priced) == 5
+
+
+def test_auto_prunes_only_candidates_that_cannot_win():
+    """``auto`` prices a candidate until its GPU seconds and its planning pass the best total
+    so far: its choice is the least total (scan and planning) of every candidate priced in
+    full, on skewed lengths where the candidates' launch counts differ tenfold."""
+    rng = np.random.default_rng(9)
+    lengths = np.clip(rng.lognormal(np.log(300), 0.65, 200_000), 8, 35_000).astype(np.int64)
+    subjects = Subjects.of(lengths)
+    unit_m = np.sort(rng.integers(100, 5000, 10))[::-1].astype(np.int64)
+    need = shapes.scan_need(24, 132)
+    budget = shapes.OUT_BYTES + shapes.SCRATCH_BYTES
+    model = gpu_model_mod.DEFAULT_GPU
+    full = planner._candidates(model, unit_m, lengths, subjects, 24, True, need,
+                               budget=budget, prune=False, wide=True)
+    want = min(full, key=lambda name: planner._total(full[name][1], True))
+    assert planner.plan(model, "auto", unit_m, lengths, subjects, 24, True, need,
+                        budget=budget, wide=True).name == want
+    pruned = planner._candidates(model, unit_m, lengths, subjects, 24, True, need,
+                                 budget=budget, prune=True, wide=True)
+    assert any(parts is None for _, parts in pruned.values())  # something was pruned

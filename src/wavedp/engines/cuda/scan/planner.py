@@ -138,12 +138,14 @@ def _priced(model: Model, name: str, unit_m: np.ndarray, lengths: np.ndarray,
                    for b in part.none(unit_m, lengths[index], budget, need)]
     else:
         batches = part.partition(scheduler, unit_m, subjects, budget, need, **params)
-    if bound < np.inf and _host_least(model, batches) > bound:
+    # the bound is a total with planning (see _candidates): this candidate's planning counts
+    planning = PLAN_LAUNCH * len(batches)
+    if bound < np.inf and _host_least(model, batches) + planning > bound:
         return batches, None
     ordered = scheduler != "none"
     samples = [_sample(lengths, b.subjects, ordered) for b in batches]
     parts: list[Priced | None] = [None] * len(batches)
-    least = 0.0
+    least = planning
     # the largest first: a candidate that cannot win shows it after the fewest launches
     cells = [float(unit_m[b.queries].sum()) * float(s.sum() if w is None else np.dot(s, w))
              for b, (s, w) in zip(batches, samples, strict=True)]
