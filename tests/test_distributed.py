@@ -566,3 +566,13 @@ def test_worker_killed_mid_run(client, tmp_path):
         np.testing.assert_array_equal(gs, ws)
     client.wait_for_workers(2, timeout=60)
 
+
+
+def test_a_profile_or_iterations_on_a_cluster_searcher_is_one_line(client, data):
+    prot_q, prot_db, _, _ = data
+    searcher = wavedp.Searcher(prot_db, PROT, device="cpu", client=client)
+    profile = wavedp.Profile.from_matrix(prot_q[0], PROT)
+    for ask in (lambda: searcher.search([profile]),
+                lambda: searcher.search(prot_q[:1], iterations=2)):
+        with pytest.raises(wavedp.InputError, match="drop the cluster"):
+            ask()

@@ -480,3 +480,11 @@ def test_a_profile_of_10000_positions_scans_and_aligns_alike():
         aligned = engines.align_pairs(Device("cpu"), [profile.codes()], subjects, pairs,
                                       table, 11, 1, code, traceback=True)
         assert scanned.tolist() == [raw[0] for raw in aligned], code
+
+
+def test_the_gpu_batch_engine_takes_a_profile_pair_by_its_padded_strips():
+    from wavedp.engines.cuda import batch
+
+    assert batch.takes(5000, 5000, profile=True) and not batch.takes(5000, 5000)
+    assert not batch.takes(8, 30_000_000, profile=True)  # 8 x 3e7 cells, 7 GB of strips
+    assert not batch.takes(0, 10, profile=True)

@@ -136,8 +136,8 @@ def pair_results(queries: Prepared, targets: Prepared, pairs: np.ndarray, scorin
                  storage: str | None = None, table: np.ndarray | None = None) -> list[tuple]:
     """:func:`run_pairs`' engine results, (score, query start, query end, target start,
     target end, ops or None) per pair, checked first (ranges, options). ``table``: the
-    profiles' table (``wavedp.Profile.table``; the queries' codes its rows), aligned on the
-    CPU, the aligned columns' ``=`` or ``X`` from the queries' letters (their texts)."""
+    profiles' table (``wavedp.Profile.table``; the queries' codes its rows), the aligned
+    columns' ``=`` or ``X`` from the queries' letters (their texts)."""
     code = mode_code(mode)
     if table is not None:
         return _profile_results(queries, targets, pairs, scoring, code, traceback, table,
@@ -176,7 +176,7 @@ def _profile_results(queries: Prepared, targets: Prepared, pairs: np.ndarray,
     gpu = device.gpu and all(_rows_run(c) for c in queries.codes)
     raw = engines.align_pairs(device if gpu else choose("cpu"), queries.codes, targets.codes,
                               pairs, table, scoring.gap_open, scoring.gap_extend, code,
-                              traceback=traceback, profile=gpu)
+                              traceback=traceback, profile=True)
     if not traceback and code == GLOBAL:
         return [(found[0], 0, found[2], 0, *found[4:]) for found in raw]
     letters: dict[int, np.ndarray] = {}

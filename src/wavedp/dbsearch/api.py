@@ -273,6 +273,9 @@ class Searcher:
                              min_score=min_score, traceback=traceback, strand=strand,
                              fraction=fraction, stats=stats, mask=mask, max_hsps=max_hsps,
                              profile=profiled is not None or iterations > 1)
+        if (profiled is not None or iterations > 1) and \
+                isinstance(self.scanner, ClusterScanner):
+            raise InputError("a profile's search runs on this machine: drop the cluster")
         if iterations > 1:
             if profiled is not None:
                 raise InputError("iterations start from sequences: a profile's search is "

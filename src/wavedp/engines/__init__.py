@@ -31,8 +31,8 @@ def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarra
     query end, target start, target end, ops or None); on the GPU the pairs spread over the
     device's GPUs by cells, with the strategy ``options`` (``strategy``, ``sync``,
     ``storage``). ``profile``: ``sub`` is profiles' table, each query's codes a run of its
-    rows (on the GPU the batch engine; aligned columns ``X`` there: the caller compares
-    letters)."""
+    rows (on the GPU the batch engine, its aligned columns ``X``: the caller compares
+    letters; on the CPU each query against its own rows)."""
 
     def run(engine: Callable) -> Callable[[np.ndarray | None], list]:
         return lambda sel: engine(qcodes, tcodes, pairs if sel is None else pairs[sel], sub,
@@ -46,8 +46,9 @@ def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarra
             options["profile"] = True
         return pairs_on_gpus(device.gpus, run(gpu_pairs), _cells(qcodes, tcodes, pairs))
     from .cpu import align_pairs as cpu_pairs  # lazy: see above
+    from .cpu import align_profile_pairs  # lazy: see above
 
-    return run(cpu_pairs)(None)
+    return run(align_profile_pairs if profile else cpu_pairs)(None)
 
 
 def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray,

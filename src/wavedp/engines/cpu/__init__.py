@@ -12,7 +12,7 @@ import numba
 import numpy as np
 from numba import njit
 
-from ..common import LOCAL, query_type
+from ..common import LOCAL, own_rows, query_type
 from .budget import check_traceback, shapes
 from .compile import SECONDS, notice
 from .intersequence import local_ends
@@ -132,6 +132,25 @@ def _ends_by_query(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: n
                              ends[targets, 1], np.zeros(sel.size, np.int64)], axis=1)
         done[sel] = True
     return done
+
+
+def align_profile_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray],
+                        pairs: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
+                        mode: int, traceback: bool) -> list[tuple]:
+    """:func:`align_pairs` where ``sub`` is profiles' table, the queries' codes its rows:
+    each query's pairs against its own rows (``common.own_rows``; the whole table would be
+    each pair's profile, and its memory)."""
+    pairs = np.asarray(pairs, np.int64).reshape(-1, 2)
+    out: list = [None] * len(pairs)
+    for qi in np.unique(pairs[:, 0]).tolist():
+        sel = np.flatnonzero(pairs[:, 0] == qi)
+        codes, own = own_rows(qcodes[qi], sub)
+        found = align_pairs([codes], tcodes, np.stack([np.zeros(sel.size, np.int64),
+                                                       pairs[sel, 1]], axis=1),
+                            own, gap_open, gap_extend, mode, traceback)
+        for p, one in zip(sel.tolist(), found, strict=True):
+            out[p] = one
+    return out
 
 
 def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,

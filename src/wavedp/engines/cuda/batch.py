@@ -3,7 +3,9 @@ traceback computed on the GPU, only scores, coordinates and CIGAR letters copied
 
 A launch holds as many pairs as their direction bytes allow (``DIRS_BYTES``, one byte per
 cell of the padded matrix); pairs run longest first, each warp taking the next by atomic
-ticket. Pairs above ``MAX_CELLS`` go to the multipass engine (linear-space traceback).
+ticket. Pairs above ``MAX_CELLS`` go to the multipass engine (linear-space traceback); a
+profile's (``profile=True``: its rows read through the cache) run up to ``PROFILE_CELLS``,
+the others on the CPU.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ WARPS = 4
 #: pairs of at most this many cells run here; tests lower it to 0 to exercise the multipass
 #: engine on small pairs
 MAX_CELLS = 1 << 24
-#: a profile's pairs of at most this many cells run here (the other GPU engines take a
-#: substitution matrix: above it, the CPU's); one byte of direction a cell
+#: a profile's pairs of at most this many cells, padded to whole strips, run here (the other
+#: GPU engines take a substitution matrix: above it, the CPU's): a byte of direction a cell
 PROFILE_CELLS = 1 << 28
 #: GPU memory for the direction bytes of one launch (at most a quarter of the free memory;
 #: a launch needs thousands of pairs to fill the GPU)
@@ -40,8 +42,12 @@ Result = tuple[int, int, int, int, int, np.ndarray | None]
 
 
 def takes(m: int, n: int, profile: bool = False) -> bool:
-    """Whether an m x n pair runs in this engine (``profile``: a profile's)."""
-    return m >= 1 and n >= 1 and m * n <= (PROFILE_CELLS if profile else MAX_CELLS)
+    """Whether an m x n pair runs in this engine (``profile``: a profile's, its direction
+    bytes counted as the widest strips lay them out)."""
+    if not profile:
+        return m >= 1 and n >= 1 and m * n <= MAX_CELLS
+    strip = 32 * max(ROWS)
+    return m >= 1 and n >= 1 and -(-m // strip) * strip * (n + 31) <= PROFILE_CELLS
 
 
 def rows_for(ms: np.ndarray, ns: np.ndarray) -> int:

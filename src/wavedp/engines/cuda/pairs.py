@@ -83,7 +83,7 @@ def _profile_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np
                    traceback: bool) -> list:
     """:func:`align_pairs` of profiles: the batch engine's pairs on the GPU (both sides
     non-empty, at most its ``PROFILE_CELLS``), the others on the CPU."""
-    from ..cpu import align_pairs as cpu_pairs  # lazy: Numba for the rest only
+    from ..cpu import align_profile_pairs  # lazy: Numba for the rest only
 
     results: list = [None] * len(pairs)
     small = [p for p, (a, b) in enumerate(pairs.tolist())
@@ -94,7 +94,8 @@ def _profile_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np
         results[p] = found
     rest = sorted(set(range(len(pairs))) - set(small))
     if rest:
-        for p, found in zip(rest, cpu_pairs(qcodes, tcodes, pairs[rest], sub, gap_open,
-                                             gap_extend, mode, traceback), strict=True):
+        for p, found in zip(rest, align_profile_pairs(qcodes, tcodes, pairs[rest], sub,
+                                                       gap_open, gap_extend, mode, traceback),
+                            strict=True):
             results[p] = found
     return results

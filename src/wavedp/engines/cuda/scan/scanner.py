@@ -20,6 +20,7 @@ import copy
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -134,12 +135,13 @@ class Scanner:
         self._plans: dict[tuple, tuple] = {}  # the last scans' plans (see launches), oldest first
         self.packed = mode == LOCAL and packable(self.sub, self.go, self.ge)
         self._on_gpu: tuple | None = None  # (the substitution matrix, the chunk ranges)
-        self._ranges: list[tuple[int, int]] | None = None
-        self._home: list[Chunk | None] = [None]  # the resident chunk (shared by with_table)
+        # the chunk ranges and the resident chunk, shared with this scanner's with_table copies
+        self._shared: dict[str, Any] = {"ranges": None, "chunk": None}
 
     def with_table(self, sub: np.ndarray) -> Scanner:
         """This scanner scoring with another table (a profile's rows, ``sub``): the
-        database's resident copy, order, chunks and trace shared, its plans its own."""
+        database's chunks and resident copy (whichever scanner makes them first), order,
+        identity and trace shared; its plans its own."""
         other = copy.copy(self)
         other.sub = np.ascontiguousarray(sub, dtype=np.int32)
         other.letters = int(other.sub.shape[1])
@@ -155,9 +157,9 @@ class Scanner:
             return self._on_gpu
         import cupy  # optional dependency: the GPU extra
 
-        if self._ranges is None:
-            self._ranges = self._chunk_ranges()
-        self._on_gpu = cupy.asarray(self.sub), self._ranges
+        if self._shared["ranges"] is None:
+            self._shared["ranges"] = self._chunk_ranges()
+        self._on_gpu = cupy.asarray(self.sub), self._shared["ranges"]
         return self._on_gpu
 
     def _chunk_ranges(self) -> list[tuple[int, int]]:
@@ -216,10 +218,11 @@ class Scanner:
         import cupy
 
         if len(self.ranges) == 1:
-            if self._home[0] is None:
-                with self._timed("upload"):
-                    self._home[0] = self._upload(*self.ranges[0])
-            yield self._home[0]
+            if self._shared["chunk"] is None:
+                with self._timed("upload"):  # synchronized at its end: then shared
+                    chunk = self._upload(*self.ranges[0])
+                self._shared["chunk"] = chunk
+            yield self._shared["chunk"]
             return
         size = max(int(self.offsets[b] - self.offsets[a]) for a, b in self.ranges)
         pinned = [staging.pinned(size) for _ in range(2)]
