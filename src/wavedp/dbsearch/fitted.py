@@ -4,10 +4,10 @@ scores against the database's sample fit its distribution, on the CPU's cores wh
 scan runs (the scan asks for the floors the fits give once it has scores to select from);
 the scan returns every subject that can reach the E-value cutoff; candidates rank by
 E-value (then score, database order, strand); the best are aligned and, with composition,
-rescored under their pair's adjusted matrix. Rescoring can only raise an E-value, so
-candidates are aligned in rank order until the ``top``-th best final E-value is at most the
-next candidate's first one: the reported hits are the best ``top`` by final E-value,
-exactly."""
+rescored under their pair's adjusted matrix and capped by the reverse null (``reverse.py``).
+Both can only raise an E-value, so candidates are aligned in rank order until the
+``top``-th best final E-value is at most the next candidate's first one: the reported hits
+are the best ``top`` by final E-value, exactly."""
 
 from __future__ import annotations
 
@@ -284,6 +284,7 @@ def _hits(context: Context, q: Prepared, live: list[int], jobs: list,
     top, evalue, min_score, method = (options.top, options.evalue, options.min_score,
                                       options.method)
     traceback, fraction = options.traceback, options.fraction
+    # final E-values may rise above the first ones: aligned in rounds
     rescore = (method.composition is not None and method.composition.rescores and traceback
                or method.reverse_null)
     done: dict[int, list[tuple]] = {k: [] for k in live}  # (E, -score, index, strand, aln)
@@ -319,7 +320,7 @@ def _hits(context: Context, q: Prepared, live: list[int], jobs: list,
             c = ranked[k]
             if taken[k] >= len(c.index) or not rescore or top == 0:
                 continue
-            finals = sorted(_key(item[0]) for item in done[k])
+            finals = _finals_ranked(done[k], fraction is not None)
             if len(finals) >= top and finals[top - 1] <= _key(c.evalue[taken[k]]):
                 continue
             want[k] = max(want[k], top) * 2
@@ -349,25 +350,39 @@ def _hits(context: Context, q: Prepared, live: list[int], jobs: list,
     return out
 
 
-def _capped(context: Context, eff: np.ndarray, score: np.ndarray, job: np.ndarray,
-            target: np.ndarray, lengths: np.ndarray, stats: list[QueryStats], jobs: list,
-            allowance: float) -> np.ndarray:
+def _capped(context: Context, eff: np.ndarray, score: np.ndarray, ratio: np.ndarray,
+            job: np.ndarray, target: np.ndarray, lengths: np.ndarray,
+            stats: list[QueryStats], jobs: list, allowance: float) -> np.ndarray:
     """``eff`` at most ``S - S_rev + u + allowance`` for each hit with a fit (the reverse
-    null of ``reverse.py``; ``u`` the score of E-value 1 against the hit's subject length)."""
-    fitted = np.array([stats[int(j)].fit is not None for j in job])
-    sel = np.flatnonzero(fitted)
+    null of ``reverse.py``; ``u`` the effective score of E-value 1 against the hit's subject
+    length, on the fit's lattice as its E-values are), each (query, subject) reversed once."""
+    sel = np.flatnonzero([stats[int(j)].fit is not None for j in job])
     if not sel.size:
         return eff
-    used, which = np.unique(job[sel], return_inverse=True)
+    pairs, back = np.unique(np.stack([job[sel], target[sel]], axis=1), axis=0,
+                            return_inverse=True)
+    used, which = np.unique(pairs[:, 0], return_inverse=True)
     rev = reversed_scores(context, [jobs[int(j)][3] for j in used], which.reshape(-1),
-                          target[sel])
+                          pairs[:, 1])[back.reshape(-1)]
     u = np.empty(sel.size)
-    for k, j in enumerate(used.tolist()):
-        mine = which.reshape(-1) == k
-        u[mine] = stats[j].fit.threshold(1.0, lengths[sel][mine], spacing=0.0)
+    for j in used.tolist():
+        mine = job[sel] == j
+        u[mine] = stats[j].fit.threshold(1.0, lengths[sel][mine], spacing=0.0) \
+            + 0.5 * ratio[sel][mine]
     out = eff.copy()
     out[sel] = np.minimum(eff[sel], score[sel] - rev + u + allowance)
     return out
+
+
+def _finals_ranked(done: list[tuple], by_pair: bool) -> list[float]:
+    """The final E-values known (``done``: (E, -score, index, strand, alignment)), ranked;
+    ``by_pair``: each pair's best (``top`` counts pairs with ``fraction``)."""
+    if not by_pair:
+        return sorted(_key(item[0]) for item in done)
+    best: dict[tuple[int, int], float] = {}
+    for e, _, index, strand, _ in done:
+        best[index, strand] = min(best.get((index, strand), np.inf), _key(e))
+    return sorted(best.values())
 
 
 def _key(e: float | None) -> float:
@@ -414,7 +429,8 @@ def _finals(context: Context, items: list[tuple[int, int, Alignment]],
                 eff[x] = min(eff[x], again + c.allowance)
     lengths = np.asarray(db.lengths)[target].astype(np.int64)
     if method.reverse_null and c is not None and n:
-        eff = _capped(context, eff, score, job, target, lengths, stats, jobs, c.allowance)
+        eff = _capped(context, eff, score, ratio, job, target, lengths, stats, jobs,
+                      c.allowance)
     out: list[tuple[float | None, float | None]] = [(None, None)] * n
     for j in np.unique(job):
         sel = np.flatnonzero(job == j)

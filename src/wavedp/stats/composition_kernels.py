@@ -146,14 +146,15 @@ def pairs(query: np.ndarray, target: np.ndarray, lengths: np.ndarray, kinds: np.
             j += n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def profile_shift(table: np.ndarray, p: np.ndarray, lam: float, q: np.ndarray,
                   rows: np.ndarray, letters: np.ndarray, max_iter: int, tol: float) -> float:
     """``ProfileComposition.rescored``'s change of a hit's score: the rows' implied
     probabilities ``p_b exp(lam s_ib)`` (``table``: the hit's rows, float) rescaled until
     they average to ``q`` (iterative proportional fitting, to ``tol`` of each margin or
     ``max_iter`` rounds), summed over the aligned (row, letter) pairs: the adjusted score
-    ``ln(Q'_ib / q_b) / lam`` less the profile's ``ln(Q_ib / p_b) / lam``."""
+    ``ln(Q'_ib / q_b) / lam`` less the profile's ``ln(Q_ib / p_b) / lam`` (NaN where a
+    row's probabilities all underflow: the hit keeps its score)."""
     n, size = table.shape
     t = np.empty((n, size))
     for i in range(n):
