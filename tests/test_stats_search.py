@@ -55,6 +55,21 @@ def test_hits_rank_by_evalue_and_top_is_exact(protein, stats):
                 [(h.target_id, h.evalue) for h in every[:top]]
 
 
+def test_top_counts_pairs_exactly_with_fraction(protein):
+    """With ``fraction`` a pair may have several alignments and ``top`` counts pairs: the
+    best ``top`` pairs by final E-value are those of every candidate aligned."""
+    queries, texts = protein
+    kwargs = dict(evalue=None, device="cpu", fraction=0.5)
+    full = wavedp.search(queries, texts, PROT, top=0, **kwargs)
+    for top in (1, 3):
+        cut = wavedp.search(queries, texts, PROT, top=top, **kwargs)
+        for got, every in zip(cut, full, strict=True):
+            pairs = list(dict.fromkeys((h.target_id, h.strand) for h in every))[:top]
+            assert [(h.target_id, h.evalue, h.score) for h in got] == \
+                [(h.target_id, h.evalue, h.score) for h in every
+                 if (h.target_id, h.strand) in pairs]
+
+
 def test_statistics_never_change_scores(protein):
     queries, texts = protein
     plain = wavedp.search(queries, texts, PROT, top=0, evalue=None, device="cpu",
