@@ -20,12 +20,19 @@ from wavedp.seqio import read_records
 from wavedp.trace import Trace
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(doc: str) -> argparse.ArgumentParser:
+    """The arguments of a benchmark of QUERIES on a warm Searcher of DB (``doc``: its
+    docstring): the two files, ``--device`` and ``--turns``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("queries")
     parser.add_argument("database")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--turns", type=int, default=3)
+    return parser
+
+
+def main() -> None:
+    parser = arguments(__doc__)
     parser.add_argument("--stats", default="fitted")
     args = parser.parse_args()
     records = read_records(args.queries)

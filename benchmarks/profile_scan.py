@@ -17,8 +17,9 @@ QUERIES.fa --copies 8``.
 
 from __future__ import annotations
 
-import argparse
+import os
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -26,6 +27,9 @@ import numpy as np
 import wavedp
 from wavedp.seqio import read_records
 from wavedp.trace import Trace
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from one_query import arguments  # noqa: E402  (beside this script)
 
 
 def same_scores(searcher: wavedp.Searcher, texts: list[str]) -> None:
@@ -45,11 +49,7 @@ def same_scores(searcher: wavedp.Searcher, texts: list[str]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("queries")
-    parser.add_argument("database")
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--turns", type=int, default=3)
+    parser = arguments(__doc__)
     parser.add_argument("--iterations", type=int, default=3)
     args = parser.parse_args()
     records = read_records(args.queries)

@@ -350,7 +350,7 @@ def _hits(context: Context, q: Prepared, live: list[int], jobs: list,
     return out
 
 
-def _capped(context: Context, eff: np.ndarray, score: np.ndarray, ratio: np.ndarray,
+def _capped(context: Context, eff: np.ndarray, score: np.ndarray, ratio: np.ndarray, *,
             job: np.ndarray, target: np.ndarray, lengths: np.ndarray,
             stats: list[QueryStats], jobs: list, allowance: float) -> np.ndarray:
     """``eff`` at most ``S - S_rev + u + allowance`` for each hit with a fit (the reverse
@@ -429,8 +429,8 @@ def _finals(context: Context, items: list[tuple[int, int, Alignment]],
                 eff[x] = min(eff[x], again + c.allowance)
     lengths = np.asarray(db.lengths)[target].astype(np.int64)
     if method.reverse_null and c is not None and n:
-        eff = _capped(context, eff, score, ratio, job, target, lengths, stats, jobs,
-                      c.allowance)
+        eff = _capped(context, eff, score, ratio, job=job, target=target, lengths=lengths,
+                      stats=stats, jobs=jobs, allowance=c.allowance)
     out: list[tuple[float | None, float | None]] = [(None, None)] * n
     for j in np.unique(job):
         sel = np.flatnonzero(job == j)

@@ -65,7 +65,7 @@ def dir_bytes(m, n, r: int):
 
 def align(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
           sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
-          traceback: bool, profile: bool = False) -> list[Result]:
+          traceback: bool, *, profile: bool = False) -> list[Result]:
     """``align_pairs``' contract for pairs that :func:`takes` (every m, n >= 1); ``profile``:
     ``sub`` is profiles' table, each query's codes a run of consecutive rows of it (its
     aligned columns come back ``X``: the caller compares letters)."""
