@@ -57,11 +57,12 @@ def test_gpu_profile_search_equals_cpu():
 
 @pytest.mark.parametrize("mode", list(MODES))
 def test_gpu_profile_pairs_equal_the_cpu(mode, monkeypatch):
-    """Profiles' pairs on the GPU (the batch engine; the pairs it does not take on the CPU)
-    equal the CPU engine's: scores, coordinates and CIGARs, extreme scores and long ones."""
+    """Profiles' pairs on the GPU (the batch engine; the pairs it does not take on the
+    multipass engine) equal the CPU engine's: scores, coordinates and CIGARs, with and
+    without traceback, extreme scores and long ones."""
     from wavedp.engines.cuda import batch
 
-    monkeypatch.setattr(batch, "PROFILE_CELLS", 4200 * 4000)  # the largest pair: the CPU's
+    monkeypatch.setattr(batch, "PROFILE_CELLS", 4200 * 4000)  # the largest: multipass's
     rng = np.random.default_rng(31)
     letters = np.array(list(LETTERS))
     cases = [(1, 5), (37, 30), (300, 3000), (2500, 12), (4200, 6)]
@@ -70,11 +71,12 @@ def test_gpu_profile_pairs_equal_the_cpu(mode, monkeypatch):
     targets = ["".join(rng.choice(letters, int(n))) for n in (1, 9, 280, 2600, 4100)]
     for profile in profiles:
         for target in targets:
-            cpu = wavedp.align(profile, target, BLOSUM62, mode=mode, device="cpu")
-            gpu = wavedp.align(profile, target, BLOSUM62, mode=mode, device="gpu")
-            where = f"{len(profile.query)} x {len(target)}"
-            assert (gpu.score, gpu.query_start, gpu.query_end, gpu.target_start,
-                    gpu.target_end, gpu.cigar) == (cpu.score, cpu.query_start,
-                                                   cpu.query_end, cpu.target_start,
-                                                   cpu.target_end, cpu.cigar), where
-    assert not batch.takes(4200, 4100, profile=True)  # the largest pair went to the CPU
+            for traceback in (True, False):
+                cpu, gpu = (wavedp.align(profile, target, BLOSUM62, mode=mode, device=d,
+                                         traceback=traceback) for d in ("cpu", "gpu"))
+                where = f"{len(profile.query)} x {len(target)}, traceback {traceback}"
+                assert (gpu.score, gpu.query_end, gpu.target_end, gpu.cigar) == \
+                    (cpu.score, cpu.query_end, cpu.target_end, cpu.cigar), where
+                assert (gpu.query_start, gpu.target_start) == \
+                    (cpu.query_start, cpu.target_start), where
+    assert not batch.takes(4200, 4100, profile=True)  # the largest went to multipass

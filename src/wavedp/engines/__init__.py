@@ -31,8 +31,8 @@ def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarra
     query end, target start, target end, ops or None); on the GPU the pairs spread over the
     device's GPUs by cells, with the strategy ``options`` (``strategy``, ``sync``,
     ``storage``). ``profile``: ``sub`` is profiles' table, each query's codes a run of its
-    rows (on the GPU the batch engine, its aligned columns ``X``: the caller compares
-    letters; on the CPU each query against its own rows)."""
+    rows (on the GPU the batch and multipass engines, aligned columns ``X`` from the batch
+    engine: the caller compares letters; on the CPU each query against its own rows)."""
 
     def run(engine: Callable) -> Callable[[np.ndarray | None], list]:
         return lambda sel: engine(qcodes, tcodes, pairs if sel is None else pairs[sel], sub,

@@ -11,6 +11,10 @@
 // reads it with acquire semantics) how far it may go. The strips in flight form a pass whose
 // boundary rows stay in L2. Every spin-wait is bounded (ERR_TIMEOUT).
 //
+// The strip's profile reads sub[letter * sub_rows + code] for each of the A target letters:
+// code the query's letter (q, sub_rows = A), or with qrows a profile's row (wavedp.Profile:
+// sub its rows transposed, sub_rows its height).
+//
 // Optional outputs: checkpoints every ck rows and columns (ck a multiple of S), in row
 // blocks of ck_block ints from ck_addr, block b for rows b ck..(b + 1) ck (layout:
 // wavedp.engines.cuda.multipass.Checkpoints): H (E from row b ck + 1) of those rows on
@@ -78,8 +82,8 @@ __device__ __forceinline__ int left_h(const int* leftH, int rel, int row0, int g
 
 template <int MODE, int R, bool DIRS, typename P>
 __global__ void __launch_bounds__(32) multipass(
-    const u8* __restrict__ q, const u8* __restrict__ t, const int* __restrict__ sub, int A,
-    int go, int ge, int row0, int rows, int col0, int cols,
+    const u8* __restrict__ q, const int* __restrict__ qrows, const u8* __restrict__ t,
+    const int* __restrict__ sub, int A, int sub_rows, int go, int ge, int row0, int rows, int col0, int cols,
     const int* __restrict__ topH, const int* __restrict__ topF,
     const int* __restrict__ leftH, const int* __restrict__ leftE,
     int* bufH, int* bufF, int* progress, int* ticket, int* error,
@@ -134,7 +138,8 @@ __global__ void __launch_bounds__(32) multipass(
             const int rel = s * S + Scores<P, R>::row_at(k % S) + 1;
             // rows past the rectangle score PAD against everything: their H stays below the
             // H of a real cell at no later column (so they never hold a local end cell)
-            prof[k] = rel <= rows ? (P)(sub[(k / S) * A + q[row0 + rel - 1]] + sh) : (P)PAD;
+            const int code = rel > rows ? 0 : qrows ? qrows[row0 + rel - 1] : q[row0 + rel - 1];
+            prof[k] = rel <= rows ? (P)(sub[(k / S) * sub_rows + code] + sh) : (P)PAD;
         }
         __syncwarp();
         int Hl[R], Hg[R], E[R];  // H, H - open and E of this lane's rows at the last column

@@ -4,8 +4,8 @@ traceback computed on the GPU, only scores, coordinates and CIGAR letters copied
 A launch holds as many pairs as their direction bytes allow (``DIRS_BYTES``, one byte per
 cell of the padded matrix); pairs run longest first, each warp taking the next by atomic
 ticket. Pairs above ``MAX_CELLS`` go to the multipass engine (linear-space traceback); a
-profile's (``profile=True``: its rows read through the cache) run up to ``PROFILE_CELLS``,
-the others on the CPU.
+profile's (``profile=True``: its rows read through the cache) run here up to
+``PROFILE_CELLS``.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ WARPS = 4
 #: pairs of at most this many cells run here; tests lower it to 0 to exercise the multipass
 #: engine on small pairs
 MAX_CELLS = 1 << 24
-#: a profile's pairs of at most this many cells, padded to whole strips, run here (the other
-#: GPU engines take a substitution matrix: above it, the CPU's): a byte of direction a cell
+#: a profile's pairs of at most this many cells, padded to whole strips, run here (its rows
+#: read from the cache, not shared memory; above it, the multipass engine's): a byte of
+#: direction a cell
 PROFILE_CELLS = 1 << 28
 #: GPU memory for the direction bytes of one launch (at most a quarter of the free memory;
 #: a launch needs thousands of pairs to fill the GPU)

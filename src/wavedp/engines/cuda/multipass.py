@@ -16,7 +16,7 @@ import numpy as np
 
 from ...device import driver
 from ...errors import DeviceError, InputError
-from ..common import GLOBAL, LOCAL, SEMIGLOBAL
+from ..common import GLOBAL, LOCAL, SEMIGLOBAL, own_rows
 from .module import function
 
 #: rows per thread of the score-only variants (strip height 32 * rows), largest first
@@ -44,15 +44,21 @@ def scratch(size: int, dtype):
 class Pair:
     """One encoded pair on the device."""
 
-    q: object  # cupy uint8
+    q: object  # cupy uint8 (a profile's: int32 rows)
     t: object  # cupy uint8
-    sub: object  # cupy int32 [A*A], transposed: sub[t * A + q] is the score of q against t
+    sub: object  # cupy int32 [A*rows], transposed: sub[t * rows + q] scores q against t
     alphabet: int
     gap_open: int
     gap_extend: int
     mode: int
     table_min: int = 0
     table_max: int = 0
+    profile: bool = False  # q holds rows of a profile's table, sub its rows transposed
+
+    @property
+    def stride(self) -> int:
+        """The rows of the transposed table (the alphabet; a profile's height)."""
+        return int(self.sub.size) // self.alphabet
 
     @property
     def m(self) -> int:
@@ -64,17 +70,20 @@ class Pair:
 
 
 def upload(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
-           mode: int) -> Pair:
-    """Copy one encoded pair and its substitution table to the device."""
+           mode: int, profile: bool = False) -> Pair:
+    """Copy one encoded pair and its substitution table to the device (``profile``: ``sub``
+    is profiles' table and ``q`` rows of it; the query's own rows go up)."""
     import cupy
 
     def dev(a, dtype):
         return cupy.asarray(np.ascontiguousarray(a, dtype=dtype)) if a.size else \
             cupy.zeros(1, dtype=dtype)[:0]
 
-    return Pair(dev(q, np.uint8), dev(t, np.uint8), dev(sub.T.ravel(), np.int32),
-                int(sub.shape[0]), int(gap_open), int(gap_extend), int(mode),
-                int(sub.min()), int(sub.max()))
+    if profile:
+        q, sub = own_rows(q, sub)
+    return Pair(dev(q, np.int32 if profile else np.uint8), dev(t, np.uint8),
+                dev(sub.T.ravel(), np.int32), int(sub.shape[1]), int(gap_open),
+                int(gap_extend), int(mode), int(sub.min()), int(sub.max()), profile)
 
 
 def _ptr(x) -> np.uint64:
@@ -297,7 +306,8 @@ def sweep(p: Pair, row0: int, rows: int, col0: int, cols: int, *, top=(None, Non
     if timeline:
         out.timeline = cupy.zeros((nstrips, 3), dtype=cupy.int64)
     args = (
-        p.q, p.t, p.sub, np.int32(p.alphabet), np.int32(p.gap_open), np.int32(p.gap_extend),
+        p.q, _ptr(p.q if p.profile else None), p.t, p.sub, np.int32(p.alphabet),
+        np.int32(p.stride), np.int32(p.gap_open), np.int32(p.gap_extend),
         np.int32(row0), np.int32(rows), np.int32(col0), np.int32(cols),
         _ptr(top[0]), _ptr(top[1]), _ptr(left[0]), _ptr(left[1]),
         ring_h, ring_f, progress, ticket, _ptr(ticket.data.ptr + 4),

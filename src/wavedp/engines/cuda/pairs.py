@@ -27,12 +27,10 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
                 strategy: str = "multipass", sync: str | None = None,
                 storage: str | None = None, profile: bool = False):
     """Same contract as ``wavedp.engines.cpu.align_pairs``, on the GPU. ``profile``: ``sub``
-    is profiles' table, each query's codes a run of its rows (``batch.align``): the batch
-    engine takes the pairs it can, the CPU's engine the others (the other GPU engines take a
-    substitution matrix)."""
-    if profile:
-        return _profile_pairs(qcodes, tcodes, pairs, sub, gap_open, gap_extend, mode,
-                              traceback)
+    is profiles' table, each query's codes a run of its rows: the batch engine and the
+    multipass engine read them (the strategies diagonal and tiled take a matrix)."""
+    if profile and strategy != "multipass":
+        raise InputError(f"strategy {strategy!r} takes a substitution matrix, not a profile")
     if strategy not in STRATEGIES:
         raise InputError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     if strategy != "multipass" and traceback:
@@ -46,9 +44,11 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
     diagonal.check_storage(storage)
     results: list = [None] * len(pairs)
     small = [p for p, (a, b) in enumerate(pairs.tolist())
-             if strategy == "multipass" and batch.takes(qcodes[a].size, tcodes[b].size)]
+             if strategy == "multipass" and batch.takes(qcodes[a].size, tcodes[b].size,
+                                                        profile=profile)]
     for p, found in zip(small, batch.align(qcodes, tcodes, pairs[small], sub, gap_open,
-                                           gap_extend, mode, traceback), strict=True):
+                                           gap_extend, mode, traceback, profile=profile),
+                        strict=True):
         results[p] = found
     rest = sorted(set(range(len(pairs))) - set(small))
     if traceback:  # its host walk is a Numba kernel: a score-only search loads no Numba
@@ -64,7 +64,7 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
         if q.size == 0 or t.size == 0:  # nothing for a kernel to do: the boundary decides
             results[p] = empty_pair(q.size, t.size, mode, gap_open, gap_extend, traceback)
             continue
-        dev = upload(q, t, sub, gap_open, gap_extend, mode)
+        dev = upload(q, t, sub, gap_open, gap_extend, mode, profile)
         if traceback:
             results[p] = align_traceback(dev, q, t)
             continue
@@ -77,25 +77,3 @@ def align_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.nd
         results[p] = (score, -1, ei, -1, ej, None)
     return results
 
-
-def _profile_pairs(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
-                   sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
-                   traceback: bool) -> list:
-    """:func:`align_pairs` of profiles: the batch engine's pairs on the GPU (both sides
-    non-empty, at most its ``PROFILE_CELLS``), the others on the CPU."""
-    from ..cpu import align_profile_pairs  # lazy: Numba for the rest only
-
-    results: list = [None] * len(pairs)
-    small = [p for p, (a, b) in enumerate(pairs.tolist())
-             if batch.takes(qcodes[a].size, tcodes[b].size, profile=True)]
-    for p, found in zip(small, batch.align(qcodes, tcodes, pairs[small], sub, gap_open,
-                                           gap_extend, mode, traceback, profile=True),
-                        strict=True):
-        results[p] = found
-    rest = sorted(set(range(len(pairs))) - set(small))
-    if rest:
-        for p, found in zip(rest, align_profile_pairs(qcodes, tcodes, pairs[rest], sub,
-                                                       gap_open, gap_extend, mode, traceback),
-                            strict=True):
-            results[p] = found
-    return results
