@@ -160,3 +160,18 @@ def test_counts_are_singular_for_one():
         "0 queries", "1 query", "2 queries", "1,500 queries"]
     assert (counted(1, "sequences"), counted(1, "residues"), counted(1, "pairs")) == (
         "1 sequence", "1 residue", "1 pair")
+
+
+def test_a_line_after_the_scan_tells_the_time_left_from_the_queries():
+    """Once every cell is scanned, queries still aligning: the time left comes from the
+    queries done (the scan's share is whole)."""
+    clock, out = FakeClock(), io.StringIO()
+    with search_progress(clock, out, interval=30.0) as progress:
+        clock.now += 20
+        progress.advance(2_000_000)  # the whole scan in 20 s
+        for _ in range(10):
+            clock.now += 1
+            progress.query_done()  # 10 of 20 at 30 s
+    assert out.getvalue().splitlines()[0] == (
+        "wavedp: search: 10/20 queries, 20.0k residues scanned, 0.0 GCUPS, 00:00:30 elapsed, "
+        "about 00:00:30 left")

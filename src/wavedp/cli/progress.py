@@ -149,6 +149,8 @@ class Progress:
             seconds = now - self.start
             done, whole = ((self.cells, self.total) if self.total is not None else
                            (self.done, self.queries))
+            if not 0 < done < whole and self.queries:  # the cells all done, queries not yet
+                done, whole = self.done, self.queries
             left = (f", about {clock_time(seconds * (whole - done) / done)} left"
                     if 0 < done < whole else "")
             self._say(f"wavedp: {self.label}: {self.status(seconds)}, "
