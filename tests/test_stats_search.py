@@ -130,6 +130,26 @@ def test_no_fit_and_no_table_is_na_said_once():
     assert all(h.evalue is None for q in hits for h in q)
 
 
+def test_reasons_that_differ_by_a_count_are_said_once(monkeypatch):
+    """Queries whose fits fail for one reason with different counts (unrelated subjects
+    left after each one's relatives): one warning, not one a count."""
+    from wavedp.stats import empirical
+
+    counts = iter(range(150, 190))
+
+    def failing(*args, **kwargs):
+        return None, (f"too few unrelated subjects for an empirical fit: {next(counts)} after "
+                      "leaving out the high scores, at least 200 needed")
+
+    monkeypatch.setattr(empirical, "fit_or_reason", failing)
+    rng = np.random.default_rng(8)
+    queries = ["".join(rng.choice(list(AMINO), 150)) for _ in range(3)]
+    texts = ["".join(rng.choice(list(AMINO), 150)) for _ in range(300)]
+    with pytest.warns(StatisticsWarning, match="too few unrelated subjects") as caught:
+        wavedp.search(queries, texts, PROT, mode="global", device="cpu")
+    assert len([w for w in caught if w.category is StatisticsWarning]) == 1
+
+
 def test_blast_statistics_are_the_tables():
     rng = np.random.default_rng(5)
     texts = ["".join(rng.choice(list(AMINO), 120)) for _ in range(300)]

@@ -11,6 +11,7 @@ are the best ``top`` by final E-value, exactly."""
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -132,8 +133,9 @@ def run_fitted(context: Context, q: Prepared, todo: list[int], options: Options,
             later.begin()  # where the scan asked for none
             stats = fitted()
             for st in stats:
-                if not st.available and st.reason not in said:
-                    said.add(st.reason)
+                kind = re.sub(r"\d+", "#", st.reason)  # one warning a kind, not a count
+                if not st.available and kind not in said:
+                    said.add(kind)
                     warnings.warn(f"no E-values for some queries: {st.reason}, and BLAST has "
                                   "no table for this scoring and mode", StatisticsWarning,
                                   stacklevel=4)
