@@ -269,6 +269,9 @@ def test_evalue_inf_keeps_every_hit(pair):
     lambda: wavedp.search(None, ["ACD"], PROT, device="cpu"),
     lambda: wavedp.search(["ACD"], None, PROT, device="cpu"),
     lambda: wavedp.matrix_chain(None),
+    lambda: wavedp.align("ACD", "ACD", PROT, traceback="no"),
+    lambda: wavedp.search(["ACD"], ["ACDE"], PROT, device="cpu", traceback="no"),
+    lambda: wavedp.search(["ACD"], ["ACDE"], PROT, device="cpu", mask="yes"),
 ])
 def test_python_api_misuse_is_an_input_error(call):
     with pytest.raises(wavedp.InputError):

@@ -112,6 +112,13 @@ def mode_code(mode: str) -> int:
     return MODES[mode]
 
 
+def check_flag(name: str, value: object) -> bool:
+    """``value``, a bool (NumPy's too), else an InputError naming ``name``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_scoring(scoring: Scoring) -> Scoring:
     """``scoring`` itself, or an InputError when it is not a Scoring."""
     if not isinstance(scoring, Scoring):
@@ -276,6 +283,7 @@ def align(query: SeqLike, target: SeqLike, scoring: Scoring, mode: str = "local"
 
     scoring = check_scoring(scoring)
     mode_code(mode)
+    check_flag("traceback", traceback)
     t = Prepared([target], scoring, "target")
     if isinstance(query, Profile):
         return _align_profile(query, t, scoring, mode, traceback, device)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..api import check_flag
 from ..errors import InputError
 from ..scoring import Scoring
 from ..stats import karlin_altschul as statistics
@@ -63,6 +64,8 @@ class Options:
         queries are profiles (fitted statistics alone; no masking, one alignment a pair)."""
         top, evalue, min_score, method = _cutoffs(top, evalue, min_score, mode, scoring,
                                                   stats, profile)
+        check_flag("traceback", traceback)
+        check_flag("mask", mask)
         if profile:
             for name, value in (("mask", mask), ("fraction", fraction),
                                 ("max_hsps", max_hsps)):

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import engines
 from ..api import Prepared as _Prepared
-from ..api import check_scoring, mode_code, pair_results
+from ..api import check_flag, check_scoring, mode_code, pair_results
 from ..device import Device, choose
 from ..engines.common import GLOBAL
 from ..errors import InputError
@@ -121,7 +121,6 @@ def _checked(queries: Any, targets: Any, scoring: Scoring, mode: str, traceback:
     """The arguments both functions share, checked, and the sequences encoded."""
     scoring = check_scoring(scoring)
     mode_code(mode)
-    if not isinstance(traceback, (bool, np.bool_)):
-        raise InputError(f"traceback must be True or False, got {traceback!r}")
+    check_flag("traceback", traceback)
     return (scoring, as_sequences(queries, scoring, "query"),
             as_sequences(targets, scoring, "target"))

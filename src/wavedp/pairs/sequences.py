@@ -83,7 +83,7 @@ def as_sequences(seqs: Any, scoring: Scoring, what: str) -> Sequences:
         if seqs.codes.dtype != np.uint8 or seqs.offsets.dtype != np.int64:
             raise InputError(f"{what}: Sequences need uint8 codes and int64 offsets")
         return seqs
-    items = list(sequences(seqs, what + "s"))
+    items = list(sequences(seqs, "queries" if what == "query" else what + "s"))
     if all(type(x) is str for x in items):  # plain strings: named by number, on demand
         return Sequences.encode(items, Numbered(what, len(items)), scoring, what)
     texts, ids = [], []
