@@ -726,4 +726,14 @@ def test_resume_on_a_full_disk_names_the_journal(tmp_path, monkeypatch):
     monkeypatch.setattr(journal_module.os, "fsync", full)
     with pytest.raises(wavedp.InputError, match=r"cannot write journal .*No space left"):
         again.start()
-    again.close()
+
+    class Full:  # the journal's buffered file, whose close fails again on the full disk
+        def __init__(self, fh):
+            self.fh = fh
+
+        def close(self):
+            self.fh.close()
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    again.fh = Full(again.fh)
+    again.close()  # the message naming the journal stays the one the command prints

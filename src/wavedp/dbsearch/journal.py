@@ -238,7 +238,12 @@ class Journal:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def close(self) -> None:
-        """Release the file (and its lock)."""
+        """Release the file (and its lock). A failure to close is not raised: every record
+        was written, flushed and synced by :meth:`commit`, and on a full disk the close
+        fails again and would hide the message naming the journal."""
         if self.fh is not None:
-            self.fh.close()
-            self.fh = None
+            fh, self.fh = self.fh, None
+            try:
+                fh.close()
+            except OSError:
+                pass
