@@ -322,6 +322,19 @@ def test_sam_with_duplicate_database_ids_is_refused(tmp_path, pair):
     assert search(q, db, "--format", "blast6").exit_code == 0
 
 
+@pytest.mark.parametrize("pairs", [False, True])
+def test_sam_of_align_with_duplicate_target_ids_is_refused(tmp_path, pairs):
+    q, t = tmp_path / "q.fa", tmp_path / "t.fa"
+    q.write_text(">q1\nMKTAYIAKQR\n>q2\nMKTAYIAKQQ\n")
+    t.write_text(">a x\nMKTAYIAKQR\n>a y\nMKTAYIAKQQ\n")
+    out = tmp_path / "out.sam"
+    extra = ["--pairs"] if pairs else []
+    one_error(invoke("align", q, t, *extra, "--device", "cpu", "--format", "sam", "-o", out),
+              "'a'", "unique", str(t))
+    assert not out.exists()
+    assert invoke("align", q, t, *extra, "--device", "cpu").exit_code == 0
+
+
 def test_strand_on_a_protein_search_is_refused(pair):
     one_error(search(*pair, "--strand", "plus"), "DNA")
 

@@ -114,12 +114,19 @@ def _head(job: PairsJob, out: BinaryIO) -> int | None:
     if job.fmt == "sam":
         head = list(sam_header_lines([], command_line=shlex.join(["wavedp", *job.argv])))
         out.write((head[0] + "\n").encode())
-        targets = 0
+        targets, seen = 0, set()
         with contextlib.closing(reading.ids_and_lengths(job.target)) as chunks:
             for ids, lengths in chunks:
                 if (zero := np.flatnonzero(np.asarray(lengths) == 0)).size:
                     raise empty_record(_name(job.target), "target",
                                        targets + int(zero[0]) + 1)
+                for k, rid in enumerate(ids, targets + 1):
+                    if rid in seen:
+                        raise InputError(f"file {_name(job.target)}: the id {rid!r} names "
+                                         f"target {k} and one before it; SAM needs unique "
+                                         "reference names (rename them, or choose another "
+                                         "--format)")
+                    seen.add(rid)
                 out.write(batch_formats.sq_lines(ids, lengths))
                 targets += len(lengths)
         out.write((head[-1] + "\n").encode())
