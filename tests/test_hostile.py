@@ -475,6 +475,31 @@ def test_cpu_traceback_memory_refused_before_work(monkeypatch):
     assert ran
 
 
+def test_a_search_refuses_a_traceback_that_cannot_fit_before_its_scan(monkeypatch):
+    """A CPU search whose hit against the database's longest sequence could not be traced
+    back is refused before the scan (it was refused after scanning: 30 s on a genome)."""
+    import numpy as np
+
+    import wavedp
+    from wavedp.engines.cpu import budget
+    from wavedp.engines.cpu import scan as cpu_scan
+
+    scoring = wavedp.Scoring(match=1, mismatch=-2, gap_open=3, gap_extend=1)
+    rng = np.random.default_rng(2)
+    query = "".join(rng.choice(list("ACGT"), 300))
+    genome = ["".join(rng.choice(list("ACGT"), 200_000)), query]
+    monkeypatch.setattr(budget, "available", lambda: 20 << 20)
+    scanned, real_top = [], cpu_scan.CpuScanner.top
+    monkeypatch.setattr(cpu_scan.CpuScanner, "top", lambda *args: scanned.append(args))
+    with pytest.raises(wavedp.InputError, match="needs .* GiB .* available"):
+        wavedp.search([query], genome, scoring, device="cpu", stats="none")
+    assert scanned == []
+    monkeypatch.setattr(cpu_scan.CpuScanner, "top", real_top)
+    hits = wavedp.search([query], genome, scoring, device="cpu", stats="none",
+                         traceback=False, top=1)[0]
+    assert hits[0].target_id == "target2"  # score-only needs no such memory
+
+
 def test_undecodable_header_and_duplicate_ids_named(tmp_path):
     """A byte that is not UTF-8 is named by line, column and record; SAM's duplicate ids by
     the database file given (not '(in memory)')."""

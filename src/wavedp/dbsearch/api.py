@@ -304,6 +304,12 @@ class Searcher:
             self.scoring.check_range(longest, self.db.longest)
         else:
             check_table_range(table, self.scoring, longest + self.db.longest)
+        if options.traceback and not self.device.gpu and longest and self.db.longest:
+            # a hit against the longest subject must fit (the GPU's traceback is linear)
+            from ..engines.cpu.budget import check_traceback  # lazy: Numba
+
+            letters = longest if table is not None else self.scoring.table.shape[0]
+            check_traceback(np.array([longest]), np.array([self.db.longest]), letters, 1)
         skip = set(skip)
         todo = [k for k in range(len(q.codes)) if k not in skip]
         _warn_empty(q, self.db, todo)
