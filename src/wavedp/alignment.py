@@ -22,6 +22,21 @@ def cigar_ops(cigar: str) -> list[tuple[int, str]]:
     return [(int(n), op) for n, op in _CIGAR_RE.findall(cigar)]
 
 
+_QUERY_STEPS = np.zeros(256, np.int64)  # per CIGAR letter: whether a column takes a query
+_TARGET_STEPS = np.zeros(256, np.int64)  # residue, a target residue
+_QUERY_STEPS[list(b"=XMI")] = 1
+_TARGET_STEPS[list(b"=XMD")] = 1
+
+
+def column_positions(ops: np.ndarray, query_start: int, target_start: int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Each column of per-column ops (uint8 CIGAR letters): the query and the target
+    position it reaches (an aligned column's two residues; a gap's, the last before it)."""
+    ops = np.asarray(ops, np.uint8)
+    return (query_start + np.cumsum(_QUERY_STEPS[ops]) - 1,
+            target_start + np.cumsum(_TARGET_STEPS[ops]) - 1)
+
+
 def cigar_from_ops(ops: bytes | str | np.ndarray) -> str:
     """Run-length encode single-letter ops (``b"==XID"`` -> ``"2=1X1I1D"``)."""
     return cigars_from_ops([ops])[0]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import partfiles
+from ..alignment import column_positions
 from ..engines.common import SCORE_LIMIT
 from ..errors import InputError
 from ..scoring import Scoring
@@ -216,12 +217,6 @@ def _columns(scoring: Scoring) -> np.ndarray:
 
 
 _EQ, _X = ord("="), ord("X")
-_QUERY_STEPS = np.zeros(256, np.int64)
-_TARGET_STEPS = np.zeros(256, np.int64)
-for _op in b"=XMI":
-    _QUERY_STEPS[_op] = 1
-for _op in b"=XMD":
-    _TARGET_STEPS[_op] = 1
 
 
 def letter_ops(ops: np.ndarray, query: np.ndarray, target: np.ndarray, query_start: int,
@@ -231,8 +226,7 @@ def letter_ops(ops: np.ndarray, query: np.ndarray, target: np.ndarray, query_sta
     ``query``, the scoring's) equals the target's, else ``X``."""
     ops = np.asarray(ops, np.uint8)
     aligned = (ops == _EQ) | (ops == _X)
-    qpos = query_start + np.cumsum(_QUERY_STEPS[ops]) - 1
-    tpos = target_start + np.cumsum(_TARGET_STEPS[ops]) - 1
+    qpos, tpos = column_positions(ops, query_start, target_start)
     same = query[qpos[aligned]] == target[tpos[aligned]]
     out = ops.copy()
     out[aligned] = np.where(same, _EQ, _X)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..alignment import column_positions
 from ..errors import InputError
 from ..scoring import Scoring
 from .karlin_altschul import KarlinAltschul
@@ -377,14 +378,11 @@ class ProfileComposition(Composition):
         """The hit's aligned pairs (``=``, ``X``): each one's row within the hit's query
         span and its subject letter's index among the 20 (pairs of other letters left
         out)."""
-        ops = hit.ops()
-        lengths = np.array([n for n, _ in ops], np.int64)
-        kinds = np.array([op for _, op in ops])
-        step_q = np.repeat(np.isin(kinds, ["=", "X", "M", "I"]), lengths)
-        step_t = np.repeat(np.isin(kinds, ["=", "X", "M", "D"]), lengths)
-        pair = step_q & step_t
-        i = (np.cumsum(step_q) - 1)[pair]
-        t = (hit.target_start + np.cumsum(step_t) - 1)[pair]
+        runs = hit.ops()
+        ops = np.repeat(np.frombuffer("".join(op for _, op in runs).encode(), np.uint8),
+                        [n for n, _ in runs])
+        pair = np.isin(ops, list(b"=XM"))
+        i, t = (p[pair] for p in column_positions(ops, 0, hit.target_start))
         index = np.full(256, -1, np.int64)
         index[self.letters] = np.arange(self.letters.size)
         b = index[np.asarray(subject)[t]]
