@@ -123,18 +123,13 @@ class Scanner:
                  order: Subjects | None = None, identity: str | None = None) -> None:
         self.residues, self.offsets, self.lut = residues, np.asarray(offsets), lut
         self.order, self.identity = order, identity
-        self.sub = np.ascontiguousarray(sub, dtype=np.int32)  # rows: query letters/positions
-        self.letters = int(self.sub.shape[1])  # the subjects' letters: the table's columns
         self.go, self.ge, self.mode = int(gap_open), int(gap_extend), int(mode)
         self.partition = partition
         self.device = current_device() if device is None else int(device)
         self._sms = multiprocessors
         self.model = capped(model if model is not None else gpu_model(), grid_cap)
         self.trace = trace if trace is not None else Trace()
-        self.events: list = []  # CUDA events around each kernel since the last kernel_seconds
-        self._plans: dict[tuple, tuple] = {}  # the last scans' plans (see launches), oldest first
-        self.packed = mode == LOCAL and packable(self.sub, self.go, self.ge)
-        self._on_gpu: tuple | None = None  # (the substitution matrix, the chunk ranges)
+        self._scoring(sub)
         # the chunk ranges and the resident chunk, shared with this scanner's with_table copies
         self._shared: dict[str, Any] = {"ranges": None, "chunk": None}
 
@@ -143,11 +138,18 @@ class Scanner:
         database's chunks and resident copy (whichever scanner makes them first), order,
         identity and trace shared; its plans its own."""
         other = copy.copy(self)
-        other.sub = np.ascontiguousarray(sub, dtype=np.int32)
-        other.letters = int(other.sub.shape[1])
-        other.packed = self.mode == LOCAL and packable(other.sub, self.go, self.ge)
-        other.events, other._plans, other._on_gpu = [], {}, None
+        other._scoring(sub)
         return other
+
+    def _scoring(self, sub: np.ndarray) -> None:
+        """The table ``sub`` and what follows from it: its letters, the packing, and no plan
+        or GPU copy yet."""
+        self.sub = np.ascontiguousarray(sub, dtype=np.int32)  # rows: query letters/positions
+        self.letters = int(self.sub.shape[1])  # the subjects' letters: the table's columns
+        self.packed = self.mode == LOCAL and packable(self.sub, self.go, self.ge)
+        self.events: list = []  # CUDA events around each kernel since the last kernel_seconds
+        self._plans: dict[tuple, tuple] = {}  # the last scans' plans (see launches), oldest first
+        self._on_gpu: tuple | None = None  # (the substitution matrix, the chunk ranges)
 
     def _gpu(self) -> tuple:
         """(the substitution matrix on the GPU, the database's chunk ranges), made on first
