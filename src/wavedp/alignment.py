@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
@@ -88,6 +88,15 @@ class Alignment:
     def ops(self) -> list[tuple[int, str]]:
         """The CIGAR as (length, op) pairs; empty when there is none."""
         return cigar_ops(self.cigar) if self.cigar else []
+
+    def placed_ops(self) -> Iterator[tuple[int, str, int, int]]:
+        """The CIGAR's runs with where each starts: (length, op, query position, target
+        position), from the alignment's starts (0 where unknown)."""
+        i, j = self.query_start or 0, self.target_start or 0
+        for length, op in self.ops():
+            yield length, op, i, j
+            i += length if op in "=XMI" else 0
+            j += length if op in "=XMD" else 0
 
     def rows(self) -> tuple[str, str]:
         """The two gapped rows (query, target) of the aligned region."""

@@ -58,17 +58,11 @@ def columns(query: str, hits: Sequence[Alignment], scoring: Scoring) -> np.ndarr
             raise InputError(f"hit {hit.target_id!r}: a profile is built from alignments "
                              "(CIGAR and target), not scores only")
         target = index[np.frombuffer(hit.target.encode("ascii"), np.uint8)]
-        i, j = hit.query_start, hit.target_start
-        for length, op in hit.ops():
+        for length, op, i, j in hit.placed_ops():  # D: residues outside the query's frame
             if op in "=XM":
                 rows[r, i:i + length] = target[j:j + length]
-                i += length
-                j += length
             elif op == "I":  # query positions against a gap
                 rows[r, i:i + length] = -1
-                i += length
-            else:  # D: the hit's own residues, outside the query's frame
-                j += length
     return rows
 
 

@@ -30,17 +30,11 @@ def rows(query: str, hits: Sequence[Alignment]) -> list[tuple[list[str], list[st
             raise InputError(f"hit {hit.target_id!r}: a multiple alignment is made of "
                              "alignments (CIGAR and target), not scores only")
         match, inserts = ["-"] * m, [""] * (m + 1)
-        i, j = hit.query_start, hit.target_start
-        for length, op in hit.ops():
+        for length, op, i, j in hit.placed_ops():  # I: query positions against a gap
             if op in "=XM":
                 match[i:i + length] = hit.target[j:j + length].upper()
-                i += length
-                j += length
-            elif op == "I":  # query positions against a gap
-                i += length
-            else:  # D: the hit's own residues before query position i
+            elif op == "D":  # the hit's own residues before query position i
                 inserts[i] += hit.target[j:j + length].lower()
-                j += length
         out.append((match, inserts))
     return out
 
