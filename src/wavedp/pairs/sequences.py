@@ -3,6 +3,7 @@ FASTA reader or a ``.wdb`` database gives without a Python object per record."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,10 +30,12 @@ class Sequences:
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
-    @property
+    @functools.cached_property
     def lengths(self) -> np.ndarray:
-        """Each record's length (int64)."""
-        return np.diff(self.offsets)
+        """Each record's length (int64; made once, read-only)."""
+        lengths = np.diff(self.offsets)
+        lengths.flags.writeable = False
+        return lengths
 
     def text(self, k: int, alphabet: str) -> str:
         """Record k's letters (``alphabet``: the letter of each code, where ``letters`` is

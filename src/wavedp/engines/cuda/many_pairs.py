@@ -98,12 +98,23 @@ def saved_units(m, n, g: int):
     """The units of an m x n pair's saved borders (or arrays of them) for groups of g lanes:
     a bottom row a strip and column, and the rows of every CKPT-th column, each pair's on an
     aligned 8 units. A unit is a 4-byte word in many_pairs16 (int16 halves), two in
-    many_pairs (int32 pairs). Shifts, not divisions (g * ROWS and CKPT are powers of two):
-    within MAX_SIDE every count fits int32."""
+    many_pairs (int32 pairs). Shifts, not divisions (g * ROWS and CKPT are powers of two),
+    and in place (three arrays, not eleven): within MAX_SIDE every count fits int32."""
     t = g * ROWS
-    passes = (m + (t - 1)) >> (t.bit_length() - 1)
-    units = ((passes * (g * (n + (g - 1))) + 7) & ~7) + passes * (t * (n >> CKPT_BITS))
-    return (units + 7) & ~7
+    passes = m + (t - 1)
+    passes >>= t.bit_length() - 1
+    units = n + (g - 1)
+    units *= g
+    units *= passes
+    units += 7
+    units &= ~7
+    columns = n >> CKPT_BITS
+    columns *= t
+    columns *= passes
+    units += columns
+    units += 7
+    units &= ~7
+    return units
 
 
 def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray,
@@ -131,7 +142,9 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     step = max(1, count // 20000)
     g = lanes_for(m[::step], n[::step])
     packed = PACKED and packs(int(m.max()), int(n.max()), sub, gap_open, gap_extend, mode, g)
-    words = saved_units(m, n, g) * (1 if packed else 2) if traceback else None
+    words = saved_units(m, n, g) if traceback else None
+    if words is not None and not packed:
+        words *= 2
     clock = _Clock(phases, timeline)
     slots = transfer.slots(cupy.cuda.Device().id, CHUNK_BYTES + SLACK)
     compute = cupy.cuda.Stream(non_blocking=True)
@@ -202,6 +215,7 @@ def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None,
                     CHUNK_BYTES)]
     else:
         weights = [(running(m + n + PAIR_BYTES), CHUNK_BYTES)]
+    cuts = _cut(count, weights)
     if words is not None:
         import cupy
 
@@ -211,9 +225,15 @@ def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None,
         if largest > budget:
             raise InputError(f"a batch of pairs needs {4 * largest / 2**20:.1f} MiB of GPU "
                              f"memory for its largest pair, {free / 2**20:.1f} MiB free")
-        weights.append((running(words), budget))
+        if any((hi - lo) * largest > budget for lo, hi in cuts):  # the words can bind
+            cuts = _cut(count, [*weights, (running(words), budget)])
+    return cuts
+
+
+def _cut(count: int, weights: list) -> list[tuple[int, int]]:
+    """The most pairs from each start whose every running sum stays in its cap."""
     cuts, start = [], 0
-    while start < count:  # the most pairs from start whose every running sum stays in its cap
+    while start < count:
         stop = min(bisect.bisect_right(range(count + 1), total(start) + cap, key=total) - 1
                    for total, cap in weights)
         stop = max(stop, start + 1)
@@ -227,7 +247,7 @@ def _columns(ends: np.ndarray, res5: np.ndarray | None, runs: np.ndarray) -> Col
         unknown = np.full(ends.shape[0], -1, np.int32)
         return Columns(ends[:, 0], unknown, ends[:, 1], unknown, ends[:, 2], None, None)
     offsets = np.zeros(ends.shape[0] + 1, np.int64)
-    np.cumsum(res5[:, 4], out=offsets[1:])
+    np.cumsum(res5[:, 4], dtype=np.int64, out=offsets[1:])  # dtype: not NumPy's slow cast
     return Columns(ends[:, 0], *(res5[:, c] for c in range(4)), runs, offsets)
 
 
