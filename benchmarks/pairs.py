@@ -75,12 +75,14 @@ def timeline(qs, ts, scoring, traceback: bool) -> str:
     import cupy
 
     marks: list = []
+    start = time.perf_counter()
     engine(qs, ts, scoring, "local", traceback, timeline=marks)
+    whole = time.perf_counter() - start
     cupy.cuda.Device().synchronize()
     first = marks[0][2]
     return "\n".join(f"#   {name:10} host {host * 1e3:7.1f} gpu "
                      f"{cupy.cuda.get_elapsed_time(first, event):7.1f}"
-                     for name, host, event in marks)
+                     for name, host, event in marks) + f"\n#   returned   {whole * 1e3:7.1f}"
 
 
 def check(batch, qs, ts, scoring, mode: str, traceback: bool, sample: int) -> str:
@@ -137,8 +139,9 @@ def pairs_run(args, kind: str) -> None:
     if args.timeline:
         for traceback in (False, True):
             timeline(qs, ts, scoring, traceback)  # compiled
-            print(f"# {kind} local {'cigar' if traceback else 'score'} timeline (ms)\n"
-                  f"{timeline(qs, ts, scoring, traceback)}", flush=True)
+            for _ in range(2):  # two calls in a row, as timed() makes them
+                print(f"# {kind} local {'cigar' if traceback else 'score'} timeline (ms)\n"
+                      f"{timeline(qs, ts, scoring, traceback)}", flush=True)
     if args.strings and "local" in args.modes:
         texts = [qs.text(k, scoring.alphabet) for k in range(len(qs))]
         targets = [ts.text(k, scoring.alphabet) for k in range(len(ts))]
@@ -168,6 +171,26 @@ def pairs_run(args, kind: str) -> None:
             many_pairs.CHUNK_BYTES = kept
         print(f"{kind:8} local chunks (MiB: score, cigar seconds, best of turns): " + "; ".join(
             f"{size}: {best[size, False]:.3f}, {best[size, True]:.3f}" for size in args.chunks),
+            flush=True)
+    if args.threads:  # the host's copy threads in turns, alternating
+        from wavedp.engines.cuda import transfer
+
+        kept, best = transfer.THREADS, {}
+        try:
+            for _ in range(max(args.repeats, 2)):
+                for threads in args.threads:
+                    transfer.THREADS = threads
+                    transfer._pool.cache_clear()
+                    for traceback in (False, True):
+                        seconds, _ = timed(lambda tb=traceback: wavedp.align_pairs(
+                            qs, ts, scoring, traceback=tb, device=args.device), 1)
+                        key = (threads, traceback)
+                        best[key] = min(best.get(key, seconds), seconds)
+        finally:
+            transfer.THREADS = kept
+            transfer._pool.cache_clear()
+        print(f"{kind:8} local copy threads (score, cigar seconds, best of turns): " + "; ".join(
+            f"{t}: {best[t, False]:.3f}, {best[t, True]:.3f}" for t in args.threads),
             flush=True)
     for g in args.groups:  # the engine's phases with each group size forced
         from wavedp.engines.cuda import many_pairs
@@ -379,6 +402,43 @@ def copies(size: int = 900 << 20) -> None:
         seconds, _ = timed(call, 3)
         rates.append(f"{name} {size / seconds / 1e9:.1f} GB/s")
     print(f"# copies of {size / 2**20:.0f} MiB: " + ", ".join(rates), flush=True)
+    contended(host, locked, dev)
+
+
+def contended(host: np.ndarray, locked: np.ndarray, dev, chunk: int = 96 << 20) -> None:
+    """The host's copy of a chunk into page-locked memory (the pipeline's step) with 4, 8
+    and 16 threads, alone and while page-locked memory goes up to the GPU (the pipeline's
+    condition): whether the copies up slow the host's writes."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import cupy
+
+    from wavedp.engines.cuda.staging import pinned
+
+    slot = pinned(chunk)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    rows = []
+    for threads in (4, 8, 16):
+        step = -(-chunk // threads)
+        with ThreadPoolExecutor(threads) as pool:
+            def copy(k, pool=pool, step=step):
+                a = (k * chunk) % (host.size - chunk)
+                list(pool.map(lambda b: np.copyto(slot[b:b + step], host[a + b:a + b + step]),
+                              range(0, chunk, step)))
+            for busy in (False, True):
+                copy(0)
+                if busy:
+                    dev.data.copy_from_host_async(locked.ctypes.data, locked.size, stream)
+                start, done = time.perf_counter(), 0
+                while done < 8:
+                    copy(done)
+                    done += 1
+                seconds = time.perf_counter() - start
+                stream.synchronize()
+                rows.append(f"{threads} threads{' during a copy up' if busy else ''} "
+                            f"{done * chunk / seconds / 1e9:.1f} GB/s")
+    print("# host writes of 96 MiB into page-locked memory: " + ", ".join(rows), flush=True)
 
 
 def all_against_all(args) -> None:
@@ -422,6 +482,8 @@ def main() -> None:
                         help="also the command, FASTA in, SAM and PAF out")
     parser.add_argument("--chunks", default="", metavar="LIST",
                         help="also local calls with these chunk sizes (MiB), turns alternating")
+    parser.add_argument("--threads", default="", metavar="LIST",
+                        help="also local calls with these host copy threads, turns alternating")
     parser.add_argument("--timeline", action="store_true",
                         help="also one local call's marks (host and GPU clocks)")
     parser.add_argument("--copies", action="store_true",
@@ -432,6 +494,7 @@ def main() -> None:
     args.modes = args.modes.split(",")
     args.groups = [int(g) for g in args.groups.split(",") if g]
     args.chunks = [int(c) for c in args.chunks.split(",") if c]
+    args.threads = [int(t) for t in args.threads.split(",") if t]
     if args.all_against_all:
         all_against_all(args)
         return

@@ -369,9 +369,10 @@ if want serve; then
 fi
 if want pairs || want all; then
     # many pairs: GASAL2 and ADEPT built from their sources (.carry/gasal2, .carry/adept) when
-    # present, then benchmarks/pairs.py (PAIRS_ARGS: its options) beside them
+    # present (PAIRS_ANCHORS=0: not built), then benchmarks/pairs.py (PAIRS_ARGS: its
+    # options) beside them
     anchors=""
-    if [[ -z ${PAIRS_BASE:-} && -f scripts/pair_anchors.sh && ( -d .carry/gasal2 || -d .carry/adept ) ]]; then
+    if [[ -z ${PAIRS_BASE:-} && ${PAIRS_ANCHORS:-1} != 0 && -f scripts/pair_anchors.sh && ( -d .carry/gasal2 || -d .carry/adept ) ]]; then
         bash scripts/pair_anchors.sh build && anchors="--anchors /tmp/anchors/bin"
     fi
     if [[ -n ${PAIRS_BASE:-} ]]; then
