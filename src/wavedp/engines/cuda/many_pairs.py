@@ -137,18 +137,16 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     if not count:
         return _columns(np.empty((0, 3), np.int32), np.empty((0, 5), np.int32) if traceback
                         else None, np.zeros(0, np.uint32))
-    # sides within MAX_SIDE: int32 arithmetic (several times NumPy's int64 division)
-    m, n = np.asarray(m, np.int32), np.asarray(n, np.int32)
+    clock = _Clock(phases, timeline)
+    m, n = np.asarray(m), np.asarray(n)
     step = max(1, count // 20000)
     g = lanes_for(m[::step], n[::step])
     packed = PACKED and packs(int(m.max()), int(n.max()), sub, gap_open, gap_extend, mode, g)
-    words = saved_units(m, n, g) if traceback else None
-    if words is not None and not packed:
-        words *= 2
-    clock = _Clock(phases, timeline)
+    unit = 1 if packed else 2  # saved words a unit
     slots = transfer.slots(cupy.cuda.Device().id, CHUNK_BYTES + SLACK)
     compute = cupy.cuda.Stream(non_blocking=True)
-    cuts = chunks(m, n, words, None if qi is not None else (qoff, toff))
+    cuts = chunks(m, n, (g, unit) if traceback else None,
+                  None if qi is not None else (qoff, toff))
     with slots.lock:
         clock("begin", slots.stream)
         with compute:
@@ -184,23 +182,26 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                 if whole is not None:  # the records' offsets of the chunk's pairs
                     d_q, d_t, d_qo, d_to = whole
                     arrays = [d_q, d_t, d_qo[arrays[0]], d_to[arrays[1]], *arrays[2:]]
-                run.launch(arrays, lo, hi, m[lo:hi], n[lo:hi],
-                           None if words is None else int(words[lo:hi].sum()))
+                run.launch(arrays, lo, hi, m[lo:hi], n[lo:hi], int(
+                    saved_units(m[lo:hi], n[lo:hi], g).sum(dtype=np.int64)) * unit
+                    if traceback else None)
                 slots.release(slot, compute.record())
         with compute:
-            ends, res5, runs = run.results()
+            ends, res5, runs, offsets = run.results()
         clock("download", compute)
-    if traceback and (res5[:, 4] < 0).any():
-        raise DeviceError("the pairs' traceback left results unwritten")
-    return _columns(ends, res5, runs)
+    columns = _columns(ends, res5, runs, offsets)
+    clock("columns")
+    return columns
 
 
-def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None,
+def chunks(m: np.ndarray, n: np.ndarray, saved: tuple[int, int] | None,
            offsets: tuple[np.ndarray, np.ndarray] | None = None) -> list[tuple[int, int]]:
     """Consecutive pair ranges of about CHUNK_BYTES (residues and PAIR_BYTES a pair) whose
-    saved words (None: score-only) fit a launch's share of the GPU's memory (two chunks are
-    on the GPU at once). ``offsets``: the one-to-one pairs' query and target offsets,
-    whose differences are the residues' running sums (no pass over the pairs)."""
+    saved words fit a launch's share of the GPU's memory (two chunks are on the GPU at once):
+    ``saved`` (g, words a unit) with a traceback (:func:`saved_units`), None score-only; the
+    pairs' words are counted only where a bound (the longest sides') says they can bind.
+    ``offsets``: the one-to-one pairs' query and target offsets, whose differences are the
+    residues' running sums (no pass over the pairs)."""
     count = int(m.size)
 
     def running(values: np.ndarray):
@@ -216,16 +217,20 @@ def chunks(m: np.ndarray, n: np.ndarray, words: np.ndarray | None,
     else:
         weights = [(running(m + n + PAIR_BYTES), CHUNK_BYTES)]
     cuts = _cut(count, weights)
-    if words is not None:
+    if saved is not None:
         import cupy
 
+        g, unit = saved
         free, _ = cupy.cuda.runtime.memGetInfo()
         budget = min(SAVE_BYTES, free // 3) // 8
-        largest = int(words.max())
-        if largest > budget:
-            raise InputError(f"a batch of pairs needs {4 * largest / 2**20:.1f} MiB of GPU "
-                             f"memory for its largest pair, {free / 2**20:.1f} MiB free")
-        if any((hi - lo) * largest > budget for lo, hi in cuts):  # the words can bind
+        bound = int(saved_units(np.int64(m.max()), np.int64(n.max()), g)) * unit
+        if any((hi - lo) * bound > budget for lo, hi in cuts):  # the words can bind
+            words = saved_units(m.astype(np.int64), n.astype(np.int64), g) * unit
+            largest = int(words.max())
+            if largest > budget:
+                raise InputError(f"a batch of pairs needs {4 * largest / 2**20:.1f} MiB of "
+                                 f"GPU memory for its largest pair, {free / 2**20:.1f} MiB "
+                                 "free")
             cuts = _cut(count, [*weights, (running(words), budget)])
     return cuts
 
@@ -242,12 +247,16 @@ def _cut(count: int, weights: list) -> list[tuple[int, int]]:
     return cuts
 
 
-def _columns(ends: np.ndarray, res5: np.ndarray | None, runs: np.ndarray) -> Columns:
+def _columns(ends: np.ndarray, res5: np.ndarray | None, runs: np.ndarray,
+             offsets: np.ndarray | None = None) -> Columns:
+    """The columns of the end cells, coordinates and runs (``offsets``: the runs' offsets,
+    from the run counts where None)."""
     if res5 is None:
         unknown = np.full(ends.shape[0], -1, np.int32)
         return Columns(ends[:, 0], unknown, ends[:, 1], unknown, ends[:, 2], None, None)
-    offsets = np.zeros(ends.shape[0] + 1, np.int64)
-    np.cumsum(res5[:, 4], dtype=np.int64, out=offsets[1:])  # dtype: not NumPy's slow cast
+    if offsets is None:
+        offsets = np.zeros(ends.shape[0] + 1, np.int64)
+        np.cumsum(res5[:, 4], dtype=np.int64, out=offsets[1:])
     return Columns(ends[:, 0], *(res5[:, c] for c in range(4)), runs, offsets)
 
 
@@ -379,16 +388,23 @@ class _Run:
         done.synchronize()
         self.runs.append(packed[:int(size[0])].copy())
 
-    def results(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    def results(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]:
         """Every pair's end cells (count x 3), coordinates and run counts (count x 5; None
-        score-only) and runs, on the host (each in one copy, on the current stream)."""
+        score-only), runs and their offsets (None score-only), on the host (each in one
+        copy, on the current stream). A pair the traceback left unwritten is a DeviceError."""
         import cupy
 
         while self.pending:
             self._settle()
         ends = transfer.download(self.ends).reshape(-1, 3)
         if self.res5 is None:
-            return ends, None, np.zeros(0, np.uint32)
+            return ends, None, np.zeros(0, np.uint32), None
+        sizes = self.res5[4::5]
+        if bool((sizes < 0).any()):
+            raise DeviceError("the pairs' traceback left results unwritten")
+        offsets = cupy.zeros(sizes.size + 1, cupy.int64)
+        cupy.cumsum(sizes, dtype=cupy.int64, out=offsets[1:])
         runs = (self.runs[0] if len(self.runs) == 1 else cupy.concatenate(self.runs)
                 if self.runs else cupy.zeros(0, cupy.uint32))
-        return ends, transfer.download(self.res5).reshape(-1, 5), transfer.download(runs)
+        return (ends, transfer.download(self.res5).reshape(-1, 5), transfer.download(runs),
+                transfer.download(offsets))
