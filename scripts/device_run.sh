@@ -4,7 +4,7 @@
 # the GPU tests, then the GPU benchmarks. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
 #       labquick|energy|barriers|compare|scores|makedb|stats|versus|timeline|coldscan|twogpus|
-#       pairs|onequery|profiles|serve|all][,...] [-k expr]
+#       pairs|ncupairs|onequery|profiles|serve|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -392,6 +392,19 @@ if want pairs || want all; then
     else
         python3 benchmarks/pairs.py ${PAIRS_ARGS:-} $anchors 2>&1 | tee "$out/pairs_bench.log"
     fi
+fi
+if want ncupairs; then
+    # Nsight Compute on many pairs (DNA, 200,000, local): the sweeps (score-only, then with
+    # the saved borders) and the traceback; counters read with the clocks left alone
+    sections="--section SpeedOfLight --section LaunchStats --section Occupancy
+        --section WarpStateStats --section MemoryWorkloadAnalysis --section SchedulerStats"
+    bench=(benchmarks/pairs.py --kind dna --count 200000 --modes local --repeats 1 --check 0)
+    ncu --clock-control none -k regex:many_pairs16 --launch-skip 1 --launch-count 5 \
+        $sections python3 "${bench[@]}" > "$out/ncu_sweep.txt" 2>&1
+    ncu --clock-control none -k regex:trace_saved --launch-skip 1 --launch-count 1 \
+        $sections python3 "${bench[@]}" > "$out/ncu_trace.txt" 2>&1
+    grep -E "many_pairs16|trace_saved|Duration|Registers|Achieved Occupancy|Theoretical Occ|Issue Slots Busy|No Eligible|Memory Throughput|DRAM Throughput|Stall" \
+        "$out/ncu_sweep.txt" "$out/ncu_trace.txt" | head -80
 fi
 if want bench || want all; then
     python3 benchmarks/gpu_align.py 2>&1 | tee "$out/gpu_bench.log"
