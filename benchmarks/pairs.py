@@ -203,6 +203,12 @@ def pairs_run(args, kind: str) -> None:
                       f"{phases(qs, ts, scoring, 'local', traceback)}", flush=True)
         finally:
             many_pairs.lanes_for = chosen
+    if args.device == "gpu":
+        import cupy
+
+        pool = cupy.get_default_memory_pool()
+        print(f"# {kind}: this process's GPU memory pool holds {pool.total_bytes() / 2**30:.1f}"
+              f" GiB ({pool.used_bytes() / 2**30:.1f} in use)", flush=True)
     if args.parasail:
         cpu_anchor(args, kind, qs, ts, raw)
     if args.command:
@@ -343,6 +349,10 @@ def anchors(args, kind: str, raw, scores, cells: int) -> None:
     same pairs, where built in ``args.anchors``; their scores against wavedp's."""
     import pair_anchors
 
+    if args.device == "gpu":  # this process's cached GPU memory let go, for the anchors'
+        import cupy
+
+        cupy.get_default_memory_pool().free_all_blocks()
     folder = os.path.join(args.work, kind)
     os.makedirs(folder, exist_ok=True)
     files = pair_anchors.write_inputs(kind, *raw, folder)
