@@ -12,7 +12,6 @@ large or whose scores could outgrow the local end key) to the pairwise engines.
 from __future__ import annotations
 
 import bisect
-import functools
 
 import numpy as np
 
@@ -134,6 +133,8 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     stay on the GPU and come down at the end, each in one copy."""
     import cupy
 
+    from .gpus import stream  # lazy: the scanner's modules
+
     count = int(m.size)
     if not count:
         return _columns(np.empty((0, 3), np.int32), np.empty((0, 5), np.int32) if traceback
@@ -145,7 +146,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     packed = PACKED and packs(int(m.max()), int(n.max()), sub, gap_open, gap_extend, mode, g)
     unit = 1 if packed else 2  # saved words a unit
     slots = transfer.slots(cupy.cuda.Device().id, CHUNK_BYTES + SLACK)
-    compute = _stream(cupy.cuda.Device().id)
+    compute = stream(cupy.cuda.Device().id)
     cuts = chunks(m, n, (g, unit) if traceback else None,
                   None if qi is not None else (qoff, toff))
     with slots.lock:
@@ -193,17 +194,6 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     columns = _columns(ends, res5, runs, offsets)
     clock("columns")
     return columns
-
-
-@functools.cache
-def _stream(device: int):
-    """The stream GPU ``device``'s calls work on, one per GPU: the memory pool keeps freed
-    blocks for the stream they were made on, so a stream per call left every call's blocks
-    to a stream never used again (129 GiB held after six calls on the H200)."""
-    import cupy
-
-    with cupy.cuda.Device(device):
-        return cupy.cuda.Stream(non_blocking=True)
 
 
 def chunks(m: np.ndarray, n: np.ndarray, saved: tuple[int, int] | None,
