@@ -242,6 +242,47 @@ def test_search_server_faults_are_one_line(listening, args, status, message):
     assert len(lines) == 1 and message in lines[0], got.stderr
 
 
+def _described(param) -> tuple:
+    """What a command's parameter takes: its flags, default, type and bounds or choices."""
+    kind = param.type
+    return (tuple(param.opts), param.default, type(kind).__name__,
+            tuple(getattr(kind, "choices", ()) or ()), getattr(kind, "min", None),
+            getattr(kind, "max", None), getattr(param, "is_flag", False), param.nargs)
+
+
+def test_thin_client_takes_the_full_commands_options():
+    """Every option of the thin client is the full search command's: same flags, default,
+    type and choices (a --server command line reads the same either way)."""
+    from wavedp.cli import remote
+    from wavedp.cli.search import search_command
+
+    full = {p.name: p for p in search_command.params}
+    for param in remote.search.params:
+        assert param.name in full, param.name
+        assert _described(param) == _described(full[param.name]), param.name
+    taken = {opt for p in remote.search.params for opt in p.opts if opt.startswith("-")}
+    assert taken == remote.TAKEN
+
+
+def test_thin_client_starts_without_numpy(tmp_path):
+    """``search --server`` with options the server takes imports neither NumPy nor the
+    search's modules, nor the ASGI stack; another option goes to the full command."""
+    (tmp_path / "q.fa").write_text(">q\nMKV\n")
+    code = ("import sys; from wavedp.cli import cli\n"
+            "try:\n    cli.main(sys.argv[1:], standalone_mode=False)\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n"
+            "print(sorted(m for m in ('numpy', 'numba', 'cupy', 'starlette', "
+            "'wavedp.dbsearch.api') if m in sys.modules))")
+    base = [sys.executable, "-c", code, "search", str(tmp_path / "q.fa"), "db", "--server",
+            "http://127.0.0.1:9"]
+    thin = subprocess.run(base + ["--top", "3"], env=fresh_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert thin.stdout.split("\n")[:2] == ["DeviceError", "[]"], thin.stdout + thin.stderr
+    full = subprocess.run(base + ["--mask"], env=fresh_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert full.stdout.startswith("InputError") and "numpy" in full.stdout
+
+
 def test_search_server_unreachable_is_status_1(served):
     folder, _ = served
     got = CliRunner().invoke(cli, ["search", str(folder / "q.fa"), "prot", "--server",

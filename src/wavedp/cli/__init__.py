@@ -104,6 +104,12 @@ class _Cli(click.Group):
         where = COMMANDS.get(cmd_name)
         if where is None:
             return None
+        if cmd_name == "search":  # a server asked with options it takes: the thin client
+            from . import remote
+
+            argv = (ctx.obj or {}).get("argv", [])
+            if cmd_name in argv and remote.takes(argv[argv.index(cmd_name) + 1:]):
+                return remote.search
         return getattr(importlib.import_module(where[0], __name__), where[1])
 
     def invoke(self, ctx: click.Context):

@@ -40,15 +40,14 @@ from ..formats import sam_header_lines
 from ..profiles.iterate import INCLUSION
 from ..scoring import Scoring
 from ..seqio import STDIN
-from ..serve import client as remote
 from ..stats.significance import DEFAULT_STATS, STATS
 from ..trace import Trace, explain_lines, process_seconds
 from ..version import __version__
-from . import common, outputs, profiles
+from . import common, outputs, profiles, remote
 from .cluster import Dask
 from .profiles import ProfileFile
 from .progress import Progress, counted
-from .queries import Blocks, QueryFile, blocks_of, holds_dna
+from .queries import Blocks, QueryFile, holds_dna
 
 #: SAM @SQ lines are streamed from a database this many sequences at a time
 SQ_BLOCK = 1 << 16
@@ -245,29 +244,19 @@ def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, iterations
                    workers: int | None, partition: str, explain: bool, energy: bool,
                    server: str | None, token: str | None) -> None:
     query, database = profiles.inputs(inputs, in_pssm, iterations, out_pssm, msa, server)
-    if server is not None:
-        unsupported = [flag for flag, given in (
+    if server is not None:  # an option the server does not take (else cli/remote.py's)
+        remote.check([flag for flag, given in (
             ("--fraction", fraction is not None), ("--max-hsps", max_hsps is not None),
             ("--score-only", score_only),
             ("--mask", mask), ("--resume", resume), ("--scheduler", scheduler),
-            ("--cluster", cluster), ("--explain", explain), ("--energy", energy)) if given]
-        if unsupported or fmt not in ("blast6", "sam"):
-            what = unsupported[0] if unsupported else f"--format {fmt}"
-            raise InputError(f"--server searches with the blast6 or sam format and the "
-                             f"scoring, cutoff and column options: not {what}")
-        columns = common.columns(column_text, header, fmt)
-        queries = remote.queries_text(query)
-        request = {"queries": queries, "database": database, "top": top,
-                   "evalue": evalue, "min_score": min_score, "stats": stats, "mode": mode,
-                   "strand": strand, "matrix": matrix, "match": match, "mismatch": mismatch,
-                   "gap_open": gap_open, "gap_extend": gap_extend,
-                   "columns": list(columns) if columns else None,
-                   "format": "sam" if fmt == "sam" else "json" if header else "tsv"}
-        answer = remote.search(server, {k: v for k, v in request.items() if v is not None},
-                               token or os.environ.get("WAVEDP_TOKEN"))
-        if header:  # each query's lines in its block, the titles read from its text
-            answer = blocks_of(answer, queries, database, columns or fields.DEFAULT)
-        _remote(answer, outputs.target(output, [query]), fmt, (obj or {}).get("argv", []))
+            ("--cluster", cluster), ("--explain", explain), ("--energy", energy)) if given],
+            fmt)
+        remote.run(server, token, query, database, options={
+            "top": top, "evalue": evalue, "min_score": min_score, "stats": stats,
+            "mode": mode, "strand": strand, "matrix": matrix, "match": match,
+            "mismatch": mismatch, "gap_open": gap_open, "gap_extend": gap_extend},
+            columns=common.columns(column_text, header, fmt), header=header, fmt=fmt,
+            output=output, argv=(obj or {}).get("argv", []))
         return
     if matrix is None and match is None and mismatch is None and holds_dna(database):
         if in_pssm:
@@ -307,17 +296,6 @@ def search_command(obj, inputs: tuple[str, ...], in_pssm: str | None, iterations
             journal.close()
         if dask is not None:
             dask.close()
-
-
-def _remote(answer: str, destination: outputs.Target, fmt: str, argv: list[str]) -> None:
-    """The server's answer written under the output contract; SAM's @PG line names this
-    command."""
-    if fmt == "sam":
-        pg = list(sam_header_lines([], command_line=shlex.join(["wavedp", *argv])))[-1]
-        answer = "".join(pg + "\n" if line.startswith("@PG\t") else line
-                         for line in answer.splitlines(keepends=True))
-    with outputs.opened(destination) as out:
-        out.write(answer)
 
 
 @dataclass(frozen=True, kw_only=True)

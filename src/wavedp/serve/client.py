@@ -28,6 +28,9 @@ def queries_text(path: str) -> str:
 def search(url: str, request: dict[str, Any], token: str | None = None) -> str:
     """The server's answer (text) to ``request``; a 4xx is an InputError with the server's
     message, an unreachable server or a 5xx a DeviceError (exit status 1)."""
+    # httpx imports its own command line (rich, pygments: 70 ms) where click is installed; an
+    # import it guards, so a module set to None here reads as absent
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     import httpx  # the serve extra
 
     headers = {"authorization": f"Bearer {token}"} if token else {}
