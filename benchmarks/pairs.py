@@ -52,6 +52,27 @@ def timed(call, repeats: int) -> tuple[float, object]:
     return best, out
 
 
+def alternated(values: list, put, call, repeats: int) -> dict:
+    """The best seconds of ``call(traceback)``, score-only and with CIGARs, for each of
+    ``values`` put in place by ``put(value)`` in turns, alternating (``put(None)``: back to
+    what was there)."""
+    best: dict = {}
+    try:
+        for _ in range(max(repeats, 2)):
+            for value in values:
+                put(value)
+                for traceback in (False, True):
+                    seconds, _ = timed(lambda tb=traceback: call(tb), 1)
+                    best[value, traceback] = min(best.get((value, traceback), seconds), seconds)
+    finally:
+        put(None)
+    return best
+
+
+def _pairs_of(best: dict, values: list) -> str:
+    return "; ".join(f"{v}: {best[v, False]:.3f}, {best[v, True]:.3f}" for v in values)
+
+
 def engine(qs, ts, scoring, mode: str, traceback: bool, **marks):
     """The GPU engine's call on the pairs (``marks``: its ``phases`` or ``timeline``)."""
     from wavedp.engines.common import MODES
@@ -154,44 +175,27 @@ def pairs_run(args, kind: str) -> None:
         enc = time.perf_counter() - start
         print(f"{kind:8} local      strings {whole:8.3f} s {cells / whole / 1e12:7.3f} TCUPS "
               f"(encoding the strings: {enc:.3f} s)", flush=True)
+    def call(tb: bool):
+        return wavedp.align_pairs(qs, ts, scoring, traceback=tb, device=args.device)
+
     if args.chunks:  # the chunk sizes in turns, alternating (one chunk: no overlap)
         from wavedp.engines.cuda import many_pairs
 
-        kept, best = many_pairs.CHUNK_BYTES, {}
-        try:
-            for _ in range(max(args.repeats, 2)):
-                for size in args.chunks:
-                    many_pairs.CHUNK_BYTES = size << 20
-                    for traceback in (False, True):
-                        seconds, _ = timed(lambda tb=traceback: wavedp.align_pairs(
-                            qs, ts, scoring, traceback=tb, device=args.device), 1)
-                        key = (size, traceback)
-                        best[key] = min(best.get(key, seconds), seconds)
-        finally:
-            many_pairs.CHUNK_BYTES = kept
-        print(f"{kind:8} local chunks (MiB: score, cigar seconds, best of turns): " + "; ".join(
-            f"{size}: {best[size, False]:.3f}, {best[size, True]:.3f}" for size in args.chunks),
-            flush=True)
+        kept = many_pairs.CHUNK_BYTES
+        best = alternated(args.chunks, lambda size: setattr(
+            many_pairs, "CHUNK_BYTES", kept if size is None else size << 20), call, args.repeats)
+        print(f"{kind:8} local chunks (MiB: score, cigar seconds, best of turns): "
+              + _pairs_of(best, args.chunks), flush=True)
     if args.threads:  # the host's copy threads in turns, alternating
         from wavedp.engines.cuda import transfer
 
-        kept, best = transfer.THREADS, {}
-        try:
-            for _ in range(max(args.repeats, 2)):
-                for threads in args.threads:
-                    transfer.THREADS = threads
-                    transfer._pool.cache_clear()
-                    for traceback in (False, True):
-                        seconds, _ = timed(lambda tb=traceback: wavedp.align_pairs(
-                            qs, ts, scoring, traceback=tb, device=args.device), 1)
-                        key = (threads, traceback)
-                        best[key] = min(best.get(key, seconds), seconds)
-        finally:
-            transfer.THREADS = kept
+        def put(threads: int | None, kept: int = transfer.THREADS) -> None:
+            transfer.THREADS = kept if threads is None else threads
             transfer._pool.cache_clear()
-        print(f"{kind:8} local copy threads (score, cigar seconds, best of turns): " + "; ".join(
-            f"{t}: {best[t, False]:.3f}, {best[t, True]:.3f}" for t in args.threads),
-            flush=True)
+
+        best = alternated(args.threads, put, call, args.repeats)
+        print(f"{kind:8} local copy threads (score, cigar seconds, best of turns): "
+              + _pairs_of(best, args.threads), flush=True)
     for g in args.groups:  # the engine's phases with each group size forced
         from wavedp.engines.cuda import many_pairs
 
