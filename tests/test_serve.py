@@ -271,13 +271,15 @@ def test_thin_client_starts_without_numpy(tmp_path):
     code = ("import sys; from wavedp.cli import cli\n"
             "try:\n    cli.main(sys.argv[1:], standalone_mode=False)\n"
             "except Exception as exc:\n    print(type(exc).__name__)\n"
-            "print(sorted(m for m in ('numpy', 'numba', 'cupy', 'starlette', "
-            "'wavedp.dbsearch.api') if m in sys.modules))")
+            "print(sorted(m for m in ('numpy', 'numba', 'cupy', 'starlette', 'rich', 'trio', "
+            "'wavedp.dbsearch.api') if m in sys.modules))\n"
+            # trio and httpx's command line read as present again afterwards
+            "print(all(sys.modules.get(m, 0) is not None for m in ('trio', 'httpx._main')))")
     base = [sys.executable, "-c", code, "search", str(tmp_path / "q.fa"), "db", "--server",
             "http://127.0.0.1:9"]
     thin = subprocess.run(base + ["--top", "3"], env=fresh_env(), capture_output=True,
                           text=True, timeout=120)
-    assert thin.stdout.split("\n")[:2] == ["DeviceError", "[]"], thin.stdout + thin.stderr
+    assert thin.stdout.split("\n")[:3] == ["DeviceError", "[]", "True"], thin.stdout + thin.stderr
     full = subprocess.run(base + ["--mask"], env=fresh_env(), capture_output=True, text=True,
                           timeout=120)
     assert full.stdout.startswith("InputError") and "numpy" in full.stdout
