@@ -399,7 +399,7 @@ def _finals(context: Context, items: list[tuple[int, int, Alignment]],
     with composition times its pair's lambda ratio and, rescoring, the smaller of that and
     its alignment rescored under the pair's adjusted matrix (all hits at once); then, where
     the method has it, at most the reverse null's cap (``reverse.py``)."""
-    db, lut = context.db, context.lut
+    db = context.db
     n = len(items)
     ratio = np.array([ranked[k].ratio[i] for k, i, _ in items], dtype=np.float64)
     target = np.array([ranked[k].index[i] for k, i, _ in items], dtype=np.int64)
@@ -413,8 +413,7 @@ def _finals(context: Context, items: list[tuple[int, int, Alignment]],
         for a in range(0, len(every), RESCORED):  # each hit's own matrix: memory per slice
             sel = every[a:a + RESCORED]
             counts = np.stack([comp_stats.pair_counts(
-                jobs[job[x]][3], db.codes(int(target[x])) if lut is None
-                else lut[db.codes(int(target[x]))], items[x][2].cigar,
+                jobs[job[x]][3], context.subject(int(target[x])), items[x][2].cigar,
                 items[x][2].query_start or 0, items[x][2].target_start or 0, c.size)
                 for x in sel])
             query_freqs = np.stack([stats[job[x]].query_freq for x in sel])
@@ -425,9 +424,8 @@ def _finals(context: Context, items: list[tuple[int, int, Alignment]],
         for x, (k, i, aln) in enumerate(items):
             if aln.cigar is not None and aln.query_start is not None and \
                     ranked[k].freqs is not None:
-                codes = db.codes(int(target[x]))
-                again = c.rescored(score[x], jobs[job[x]][3], aln, codes if lut is None
-                                   else lut[codes], ranked[k].freqs[i])
+                again = c.rescored(score[x], jobs[job[x]][3], aln,
+                                   context.subject(int(target[x])), ranked[k].freqs[i])
                 eff[x] = min(eff[x], again + c.allowance)
     lengths = np.asarray(db.lengths)[target].astype(np.int64)
     if method.reverse_null and c is not None and n:

@@ -70,7 +70,7 @@ def align_ranked(context: Context, q: Prepared, ranked: list[Ranked], traceback:
     where the scan found every score-only hit's end cell; with ``fraction``, each hit's
     non-intersecting alignments (``hits.run_hits``), at most ``limit`` a pair; ``grouped``:
     per query a list per ranked pair (its alignments), in the order asked."""
-    db, lut, scoring, mode = context.db, context.lut, context.scoring, context.mode
+    db, scoring, mode = context.db, context.scoring, context.mode
     texts, ids, codes, rows = [], [], [], []  # each (query, strand) is a query of the call
     for r in ranked:
         view = np.zeros(2, np.int64)  # the strand's index among the calls' queries
@@ -85,7 +85,7 @@ def align_ranked(context: Context, q: Prepared, ranked: list[Ranked], traceback:
     order = order.tolist()
     subjects = Prepared.from_codes(
         [db.text(t) for t in order], [db.id(t) for t in order],
-        [db.codes(t) if lut is None else lut[db.codes(t)] for t in order])
+        [context.subject(t) for t in order])
     queries = Prepared.from_codes(texts, ids, codes)
     pairs = np.stack([np.concatenate(rows) if rows else np.empty(0, np.int64),
                       target.reshape(-1)], axis=1).astype(np.int64)

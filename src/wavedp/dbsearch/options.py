@@ -106,6 +106,11 @@ class Context:
     trace: Trace
     table: np.ndarray | None = None  # the queries' profiles' table (their codes its rows)
 
+    def subject(self, t: int) -> np.ndarray:
+        """Database sequence ``t``'s codes in the scoring's alphabet (through ``lut``)."""
+        codes = self.db.codes(t)
+        return codes if self.lut is None else self.lut[codes]
+
 
 def _cutoffs(top: int, evalue: float | None, min_score: int | None, mode: str,
              scoring: Scoring, stats: str, profile: bool = False

@@ -23,12 +23,8 @@ def reversed_scores(context: Context, queries: list[np.ndarray], which: np.ndarr
     profiles' table where the queries are profiles)."""
     if not len(subjects):
         return np.zeros(0, np.int64)
-    db, lut = context.db, context.lut
     order, target = np.unique(subjects, return_inverse=True)
-    tcodes = []
-    for t in order.tolist():
-        codes = db.codes(t) if lut is None else lut[db.codes(t)]
-        tcodes.append(np.ascontiguousarray(codes[::-1]))
+    tcodes = [np.ascontiguousarray(context.subject(t)[::-1]) for t in order.tolist()]
     pairs = np.stack([np.asarray(which, np.int64), target.reshape(-1)], axis=1)
     profile = context.table is not None
     raw = engines.align_pairs(context.device, queries, tcodes, pairs,
