@@ -11,7 +11,7 @@ import numpy as np
 from . import engines
 from .alignment import Alignment, built, cigars_from_ops
 from .device import Device, choose
-from .engines.common import GLOBAL, MODES, SCORE_LIMIT, STRATEGIES
+from .engines.common import GLOBAL, MODES, SCORE_LIMIT, STRATEGIES, rows_run
 from .engines.cuda.diagonal import check_storage
 from .engines.cuda.sync import check_sync
 from .errors import InputError
@@ -180,7 +180,7 @@ def _profile_results(queries: Prepared, targets: Prepared, pairs: np.ndarray,
         qlen = np.array([c.size for c in queries.codes], np.int64)[pairs[:, 0]]
         tlen = np.array([c.size for c in targets.codes], np.int64)[pairs[:, 1]]
         check_table_range(table, scoring, int(np.max(qlen + tlen)))
-    gpu = device.gpu and all(_rows_run(c) for c in queries.codes)
+    gpu = device.gpu and all(rows_run(c) for c in queries.codes)
     raw = engines.align_pairs(device if gpu else choose("cpu"), queries.codes, targets.codes,
                               pairs, table, scoring.gap_open, scoring.gap_extend, code,
                               traceback=traceback, profile=True)
@@ -197,11 +197,6 @@ def _profile_results(queries: Prepared, targets: Prepared, pairs: np.ndarray,
                                             found[1], found[3]))
         out.append(found)
     return out
-
-
-def _rows_run(codes: np.ndarray) -> bool:
-    """Whether a profile query's codes are consecutive rows of its table."""
-    return codes.size == 0 or bool(np.all(np.diff(codes.astype(np.int64)) == 1))
 
 
 def check_table_range(table: np.ndarray, scoring: Scoring, sides: int) -> None:

@@ -50,6 +50,11 @@ def own_rows(query: np.ndarray, sub: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return (np.asarray(query, np.int64) - lo).astype(query_type(own)), own
 
 
+def rows_run(codes: np.ndarray) -> bool:
+    """Whether a profile query's codes are consecutive rows of its table."""
+    return codes.size == 0 or bool(np.all(np.diff(codes.astype(np.int64)) == 1))
+
+
 def residue_ranges(offsets: np.ndarray, cap: int) -> Iterator[tuple[int, int]]:
     """Consecutive half-open sequence ranges ``(start, stop)`` covering every sequence of a
     set with these ``offsets`` (n + 1), in order, each of at most ``cap`` residues (a longer

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import DeviceError, InputError
+from ..common import rows_run
 from . import multipass
 from .hostmem import settle
 from .module import function
@@ -136,7 +137,7 @@ class Group:
                 start += codes[key].size
         self.res = cupy.asarray(np.concatenate(parts).astype(np.uint8, copy=False))
         if profile:  # each query's first row of the table
-            if any(np.any(np.diff(qcodes[a].astype(np.int64)) != 1) for a in qs):
+            if not all(rows_run(qcodes[a]) for a in qs):
                 raise ValueError("a profile query's codes must be consecutive rows")
             if sub.size >= 2**31:
                 raise InputError(f"profiles of {sub.shape[0]:,} rows in all are too many "
