@@ -13,7 +13,8 @@ is one) behind an HTTP API, so that a search costs its scan, not an interpreter'
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import importlib
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .app import make_app
@@ -21,16 +22,19 @@ if TYPE_CHECKING:
 
 __all__ = ["Service", "make_app"]
 
+#: each public name and the module that defines it, imported on first use (the thin client
+#: imports this package's ``client`` alone, without the ASGI stack)
+_HOMES = {"make_app": ".app", "Service": ".service"}
 
-def __getattr__(name: str) -> Any:
-    """The application and the service, imported on first use (the thin client imports this
-    package's ``client`` alone, without the ASGI stack)."""
-    if name == "make_app":
-        from .app import make_app
 
-        return make_app
-    if name == "Service":
-        from .service import Service
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value
+    return value
 
-        return Service
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
