@@ -18,18 +18,11 @@ import click
 from ..errors import InputError
 from . import outputs
 
-#: the options :data:`search` takes: those the server takes, and the local command's device
-#: and thread options, which mean nothing to it
-TAKEN = {"--top", "--evalue", "--min-score", "--mode", "--matrix", "--match", "--mismatch",
-         "--gap-open", "--gap-extend", "--strand", "--stats", "--format", "-o", "--output",
-         "--columns", "--header", "--server", "--token", "--device", "--devices", "--threads",
-         "--partition"}
-
 
 def takes(args: list[str]) -> bool:
     """Whether the ``search`` command line ``args`` (its arguments after ``search``) asks a
-    server with options :data:`search` takes only (``--help`` goes to the full command; a
-    value that starts with ``-``, such as ``--min-score -5``, sends it there too)."""
+    server with options :data:`search` takes only (:data:`TAKEN`; ``--help`` goes to the full
+    command; a value that starts with ``-``, such as ``--min-score -5``, sends it there too)."""
     names = {arg.split("=", 1)[0] for arg in args if arg.startswith("-") and arg != "-"}
     return "--server" in names and names <= TAKEN
 
@@ -122,3 +115,8 @@ def search(obj, inputs: tuple[str, ...], top: int, evalue: float | None,
                "mismatch": mismatch, "gap_open": gap_open, "gap_extend": gap_extend}
     run(server, token, inputs[0], inputs[1], options=options, columns=columns, header=header,
         fmt=fmt, output=output, argv=(obj or {}).get("argv", []))
+
+
+#: the options :data:`search` takes: those the server takes, and the local command's device
+#: and thread options, which mean nothing to it
+TAKEN = {opt for param in search.params for opt in param.opts if opt.startswith("-")}
