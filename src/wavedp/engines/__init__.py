@@ -69,8 +69,9 @@ def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.nd
     count = int(m.size)
     none_empty = count == 0 or (int(m.min()) > 0 and int(n.min()) > 0)
     parts = []
+    empty = np.zeros(count, bool) if none_empty else (m == 0) | (n == 0)
     if not none_empty:
-        idx = np.flatnonzero((m == 0) | (n == 0))
+        idx = np.flatnonzero(empty)
         parts.append((idx, empty_columns(m[idx], n[idx], mode, gap_open, gap_extend,
                                          traceback)))
     if device.gpu:
@@ -81,7 +82,6 @@ def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.nd
             return many_pairs.align(qcat, qoff, tcat, toff, qi, ti, m, n, sub=sub,
                                     gap_open=gap_open, gap_extend=gap_extend, mode=mode,
                                     traceback=traceback)
-        empty = np.zeros(count, bool) if none_empty else (m == 0) | (n == 0)
         fast &= ~empty
         if qi is None or ti is None:
             qi = ti = np.arange(count, dtype=np.int64)
@@ -103,7 +103,7 @@ def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.nd
 
         if qi is None or ti is None:
             qi = ti = np.arange(count, dtype=np.int64)
-        idx = np.arange(count) if none_empty else np.flatnonzero((m > 0) & (n > 0))
+        idx = np.flatnonzero(~empty)
         if idx.size:
             out, ops, opoff = align_cat(qcat, qoff, tcat, toff,
                                         np.stack([qi[idx], ti[idx]], axis=1), sub, gap_open,

@@ -138,7 +138,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     count = int(m.size)
     if not count:
         return _columns(np.empty((0, 3), np.int32), np.empty((0, 5), np.int32) if traceback
-                        else None, np.zeros(0, np.uint32))
+                        else None, np.zeros(0, np.uint32), np.zeros(1, np.int64))
     clock = _Clock(phases, timeline)
     m, n = np.asarray(m), np.asarray(n)
     step = max(1, count // 20000)
@@ -250,15 +250,12 @@ def _cut(count: int, weights: list) -> list[tuple[int, int]]:
 
 
 def _columns(ends: np.ndarray, res5: np.ndarray | None, runs: np.ndarray,
-             offsets: np.ndarray | None = None) -> Columns:
-    """The columns of the end cells, coordinates and runs (``offsets``: the runs' offsets,
-    from the run counts where None)."""
+             offsets: np.ndarray | None) -> Columns:
+    """The columns of the end cells, coordinates, runs and the runs' offsets (the last two
+    None score-only)."""
     if res5 is None:
         unknown = np.full(ends.shape[0], -1, np.int32)
         return Columns(ends[:, 0], unknown, ends[:, 1], unknown, ends[:, 2], None, None)
-    if offsets is None:
-        offsets = np.zeros(ends.shape[0] + 1, np.int64)
-        np.cumsum(res5[:, 4], dtype=np.int64, out=offsets[1:])
     return Columns(ends[:, 0], *(res5[:, c] for c in range(4)), runs, offsets)
 
 
