@@ -34,10 +34,9 @@ from ...version import __version__
 MESSAGE = "wavedp: compiling the CPU kernels for this machine, once (about {seconds:.0f} s)..."
 
 #: compile seconds from an empty cache, between what an x86-64 core with AVX2 and a 2-core
-#: machine take. The README's first search says "whole" alone and also compiles the composition
-#: statistics' kernels: 11.5-12.4 s on 2 cores (whole_pairs 9.1 s, composition 2.4 s), so
-#: "whole" counts both's share on such a machine (the line's estimate within 2x of the truth
-#: from a fast core to 2 cores). The kernels: the pair batch kernels of ``align_pairs``
+#: machine take (the README's first search says "whole" alone: whole_pairs took 9.1 s on 2
+#: cores, and the composition statistics' kernels, said nowhere, 2.4 s more; the whole run
+#: 11.0-13.0 s): the pair batch kernels of ``align_pairs``
 #: (traceback keeping the whole matrix or checkpoints; score-only by rows or striped), the
 #: database scan at one lane width (8 or 16 bits; 32: per pair), the non-intersecting hits,
 #: the polyadic solver, a search's empirical fit, the FASTA scanner of ``align --pairs`` and
