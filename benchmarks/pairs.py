@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pairs_data  # noqa: E402  (beside this script)
 
 import wavedp  # noqa: E402
+from wavedp.engines.cuda import transfer  # noqa: E402  (NumPy only: no CuPy import)
 from wavedp.pairs import Sequences  # noqa: E402
 
 SCORINGS = {
@@ -41,6 +42,10 @@ def encoded(kind: str, count: int):
     qs = Sequences.from_letters(q, ql, [f"q{k + 1}" for k in range(count)], scoring)
     ts = Sequences.from_letters(t, tl, [f"t{k + 1}" for k in range(count)], scoring)
     return scoring, qs, ts, (q, ql, t, tl)
+
+
+#: the engine's own host copy threads (``copy_threads`` puts them back)
+_KEPT_THREADS = transfer.THREADS
 
 
 def timed(call, repeats: int) -> tuple[float, object]:
@@ -187,13 +192,7 @@ def pairs_run(args, kind: str) -> None:
         print(f"{kind:8} local chunks (MiB: score, cigar seconds, best of turns): "
               + _pairs_of(best, args.chunks), flush=True)
     if args.threads:  # the host's copy threads in turns, alternating
-        from wavedp.engines.cuda import transfer
-
-        def put(threads: int | None, kept: int = transfer.THREADS) -> None:
-            transfer.THREADS = kept if threads is None else threads
-            transfer._pool.cache_clear()
-
-        best = alternated(args.threads, put, call, args.repeats)
+        best = alternated(args.threads, copy_threads, call, args.repeats)
         print(f"{kind:8} local copy threads (score, cigar seconds, best of turns): "
               + _pairs_of(best, args.threads), flush=True)
     for g in args.groups:  # the engine's phases with each group size forced
@@ -388,7 +387,6 @@ def copies(size: int = 900 << 20) -> None:
     own copy rate (its threads, pageable to pageable)."""
     import cupy
 
-    from wavedp.engines.cuda import transfer
     from wavedp.engines.cuda.staging import pinned
 
     host = np.random.default_rng(1).integers(0, 4, size, dtype=np.uint8)
@@ -419,13 +417,18 @@ def copies(size: int = 900 << 20) -> None:
     contended(host, locked, dev)
 
 
-def contended(host: np.ndarray, locked: np.ndarray, dev, chunk: int = 96 << 20) -> None:
-    """The host's copy of a chunk into page-locked memory (the pipeline's step) with 4, 8
-    and 16 threads, alone and while page-locked memory goes up to the GPU (the pipeline's
-    condition): whether the copies up slow the host's writes."""
-    import time
-    from concurrent.futures import ThreadPoolExecutor
+def copy_threads(threads: int | None) -> None:
+    """The engine's host copies on ``threads`` threads (None: as many as it chose), the
+    former pool shut down."""
+    transfer._pool().shutdown()
+    transfer._pool.cache_clear()
+    transfer.THREADS = _KEPT_THREADS if threads is None else threads
 
+
+def contended(host: np.ndarray, locked: np.ndarray, dev, chunk: int = 96 << 20) -> None:
+    """The host's copy of a chunk into page-locked memory (the pipeline's step,
+    ``transfer.host_copy``) with 4, 8 and 16 threads, alone and while page-locked memory goes
+    up to the GPU (the pipeline's condition): whether the copies up slow the host's writes."""
     import cupy
 
     from wavedp.engines.cuda.staging import pinned
@@ -433,25 +436,23 @@ def contended(host: np.ndarray, locked: np.ndarray, dev, chunk: int = 96 << 20) 
     slot = pinned(chunk)
     stream = cupy.cuda.Stream(non_blocking=True)
     rows = []
-    for threads in (4, 8, 16):
-        step = -(-chunk // threads)
-        with ThreadPoolExecutor(threads) as pool:
-            def copy(k, pool=pool, step=step):
-                a = (k * chunk) % (host.size - chunk)
-                list(pool.map(lambda b: np.copyto(slot[b:b + step], host[a + b:a + b + step]),
-                              range(0, chunk, step)))
+    try:
+        for threads in (4, 8, 16):
+            copy_threads(threads)
             for busy in (False, True):
-                copy(0)
+                transfer.host_copy(slot, host[:chunk])
                 if busy:
                     dev.data.copy_from_host_async(locked.ctypes.data, locked.size, stream)
-                start, done = time.perf_counter(), 0
-                while done < 8:
-                    copy(done)
-                    done += 1
+                start = time.perf_counter()
+                for k in range(8):
+                    a = (k * chunk) % (host.size - chunk)
+                    transfer.host_copy(slot, host[a:a + chunk])
                 seconds = time.perf_counter() - start
                 stream.synchronize()
                 rows.append(f"{threads} threads{' during a copy up' if busy else ''} "
-                            f"{done * chunk / seconds / 1e9:.1f} GB/s")
+                            f"{8 * chunk / seconds / 1e9:.1f} GB/s")
+    finally:
+        copy_threads(None)
     print("# host writes of 96 MiB into page-locked memory: " + ", ".join(rows), flush=True)
 
 

@@ -325,17 +325,20 @@ if want lab || want all; then
     cp /tmp/wavedp-lab/report.md "$out/lab_report.md"
     tar czf "$out/lab.tgz" -C /tmp wavedp-lab
 fi
-# a Swiss-Prot-sized seeded database with the benchmark queries planted (/tmp/serve.wdb)
-serve_data() {
+# seeded NAME [ARGS...]: /tmp/NAME.fa and /tmp/NAME.wdb, 570,000 seeded proteins with the
+# benchmark queries planted (ARGS: seeded_fasta.py's further options); $queries set
+seeded() {
+    local name=$1
+    shift
     queries=$(ls ../shared/data/allqueries.fasta .carry/allqueries.fasta 2>/dev/null | head -1)
-    [[ -d /tmp/serve.wdb ]] && return
-    (cd benchmarks && python3 seeded_fasta.py /tmp/serve.fa --sequences 570000 \
-        --plant "../$queries") >/dev/null
-    python3 -m wavedp.cli makedb /tmp/serve.fa -o /tmp/serve.wdb >/dev/null 2>&1
+    [[ -d /tmp/$name.wdb ]] && return
+    (cd benchmarks && python3 seeded_fasta.py "/tmp/$name.fa" --sequences 570000 \
+        --plant "../$queries" "$@") >/dev/null
+    python3 -m wavedp.cli makedb "/tmp/$name.fa" -o "/tmp/$name.wdb" >/dev/null 2>&1
 }
 if want onequery; then
     # one query alone on a warm Searcher (the service's path): its phases and a cProfile
-    serve_data
+    seeded serve
     python3 benchmarks/one_query.py "$queries" /tmp/serve.wdb --device gpu 2>&1 \
         | tee "$out/one_query.log"
 fi
@@ -343,12 +346,7 @@ if want profiles; then
     # a PSSM's scan against the matrix's and three iterations against one search, on a
     # Swiss-Prot-sized seeded database with eight planted copies of each query (30-75%
     # of positions redrawn: a family found round by round; benchmarks/profile_scan.py)
-    queries=$(ls ../shared/data/allqueries.fasta .carry/allqueries.fasta 2>/dev/null | head -1)
-    if [[ ! -d /tmp/profiles.wdb ]]; then
-        (cd benchmarks && python3 seeded_fasta.py /tmp/profiles.fa --sequences 570000 \
-            --plant "../$queries" --copies 8) >/dev/null
-        python3 -m wavedp.cli makedb /tmp/profiles.fa -o /tmp/profiles.wdb >/dev/null 2>&1
-    fi
+    seeded profiles --copies 8
     python3 benchmarks/profile_scan.py "$queries" /tmp/profiles.wdb --device gpu \
         --turns "${PROFILE_TURNS:-3}" 2>&1 | tee "$out/profile_scan.log"
 fi
@@ -356,7 +354,7 @@ if want serve; then
     # the search service on a Swiss-Prot-sized seeded database: one query over HTTP, the thin
     # client and the local command beside CUDASW++4.0's one-query command, 64 clients for 60 s
     # against a Searcher in batches of 64 (benchmarks/serve.py)
-    serve_data
+    seeded serve
     anchor=()
     if [[ -d $CUDASW4_SRC ]]; then
         build_cudasw4 align makedb
