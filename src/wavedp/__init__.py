@@ -5,9 +5,9 @@ NumPy is imported)."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from .exports import lazily
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -43,15 +43,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str):
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(home, __name__)
-    value = module if home == f".{name}" else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazily(__name__, _HOMES, __all__)

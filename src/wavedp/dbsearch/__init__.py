@@ -7,8 +7,9 @@ is imported)."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ..exports import lazily
 
 if TYPE_CHECKING:
     from ..db.database import Database
@@ -27,14 +28,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str):
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazily(__name__, _HOMES, __all__)

@@ -13,8 +13,9 @@ is one) behind an HTTP API, so that a search costs its scan, not an interpreter'
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ..exports import lazily
 
 if TYPE_CHECKING:
     from .app import make_app
@@ -27,14 +28,4 @@ __all__ = ["Service", "make_app"]
 _HOMES = {"make_app": ".app", "Service": ".service"}
 
 
-def __getattr__(name: str):
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazily(__name__, _HOMES, __all__)
