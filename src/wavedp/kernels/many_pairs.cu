@@ -23,10 +23,12 @@
 // every CKPT-th column its rows' (H - go, E): the borders of blocks of 8 rows by CKPT columns,
 // from which trace_saved recomputes the blocks the path crosses. A pair's storage (units of
 // int2 from many_pairs, of u32 with int16 halves from many_pairs16) starts at soff[p]: the
-// bottoms at ((s * (n + G - 1) + st) * G + l) for pass s, step st = j - 1 + l, lane l; after
-// them (B = passes * (n + G - 1) * G units, rounded up to a multiple of 8) the columns at B +
-// ((s * G + l) * (n / CKPT) + j / CKPT - 1) * 8 + r for row r of the lane. Lanes whose rows
-// are all past the query save nothing.
+// bottoms of steps st and st + 1 (st even) side by side, at ((s * S + st / 2) * G + l) * 2 +
+// st % 2 for pass s, step st = j - 1 + l, lane l, S = (n + G) / 2 step pairs a pass (so
+// many_pairs16 stores a lane's two in one 8-byte store); after them (B = passes * S * 2G
+// units, rounded up to a multiple of 8) the columns at B + ((s * G + l) * (n / CKPT) + j /
+// CKPT - 1) * 8 + r for row r of the lane. Lanes whose rows are all past the query save
+// nothing.
 // Results: ends[3p..3p+2] = score, end row, end column (docs/design.md's end cell).
 #include "common.cuh"
 
@@ -41,7 +43,11 @@
 // a pair's saved units before its columns' (see SAVE above), a multiple of 8 (so the columns'
 // 8 rows are one aligned 32- or 64-byte store; the host starts each pair on such a multiple)
 __device__ __forceinline__ i64 saved_bottoms(int m, int n, int G, int T) {
-    return ((i64)((m + T - 1) / T) * (n + G - 1) * G + 7) & ~(i64)7;
+    return ((i64)((m + T - 1) / T) * ((n + G) / 2) * 2 * G + 7) & ~(i64)7;
+}
+// the unit of the bottom of pass s, step st, lane l (see SAVE)
+__device__ __forceinline__ i64 bottom_unit(int n, int G, int s, int st, int l) {
+    return (((i64)s * ((n + G) / 2) + st / 2) * G + l) * 2 + st % 2;
 }
 
 // the group's best (score, i, j) by docs/design.md's rule, into its lane 0
@@ -157,7 +163,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
                         xs[r] = x;
                     }
                     if (SAVE && valid > 0) {
-                        sp[((i64)s * (n + G - 1) + st) * G + lane] = make_int2(hup, f);
+                        sp[bottom_unit(n, G, s, st, lane)] = make_int2(hup, f);
                         if (j % CKPT == 0) {
                             int4* ck = reinterpret_cast<int4*>(
                                 sp + sb + ((i64)(s * G + lane) * (n / CKPT) + j / CKPT - 1) * R);
@@ -211,20 +217,27 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
     }
 }
 
-// many_pairs16: score-only, two pairs a group, pair k in the low int16 half of every word and
-// pair k + 1 in the high half (Hopper DPX s16x2: the four add-max operations of a cell serve two
-// cells). The host routes a launch here only where no value can leave its half: every table
-// entry (score + go) and PAD16 within int16, and by the pairs' sides, the local end key X << 3 |
-// 7 - r at most 32767 (X <= 4095) or, global and semiglobal, every H between -16384 and 16383.
-// The table has a last row and a last column of PAD16: rows past a pair's query and columns
-// past its target (the group runs the longer pair's passes and columns) score PAD16, and no
-// cell there beats the cells before it (a later column, or row, loses ties). The key of a cell
-// is one multiply-add on the word (X >= 0 in local mode, so no carry crosses the halves); a
-// column's key replaces a half's best only where larger, its column chosen by the halves'
-// compare mask.
+// many_pairs16: two pairs a group, pair k in the low int16 half of every word and pair k + 1
+// in the high half (Hopper DPX s16x2: the four add-max operations of a cell serve two cells).
+// The host routes a launch here only where no value can leave its half: every score + go and
+// PAD16 within int16, and by the pairs' sides, the local end key X << 3 | 7 - r at most 32767
+// (X <= 4095) or, global and semiglobal, every H between -16384 and 16383. The table (score +
+// go) has a last row and a last column of PAD16: rows past a pair's query and columns past its
+// target (the group runs the longer pair's passes and columns) score PAD16, and no cell there
+// beats the cells before it (a later column, or row, loses ties). The key of a cell is one
+// multiply-add on the word (X >= 0 in local mode, so no carry crosses the halves); a column's
+// key replaces a half's best only where larger, its column kept per half.
+//
+// Lane 0's columns come G at a time: lane l of the group loads the code (the two pairs' table
+// offsets) of column b + l and H - go and F above it (the first row's, or the scratch row's
+// after the first pass), G columns ahead, and lane 0 takes its column's by shuffle. The steps
+// go two at a time; after the first G - 1 (lanes waiting for their first column) every lane
+// computes every step, the cells past its pair's columns harmless (kept out of the best, the
+// saved borders and the scratch row).
 #define PAD16 (-16384)
 #define NEG16 (-16384)
-
+// a compile-time flag passed to a generic lambda
+template <bool B> struct Flag { static constexpr bool value = B; };
 __device__ __forceinline__ unsigned splat16(int v) { return (unsigned)(v & 0xffff) * 0x10001u; }
 __device__ __forceinline__ int lo16(unsigned w) { return (int)(short)(w & 0xffffu); }
 __device__ __forceinline__ int hi16(unsigned w) { return (int)w >> 16; }
@@ -236,10 +249,14 @@ __device__ __forceinline__ unsigned lds(unsigned a) {
     return v;
 }
 
-// column j's table offsets of pairs a (low) and b (high): PAD16's column past a target
-__device__ __forceinline__ int column_pair(const u8* ta, const u8* tb, int j, int na, int nb,
-                                           int A) {
-    return (j < na ? ta[j] : A) * 128 | (j < nb ? tb[j] : A) * 128 << 16;
+// the target letters of column index j (0-based) of pairs a (low byte) and b, A past a target
+__device__ __forceinline__ unsigned letters(const u8* ta, const u8* tb, int j, int na, int nb,
+                                            int A) {
+    return (unsigned)(j < na ? ta[j] : A) | (unsigned)(j < nb ? tb[j] : A) << 8;
+}
+// a column's code from its letters: the two pairs' table offsets
+__device__ __forceinline__ unsigned code_of(unsigned ab) {
+    return (ab & 0xffu) * 128 | (ab >> 8) * 128 << 16;
 }
 
 // pair p's end cell by the group's lanes, written by lane 0
@@ -258,22 +275,25 @@ __device__ __forceinline__ void write_end(int lane, bool real, int p, int bv, in
 // and the pair's columns. put() saves the pair's halves (``half``: __byte_perm's selector of
 // the low halves, 0x5410, or the high, 0x7632) at step st, column j.
 struct Saver {
-    unsigned* bottoms;
+    unsigned* bottoms;  // the lane's bottoms of steps 2k and 2k + 1 at bottoms + 2kG
     unsigned* columns;  // the lane's saved column c at columns + (c + 1) * 8 - 8
     int n;
+    unsigned word[2];  // the bottoms of the step pair in hand
     template <int G>
     __device__ __forceinline__ void pass(unsigned* sp, int m, int s, int lane, int T, int R,
                                          bool live) {
         const i64 sb = saved_bottoms(m, n, G, T);
-        bottoms = live ? sp + (i64)s * (n + G - 1) * G + lane : nullptr;
+        bottoms = live ? sp + bottom_unit(n, G, s, 0, lane) : nullptr;
         columns = live ? sp + sb + ((i64)(s * G + lane) * (n / CKPT) - 1) * R : nullptr;
     }
+    // the bottom of step st (u = st % 2; held until its pair's store) and, at every CKPT-th
+    // column, the rows
     template <int G, int R>
-    __device__ __forceinline__ void put(int st, int j, unsigned hup, unsigned f,
+    __device__ __forceinline__ void put(int u, int j, unsigned hup, unsigned f,
                                         const unsigned (&Hg)[R], const unsigned (&E)[R],
-                                        unsigned half) const {
+                                        unsigned half) {
+        word[u] = __byte_perm(hup, f, half);  // u = st % 2, a constant where it is called
         if (bottoms == nullptr || j > n) return;
-        bottoms[st * G] = __byte_perm(hup, f, half);
         if (j % CKPT == 0) {
             uint4* ck = reinterpret_cast<uint4*>(columns + (j / CKPT) * R);
 #pragma unroll
@@ -284,10 +304,17 @@ struct Saver {
                                        __byte_perm(Hg[r + 3], E[r + 3], half));
         }
     }
+    // the bottoms of steps st - 1 and st (st odd) in one store, within the pair's step pairs
+    template <int G>
+    __device__ __forceinline__ void store(int st) const {
+        if (bottoms != nullptr && st / 2 < (n + G) / 2)
+            *reinterpret_cast<uint2*>(bottoms + (i64)(st / 2) * 2 * G) =
+                make_uint2(word[0], word[1]);
+    }
 };
 
 template <int MODE, int G, int R, bool SAVE>
-__global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs16(
+__global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
     const u8* __restrict__ qres, const u8* __restrict__ tres, const i64* __restrict__ qoff,
     const i64* __restrict__ toff, const int* __restrict__ ms, const int* __restrict__ ns,
     const int* __restrict__ order, int count, const int* __restrict__ sub, int A, int go,
@@ -305,7 +332,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs16(
     __syncthreads();
     constexpr int T = G * R;
     constexpr int GPW = 32 / G;
-    static_assert(R == 8, "the local key holds 8 rows");
+    static_assert(R == 8 && G >= 2, "the local key holds 8 rows; steps go two at a time");
     const int lane32 = threadIdx.x & 31;
     const int lane = lane32 % G;
     const int gw = lane32 / G;
@@ -364,33 +391,48 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs16(
             const int ra = ma - 1 - row0, rb = mb - 1 - row0;  // row m's place, each pair
             const bool hold_a = ra >= 0 && ra < R, hold_b = rb >= 0 && rb < R;
             unsigned diag = splat16(edge<MODE>(row0, go, ge) - go);
-            unsigned botH = 0, botF = neg;
-            int c_cur = 0;
-            int c_next = lane == 0 && live && n > 0 ? column_pair(ta, tb, 0, na, nb, A) : 0;
-            uint2 up_next = make_uint2(0, neg);
-            if (lane == 0 && live && s > 0 && n > 0) up_next = scr[1];
-            unsigned bk = 0, bkj = 0;        // local: the pass's best keys and their columns
-            unsigned mk = neg, mkj = 0;      // semiglobal: row m's best H - go and columns
-            for (int st = 0; st < steps; ++st) {
-                const int j = st - lane + 1;  // this lane's column
-                unsigned uh = __shfl_up_sync(FULL, botH, 1, G);
-                unsigned uf = __shfl_up_sync(FULL, botF, 1, G);
-                const int c_above = __shfl_up_sync(FULL, c_cur, 1, G);
-                const int c = lane == 0 ? c_next : c_above;
-                if (lane == 0) {
-                    if (s == 0) {
-                        uh = splat16(edge<MODE>(j, go, ge) - go);
-                        uf = neg;
-                    } else {
-                        uh = up_next.x;
-                        uf = up_next.y;
+            unsigned botH = 0, botF = neg, c_cur = 0;
+            // lane 0's columns, G at a time: lane l holds column index b + l's code (cur) and
+            // H - go and F above it (top: the first row, or the scratch row), and loads those
+            // of b + G + l (nxt, the letters, and ntop); lane 0 takes its column's by shuffle
+            auto above = [&](int x) {
+                if (s == 0) return make_uint2(splat16(edge<MODE>(x + 1, go, ge) - go), neg);
+                return x < n ? scr[x] : make_uint2(0, neg);
+            };
+            unsigned cur = 0, nxt = 0;
+            uint2 top = make_uint2(0, neg), ntop = top;
+            if (live) {
+                cur = code_of(letters(ta, tb, lane, na, nb, A));
+                nxt = letters(ta, tb, G + lane, na, nb, A);
+                top = above(lane), ntop = above(G + lane);
+            }
+            unsigned bk = 0, bja = 0, bjb = 0;  // local: the pass's best keys, their columns
+            unsigned mk = neg, mkj = 0;         // semiglobal: row m's best H - go and columns
+            // a step (a column of each lane): GUARD, lanes out of their columns skip it (the
+            // first G - 1 steps, where lanes wait for their first column); else every lane
+            // computes, the cells past a pair's columns (or a group idle in this pass) harmless:
+            // out of the best, the saved borders and the scratch row
+            auto step = [&](const int st, const int u, auto guard) {
+                constexpr bool GUARD = decltype(guard)::value;
+                if (u == 0 && st % G == 0 && st > 0) {  // the next G columns of lane 0
+                    cur = code_of(nxt);
+                    top = ntop;
+                    if (live) {
+                        nxt = letters(ta, tb, st + G + lane, na, nb, A);
+                        ntop = above(st + G + lane);
                     }
                 }
-                if (live && j >= 1 && j <= n) {
-                    if (lane == 0 && j < n) {
-                        c_next = column_pair(ta, tb, j, na, nb, A);
-                        if (s > 0) up_next = scr[j + 1];
-                    }
+                const int j = st - lane + 1;  // this lane's column
+                const unsigned h_up = __shfl_up_sync(FULL, botH, 1, G);
+                const unsigned f_up = __shfl_up_sync(FULL, botF, 1, G);
+                const unsigned c_up = __shfl_up_sync(FULL, c_cur, 1, G);
+                const unsigned h_own = __shfl_sync(FULL, top.x, st % G, G);
+                const unsigned f_own = __shfl_sync(FULL, top.y, st % G, G);
+                const unsigned c_own = __shfl_sync(FULL, cur, st % G, G);
+                const unsigned uh = lane == 0 ? h_own : h_up, uf = lane == 0 ? f_own : f_up;
+                const unsigned c = lane == 0 ? c_own : c_up;
+                const bool in = live && j >= 1 && j <= n;
+                if (!GUARD || in) {
                     const unsigned cola = base + (c & 0xffff), colb = base + (c >> 16);
                     unsigned f = uf, hup = uh, d = diag, xg = 0;
                     unsigned xs[R];
@@ -410,10 +452,9 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs16(
                         xs[r] = x;
                     }
                     if (SAVE) {  // each pair's halves, within its own passes and columns
-                        sva.put<G, R>(st, j, hup, f, Hg, E, 0x5410);
-                        svb.put<G, R>(st, j, hup, f, Hg, E, 0x7632);
+                        sva.put<G, R>(u, j, hup, f, Hg, E, 0x5410);
+                        svb.put<G, R>(u, j, hup, f, Hg, E, 0x7632);
                     }
-                    const unsigned jj = (unsigned)j * 0x10001u;
                     if (MODE == WAVEDP_LOCAL) {  // keys X << 3 | 7 - r, X in 0..4095
                         unsigned ky[R];
 #pragma unroll
@@ -421,9 +462,11 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs16(
                         const unsigned ck = __vimax3_s16x2(
                             __vimax3_s16x2(ky[0], ky[1], ky[2]),
                             __vimax3_s16x2(ky[3], ky[4], ky[5]), __vmaxs2(ky[6], ky[7]));
-                        const unsigned nk = __vmaxs2(ck, bk);
-                        const unsigned grew = __vcmpne2(nk, bk);  // a later column: larger
-                        bkj = (jj & grew) | (bkj & ~grew);
+                        // a later column: only a larger key (a half that changed)
+                        const unsigned nk = __vmaxs2(bk, GUARD || in ? ck : 0u);
+                        const unsigned grew = nk ^ bk;
+                        bja = grew & 0xffffu ? j : bja;
+                        bjb = grew >> 16 ? j : bjb;
                         bk = nk;
                     }
                     if (MODE == WAVEDP_GLOBAL && (j == na || j == nb)) {
@@ -440,7 +483,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs16(
                                                             row_of<R>(Hg, max(rb, 0)), 0x7610);
                             const unsigned nk = __vmaxs2((hm & ok) | (neg & ~ok), mk);
                             const unsigned grew = __vcmpne2(nk, mk);
-                            mkj = (jj & grew) | (mkj & ~grew);
+                            mkj = ((unsigned)j * 0x10001u & grew) | (mkj & ~grew);
                             mk = nk;
                         }
                         if (j == na || j == nb) {  // column n
@@ -459,15 +502,20 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs16(
                     c_cur = c;
                     botH = hup;
                     botF = f;
-                    if (lane == G - 1 && s < passes - 1) scr[j] = make_uint2(hup, f);
+                    if (lane == G - 1 && s < passes - 1 && j <= n)
+                        scr[j - 1] = make_uint2(hup, f);
                 }
-            }
+                if (SAVE && u == 1) sva.store<G>(st), svb.store<G>(st);
+            };
+            int s0 = 0;
+            for (; s0 < G - 1; s0 += 2) step(s0, 0, Flag<true>{}), step(s0 + 1, 1, Flag<true>{});
+            for (; s0 < steps; s0 += 2) step(s0, 0, Flag<false>{}), step(s0 + 1, 1, Flag<false>{});
             if (MODE == WAVEDP_LOCAL) {
                 const int ka = lo16(bk), kb = hi16(bk);
-                if (ka >> 3 > 0 && better(ka >> 3, row0 + 8 - (ka & 7), bkj & 0xffff, av, ai, aj))
-                    av = ka >> 3, ai = row0 + 8 - (ka & 7), aj = bkj & 0xffff;
-                if (kb >> 3 > 0 && better(kb >> 3, row0 + 8 - (kb & 7), bkj >> 16, bv, bi, bj))
-                    bv = kb >> 3, bi = row0 + 8 - (kb & 7), bj = bkj >> 16;
+                if (ka >> 3 > 0 && better(ka >> 3, row0 + 8 - (ka & 7), bja, av, ai, aj))
+                    av = ka >> 3, ai = row0 + 8 - (ka & 7), aj = bja;
+                if (kb >> 3 > 0 && better(kb >> 3, row0 + 8 - (kb & 7), bjb, bv, bi, bj))
+                    bv = kb >> 3, bi = row0 + 8 - (kb & 7), bj = bjb;
             }
             if (MODE == WAVEDP_SEMIGLOBAL) {
                 if (hold_a && better(lo16(mk) + go, ma, mkj & 0xffff, av, ai, aj))
@@ -481,6 +529,10 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs16(
         write_end<MODE, G>(lane, k + 1 < count, pb, bv, bi, bj, ends);
     }
 }
+
+// the traceback's block (trace_saved): a thread a pair, each its block's directions in shared
+// memory (a dynamically indexed array would sit in local memory)
+#define TRACE_BLOCK 128
 
 // BAM op codes of the CIGAR letters
 #define OP_EQ 7u
@@ -526,7 +578,7 @@ struct Saved {
     // (H - go, F) of strip g's bottom row at column j >= 1
     __device__ int2 bottom(int g, int j) const {
         const int s = g / G, l = g % G;
-        return unit(((i64)s * (n + G - 1) + j - 1 + l) * G + l);
+        return unit(bottom_unit(n, G, s, j - 1 + l, l));
     }
     // (H - go, E) of strip g's row r at saved column c (column (c + 1) * CKPT)
     __device__ int2 column(int g, int c, int r) const {
@@ -536,12 +588,13 @@ struct Saved {
 
 // The direction codes (common.cuh's encoding; F only where it beats X, then local zero, then
 // the diagonal, then E) of strip g's rows (8g + 1 .. 8g + 8) at columns c0 + 1 .. j (at most
-// CKPT), recomputed from the saved borders: dirs[x] holds column c0 + 1 + x's 8 codes, 4 bits
-// a row. The borders are loaded first (their loads in flight together), the columns unrolled.
+// CKPT), recomputed from the saved borders: dirs[x * TRACE_BLOCK] holds column c0 + 1 + x's 8
+// codes, 4 bits a row. The borders are loaded first (their loads in flight together), the
+// columns unrolled.
 template <int MODE, int G, bool WIDE>
 __device__ __forceinline__ void recompute(const Saved<G, WIDE>& sv, const u8* q, const u8* t,
                                           int m, int g, int c0, int j, const int* ssub, int A,
-                                          int go, int ge, unsigned (&dirs)[CKPT]) {
+                                          int go, int ge, unsigned* dirs) {
     const int width = j - c0;
     int2 top[CKPT];  // (H - go, F) on row 8g at the block's columns
     int col[CKPT];   // the target letters' columns of the table
@@ -594,26 +647,27 @@ __device__ __forceinline__ void recompute(const Saved<G, WIDE>& sv, const u8* q,
             el[r] = e;
             fup = f;
         }
-        dirs[x] = word;
+        dirs[x * TRACE_BLOCK] = word;
     }
 }
 
-// The traceback of each pair from its end cell (one thread a pair): block by block (8 rows by
-// CKPT columns), each recomputed from many_pairs' saved borders by every thread of a warp at
-// once, then followed to its edge; res5[5p..] = query start, query end, target start, target
+// The traceback of each pair from its end cell (one thread a pair, at most 128 registers: four
+// blocks a multiprocessor): block by block (8 rows by CKPT columns), each recomputed from
+// many_pairs' saved borders by every thread of a warp at once, then followed to its edge; res5[5p..] = query start, query end, target start, target
 // end, runs; the runs (BAM's length << 4 | op) end at runs[roff[p + 1]].
 template <int MODE, int G, bool WIDE>
-__global__ void trace_saved(const u8* __restrict__ qres, const u8* __restrict__ tres,
-                            const i64* __restrict__ qoff, const i64* __restrict__ toff,
-                            const int* __restrict__ ms, const int* __restrict__ ns,
-                            const int* __restrict__ order, int count, const int* __restrict__ sub,
-                            int A, int go, int ge, const void* __restrict__ save,
-                            const i64* __restrict__ soff, const int* __restrict__ ends,
-                            const i64* __restrict__ roff, unsigned* __restrict__ runs,
-                            int* __restrict__ res5) {
+__global__ void __launch_bounds__(TRACE_BLOCK, 4) trace_saved(
+    const u8* __restrict__ qres, const u8* __restrict__ tres, const i64* __restrict__ qoff,
+    const i64* __restrict__ toff, const int* __restrict__ ms, const int* __restrict__ ns,
+    const int* __restrict__ order, int count, const int* __restrict__ sub, int A, int go,
+    int ge, const void* __restrict__ save, const i64* __restrict__ soff,
+    const int* __restrict__ ends, const i64* __restrict__ roff, unsigned* __restrict__ runs,
+    int* __restrict__ res5) {
     extern __shared__ int ssub[];  // A x A: query letter's row, target letter's column
     for (int w = threadIdx.x; w < A * A; w += blockDim.x) ssub[w] = sub[w];
     __syncthreads();
+    __shared__ unsigned block_dirs[CKPT * TRACE_BLOCK];
+    unsigned* dirs = block_dirs + threadIdx.x;  // the block's column x at dirs[x * TRACE_BLOCK]
     constexpr int T = G * 8;
     for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x) {
         const int p = order[k];
@@ -628,14 +682,13 @@ __global__ void trace_saved(const u8* __restrict__ qres, const u8* __restrict__ 
         RunWriter w{runs + roff[p + 1], 0, 0u, 0u};
         const bool empty = MODE == WAVEDP_LOCAL && ends[3 * (i64)p] == 0;
         int state = 0;
-        unsigned dirs[CKPT];
         bool stopped = empty;
         while (!stopped && i > 0 && j > 0) {
             const int g = (i - 1) / 8, c0 = (j - 1) / CKPT * CKPT;
             recompute<MODE, G, WIDE>(sv, q, t, m, g, c0, j, ssub, A, go, ge, dirs);
             while (!stopped && i > 8 * g && j > c0) {  // the path inside the block
                 const int a = i - 1, b = j - 1;
-                const unsigned dir = dirs[b - c0] >> (4 * (a % 8)) & 15u;
+                const unsigned dir = dirs[(b - c0) * TRACE_BLOCK] >> (4 * (a % 8)) & 15u;
                 if (state == 0) {
                     const unsigned src = dir & 3u;
                     if (MODE == WAVEDP_LOCAL && src == DIR_ZERO) {

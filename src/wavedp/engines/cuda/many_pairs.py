@@ -12,6 +12,8 @@ large or whose scores could outgrow the local end key) to the pairwise engines.
 from __future__ import annotations
 
 import bisect
+import functools
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -24,8 +26,9 @@ from .module import function
 GROUPS = (4, 8, 16, 32)
 #: rows a lane
 ROWS = 8
-#: the kernel's block (kernels/many_pairs.cu's PAIRS_BLOCK)
+#: the kernels' blocks (kernels/many_pairs.cu's PAIRS_BLOCK and TRACE_BLOCK)
 BLOCK = 256
+TRACE_BLOCK = 128
 #: sides and cells of the pairs taken (the scratch rows hold MAX_SIDE columns a group)
 MAX_SIDE = 8192
 MAX_CELLS = 1 << 24
@@ -96,15 +99,17 @@ def lanes_for(m: np.ndarray, n: np.ndarray) -> int:
 
 def saved_units(m, n, g: int):
     """The units of an m x n pair's saved borders (or arrays of them) for groups of g lanes:
-    a bottom row a strip and column, and the rows of every CKPT-th column, each pair's on an
-    aligned 8 units. A unit is a 4-byte word in many_pairs16 (int16 halves), two in
-    many_pairs (int32 pairs). Shifts, not divisions (g * ROWS and CKPT are powers of two),
-    and in place (three arrays, not eleven): within MAX_SIDE every count fits int32."""
+    a bottom row a strip and step ((n + g) // 2 pairs of steps a pass), and the rows of every
+    CKPT-th column, each pair's on an aligned 8 units. A unit is a 4-byte word in
+    many_pairs16 (int16 halves), two in many_pairs (int32 pairs). Shifts, not divisions (g *
+    ROWS and CKPT are powers of two), and in place (three arrays, not eleven): within
+    MAX_SIDE every count fits int32."""
     t = g * ROWS
     passes = m + (t - 1)
     passes >>= t.bit_length() - 1
-    units = n + (g - 1)
-    units *= g
+    units = n + g
+    units >>= 1
+    units *= 2 * g
     units *= passes
     units += 7
     units &= ~7
@@ -152,9 +157,8 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     with slots.lock:
         clock("begin", slots.stream)
         with compute:
-            run = _Run(g, mode, traceback, packed, cupy.asarray(np.ascontiguousarray(
-                sub, np.int32).ravel()), int(sub.shape[0]), gap_open, gap_extend, clock=clock,
-                count=count, chunks=len(cuts))
+            run = _Run(g, mode, traceback, packed, np.asarray(sub), gap_open, gap_extend,
+                       clock=clock, count=count, chunks=len(cuts), down=slots.stream)
         whole = None
         if qi is not None:  # pairs index the records: every record goes up once
             with slots.stream:
@@ -283,6 +287,12 @@ class _Clock:
         self.last = now
 
 
+@functools.cache
+def _settler() -> ThreadPoolExecutor:
+    """The thread that brings the chunks' results down (:meth:`_Run._settle`)."""
+    return ThreadPoolExecutor(1, thread_name_prefix="wavedp-pairs-down")
+
+
 def _grid(kernel, smem: int) -> int:
     """Resident blocks of ``kernel`` over the GPU (its registers, ``smem`` bytes of shared
     memory and the block's threads bound each multiprocessor's)."""
@@ -297,22 +307,33 @@ def _grid(kernel, smem: int) -> int:
 class _Run:
     """The launches of one call on the current stream: group size, mode, kernel (many_pairs16
     where ``packed``), scoring, the phases' clock, and the results of its ``count`` pairs (in
-    ``chunks`` chunks), on the GPU until :meth:`results` (each chunk's runs cut to their size
-    two chunks later)."""
+    ``chunks`` chunks): score-only on the GPU until :meth:`results`; with a traceback, each
+    chunk's scores, coordinates and runs come down two chunks later, on the slots' stream
+    (``down``) and a thread of their own (:func:`_settler`), while this thread sends the
+    chunks after it."""
 
-    def __init__(self, g: int, mode: int, traceback: bool, packed: bool, d_sub, a: int,
-                 go: int, ge: int, *, clock: _Clock, count: int, chunks: int) -> None:
+    def __init__(self, g: int, mode: int, traceback: bool, packed: bool, sub: np.ndarray,
+                 go: int, ge: int, *, clock: _Clock, count: int, chunks: int,
+                 down=None) -> None:
         import cupy
 
         from .staging import pinned
 
         self.g, self.mode, self.traceback, self.packed = g, mode, traceback, packed
-        self.d_sub, self.a, self.go, self.ge, self.clock = d_sub, a, go, ge, clock
+        a = int(sub.shape[0])
+        self.d_sub = cupy.asarray(np.ascontiguousarray(sub, np.int32).ravel())
+        self.a, self.go, self.ge, self.clock = a, go, ge, clock
         self.ends = cupy.empty(3 * count, cupy.int32)
         self.res5 = cupy.full(5 * count, -1, cupy.int32) if traceback else None
-        self.runs: list = []  # the runs of the chunks settled, cut to their size (on the GPU)
-        self.pending: list = []  # the others': runs, size (page-locked), done event
+        self.pending: list = []  # chunks not yet down: runs, size (page-locked), done, lo, hi
+        self.settling: list = []  # the downloads under way (futures)
         self.sizes = pinned(8 * chunks).view(np.int64)
+        self.count, self.down, self.chunks = count, down, 0
+        self.device = cupy.cuda.Device().id
+        if traceback:  # the results on the host: runs in a buffer grown as they come
+            self.scores = np.empty(count, np.int32)
+            self.coords = np.empty((count, 5), np.int32)
+            self.runs, self.runs_at = np.empty(0, np.uint32), 0
         a1 = a + 1 if packed else a  # the table's rows: a last one of PAD (and column)
         name = "many_pairs16" if packed else "many_pairs"
         self.sweep = function("many_pairs.cu", f"{name}<{mode}, {g}, {ROWS}, "
@@ -360,10 +381,10 @@ class _Run:
         runs = cupy.empty(count + int(m.sum(dtype=np.int64) + n.sum(dtype=np.int64)),
                           cupy.uint32)
         res5 = self.res5[5 * lo:5 * hi]
-        blocks = min(-(-count // 128), 65535)
+        blocks = min(-(-count // TRACE_BLOCK), 65535)
         wide = "false" if self.packed else "true"
         function("many_pairs.cu", f"trace_saved<{self.mode}, {g}, {wide}>")(
-            (blocks,), (128,), (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count),
+            (blocks,), (TRACE_BLOCK,), (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count),
                                 self.d_sub, np.int32(self.a), np.int32(self.go),
                                 np.int32(self.ge), save, soff, d_ends, roff, runs, res5),
             shared_mem=self.a * self.a * 4)
@@ -371,39 +392,54 @@ class _Run:
         poff = cupy.zeros(count + 1, cupy.int64)
         cupy.cumsum(res5[4::5].astype(cupy.int64), out=poff[1:])
         packed = cupy.empty(runs.size, cupy.uint32)
-        function("many_pairs.cu", "pack_runs")((blocks,), (128,), (
+        function("many_pairs.cu", "pack_runs")((blocks,), (TRACE_BLOCK,), (
             runs, roff, res5, poff, np.int32(count), packed))
         self.clock("pack")
         stream = cupy.cuda.get_current_stream()
-        size = self.sizes[len(self.runs) + len(self.pending):][:1]
+        size = self.sizes[self.chunks:][:1]
+        self.chunks += 1
         poff[-1:].data.copy_to_host_async(size.ctypes.data, 8, stream)
-        self.pending.append((packed, size, stream.record()))
-        if len(self.pending) > 2:  # a chunk two back is done: its runs cut to their size
-            self._settle()
+        self.pending.append((packed, size, stream.record(), lo, hi))
+        if len(self.pending) > 2:  # a chunk two back is (about) done: its results come down
+            self.settling.append(_settler().submit(self._settle, *self.pending.pop(0)))
 
-    def _settle(self) -> None:
-        """The oldest pending chunk's runs cut to their size (its work done)."""
-        packed, size, done = self.pending.pop(0)
-        done.synchronize()
-        self.runs.append(packed[:int(size[0])].copy())
-
-    def results(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]:
-        """Every pair's end cells (count x 3), coordinates and run counts (count x 5; None
-        score-only), runs and their offsets (None score-only), on the host (each in one
-        copy, on the current stream). A pair the traceback left unwritten is a DeviceError."""
+    def _settle(self, packed, size, done, lo: int, hi: int) -> None:
+        """Chunk lo:hi's scores, coordinates and runs (``packed``, ``size`` words) on the
+        host once its work is ``done``, copied on the ``down`` stream (on the settler's
+        thread: one chunk at a time, in order)."""
         import cupy
 
-        while self.pending:
-            self._settle()
-        ends = transfer.download(self.ends).reshape(-1, 3)
+        done.synchronize()
+        k = int(size[0])
+        end = self.runs_at + k
+        if end > self.runs.size:  # room for about 1.25 times the runs a pair so far
+            grown = np.empty(max(end, end * self.count // hi * 5 // 4), np.uint32)
+            grown[:self.runs_at] = self.runs[:self.runs_at]
+            self.runs = grown
+        with cupy.cuda.Device(self.device), self.down:
+            transfer.download(packed[:k], out=self.runs[self.runs_at:end])
+            transfer.download(self.res5[5 * lo:5 * hi], out=self.coords[lo:hi].reshape(-1))
+            transfer.download(self.ends[3 * lo:3 * hi:3].copy(), out=self.scores[lo:hi])
+        self.runs_at = end
+
+    def results(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]:
+        """Every pair's end cells (count x 3; with a traceback, their scores alone, count x
+        1), coordinates and run counts (count x 5; None score-only), runs and their offsets
+        (None score-only), on the host (each in one copy, on the current stream). A pair the
+        traceback left unwritten is a DeviceError."""
+        import cupy
+
         if self.res5 is None:
-            return ends, None, np.zeros(0, np.uint32), None
+            return transfer.download(self.ends).reshape(-1, 3), None, np.zeros(0, np.uint32), None
+        while self.pending:
+            self.settling.append(_settler().submit(self._settle, *self.pending.pop(0)))
+        for future in self.settling:
+            future.result()
+        self.clock("settled")
         sizes = self.res5[4::5]
         if bool((sizes < 0).any()):
             raise DeviceError("the pairs' traceback left results unwritten")
         offsets = cupy.zeros(sizes.size + 1, cupy.int64)
         cupy.cumsum(sizes, dtype=cupy.int64, out=offsets[1:])
-        runs = (self.runs[0] if len(self.runs) == 1 else cupy.concatenate(self.runs)
-                if self.runs else cupy.zeros(0, cupy.uint32))
-        return (ends, transfer.download(self.res5).reshape(-1, 5), transfer.download(runs),
+        return (self.scores.reshape(-1, 1), self.coords, self.runs[:self.runs_at],
                 transfer.download(offsets))
