@@ -137,11 +137,39 @@ def test_gpu_equals_cpu(kind, mode, traceback, monkeypatch):
     queries, targets, scoring, want = _gpu_cases(kind, mode, traceback, many_pairs.GROUPS)
     for g in many_pairs.GROUPS:
         monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, g=g: g)
-        for packed in (True, False):  # score-only: two pairs a word, or one
+        for packed in (True, False):  # two pairs a word, or one
             monkeypatch.setattr(many_pairs, "PACKED", packed)
             got = wavedp.align_pairs(queries, targets, scoring, mode=mode,
                                      traceback=traceback, device="gpu")
             _same(got, want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("traceback", [True, False])
+def test_gpu_letter_n(mode, traceback, monkeypatch):
+    """DNA with N in queries and targets, pairs of unequal sides in one group (columns past a
+    target), at every group size, equal to the CPU."""
+    from wavedp.engines.cuda import many_pairs
+
+    rng = np.random.default_rng(13)
+    sizes = [(int(m), int(n)) for m, n in zip(rng.integers(1, 300, 400),
+                                              rng.integers(1, 300, 400), strict=True)]
+    queries, targets = pair_texts("dna", sizes, seed=17)
+
+    def with_n(s: str, rate: float) -> str:
+        return "".join("N" if rng.random() < rate else c for c in s)
+
+    queries = [with_n(q, 0.05 if k % 3 else 0.0) for k, q in enumerate(queries)]
+    targets = [with_n(t, 0.05 if k % 2 else 0.0) for k, t in enumerate(targets)]
+    targets[0] = "N" * len(targets[0])
+    scoring = wavedp.Scoring(match=1, mismatch=-4, gap_open=7, gap_extend=1)
+    want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                              device="cpu")
+    for g in many_pairs.GROUPS:
+        monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, g=g: g)
+        _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                                 device="gpu"), want)
 
 
 def test_packs_bounds():
