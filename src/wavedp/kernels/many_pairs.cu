@@ -666,6 +666,7 @@ __global__ void __launch_bounds__(TRACE_BLOCK, 4) trace_saved(
     extern __shared__ int ssub[];  // A x A: query letter's row, target letter's column
     for (int w = threadIdx.x; w < A * A; w += blockDim.x) ssub[w] = sub[w];
     __syncthreads();
+    if (blockDim.x != TRACE_BLOCK) return;  // the host leaves no result written: its error
     __shared__ unsigned block_dirs[CKPT * TRACE_BLOCK];
     unsigned* dirs = block_dirs + threadIdx.x;  // the block's column x at dirs[x * TRACE_BLOCK]
     constexpr int T = G * 8;

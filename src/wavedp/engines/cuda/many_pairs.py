@@ -134,8 +134,8 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     phase's end, nothing waited for.
 
     The pairs go in chunks (:func:`chunks`): the host writes a chunk's arrays into a
-    page-locked slot (``transfer.Slots``) while the GPU sweeps the ones before; the results
-    stay on the GPU and come down at the end, each in one copy."""
+    page-locked slot (``transfer.Slots``) while the GPU sweeps the ones before; score-only
+    results come down at the end, in one copy, CIGAR results a chunk at a time (``_Run``)."""
     import cupy
 
     from .gpus import stream  # lazy: the scanner's modules
@@ -165,36 +165,39 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                 d_q = transfer.upload(qcat)
                 whole = (d_q, d_q if tcat is qcat else transfer.upload(tcat),
                          transfer.upload(qoff), transfer.upload(toff))
-        for lo, hi in cuts:
-            k = hi - lo
-            if whole is None:  # query k against target k: the chunk's residues
-                a, b, c, d = int(qoff[lo]), int(qoff[hi]), int(toff[lo]), int(toff[hi])
-                hq, ht, hqo, hto, hm, hn = slots.take(
-                    [(np.uint8, b - a), (np.uint8, d - c), (np.int64, k), (np.int64, k),
-                     (np.int32, k), (np.int32, k)])
-                transfer.host_copy(hq, qcat[a:b])
-                transfer.host_copy(ht, tcat[c:d])
-                np.subtract(qoff[lo:hi], a, out=hqo)
-                np.subtract(toff[lo:hi], c, out=hto)
-            else:
-                hqo, hto, hm, hn = slots.take([(np.int64, k), (np.int64, k), (np.int32, k),
-                                               (np.int32, k)])
-                hqo[:], hto[:] = qi[lo:hi], ti[lo:hi]
-            hm[:], hn[:] = m[lo:hi], n[lo:hi]
-            arrays, slot = slots.send()
-            clock("upload", slots.stream)
-            compute.wait_event(slots.copied[slot])
+        try:
+            for lo, hi in cuts:
+                k = hi - lo
+                if whole is None:  # query k against target k: the chunk's residues
+                    a, b, c, d = int(qoff[lo]), int(qoff[hi]), int(toff[lo]), int(toff[hi])
+                    hq, ht, hqo, hto, hm, hn = slots.take(
+                        [(np.uint8, b - a), (np.uint8, d - c), (np.int64, k), (np.int64, k),
+                         (np.int32, k), (np.int32, k)])
+                    transfer.host_copy(hq, qcat[a:b])
+                    transfer.host_copy(ht, tcat[c:d])
+                    np.subtract(qoff[lo:hi], a, out=hqo)
+                    np.subtract(toff[lo:hi], c, out=hto)
+                else:
+                    hqo, hto, hm, hn = slots.take([(np.int64, k), (np.int64, k), (np.int32, k),
+                                                   (np.int32, k)])
+                    hqo[:], hto[:] = qi[lo:hi], ti[lo:hi]
+                hm[:], hn[:] = m[lo:hi], n[lo:hi]
+                arrays, slot = slots.send()
+                clock("upload", slots.stream)
+                compute.wait_event(slots.copied[slot])
+                with compute:
+                    if whole is not None:  # the records' offsets of the chunk's pairs
+                        d_q, d_t, d_qo, d_to = whole
+                        arrays = [d_q, d_t, d_qo[arrays[0]], d_to[arrays[1]], *arrays[2:]]
+                    run.launch(arrays, lo, hi, m[lo:hi], n[lo:hi], int(
+                        saved_units(m[lo:hi], n[lo:hi], g).sum(dtype=np.int64)) * unit
+                        if traceback else None)
+                    slots.release(slot, compute.record())
             with compute:
-                if whole is not None:  # the records' offsets of the chunk's pairs
-                    d_q, d_t, d_qo, d_to = whole
-                    arrays = [d_q, d_t, d_qo[arrays[0]], d_to[arrays[1]], *arrays[2:]]
-                run.launch(arrays, lo, hi, m[lo:hi], n[lo:hi], int(
-                    saved_units(m[lo:hi], n[lo:hi], g).sum(dtype=np.int64)) * unit
-                    if traceback else None)
-                slots.release(slot, compute.record())
-        with compute:
-            ends, res5, runs, offsets = run.results()
-        clock("download", compute)
+                ends, res5, runs, offsets = run.results()
+            clock("download", compute)
+        finally:
+            run.close()  # no download of this call left running: the next call's slots
     columns = _columns(ends, res5, runs, offsets)
     clock("columns")
     return columns
@@ -399,8 +402,12 @@ class _Run:
         size = self.sizes[self.chunks:][:1]
         self.chunks += 1
         poff[-1:].data.copy_to_host_async(size.ctypes.data, 8, stream)
-        self.pending.append((packed, size, stream.record(), lo, hi))
+        # an event the settler sleeps on (not spins: the host's copies need the cores)
+        done = stream.record(cupy.cuda.Event(block=True, disable_timing=True))
+        self.pending.append((packed, size, done, lo, hi))
         if len(self.pending) > 2:  # a chunk two back is (about) done: its results come down
+            if len(self.settling) >= 2:  # at most two behind: their runs hold GPU memory
+                self.settling[-2].result()
             self.settling.append(_settler().submit(self._settle, *self.pending.pop(0)))
 
     def _settle(self, packed, size, done, lo: int, hi: int) -> None:
@@ -422,10 +429,19 @@ class _Run:
             transfer.download(self.ends[3 * lo:3 * hi:3].copy(), out=self.scores[lo:hi])
         self.runs_at = end
 
+    def close(self) -> None:
+        """Downloads not started cancelled, running ones waited for (their errors, if an
+        error is on its way already, left to it)."""
+        for future in self.settling:
+            future.cancel()
+        for future in self.settling:
+            if not future.cancelled():
+                future.exception()
+
     def results(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]:
         """Every pair's end cells (count x 3; with a traceback, their scores alone, count x
         1), coordinates and run counts (count x 5; None score-only), runs and their offsets
-        (None score-only), on the host (each in one copy, on the current stream). A pair the
+        (None score-only), on the host (the chunks' downloads waited for). A pair the
         traceback left unwritten is a DeviceError."""
         import cupy
 
