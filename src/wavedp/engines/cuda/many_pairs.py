@@ -52,9 +52,10 @@ CKPT_BITS = 4
 CHUNK_BYTES = 96 << 20
 PAIR_BYTES = 24
 SLACK = 4096
-#: a pass boundary costs about this many cells a column (the scratch row's store and load):
-#: on the H200, 2,000,000 reads of 150 against 300 swept score-only in 166 ms with groups of
-#: 4 (five passes), 69 ms with 8 (three), 94 ms with 16 (two) (one run, local, int32)
+#: a pass boundary costs about this many cells a column (the scratch row's store and load,
+#: the pass's setup): on the H200, 2,000,000 reads of 150 against 300 (local, int16 x 2) swept
+#: in 35.2 ms with groups of 4 (five passes) and 35.7 ms with 8 (three) score-only, 124 and
+#: 79 ms saving the borders (one run); int32, score-only: 166, 69 and 94 ms (16, two passes)
 PASS_CELLS = 32
 
 
