@@ -172,6 +172,31 @@ def test_gpu_letter_n(mode, traceback, monkeypatch):
                                  device="gpu"), want)
 
 
+
+# one warp's pairs of very different shapes: (33, 1) pairs beside (32, 2000) ones (a group of
+# two pairs of unequal sides, groups of unequal passes), sides below a group's lanes, and n + G
+# odd and even (the saved bottoms go two steps to a store)
+MIXED = [(33, 1)] * 7 + [(32, 2000)] * 9 + [(1, 2), (2, 3), (5, 4), (7, 7), (64, 65), (65, 64),
+                                            (129, 31), (30, 33)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("traceback", [True, False])
+def test_gpu_mixed_warp(mode, traceback, monkeypatch):
+    """Pairs of very different shapes in one launch (sorted by shape, 24 pairs still share
+    warps across shapes), at every group size, equal to the CPU."""
+    from wavedp.engines.cuda import many_pairs
+
+    queries, targets = pair_texts("dna", MIXED, seed=23)
+    scoring = SCORINGS["dna"]
+    want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                              device="cpu")
+    for g in many_pairs.GROUPS:
+        monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, g=g: g)
+        _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                                 device="gpu"), want)
+
 def test_packs_bounds():
     """many_pairs16's routing: the local key's X <= KEY16, global depth within int16."""
     from wavedp.engines.cuda import many_pairs as mp
