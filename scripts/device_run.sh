@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine (run from the repository root): install wavedp offline (wheels for the
 # packages the device image lacks are carried in .whl/, the benchmark queries in .carry/), run
-# the GPU tests, then the GPU benchmarks. Usage:
+# the GPU tests, then the GPU benchmarks. The image lacked (2026-11-30, Python 3.12): biopython,
+# parasail, platformdirs, pyfastx, pyopal with archspec and scoring-matrices, starlette and
+# uvicorn. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
 #       labquick|energy|barriers|compare|scores|makedb|stats|versus|timeline|coldscan|twogpus|
 #       pairs|ncupairs|onequery|profiles|serve|all][,...] [-k expr]
