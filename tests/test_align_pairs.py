@@ -144,14 +144,25 @@ def test_gpu_equals_cpu(kind, mode, traceback, monkeypatch):
             _same(got, want)
 
 
+def _gpu_at_every_group(queries, targets, scoring, mode: str, traceback: bool,
+                        monkeypatch) -> None:
+    """The GPU's batch at every group size equals the CPU engine's."""
+    from wavedp.engines.cuda import many_pairs
+
+    want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                              device="cpu")
+    for g in many_pairs.GROUPS:
+        monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, g=g: g)
+        _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                                 device="gpu"), want)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("traceback", [True, False])
 def test_gpu_letter_n(mode, traceback, monkeypatch):
     """DNA with N in queries and targets, pairs of unequal sides in one group (columns past a
     target), at every group size, equal to the CPU."""
-    from wavedp.engines.cuda import many_pairs
-
     rng = np.random.default_rng(13)
     sizes = [(int(m), int(n)) for m, n in zip(rng.integers(1, 300, 400),
                                               rng.integers(1, 300, 400), strict=True)]
@@ -164,13 +175,7 @@ def test_gpu_letter_n(mode, traceback, monkeypatch):
     targets = [with_n(t, 0.05 if k % 2 else 0.0) for k, t in enumerate(targets)]
     targets[0] = "N" * len(targets[0])
     scoring = wavedp.Scoring(match=1, mismatch=-4, gap_open=7, gap_extend=1)
-    want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
-                              device="cpu")
-    for g in many_pairs.GROUPS:
-        monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, g=g: g)
-        _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
-                                 device="gpu"), want)
-
+    _gpu_at_every_group(queries, targets, scoring, mode, traceback, monkeypatch)
 
 
 # one warp's pairs of very different shapes: (33, 1) pairs beside (32, 2000) ones (a group of
@@ -186,16 +191,10 @@ MIXED = [(33, 1)] * 7 + [(32, 2000)] * 9 + [(1, 2), (2, 3), (5, 4), (7, 7), (64,
 def test_gpu_mixed_warp(mode, traceback, monkeypatch):
     """Pairs of very different shapes in one launch (sorted by shape, 24 pairs still share
     warps across shapes), at every group size, equal to the CPU."""
-    from wavedp.engines.cuda import many_pairs
-
     queries, targets = pair_texts("dna", MIXED, seed=23)
     scoring = SCORINGS["dna"]
-    want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
-                              device="cpu")
-    for g in many_pairs.GROUPS:
-        monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, g=g: g)
-        _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
-                                 device="gpu"), want)
+    _gpu_at_every_group(queries, targets, scoring, mode, traceback, monkeypatch)
+
 
 def test_packs_bounds():
     """many_pairs16's routing: the local key's X <= KEY16, global depth within int16."""
