@@ -376,14 +376,19 @@ if want pairs || want all; then
         bash scripts/pair_anchors.sh build && anchors="--anchors /tmp/anchors/bin"
     fi
     if [[ -n ${PAIRS_BASE:-} ]]; then
-        # this tree against an earlier one (PAIRS_BASE: git archive COMMIT src benchmarks |
-        # tar -x -C DIR), in one run, turns alternating (PAIRS_TURNS, default 2), no anchors
+        # this tree against earlier ones or variants (PAIRS_BASE: folders, separated by
+        # spaces, each made by git archive COMMIT src benchmarks | tar -x -C DIR), in one run,
+        # turns alternating (PAIRS_TURNS, default 2; the order reversed every other turn), no
+        # anchors
+        trees=($PAIRS_BASE this)
         for turn in $(seq "${PAIRS_TURNS:-2}"); do
-            for tree in base this; do
-                echo "== $tree, turn $turn"
-                if [[ $tree == base ]]; then
-                    PYTHONPATH=$PAIRS_BASE/src${PYTHONPATH:+:$PYTHONPATH} \
-                        python3 "$PAIRS_BASE/benchmarks/pairs.py" ${PAIRS_ARGS:-}
+            order=("${trees[@]}")
+            (( turn % 2 == 0 )) && order=($(printf '%s\n' "${trees[@]}" | tac))
+            for tree in "${order[@]}"; do
+                echo "== ${tree##*/}, turn $turn"
+                if [[ $tree != this ]]; then
+                    PYTHONPATH=$tree/src${PYTHONPATH:+:$PYTHONPATH} \
+                        python3 "$tree/benchmarks/pairs.py" ${PAIRS_ARGS:-}
                 else
                     python3 benchmarks/pairs.py ${PAIRS_ARGS:-}
                 fi
