@@ -23,9 +23,9 @@
 // every CKPT-th column its rows' (H - go, E): the borders of blocks of 8 rows by CKPT columns,
 // from which trace_saved recomputes the blocks the path crosses. A pair's storage (units of
 // int2 from many_pairs, of u32 with int16 halves from many_pairs16) starts at soff[p]: the
-// bottoms of steps st and st + 1 (st even) side by side, at ((s * S + st / 2) * G + l) * 2 +
-// st % 2 for pass s, step st = j - 1 + l, lane l, S = (n + G) / 2 step pairs a pass (so
-// many_pairs16 stores a lane's two in one 8-byte store); after them (B = passes * S * 2G
+// bottoms of RUN = 4 steps side by side, step st at ((s * S + st / 4) * G + l) * 4 + st % 4
+// for pass s, step st = j - 1 + l, lane l, S = (n + G + 2) / 4 runs of steps a pass (so
+// many_pairs16 stores a lane's four in one 16-byte store); after them (B = passes * S * 4G
 // units, rounded up to a multiple of 8) the columns at B + ((s * G + l) * (n / CKPT) + j /
 // CKPT - 1) * 8 + r for row r of the lane. Lanes whose rows are all past the query save
 // nothing.
@@ -40,14 +40,19 @@
 // columns between two saved columns of a strip (the traceback recomputes blocks this wide)
 #define CKPT 16
 
+// steps whose saved bottoms lie side by side (many_pairs16 stores them in one 16-byte store;
+// against two in one 8-byte store, DNA with CIGARs 4% faster, the traceback too)
+#define RUN 4
+// a pass's runs of RUN steps (steps 0 .. n + G - 2 a lane)
+__device__ __forceinline__ int bottom_runs(int n, int G) { return (n + G + RUN - 2) / RUN; }
 // a pair's saved units before its columns' (see SAVE above), a multiple of 8 (so the columns'
 // 8 rows are one aligned 32- or 64-byte store; the host starts each pair on such a multiple)
 __device__ __forceinline__ i64 saved_bottoms(int m, int n, int G, int T) {
-    return ((i64)((m + T - 1) / T) * ((n + G) / 2) * 2 * G + 7) & ~(i64)7;
+    return ((i64)((m + T - 1) / T) * bottom_runs(n, G) * RUN * G + 7) & ~(i64)7;
 }
 // the unit of the bottom of pass s, step st, lane l (see SAVE)
 __device__ __forceinline__ i64 bottom_unit(int n, int G, int s, int st, int l) {
-    return (((i64)s * ((n + G) / 2) + st / 2) * G + l) * 2 + st % 2;
+    return (((i64)s * bottom_runs(n, G) + st / RUN) * G + l) * RUN + st % RUN;
 }
 
 // the group's best (score, i, j) by docs/design.md's rule, into its lane 0
@@ -231,7 +236,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
 // Lane 0's columns come G at a time: lane l of the group loads the code (the two pairs' table
 // offsets) of column b + l and H - go and F above it (the first row's, or the scratch row's
 // after the first pass), G columns ahead, and lane 0 takes its column's by shuffle. The steps
-// go two at a time; after the first G - 1 (lanes waiting for their first column) every lane
+// go RUN at a time; after the first G - 1 (lanes waiting for their first column) every lane
 // computes every step, the cells past its pair's columns harmless (kept out of the best, the
 // saved borders and the scratch row).
 #define PAD16 (-16384)
@@ -275,10 +280,10 @@ __device__ __forceinline__ void write_end(int lane, bool real, int p, int bv, in
 // and the pair's columns. put() saves the pair's halves (``half``: __byte_perm's selector of
 // the low halves, 0x5410, or the high, 0x7632) at step st, column j.
 struct Saver {
-    unsigned* bottoms;  // the lane's bottoms of steps 2k and 2k + 1 at bottoms + 2kG
+    unsigned* bottoms;  // the lane's bottoms of steps RUN k .. RUN k + RUN - 1 at bottoms + RUN kG
     unsigned* columns;  // the lane's saved column c at columns + (c + 1) * 8 - 8
     int n;
-    unsigned word[2];  // the bottoms of the step pair in hand
+    unsigned word[RUN];  // the bottoms of the run of steps in hand
     template <int G>
     __device__ __forceinline__ void pass(unsigned* sp, int m, int s, int lane, int T, int R,
                                          bool live) {
@@ -286,13 +291,13 @@ struct Saver {
         bottoms = live ? sp + bottom_unit(n, G, s, 0, lane) : nullptr;
         columns = live ? sp + sb + ((i64)(s * G + lane) * (n / CKPT) - 1) * R : nullptr;
     }
-    // the bottom of step st (u = st % 2; held until its pair's store) and, at every CKPT-th
+    // the bottom of step st (u = st % RUN; held until its run's store) and, at every CKPT-th
     // column, the rows
     template <int G, int R>
     __device__ __forceinline__ void put(int u, int j, unsigned hup, unsigned f,
                                         const unsigned (&Hg)[R], const unsigned (&E)[R],
                                         unsigned half) {
-        word[u] = __byte_perm(hup, f, half);  // u = st % 2, a constant where it is called
+        word[u] = __byte_perm(hup, f, half);  // u = st % RUN, a constant where it is called
         if (bottoms == nullptr || j > n) return;
         if (j % CKPT == 0) {
             uint4* ck = reinterpret_cast<uint4*>(columns + (j / CKPT) * R);
@@ -304,12 +309,12 @@ struct Saver {
                                        __byte_perm(Hg[r + 3], E[r + 3], half));
         }
     }
-    // the bottoms of steps st - 1 and st (st odd) in one store, within the pair's step pairs
+    // the bottoms of the run ending at step st in one store, within the pair's runs
     template <int G>
     __device__ __forceinline__ void store(int st) const {
-        if (bottoms != nullptr && st / 2 < (n + G) / 2)
-            *reinterpret_cast<uint2*>(bottoms + (i64)(st / 2) * 2 * G) =
-                make_uint2(word[0], word[1]);
+        if (bottoms == nullptr || st / RUN >= bottom_runs(n, G)) return;
+        *reinterpret_cast<uint4*>(bottoms + (i64)(st / RUN) * RUN * G) =
+            make_uint4(word[0], word[1], word[2], word[3]);
     }
 };
 
@@ -332,7 +337,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
     __syncthreads();
     constexpr int T = G * R;
     constexpr int GPW = 32 / G;
-    static_assert(R == 8 && G >= 2, "the local key holds 8 rows; steps go two at a time");
+    static_assert(R == 8 && G % RUN == 0, "the local key holds 8 rows; steps go RUN at a time");
     const int lane32 = threadIdx.x & 31;
     const int lane = lane32 % G;
     const int gw = lane32 / G;
@@ -505,11 +510,15 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
                     if (lane == G - 1 && s < passes - 1 && j <= n)
                         scr[j - 1] = make_uint2(hup, f);
                 }
-                if (SAVE && u == 1) sva.store<G>(st), svb.store<G>(st);
+                if (SAVE && u == RUN - 1) sva.store<G>(st), svb.store<G>(st);
+            };
+            auto run = [&](int s0, auto guard) {  // RUN steps, one store of their bottoms
+                step(s0, 0, guard), step(s0 + 1, 1, guard);
+                step(s0 + 2, 2, guard), step(s0 + 3, 3, guard);
             };
             int s0 = 0;
-            for (; s0 < G - 1; s0 += 2) step(s0, 0, Flag<true>{}), step(s0 + 1, 1, Flag<true>{});
-            for (; s0 < steps; s0 += 2) step(s0, 0, Flag<false>{}), step(s0 + 1, 1, Flag<false>{});
+            for (; s0 < G - 1; s0 += RUN) run(s0, Flag<true>{});
+            for (; s0 < steps; s0 += RUN) run(s0, Flag<false>{});
             if (MODE == WAVEDP_LOCAL) {
                 const int ka = lo16(bk), kb = hi16(bk);
                 if (ka >> 3 > 0 && better(ka >> 3, row0 + 8 - (ka & 7), bja, av, ai, aj))

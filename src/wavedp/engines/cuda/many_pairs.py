@@ -44,6 +44,8 @@ LIMIT16 = 16383
 #: GPU memory for the saved borders of the two chunks on the GPU at once (at most a third of
 #: the free memory)
 SAVE_BYTES = 48 << 30
+#: steps whose saved bottoms lie side by side, stored at once (kernels/many_pairs.cu's RUN)
+RUN = 4
 #: columns between two saved columns of a strip (kernels/many_pairs.cu's CKPT)
 CKPT = 16
 CKPT_BITS = 4
@@ -100,17 +102,17 @@ def lanes_for(m: np.ndarray, n: np.ndarray) -> int:
 
 def saved_units(m, n, g: int):
     """The units of an m x n pair's saved borders (or arrays of them) for groups of g lanes:
-    a bottom row a strip and step ((n + g) // 2 pairs of steps a pass), and the rows of every
-    CKPT-th column, each pair's on an aligned 8 units. A unit is a 4-byte word in
+    a bottom row a strip and step ((n + g + 2) // 4 runs of RUN steps a pass), and the rows
+    of every CKPT-th column, each pair's on an aligned 8 units. A unit is a 4-byte word in
     many_pairs16 (int16 halves), two in many_pairs (int32 pairs). Shifts, not divisions (g *
     ROWS and CKPT are powers of two), and in place (three arrays, not eleven): within
     MAX_SIDE every count fits int32."""
     t = g * ROWS
     passes = m + (t - 1)
     passes >>= t.bit_length() - 1
-    units = n + g
-    units >>= 1
-    units *= 2 * g
+    units = n + (g + RUN - 2)
+    units >>= RUN.bit_length() - 1
+    units *= RUN * g
     units *= passes
     units += 7
     units &= ~7
