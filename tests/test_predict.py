@@ -16,11 +16,11 @@ from wavedp.dbsearch import predict
 from wavedp.engines import calibration
 from wavedp.engines.cpu import scan as cpu_scan
 from wavedp.engines.cpu.scan import DEFAULT_CPU
-from wavedp.engines.cuda.scan import calibrate, cost, planner, shapes
+from wavedp.engines.cuda.scan import calibrate, cost, planner, ranges, shapes
 from wavedp.engines.cuda.scan import model as gpu_model_mod
 from wavedp.engines.cuda.scan import partition as part
 from wavedp.engines.cuda.scan import waves as ticket_waves
-from wavedp.engines.cuda.scan.lines import Subjects
+from wavedp.engines.cuda.scan.lines import Subjects, runs_of
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 
@@ -547,22 +547,55 @@ def test_the_benchmark_sets_repeated_launches_against_each_other():
     assert bench.repeatability({"dynamic2": named}) is None
 
 
-def test_a_long_sorted_launch_is_priced_on_its_sample_as_on_all_its_subjects():
-    """A launch of 300,000 subjects longest first, priced on the planner's sample of 2,048
-    (weighted): the GPU seconds within 1% of its pricing on every subject, the same kernel
-    shape and grid."""
+def test_a_long_sorted_launch_is_priced_on_its_runs_as_on_all_its_subjects():
+    """Launches of 300,000 subjects longest first and of a range of them, priced on the runs
+    of their lengths: the GPU seconds within 1% of their pricing on every subject, the same
+    kernel shape, grid and host seconds."""
     rng = np.random.default_rng(5)
     lengths = np.sort(np.clip(rng.lognormal(np.log(300), 0.65, 300_000), 8, 35_000)
                       .astype(np.int64))[::-1]
     units = np.array([1000, 700, 500, 400, 300, 250, 200, 150, 100, 50])
     model = gpu_model_mod.DEFAULT_GPU
-    whole = cost.priced(model, units, lengths, 24, True, wide=True)
-    sample, weights = planner._sample(lengths, np.arange(lengths.size), True)
-    assert sample.size <= planner.EXACT and weights.sum() == pytest.approx(lengths.size)
-    assert sample.max() == lengths.max()
-    priced = cost.priced(model, units, sample, 24, True, wide=True, weights=weights)
-    assert priced.gpu == pytest.approx(whole.gpu, rel=0.01)
-    assert (priced.shape, priced.blocks, priced.host) == (whole.shape, whole.blocks, whole.host)
+    runs = ranges.Runs(runs_of(lengths))
+    spans = [(0, lengths.size), (2_500, lengths.size)]
+    found = ranges.priced(model, units, [(np.arange(units.size), *s) for s in spans], runs,
+                          24, True, wide=True)
+    for (start, stop), priced in zip(spans, found, strict=True):
+        whole = cost.priced(model, units, lengths[start:stop], 24, True, wide=True)
+        assert priced.gpu == pytest.approx(whole.gpu, rel=0.01)
+        assert (priced.shape, priced.blocks, priced.host) == \
+            (whole.shape, whole.blocks, whole.host)
+
+
+def test_auto_ranks_the_candidates_on_their_runs(monkeypatch):
+    """``auto`` prices each candidate's launches on their runs, all of them at once, and
+    prices launches on their subjects only once it has chosen: those of at most EXACT
+    subjects of the partitioning chosen, the plan as if named."""
+    rng = np.random.default_rng(7)
+    lengths = np.clip(rng.lognormal(np.log(300), 1.0, 300_000), 8, 35_000).astype(np.int64)
+    unit_m = np.array([2400, 1800, 900, 600, 300, 150])
+    need, budget = shapes.scan_need(24, 132), shapes.OUT_BYTES + shapes.SCRATCH_BYTES
+    model = gpu_model_mod.DEFAULT_GPU
+    calls: list[tuple[str, int]] = []
+    on_runs, on_subjects, ranking = ranges.priced, planner.priced, planner._candidates
+    monkeypatch.setattr(ranges, "priced",
+                        lambda *a, **k: calls.append(("runs", len(a[2]))) or on_runs(*a, **k))
+    monkeypatch.setattr(planner, "priced", lambda model, unit_m, subj_n, *a, **k:
+                        calls.append(("subjects", subj_n.size)) or on_subjects(
+                            model, unit_m, subj_n, *a, **k))
+    monkeypatch.setattr(planner, "_candidates", lambda *a, **k: (
+        ranking(*a, **k), calls.append(("chosen", 0)))[0])
+    found = planner.plan(model, "auto", unit_m, lengths, Subjects.of(lengths), 24, True,
+                         need, budget=budget, wide=True)
+    chosen = calls.index(("chosen", 0))
+    assert {kind for kind, _ in calls[:chosen]} == {"runs"}
+    assert sum(n for _, n in calls[:chosen]) > 2 * len(found.batches)  # each candidate's
+    later = [n for kind, n in calls[chosen + 1:] if kind == "subjects"]
+    assert len(later) >= sum(b.subjects.size <= planner.EXACT for b in found.batches) > 0
+    assert max(later) <= planner.EXACT
+    named = planner.schedule(model, found.name, unit_m, lengths, 24, True, need, budget,
+                             wide=True)
+    assert named[2] == found.seconds
 
 
 def test_a_stored_order_is_planned_without_sorting(monkeypatch):
@@ -643,11 +676,10 @@ def test_auto_prunes_only_candidates_that_cannot_win():
     need = shapes.scan_need(24, 132)
     budget = shapes.OUT_BYTES + shapes.SCRATCH_BYTES
     model = gpu_model_mod.DEFAULT_GPU
-    full = planner._candidates(model, unit_m, lengths, subjects, 24, True, need,
-                               budget=budget, prune=False, wide=True)
+    price = planner._pricing(model, unit_m, lengths, subjects, 24, True, True)
+    full = planner._candidates(price, need, budget, prune=False, exact=False)
     want = min(full, key=lambda name: planner._total(full[name][1], True))
     assert planner.plan(model, "auto", unit_m, lengths, subjects, 24, True, need,
                         budget=budget, wide=True).name == want
-    pruned = planner._candidates(model, unit_m, lengths, subjects, 24, True, need,
-                                 budget=budget, prune=True, wide=True)
+    pruned = planner._candidates(price, need, budget, prune=True, exact=False)
     assert any(parts is None for _, parts in pruned.values())  # something was pruned

@@ -11,6 +11,7 @@ and the planner, which CPU-only work never needs).
   simulation of launches of few tickets per block;
 - ``partition``: the PaSWAS schedulers (none, static, dynamic1, dynamic2); ``lines``: the
   lengths they cut (subjects sorted once, runs of equal lengths, the budget's caps);
-- ``planner``: a partitioning's launches priced, and ``auto``; ``choices``: its choice kept;
+- ``planner``: a partitioning's launches priced, and ``auto``; ``ranges``: many launches
+  priced at once on the runs of lengths of their ranges; ``choices``: ``auto``'s choice kept;
 - ``calibrate``: ``wavedp calibrate`` on the GPU (``h100``: the constants it wrote on an H100).
 """

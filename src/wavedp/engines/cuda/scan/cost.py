@@ -79,25 +79,24 @@ def shape_rate(model: Model, packed: bool, units: int, count: int, longest: int
     shape's full rate times the fill of the grid it gets, at most every item (a profile
     against a subject) running at the rate of a group alone."""
     sms = model.sms or 132
-    full, single, fills = _shape_table(model, packed)
+    full, single = _shape_table(model, packed)
 
     def rate(g: np.ndarray, r: np.ndarray, passes: np.ndarray) -> np.ndarray:
         shape = _shape_index(g, r)
         blocks = launch_blocks(g, units, count, passes, longest, sms, model.grid_cap)
-        return np.minimum(full[shape] * fills[shape, blocks], units * count * single[shape])
+        return np.minimum(full[shape] * fills(model, packed, shape, blocks),
+                          units * count * single[shape])
 
     return rate
 
 
-def _shape_table(model: Model, packed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per kernel shape (G, R) of GROUPS x ROWS, in that order: the full rate, the rate of a
-    group alone, and the fill of each grid of 0 .. BLOCKS_PER_SM x SMs blocks."""
-    def table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _shape_table(model: Model, packed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per kernel shape (G, R) of GROUPS x ROWS, in that order: the full rate and the rate
+    of a group alone."""
+    def table() -> tuple[np.ndarray, np.ndarray]:
         shapes = [(g, r) for g in GROUPS for r in ROWS]
-        grids = np.arange(BLOCKS_PER_SM * (model.sms or 132) + 1)
         return (np.array([_rate(model, g, r, packed) for g, r in shapes]),
-                np.array([_single(model, g, r) for g, r in shapes]),
-                np.array([_fill(model, g, r, packed, grids, None) for g, r in shapes]))
+                np.array([_single(model, g, r) for g, r in shapes]))
 
     return memo(model, ("shapes", packed), table)
 
@@ -108,19 +107,12 @@ def _shape_index(g, r):
 
 
 def launch_shape(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-                 packed: bool, weights: np.ndarray | None = None) -> tuple[int, int, int]:
+                 packed: bool) -> tuple[int, int, int]:
     """The kernel shape (G, R, passes) the engine plans for a launch of units of ``unit_m``
-    rows against subjects of ``subj_n`` residues (``weights``: see :func:`priced`), weighed
-    by :func:`shape_rate`."""
+    rows against subjects of ``subj_n`` residues, weighed by :func:`shape_rate`."""
     subj_n = np.asarray(subj_n)
-    return plan(int(np.max(unit_m)), float(np.average(subj_n, weights=weights)), alphabet,
-                shape_rate(model, packed, len(unit_m), _count(subj_n, weights),
-                           int(subj_n.max())))
-
-
-def _count(subj_n: np.ndarray, weights: np.ndarray | None) -> int:
-    """The subjects ``subj_n`` stand for (see :func:`priced`)."""
-    return len(subj_n) if weights is None else int(round(float(weights.sum())))
+    return plan(int(np.max(unit_m)), float(np.mean(subj_n)), alphabet,
+                shape_rate(model, packed, len(unit_m), len(subj_n), int(subj_n.max())))
 
 
 def _single(model: Model, g: int, r: int) -> float:
@@ -183,24 +175,41 @@ def fill(model: Model, g: int, r: int, packed: bool, blocks: int,
     blocks' groups at their rate with k blocks, against every SM full. With ``ticket`` (a
     ticket's lane-cells per group) each ticket also pays the kernel's start, which the other
     blocks of a fuller SM hide."""
-    if not ticket:
-        fills = _shape_table(model, packed)[2]
-        return float(fills[_shape_index(g, r), min(max(int(blocks), 0), fills.shape[1] - 1)])
-    return _fill(model, g, r, packed, blocks, ticket)
+    return float(fills(model, packed, _shape_index(g, r), blocks, ticket or None))
 
 
-def _fill(model: Model, g: int, r: int, packed: bool, blocks,
-          ticket: float | None):
-    speed = speeds(model, g, r, packed)
-    if ticket:
-        speed = ticket / (ticket / speed + model.start)
-    sms, most = model.sms or 132, speed.size
-    # an SM's lane-cells/s per group of a block with k = 0 .. most blocks
-    through = np.concatenate(([0.0], np.arange(1, most + 1) * speed))
+def fills(model: Model, packed: bool, shape: np.ndarray | int, blocks: np.ndarray | int,
+          ticket: np.ndarray | float | None = None) -> np.ndarray:
+    """:func:`fill` of shapes ``shape`` (indices in GROUPS x ROWS order) on ``blocks``, with
+    ``ticket`` where given (arrays, or numbers, broadcast together)."""
+    table, mosts = memo(model, ("speeds", packed), lambda: _speeds_table(model, packed))
+    shape, blocks = np.broadcast_arrays(shape, blocks)
+    most, row = mosts[shape], shape  # the row of ``through`` of each, or None: its own
+    if ticket is not None:
+        ticket = np.asarray(ticket, np.float64)[..., None]
+        table, row = ticket / (ticket / table[shape] + model.start), None
+    sms = model.sms or 132
+    # an SM's lane-cells/s per group of a block with k = 0 .. most blocks (nan past most)
+    through = np.concatenate((np.zeros(table.shape[:-1] + (1,)),
+                              np.arange(1, table.shape[-1] + 1) * table), axis=-1)
+
+    def at(k: np.ndarray) -> np.ndarray:
+        if row is not None:
+            return through[row, k]
+        return np.take_along_axis(through, k[..., None], axis=-1)[..., 0]
+
     low, extra = np.divmod(np.clip(blocks, 1, most * sms).astype(np.int64), sms)
-    upper = np.where(extra > 0, through[np.minimum(low + 1, most)], 0.0)
-    share = ((sms - extra) * through[low] + extra * upper) / (sms * through[most])
-    return float(share) if share.ndim == 0 else share
+    upper = np.where(extra > 0, at(np.minimum(low + 1, most)), 0.0)
+    return ((sms - extra) * at(low) + extra * upper) / (sms * at(most))
+
+
+def _speeds_table(model: Model, packed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`speeds` of each shape of GROUPS x ROWS (rows padded with nan), and how many."""
+    found = [speeds(model, g, r, packed) for g in GROUPS for r in ROWS]
+    table = np.full((len(found), max(s.size for s in found)), np.nan)
+    for k, s in enumerate(found):
+        table[k, :s.size] = s
+    return table, np.array([s.size for s in found])
 
 
 def pass_cells(n: np.ndarray | float, g: int, t: int) -> np.ndarray | float:
@@ -284,15 +293,13 @@ def launch_parts(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet:
 
 
 def priced(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-           packed: bool, shape: tuple[int, int, int] | None = None, wide: bool = False,
-           weights: np.ndarray | None = None) -> Priced:
+           packed: bool, shape: tuple[int, int, int] | None = None, wide: bool = False
+           ) -> Priced:
     """Predicted (host, GPU) seconds of one scan launch, its shape and grid: units of
     ``unit_m`` rows against subjects of ``subj_n`` residues in the order the launch takes
-    them (or, with ``weights``, a sample of them in whole warps, the longest among them,
-    each standing for ``weights`` subjects), with kernel ``shape`` (G, R, passes; default
-    the one the engine plans). The host's work is
-    :func:`host_seconds`; the GPU's is :func:`side_seconds` and the kernel (whose tickets
-    each pay the kernel's start, see :func:`fill`).
+    them, with kernel ``shape`` (G, R, passes; default the one the engine plans). The host's
+    work is :func:`host_seconds`; the GPU's is :func:`side_seconds` and the kernel (whose
+    tickets each pay the kernel's start, see :func:`fill`).
 
     Items go out by ticket, profile-major, each profile's subjects in launch order; an item
     started once the work before it is done (at the full rate; the first wave of tickets, one
@@ -304,9 +311,9 @@ def priced(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
     cover. A long launch is measured on every k-th block of subjects (and the longest's).
     The grid is :func:`launch_grid`'s (``wide``: of the wide choice)."""
     unit_m = np.asarray(unit_m, np.int64)
-    count = _count(subj_n, weights)
-    shape = shape or launch_shape(model, unit_m, subj_n, alphabet, packed, weights)
-    blocks, kernel = _grid(model, unit_m, subj_n, packed, shape, True, wide, weights)
+    count = len(subj_n)
+    shape = shape or launch_shape(model, unit_m, subj_n, alphabet, packed)
+    blocks, kernel = _grid(model, unit_m, subj_n, packed, shape, True, wide)
     return Priced(host_seconds(model, unit_m, count, shape, alphabet),
                   side_seconds(model, unit_m.size, count) + kernel, shape, blocks)
 
@@ -322,8 +329,7 @@ WIDE_LEAST = 5e-3
 
 
 def launch_grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
-                shape: tuple[int, int, int], wide: bool = False,
-                weights: np.ndarray | None = None) -> int:
+                shape: tuple[int, int, int], wide: bool = False) -> int:
     """The blocks of a scan launch with kernel ``shape``: its own grid
     (``shapes.launch_blocks``), or one block per SM where its own puts between
     one and two on each SM and one per SM is predicted faster. Then the tickets left after
@@ -335,10 +341,8 @@ def launch_grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bo
     SM, at most WIDE_TICKETS tickets per block and WIDE_LEAST seconds or more also weighs
     the two whole numbers of blocks per SM below its own grid (a 13-pass launch of 508
     tickets measured 23.5 ms on 264 blocks against 38.7 ms on its own 482). A capped
-    model's (``calibration.capped``): its own grid, capped. ``weights``: see
-    :func:`priced`."""
-    return _grid(model, np.asarray(unit_m, np.int64), subj_n, packed, shape, False, wide,
-                 weights)[0]
+    model's (``calibration.capped``): its own grid, capped."""
+    return _grid(model, np.asarray(unit_m, np.int64), subj_n, packed, shape, False, wide)[0]
 
 
 def _grids(model: Model, unit_m: np.ndarray, subj_n: np.ndarray,
@@ -358,14 +362,14 @@ def _grids(model: Model, unit_m: np.ndarray, subj_n: np.ndarray,
 
 
 def _grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
-          shape: tuple[int, int, int], priced: bool, wide: bool = False,
-          weights: np.ndarray | None = None) -> tuple[int, float]:
+          shape: tuple[int, int, int], priced: bool, wide: bool = False
+          ) -> tuple[int, float]:
     """(:func:`launch_grid`, the kernel's predicted seconds on it: nan unless ``priced``
     or the grid was chosen by them)."""
-    grids = _grids(model, unit_m, subj_n, shape, wide, _count(subj_n, weights))
+    grids = _grids(model, unit_m, subj_n, shape, wide, len(subj_n))
 
     def kernel(blocks: int) -> float:
-        return _kernel(model, unit_m, subj_n, packed, shape, blocks, weights)
+        return _kernel(model, unit_m, subj_n, packed, shape, blocks)
 
     if len(grids) == 1:
         return grids[0], kernel(grids[0]) if priced else float("nan")
@@ -376,8 +380,7 @@ def _grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
 
 
 def _kernel(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
-            shape: tuple[int, int, int], blocks: int, weights: np.ndarray | None = None
-            ) -> float:
+            shape: tuple[int, int, int], blocks: int) -> float:
     """The kernel's predicted seconds for :func:`priced` on a grid of ``blocks``."""
     subj_n = np.asarray(subj_n, np.float64)
     g, r, _ = shape
@@ -388,21 +391,20 @@ def _kernel(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
     idle = min(1.0, per_sm ** -IDLE_COVER)
     single = _single(model, g, r)
     unit_passes = np.maximum(-(-unit_m // t), 1).astype(np.float64)
-    count = _count(subj_n, weights)
+    count = subj_n.size
     every = max(1, count // (SAMPLE_BLOCKS * groups))  # every k-th block of subjects
-    sampled = weights is not None or every > 1
-    if weights is None and every > 1:
+    if every > 1:
         # a sample of whole blocks, in order, the longest subject's among them
         starts = np.union1d(np.arange(0, count, every * groups),
                             int(np.argmax(subj_n)) // groups * groups)
         subj_n = subj_n[(starts[:, None] + np.arange(groups)).ravel().clip(max=count - 1)]
-    scale = count / subj_n.size if weights is None else weights
+    scale = count / subj_n.size
     warp = blocked(subj_n, WARP // g)
     n = warp + idle * (blocked(subj_n, groups) - warp)
     cost = pass_cells(n, g, t)  # one pass of each subject
     later = _later(model, g)
     tickets = -(-count // groups) * unit_m.size
-    if tickets <= WAVE_TICKETS * blocks and not sampled:
+    if tickets <= WAVE_TICKETS * blocks and every == 1:
         speed = speeds(model, g, r, packed)
         shared = later_shared(model, g, speed.size)
         return waves(cost, unit_passes, (later, shared), groups, blocks, speed, single, sms=sms,

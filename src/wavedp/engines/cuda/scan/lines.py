@@ -6,6 +6,7 @@ length (:class:`Caps`), and the subject side of a query group (:class:`SubjectLi
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
@@ -118,7 +119,7 @@ def _most(size: Callable[[int], int], budget: int):
     an array."""
     base = size(0)
     step = size(1) - base
-    if np.ndim(base) == 0 and np.ndim(step) == 0:
+    if not isinstance(base, np.ndarray) and not isinstance(step, np.ndarray):
         if base + step > budget:
             return 0
         return int((budget - base) // step) if step > 0 else 1 << 62
@@ -329,17 +330,21 @@ class SortedLine(Line):
         bounds = np.concatenate(([0], np.cumsum(counts)))
         self.values, self.n = values, int(bounds[-1])
         least = np.ceil(share * lengths).astype(np.int64)  # integer lengths >= share * length
-        self.sums: memoryview | None = None  # of the runs' lengths before each run, for join
         self.lengths, self.starts = memoryview(lengths), memoryview(bounds)
         self.ends = memoryview(bounds[np.searchsorted(-lengths, -least, side="right")])
-        # cells of runs whose lengths + 1 lie within 2% of each other, and those cells merged
-        # 4 and 16 at a time: each cell's shortest length, and how many items it holds
-        cell = np.floor(np.log1p(lengths) / np.log(1.02))
-        last = np.flatnonzero(np.diff(cell, append=-1))  # the last run of each cell
-        self.cells: list[tuple[list[int], np.ndarray]] = []
+
+    @functools.cached_property
+    def cells(self) -> list[tuple[list[int], np.ndarray]]:
+        """Cells of runs whose lengths + 1 lie within 2% of each other, and those cells
+        merged 4 and 16 at a time: each cell's shortest length, and how many items it
+        holds."""
+        lengths, bounds = np.asarray(self.lengths), np.asarray(self.starts)
+        last = np.flatnonzero(np.diff(cell_of(lengths), append=-1))  # each cell's last run
+        cells = []
         for k in (16, 4, 1):
             ends = last[np.minimum(np.arange(k - 1, last.size + k - 1, k), last.size - 1)]
-            self.cells.append((lengths[ends].tolist(), np.diff(bounds[ends + 1], prepend=0)))
+            cells.append((lengths[ends].tolist(), np.diff(bounds[ends + 1], prepend=0)))
+        return cells
 
     def longest(self, start: int, stop: int) -> int:
         return self.at(start)
@@ -347,16 +352,6 @@ class SortedLine(Line):
     def at(self, p: int) -> int:
         """The length at position ``p``."""
         return self.lengths[bisect_right(self.starts, p) - 1]
-
-    def _sum(self, p: int) -> int:
-        """The lengths before position ``p``."""
-        if self.sums is None:
-            runs = np.asarray(self.lengths) * np.diff(np.asarray(self.starts))
-            self.sums = memoryview(np.concatenate(([0], np.cumsum(runs))))
-        r = bisect_right(self.starts, p) - 1
-        if r >= len(self.lengths):
-            return self.sums[r]
-        return self.sums[r] + (p - self.starts[r]) * self.lengths[r]
 
     def take(self, start: int, caps: Caps) -> int:
         r = bisect_right(self.starts, start) - 1
@@ -392,15 +387,29 @@ class SortedLine(Line):
     def join(self, cuts: list[int], fits: Fits, share: float) -> list[int]:
         """dynamic2's joining: a run that the share rule started joins the run before it when
         the joined run fits and keeps (1 + share) / 2 of its padded length real."""
-        at, total, out = self.at, self._sum, cuts[:2]
-        for before, start, stop in zip(cuts[:-2], cuts[1:-1], cuts[2:], strict=True):
-            first, size = out[-2], stop - out[-2]
-            if (at(start) < share * at(before) and fits(at(first), size)
-                    and total(stop) - total(first) >= (1 + share) / 2 * at(first) * size):
-                out[-1] = stop
+        if len(cuts) < 3:
+            return cuts
+        lengths, starts = np.asarray(self.lengths), np.asarray(self.starts)
+        p = np.asarray(cuts)
+        r = np.minimum(np.searchsorted(starts, p, side="right") - 1, lengths.size - 1)
+        before = np.concatenate(([0], np.cumsum(lengths * np.diff(starts))))
+        at = lengths[r].tolist()  # the length at each cut, and the lengths before it
+        total = (before[r] + (p - starts[r]) * lengths[r]).tolist()
+        kept = [0, 1]  # the cuts kept (indices)
+        for k in range(2, len(cuts)):
+            first = kept[-2]
+            size = cuts[k] - cuts[first]
+            if (at[k - 1] < share * at[k - 2] and fits(at[first], size)
+                    and total[k] - total[first] >= (1 + share) / 2 * at[first] * size):
+                kept[-1] = k
             else:
-                out.append(stop)
-        return out
+                kept.append(k)
+        return [cuts[k] for k in kept]
+
+
+def cell_of(lengths: np.ndarray) -> np.ndarray:
+    """Each length's cell: lengths + 1 within 2% of each other share one."""
+    return np.floor(np.log1p(lengths) / np.log(1.02))
 
 
 def line_of(values: np.ndarray, share: float) -> FileOrder | SortedLine:
@@ -437,9 +446,11 @@ class SubjectLine:
         if bound <= tried:
             return None
         line = self.line
+        # in closed form the finest cells bound the most, at no more cost than the others
         if bound < inf and count > 1 and isinstance(line, SortedLine) and any(
                 line.fewest(sizes, self._cell_caps(lengths, longest, count))
-                > bound * (1 + 1e-9) for lengths, sizes in line.cells):
+                > bound * (1 + 1e-9) for lengths, sizes in (
+                    line.cells[-1:] if self._caps(longest, count).most else line.cells)):
             cuts = None
         else:
             cuts = line.cuts(self._caps(longest, count), bound)

@@ -1,16 +1,17 @@
 """The scan's planner: a partitioning's launches (``partition.py``) priced by the cost model
 (``cost.py``), and ``auto``, the candidate of the least predicted total.
 
-The subjects come sorted longest first (a database stores its order, ``wavedp.db``), so a
-sorted partitioning cuts runs of equal lengths, not subjects, and a launch's subjects are a
-slice of that order. A launch of more than EXACT subjects is priced on a weighted sample of
-whole warps' subjects (:func:`_sample`: the first, longest warp, and one warp from the middle
-of each stretch of the rest, standing for its stretch). A partitioning's
-launches are its batches, except that a launch shorter on the GPU than the host's work to
-enqueue one (a run of them goes at the host's pace) joins the launch before it where both
-have the same units and the joined one fits the memory budget (:func:`coalesce`). ``auto``
-prices the candidates in turn and stops pricing one once its launches' GPU seconds, or its
-host's, pass the best total so far.
+The subjects come sorted longest first, with their runs of equal lengths (a database stores
+both, ``wavedp.db``), so a sorted partitioning cuts runs, not subjects, and a launch's
+subjects are a range of that order. Its launches of more than EXACT subjects are priced on
+the runs of their ranges, all at once (``ranges.py``); those of fewer on their subjects
+(``cost.priced``: ticket by ticket where they are few). ``auto`` ranks the candidates with
+every launch priced on its runs (the host's work for a plan does not grow with the
+database), drops one once its host's seconds alone, or its launches' seconds, pass the best
+total so far, and plans the least as if named. A partitioning's launches are its batches,
+except that a launch shorter on the GPU than the host's work to enqueue one (a run of them
+goes at the host's pace) joins the launch before it where both have the same units and the
+joined one fits the memory budget (:func:`coalesce`).
 """
 
 from __future__ import annotations
@@ -21,32 +22,31 @@ import numpy as np
 
 from ...calibration import Model
 from . import partition as part
+from . import ranges
 from .cost import Priced, host_fixed, pipelined, priced
 from .lines import Subjects
-from .shapes import WARP
 
-#: what ``auto`` weighs: the sorted schedulers, dynamic2 at several shares (a scheduler and
-#: its parameters by name, as the engine logs them); ``none`` (file order: its warps padded
-#: to unsorted neighbours, the stored order sorted back to file order first) runs only when
-#: named
+#: what ``auto`` weighs: the sorted schedulers, dynamic2 at two shares (a scheduler and its
+#: parameters by name, as the engine logs them; share 0.9, predicted 1.7% or more slower
+#: than the best on every seeded set of 30,000 to 3,000,000 subjects, took more of a plan's
+#: time than all the others); ``none`` (file order: its warps padded to unsorted neighbours, the
+#: stored order sorted back to file order first) runs only when named
 CANDIDATES: dict[str, tuple[str, dict]] = {
     "static": ("static", {}), "dynamic1": ("dynamic1", {}),
     "dynamic2": ("dynamic2", {}), "dynamic2 share=0.7": ("dynamic2", {"share": 0.7}),
-    "dynamic2 share=0.9": ("dynamic2", {"share": 0.9}),
 }
 
-#: a launch of more subjects than this is priced on a sample of about this many
+#: a sorted launch of at most this many subjects is priced on its subjects once chosen
 EXACT = 2048
 
 #: ``auto`` over at most this many units is ``static``, the others not priced: for one to
 #: three queries against 20,000 to 3,000,000 subjects the candidates' predictions differ by
-#: a few percent at most, while pricing them cost 37 ms of a one-query search on the H200
-#: machine (each new query length a new choice), more than the scan of a median query
+#: a few percent at most
 FEW_UNITS = 2
 
-#: the host's seconds to plan one launch once its partitioning is chosen (its pricing, kernel
-#: shape and grid: 0.6-0.9 ms on the 2-core machine): ``auto`` weighs them beside the scan, as
-#: a later search of the same database plans only the partitioning chosen (``choices.py``)
+#: the seconds ``auto`` adds per launch to a candidate's predicted scan, so that one of many
+#: launches must win by more than that (the host's planning of one launch when each was
+#: priced on its own, 0.6-0.9 ms on the 2-core machine; kept, so that the choices stay)
 PLAN_LAUNCH = 1e-3
 
 
@@ -60,6 +60,37 @@ class Plan(NamedTuple):
     priced: list[Priced]
     seconds: list[float]
     longest: list[int]
+
+
+class _Pricing(NamedTuple):
+    """What prices launches over ``subjects`` (indices into ``lengths``, sorted; ``runs``
+    their :class:`ranges.Runs`) for units of ``unit_m`` rows (``wide``: see
+    :func:`schedule`); ``cut``: each partitioning's batches, and their pricing on their
+    runs, once found."""
+
+    model: Model
+    unit_m: np.ndarray
+    lengths: np.ndarray
+    subjects: Subjects
+    runs: ranges.Runs
+    alphabet: int
+    packed: bool
+    wide: bool
+    cut: dict[str, list]
+
+    def ranged(self, batches: list[part.Batch]) -> list[Priced]:
+        """``batches`` (ranges of the sorted order) priced on their runs."""
+        spans = [(b.queries, *_span(self.subjects.order, b.subjects)) for b in batches]
+        return ranges.priced(self.model, self.unit_m, spans, self.runs, self.alphabet,
+                             self.packed, self.wide)
+
+    def one(self, batch: part.Batch, ordered: bool, exact: bool = True) -> Priced:
+        """One launch priced (``ordered``: a range of the sorted order; ``exact``: see
+        :func:`_priced`)."""
+        if ordered and (batch.subjects.size > EXACT or not exact):
+            return self.ranged([batch])[0]
+        return priced(self.model, self.unit_m[batch.queries], self.lengths[batch.subjects],
+                      self.alphabet, self.packed, wide=self.wide)
 
 
 def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
@@ -77,8 +108,8 @@ def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, al
         found = plan(model, name, unit_m, subj_n, subjects, alphabet, packed, need,
                      budget=budget, wide=wide)
         return found.name, found.batches, found.seconds
-    batches, parts = _priced(model, name, unit_m, subj_n, subjects, alphabet, packed, need,
-                             budget=budget, bound=bound, wide=wide)
+    price = _pricing(model, unit_m, subj_n, subjects, alphabet, packed, wide)
+    batches, parts = _priced(price, name, need, budget, bound)
     return name, batches, _seconds(parts)
 
 
@@ -87,77 +118,87 @@ def plan(model: Model, name: str, unit_m: np.ndarray, lengths: np.ndarray,
          wide: bool = False) -> Plan:
     """The launches of partitioning ``name`` (see :func:`schedule`) for units of ``unit_m``
     rows x ``subjects`` (indices into ``lengths``, sorted; a batch's subjects are such
-    indices)."""
+    indices). ``auto`` ranks the candidates on their runs alone (:func:`_candidates`), then
+    plans the one of the least total as if named."""
     if name == "auto" and unit_m.size <= FEW_UNITS:
         name = "static"
+    price = _pricing(model, unit_m, lengths, subjects, alphabet, packed, wide)
     if name == "auto":
-        found = _candidates(model, unit_m, lengths, subjects, alphabet, packed, need,
-                            budget=budget, prune=True, wide=wide)
+        found = _candidates(price, need, budget, prune=True, exact=False)
         name = min(found, key=lambda n: _total(found[n][1], True))
-        batches, parts = found[name]
-    else:
-        batches, parts = _priced(model, name, unit_m, lengths, subjects, alphabet, packed,
-                                 need, budget=budget, bound=np.inf, wide=wide)
-    assert parts is not None  # priced in full: the least total, or no bound
+    batches, parts = _priced(price, name, need, budget, np.inf)
+    assert parts is not None  # no bound
     ordered = CANDIDATES.get(name, (name,))[0] != "none"
     longest = [int(lengths[b.subjects[0]]) if ordered else int(lengths[b.subjects].max())
                for b in batches]
     return Plan(name, batches, parts, _seconds(parts), longest)
 
 
-def _sample(lengths: np.ndarray, subjects: np.ndarray, ordered: bool
-            ) -> tuple[np.ndarray, np.ndarray | None]:
-    """The lengths of a launch's ``subjects`` (in launch order), and None; or, for more than
-    EXACT subjects longest first (``ordered``), those of a sample of whole warps' subjects
-    (the first warp's, and one warp's from the middle of each stretch of the rest) and how
-    many subjects each stands for."""
-    count = int(subjects.size)
-    if count <= EXACT or not ordered:
-        return lengths[subjects], None
-    stretches = EXACT // WARP - 1
-    size = (count - WARP) / stretches
-    starts = WARP + ((np.arange(stretches) + 0.5) * size).astype(np.int64) // WARP * WARP
-    picked = np.concatenate([np.arange(WARP), (starts[:, None] + np.arange(WARP)).ravel()])
-    picked = picked[picked < count]
-    weights = np.full(picked.size, size / WARP)
-    weights[:WARP] = 1.0
-    weights *= count / weights.sum()
-    return lengths[subjects[picked]], weights
+def _pricing(model: Model, unit_m: np.ndarray, lengths: np.ndarray, subjects: Subjects,
+             alphabet: int, packed: bool, wide: bool) -> _Pricing:
+    return _Pricing(model, np.asarray(unit_m, np.int64), lengths, subjects,
+                    ranges.Runs(subjects.runs), alphabet, packed, wide, {})
 
 
-def _priced(model: Model, name: str, unit_m: np.ndarray, lengths: np.ndarray,
-            subjects: Subjects, alphabet: int, packed: bool, need: part.Need, *,
-            budget: int, bound: float, wide: bool
-            ) -> tuple[list[part.Batch], list[Priced] | None]:
+def _span(order: np.ndarray, subjects: np.ndarray) -> tuple[int, int]:
+    """Where ``subjects``, a slice of ``order``, lies in it (start, stop)."""
+    start, off = divmod(subjects.__array_interface__["data"][0]
+                        - order.__array_interface__["data"][0], order.itemsize)
+    if off or start < 0 or start + subjects.size > order.size or (
+            subjects.size > 1 and subjects.strides != order.strides):
+        raise ValueError("a launch's subjects are not a range of the sorted order")
+    return start, start + subjects.size
+
+
+def _cut(price: _Pricing, name: str, need: part.Need, budget: int) -> list:
+    """[batches, their pricing on their runs (None until asked)] of partitioning ``name``,
+    cut once per pricing."""
+    if name not in price.cut:
+        scheduler, params = CANDIDATES.get(name, (name, {}))
+        if scheduler == "none":
+            index = np.sort(price.subjects.order)
+            batches = [part.Batch(b.queries, index[np.sort(b.subjects)]) for b in
+                       part.none(price.unit_m, price.lengths[index], budget, need)]
+        else:
+            batches = part.partition(scheduler, price.unit_m, price.subjects, budget, need,
+                                     **params)
+        price.cut[name] = [batches, None]
+    return price.cut[name]
+
+
+def _priced(price: _Pricing, name: str, need: part.Need, budget: int, bound: float,
+            exact: bool = True) -> tuple[list[part.Batch], list[Priced] | None]:
     """The launches of partitioning ``name`` and their pricing, joined by :func:`coalesce`
-    (None once they cannot beat ``bound``), see :func:`schedule`."""
-    scheduler, params = CANDIDATES.get(name, (name, {}))
-    if scheduler == "none":
-        index = np.sort(subjects.order)
-        batches = [part.Batch(b.queries, index[np.sort(b.subjects)])
-                   for b in part.none(unit_m, lengths[index], budget, need)]
-    else:
-        batches = part.partition(scheduler, unit_m, subjects, budget, need, **params)
+    (None once they cannot beat ``bound``), see :func:`schedule`. A sorted partitioning's
+    are priced on their runs, except (``exact``) those of at most EXACT subjects, priced on
+    their subjects as those of ``none`` are."""
+    found = _cut(price, name, need, budget)
+    batches = found[0]
     # the bound is a total with planning (see _candidates): this candidate's planning counts
-    planning = PLAN_LAUNCH * len(batches)
-    if bound < np.inf and _host_least(model, batches) + planning > bound:
+    least = PLAN_LAUNCH * len(batches)
+    if bound < np.inf and _host_least(price.model, batches) + least > bound:
         return batches, None
-    ordered = scheduler != "none"
-    samples = [_sample(lengths, b.subjects, ordered) for b in batches]
-    parts: list[Priced | None] = [None] * len(batches)
-    least = planning
-    # the largest first: a candidate that cannot win shows it after the fewest launches
-    cells = [float(unit_m[b.queries].sum()) * float(s.sum() if w is None else np.dot(s, w))
-             for b, (s, w) in zip(batches, samples, strict=True)]
-    for k in np.argsort(cells, kind="stable")[::-1].tolist():
-        sample, weights = samples[k]
-        parts[k] = priced(model, unit_m[batches[k].queries], sample, alphabet, packed,
-                          wide=wide, weights=weights)
-        least += parts[k].gpu
+    ordered = CANDIDATES.get(name, (name,))[0] != "none"
+    if ordered and found[1] is None:
+        found[1] = price.ranged(batches)
+    parts = dict(enumerate(found[1])) if ordered else {}
+    mine = [k for k, b in enumerate(batches)
+            if not ordered or (exact and b.subjects.size <= EXACT)]
+    least += sum(parts[k].gpu for k in parts.keys() - set(mine))
+    # those on their subjects one by one, the largest first: a candidate that cannot win
+    # shows it soonest
+    unit_m, lengths = price.unit_m, price.lengths
+    cells = [float(unit_m[batches[k].queries].sum()) * float(lengths[batches[k].subjects].sum())
+             for k in mine]
+    for k in [mine[i] for i in np.argsort(cells, kind="stable")[::-1].tolist()]:
         if least > bound:
-            return batches, None
-    return coalesce(model, batches, parts, unit_m, lengths, alphabet, packed, need,
-                    budget=budget, wide=wide, ordered=ordered)
+            break
+        parts[k] = price.one(batches[k], ordered)
+        least += parts[k].gpu
+    if least > bound:
+        return batches, None
+    return coalesce(price, batches, [parts[k] for k in range(len(batches))], need, budget,
+                    ordered=ordered, exact=exact)
 
 
 def _seconds(parts: list[Priced] | None) -> list[float]:
@@ -182,25 +223,25 @@ def _host_least(model: Model, batches: list[part.Batch]) -> float:
     return float(np.sum(host_fixed(model, units, counts)))
 
 
-def coalesce(model: Model, batches: list[part.Batch], parts: list[Priced],
-             unit_m: np.ndarray, lengths: np.ndarray, alphabet: int, packed: bool,
-             need: part.Need, *, budget: int, wide: bool = False, ordered: bool = True
+def coalesce(price: _Pricing, batches: list[part.Batch], parts: list[Priced],
+             need: part.Need, budget: int, *, ordered: bool = True, exact: bool = True
              ) -> tuple[list[part.Batch], list[Priced]]:
     """The launches with each one too short to cover the host's preparation of a launch
     (GPU seconds below its host seconds: a run of them goes at the host's pace) joined to the
     launch before it, where both have the same units, the joined one fits ``budget`` and its
     GPU seconds are no more than the two's: one host's work saved, none added on the GPU.
-    ``parts`` are each launch's pricing (``wide``: see :func:`schedule`; ``ordered``: see
-    :func:`_sample`); returned for the launches returned."""
+    ``parts`` are each launch's pricing (``ordered``: sorted subjects; ``exact``: see
+    :func:`_priced`); returned for the launches returned."""
     out, kept = [batches[0]], [parts[0]]
     for b, p in zip(batches[1:], parts[1:], strict=True):
         last = out[-1]
         if p.gpu < p.host and np.array_equal(b.queries, last.queries):
             subjects = _joined(last.subjects, b.subjects)
-            q = unit_m[b.queries]
-            sample, weights = _sample(lengths, subjects, ordered)
-            if need(int(q.max()), q.size, int(sample.max()), subjects.size) <= budget:
-                joined = priced(model, q, sample, alphabet, packed, wide=wide, weights=weights)
+            q = price.unit_m[b.queries]
+            longest = int(price.lengths[subjects[0]] if ordered
+                          else price.lengths[subjects].max())
+            if need(int(q.max()), q.size, longest, subjects.size) <= budget:
+                joined = price.one(part.Batch(b.queries, subjects), ordered, exact)
                 if joined.gpu <= kept[-1].gpu + p.gpu:
                     out[-1], kept[-1] = part.Batch(b.queries, subjects), joined
                     continue
@@ -222,24 +263,25 @@ def _joined(first: np.ndarray, then: np.ndarray) -> np.ndarray:
 def schedules(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
               packed: bool, need: part.Need, budget: int, *, prune: bool = False,
               wide: bool = False) -> dict[str, tuple[list[part.Batch], list[float]]]:
-    """Each candidate's launches and their predicted seconds (``prune``: a candidate that
-    cannot beat the best before it is not priced in full; its seconds are [inf];
-    ``wide``: see :func:`schedule`)."""
-    return {name: (batches, _seconds(parts)) for name, (batches, parts)
-            in _candidates(model, unit_m, subj_n, Subjects.of(subj_n), alphabet, packed,
-                           need, budget=budget, prune=prune, wide=wide).items()}
+    """Each candidate's launches and their predicted seconds, as :func:`plan` would plan it
+    (``prune``: a candidate that cannot beat the best before it, ranked as ``auto`` ranks
+    them, is not priced in full; its seconds are [inf]; ``wide``: see :func:`schedule`)."""
+    price = _pricing(model, unit_m, subj_n, Subjects.of(subj_n), alphabet, packed, wide)
+    out = {}
+    for name, (batches, parts) in _candidates(price, need, budget, prune, False).items():
+        if parts is not None:
+            batches, parts = _priced(price, name, need, budget, np.inf)
+        out[name] = batches, _seconds(parts)
+    return out
 
 
-def _candidates(model: Model, unit_m: np.ndarray, lengths: np.ndarray,
-                subjects: Subjects, alphabet: int, packed: bool, need: part.Need, *,
-                budget: int, prune: bool, wide: bool
+def _candidates(price: _Pricing, need: part.Need, budget: int, prune: bool, exact: bool
                 ) -> dict[str, tuple[list[part.Batch], list[Priced] | None]]:
-    """Each candidate's launches and their pricing, see :func:`schedules`."""
+    """Each candidate's launches and their pricing (``prune``: see :func:`schedules`;
+    ``exact``: see :func:`_priced`)."""
     found: dict[str, tuple[list[part.Batch], list[Priced] | None]] = {}
     best = np.inf
     for name in CANDIDATES:
-        found[name] = _priced(model, name, unit_m, lengths, subjects, alphabet, packed,
-                              need, budget=budget, bound=best if prune else np.inf,
-                              wide=wide)
+        found[name] = _priced(price, name, need, budget, best if prune else np.inf, exact)
         best = min(best, _total(found[name][1], True))
     return found
