@@ -215,3 +215,21 @@ def test_gpu_command_equals_cpu(tmp_path, monkeypatch, fmt):
         assert got.exit_code == 0, got.stderr
         outs[device] = [x for x in out.read_text().splitlines() if not x.startswith("@PG")]
     assert outs["cpu"] == outs["gpu"] and len(outs["cpu"]) >= 30
+
+
+def test_sam_target_ids_checked_by_hash_then_compared(tmp_path, monkeypatch):
+    """SAM's duplicate reference names: found across read chunks (the later one named), and
+    two ids whose hashes meet without being equal pass (they are compared on a second read)."""
+    from wavedp.cli import pairs as command
+    from wavedp.errors import InputError
+
+    monkeypatch.setattr(reading, "CHUNK", 3)
+    path = tmp_path / "t.fa"
+    ids = [f"t{k}" for k in range(10)]
+    path.write_text("".join(f">{rid}\nACGT\n" for rid in ids))
+    command._unique_ids(str(path), np.arange(10, dtype=np.int64))
+    command._unique_ids(str(path), np.array([5, 1, 2, 3, 4, 5, 6, 7, 8, 9], np.int64))  # met
+    ids[7] = "t1"
+    path.write_text("".join(f">{rid}\nACGT\n" for rid in ids))
+    with pytest.raises(InputError, match=r"the id 't1' names target 8 and one before it"):
+        command._unique_ids(str(path), np.array([hash(rid) for rid in ids], np.int64))

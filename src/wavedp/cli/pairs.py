@@ -114,21 +114,16 @@ def _head(job: PairsJob, out: BinaryIO) -> int | None:
     if job.fmt == "sam":
         head = list(sam_header_lines([], command_line=shlex.join(["wavedp", *job.argv])))
         out.write((head[0] + "\n").encode())
-        targets, seen = 0, set()
+        targets, hashes = 0, []
         with contextlib.closing(reading.ids_and_lengths(job.target)) as chunks:
             for ids, lengths in chunks:
                 if (zero := np.flatnonzero(np.asarray(lengths) == 0)).size:
                     raise empty_record(_name(job.target), "target",
                                        targets + int(zero[0]) + 1)
-                for k, rid in enumerate(ids, targets + 1):
-                    if rid in seen:
-                        raise InputError(f"file {_name(job.target)}: the id {rid!r} names "
-                                         f"target {k} and one before it; SAM needs unique "
-                                         "reference names (rename them, or choose another "
-                                         "--format)")
-                    seen.add(rid)
+                hashes.append(np.fromiter(map(hash, ids), np.int64, len(lengths)))
                 out.write(batch_formats.sq_lines(ids, lengths))
                 targets += len(lengths)
+        _unique_ids(job.target, np.concatenate(hashes) if hashes else np.zeros(0, np.int64))
         out.write((head[-1] + "\n").encode())
         return targets
     if job.header:
@@ -136,6 +131,30 @@ def _head(job: PairsJob, out: BinaryIO) -> int | None:
 
         out.write((fields.header_line(job.columns or fields.DEFAULT) + "\n").encode())
     return None
+
+
+def _unique_ids(path: str, hashes: np.ndarray) -> None:
+    """SAM's reference names must be unique: an InputError naming the first target whose id
+    an earlier one holds. ``hashes``: each target id's ``hash`` (8 bytes a target, not a set
+    of ten million strings); ids whose hashes meet are compared on a second read."""
+    order = np.argsort(hashes, kind="stable")
+    met = np.flatnonzero(hashes[order][1:] == hashes[order][:-1])
+    if not met.size:
+        return
+    suspects = set(order[met].tolist()) | set(order[met + 1].tolist())
+    seen: set[str] = set()
+    k = 0
+    with contextlib.closing(reading.ids_and_lengths(path)) as chunks:
+        for ids, _ in chunks:
+            for rid in ids:
+                if k in suspects:
+                    if rid in seen:
+                        raise InputError(f"file {_name(path)}: the id {rid!r} names target "
+                                         f"{k + 1} and one before it; SAM needs unique "
+                                         "reference names (rename them, or choose another "
+                                         "--format)")
+                    seen.add(rid)
+                k += 1
 
 
 def _name(path: str) -> str:
