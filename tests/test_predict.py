@@ -236,7 +236,7 @@ def test_a_launch_of_one_to_two_blocks_per_sm_takes_the_grid_predicted_faster():
     own = shapes.launch_blocks(16, 4, 317, 6, int(subj_n.max()), 132)
     assert 132 < own < 264
     assert cost.launch_grid(model, unit_m, subj_n, True, shape) == 132
-    seconds = {b: cost._kernel(model, unit_m, subj_n, True, shape, b) for b in (own, 132)}
+    seconds = {b: cost._kernel(model, unit_m, subj_n, True, shape)(b) for b in (own, 132)}
     assert seconds[132] < seconds[own]
     host, gpu = cost.launch_parts(model, unit_m, subj_n, 24, True, shape)
     assert gpu == pytest.approx(cost.side_seconds(model, 4, 317) + seconds[132])
@@ -258,18 +258,16 @@ def test_the_wide_grid_choice_weighs_two_whole_numbers_of_blocks_per_sm_below():
     shape = cost.launch_shape(model, unit_m, subj_n, 24, True)
     own = shapes.launch_blocks(shape[0], 4, 693, shape[2], int(subj_n.max()), 132)
     assert shape[2] > 1 and 2 * 132 < own < 3 * 132
-    seconds = {b: cost._kernel(model, unit_m, subj_n, True, shape, b) for b in (own, 264, 132)}
+    seconds = {b: cost._kernel(model, unit_m, subj_n, True, shape)(b) for b in (own, 264, 132)}
     fastest = min(seconds, key=seconds.get)
     assert fastest != own
     assert cost.launch_grid(model, unit_m, subj_n, True, shape) == own
     assert cost.launch_grid(model, unit_m, subj_n, True, shape, wide=True) == fastest
-    assert cost._grids(model, unit_m, subj_n, shape, True, subj_n.size) == [own, 264, 132]
+    assert weighed(model, unit_m, subj_n, shape) == [own, 264, 132]
     _, gpu = cost.launch_parts(model, unit_m, subj_n, 24, True, shape, wide=True)
     assert gpu == pytest.approx(cost.side_seconds(model, 4, 693) + seconds[fastest])
     many = np.full(20, 5200)  # many tickets per block: the ticket queue spreads them
-    wide_many = cost._grids(model, many, subj_n,
-                            cost.launch_shape(model, many, subj_n, 24, True), True, subj_n.size)
-    assert len(wide_many) == 1
+    assert len(weighed(model, many, subj_n, cost.launch_shape(model, many, subj_n, 24, True))) == 1
     need = shapes.scan_need(24, 132)
     budget = shapes.OUT_BYTES + shapes.SCRATCH_BYTES
     totals = {}
@@ -285,6 +283,13 @@ def test_the_wide_grid_choice_weighs_two_whole_numbers_of_blocks_per_sm_below():
         totals[name] = sum(wide), sum(narrow)
     assert totals["none"][0] < totals["none"][1]
     assert totals["auto"][0] <= totals["none"][0] < totals["auto"][1]  # auto ranks wide
+
+
+def weighed(model, unit_m: np.ndarray, subj_n: np.ndarray, shape) -> list[int]:
+    """The grids the wide choice weighs for a launch (``cost.grids``), its own first."""
+    g, _, passes = shape
+    found = cost.grids(model, g, unit_m.size, subj_n.size, passes, int(subj_n.max()), True)
+    return found[found > 0].tolist()
 
 
 def test_blocks_share_their_multiprocessor(monkeypatch):
@@ -565,6 +570,26 @@ def test_a_long_sorted_launch_is_priced_on_its_runs_as_on_all_its_subjects():
         assert priced.gpu == pytest.approx(whole.gpu, rel=0.01)
         assert (priced.shape, priced.blocks, priced.host) == \
             (whole.shape, whole.blocks, whole.host)
+
+
+def test_launches_priced_at_once_are_priced_as_each_alone():
+    """The formula (``cost.kernel_seconds``) times many launches at once, each as if alone:
+    launches of units in any order (fewer passes before more, and after), of ranges that
+    overlap, priced on their runs all together and one by one."""
+    rng = np.random.default_rng(9)
+    lengths = np.sort(np.clip(rng.lognormal(np.log(300), 1.0, 200_000), 8, 35_000)
+                      .astype(np.int64))[::-1]
+    unit_m = np.array([300, 5000, 120, 2600, 2600, 900, 4100, 60])
+    launches = [(np.arange(8), 0, 200_000), (np.array([2, 0, 5]), 1_000, 9_000),
+                (np.array([6, 1, 3, 4]), 150_000, 200_000), (np.array([7]), 199_990, 200_000),
+                (np.arange(8)[::-1].copy(), 20, 60_000), (np.array([2, 7]), 0, 40),
+                (np.array([1, 0]), 10, 300), (np.array([3, 6]), 5, 200)]
+    model, runs = gpu_model_mod.DEFAULT_GPU, ranges.Runs(runs_of(lengths))
+    together = ranges.priced(model, unit_m, launches, runs, 24, True, wide=True)
+    for launch, found in zip(launches, together, strict=True):
+        alone = ranges.priced(model, unit_m, [launch], runs, 24, True, wide=True)[0]
+        assert (found.shape, found.blocks) == (alone.shape, alone.blocks)
+        assert (found.host, found.gpu) == pytest.approx((alone.host, alone.gpu), rel=1e-12)
 
 
 def test_auto_ranks_the_candidates_on_their_runs(monkeypatch):

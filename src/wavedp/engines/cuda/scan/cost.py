@@ -30,7 +30,9 @@ tickets are queued (a full SM then at the full rate's steady speed, which the pa
 ticket per block falls short of), its groups speeding up as its short ones end, each SM's
 last blocks as the others end, a later pass priced per k (``later_shared``). A launch whose
 own grid puts between one and two blocks on each SM runs on one block per SM where that is
-predicted faster (:func:`launch_grid`). The constants are measured by ``calibrate.py``.
+predicted faster (:func:`launch_grid`). The formula times many launches at once
+(:func:`kernel_seconds`): :func:`priced` one on its subjects, ``ranges.py`` a plan's on their
+runs of lengths. The constants are measured by ``calibrate.py``.
 """
 
 from __future__ import annotations
@@ -77,9 +79,10 @@ def shape_rate(model: Model, packed: bool, units: int, count: int, longest: int
     launch of ``units`` profiles against ``count`` subjects (the longest ``longest``
     residues) with shapes (G, R) in ``passes`` passes (arrays, one element per shape): the
     shape's full rate times the fill of the grid it gets, at most every item (a profile
-    against a subject) running at the rate of a group alone."""
+    against a subject) running at the rate of a group alone. Of many launches at once
+    (``shapes.plans``): ``units``, ``count`` and ``longest`` columns, a launch each row."""
     sms = model.sms or 132
-    full, single = _shape_table(model, packed)
+    full, single, _ = _shape_table(model, packed)
 
     def rate(g: np.ndarray, r: np.ndarray, passes: np.ndarray) -> np.ndarray:
         shape = _shape_index(g, r)
@@ -90,13 +93,14 @@ def shape_rate(model: Model, packed: bool, units: int, count: int, longest: int
     return rate
 
 
-def _shape_table(model: Model, packed: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Per kernel shape (G, R) of GROUPS x ROWS, in that order: the full rate and the rate
-    of a group alone."""
-    def table() -> tuple[np.ndarray, np.ndarray]:
+def _shape_table(model: Model, packed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per kernel shape (G, R) of GROUPS x ROWS, in that order: the full rate, the rate of
+    a group alone and a later pass alone (:func:`_later`)."""
+    def table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         shapes = [(g, r) for g in GROUPS for r in ROWS]
         return (np.array([_rate(model, g, r, packed) for g, r in shapes]),
-                np.array([_single(model, g, r) for g, r in shapes]))
+                np.array([_single(model, g, r) for g, r in shapes]),
+                np.array([_later(model, g) for g, _ in shapes]))
 
     return memo(model, ("shapes", packed), table)
 
@@ -314,7 +318,8 @@ def priced(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
     count = len(subj_n)
     shape = shape or launch_shape(model, unit_m, subj_n, alphabet, packed)
     blocks, kernel = _grid(model, unit_m, subj_n, packed, shape, True, wide)
-    return Priced(host_seconds(model, unit_m, count, shape, alphabet),
+    return Priced(host_seconds(model, unit_m.size, count,
+                               profile_words(unit_m, shape, alphabet)),
                   side_seconds(model, unit_m.size, count) + kernel, shape, blocks)
 
 
@@ -345,83 +350,136 @@ def launch_grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bo
     return _grid(model, np.asarray(unit_m, np.int64), subj_n, packed, shape, False, wide)[0]
 
 
-def _grids(model: Model, unit_m: np.ndarray, subj_n: np.ndarray,
-           shape: tuple[int, int, int], wide: bool, count: int) -> list[int]:
-    """The grids :func:`launch_grid` weighs, its own first."""
-    g, _, passes = shape
+def grids(model: Model, g, units, count, passes, longest, wide: bool) -> np.ndarray:
+    """The grids :func:`launch_grid` weighs for launches of kernel shapes with G ``g`` and
+    ``passes`` (numbers, or arrays of launches): its own, then up to two others (0 for
+    none), on the first axis."""
     sms = model.sms or 132
-    own = launch_blocks(g, unit_m.size, count, passes, int(np.max(subj_n)), sms,
-                        model.grid_cap)
-    if model.grid_cap is not None or own <= sms:  # a grid forced, or at most one per SM
-        return [own]
-    tickets = -(-count // (BLOCK // g)) * unit_m.size
-    if wide and passes > 1 and tickets <= WIDE_TICKETS * own:
-        below = -(-own // sms) - 1  # the whole numbers of blocks per SM below its own
-        return [own] + [k * sms for k in (below, below - 1) if k >= 1]
-    return [own, sms] if own < 2 * sms else [own]
+    own = launch_blocks(g, units, count, passes, longest, sms, model.grid_cap)
+    below = -(-own // sms) - 1  # the whole numbers of blocks per SM below its own
+    many = (own > sms) & (model.grid_cap is None)  # else a grid forced, or its own alone
+    wider = many & wide & (passes > 1) & (
+        -(-count // (BLOCK // g)) * units <= WIDE_TICKETS * own)
+    return np.array([own, np.maximum(wider * below, many & (own < 2 * sms)) * sms,
+                     wider * (below > 1) * (below - 1) * sms])
+
+
+def _settled(weighed: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """Whether each launch keeps its own grid, the wide choice's others not worth pricing
+    (its own priced shorter than WIDE_LEAST)."""
+    return (weighed[2] > 0) & (kernel[0] < WIDE_LEAST)
+
+
+def fastest(weighed: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """Each launch's grid, an index into :func:`grids`'s (``kernel``: the kernel's seconds
+    on each, inf where none): the fastest (the first of equals), or its own."""
+    return np.where(_settled(weighed, kernel), 0, np.argmin(kernel, axis=0))
 
 
 def _grid(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
           shape: tuple[int, int, int], priced: bool, wide: bool = False
           ) -> tuple[int, float]:
-    """(:func:`launch_grid`, the kernel's predicted seconds on it: nan unless ``priced``
+    """(:func:`launch_grid`, the kernel's predicted seconds on it: inf unless ``priced``
     or the grid was chosen by them)."""
-    grids = _grids(model, unit_m, subj_n, shape, wide, len(subj_n))
-
-    def kernel(blocks: int) -> float:
-        return _kernel(model, unit_m, subj_n, packed, shape, blocks)
-
-    if len(grids) == 1:
-        return grids[0], kernel(grids[0]) if priced else float("nan")
-    own = grids[0], kernel(grids[0])
-    if len(grids) > 2 and own[1] < WIDE_LEAST:  # the wide choice's: too short to pay
-        return own
-    return min([own] + [(b, kernel(b)) for b in grids[1:]], key=lambda found: found[1])
+    g, _, passes = shape
+    weighed = grids(model, g, unit_m.size, len(subj_n), passes, int(np.max(subj_n)), wide)
+    kernel = np.full(3, np.inf)
+    seconds = _kernel(model, unit_m, subj_n, packed, shape) if priced or weighed[1] else None
+    for k in np.flatnonzero(weighed).tolist():
+        if seconds is not None and not _settled(weighed, kernel):
+            kernel[k] = seconds(int(weighed[k]))
+    k = int(fastest(weighed, kernel))
+    return int(weighed[k]), float(kernel[k])
 
 
 def _kernel(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, packed: bool,
-            shape: tuple[int, int, int], blocks: int) -> float:
-    """The kernel's predicted seconds for :func:`priced` on a grid of ``blocks``."""
+            shape: tuple[int, int, int]) -> Callable[[int], float]:
+    """The kernel's predicted seconds for :func:`priced`, of the blocks of its grid: ticket
+    by ticket (``waves.waves``) where few, else by :func:`kernel_seconds` on its subjects (a
+    sample of whole blocks of a long launch's, the longest subject's among them)."""
     subj_n = np.asarray(subj_n, np.float64)
     g, r, _ = shape
-    t = g * r
-    groups = BLOCK // g
-    sms = model.sms or 132
-    per_sm = blocks / sms
-    idle = min(1.0, per_sm ** -IDLE_COVER)
-    single = _single(model, g, r)
-    unit_passes = np.maximum(-(-unit_m // t), 1).astype(np.float64)
+    t, groups, sms = g * r, BLOCK // g, model.sms or 132
+    unit_passes = np.maximum(-(-unit_m // t), 1)
     count = subj_n.size
     every = max(1, count // (SAMPLE_BLOCKS * groups))  # every k-th block of subjects
     if every > 1:
-        # a sample of whole blocks, in order, the longest subject's among them
         starts = np.union1d(np.arange(0, count, every * groups),
                             int(np.argmax(subj_n)) // groups * groups)
         subj_n = subj_n[(starts[:, None] + np.arange(groups)).ravel().clip(max=count - 1)]
-    scale = count / subj_n.size
     warp = blocked(subj_n, WARP // g)
-    n = warp + idle * (blocked(subj_n, groups) - warp)
-    cost = pass_cells(n, g, t)  # one pass of each subject
-    later = _later(model, g)
-    tickets = -(-count // groups) * unit_m.size
-    if tickets <= WAVE_TICKETS * blocks and every == 1:
-        speed = speeds(model, g, r, packed)
-        shared = later_shared(model, g, speed.size)
-        return waves(cost, unit_passes, (later, shared), groups, blocks, speed, single, sms=sms,
-                     steady=_steady(model, g, r, packed, speed, shared[-1]))
-    work = cost * scale
-    per_profile = float(work.sum())
-    ticket = per_profile / count * float(unit_passes.mean())
-    rate = _rate(model, g, r, packed) * fill(model, g, r, packed, blocks, ticket)
-    within = (np.cumsum(work) - work) / rate  # a profile's work before each item
-    alone = pass_cells(warp, g, t) / single  # an item's first pass alone
-    before = (np.cumsum(unit_passes) - unit_passes) * per_profile / rate
-    total = float(unit_passes.sum()) * per_profile / rate
-    lead = total * min(1.0, blocks / tickets)  # the first wave of tickets starts at once
-    ends = [float(np.max(np.maximum(0.0, float(np.max(before[unit_passes == p]))
-                                    + p * within - lead) + (1 + (p - 1) * later) * alone))
-            for p in np.unique(unit_passes)]
-    return max(total, max(ends))
+    spare = blocked(subj_n, groups) - warp  # a block's longest past its warp's
+
+    def seconds(blocks: int) -> float:
+        cost = pass_cells(warp + min(1.0, (blocks / sms) ** -IDLE_COVER) * spare, g, t)
+        if -(-count // groups) * unit_m.size <= WAVE_TICKETS * blocks and every == 1:
+            speed = speeds(model, g, r, packed)
+            shared = later_shared(model, g, speed.size)
+            return waves(cost, unit_passes.astype(np.float64), (_later(model, g), shared),
+                         groups, blocks, speed, _single(model, g, r), sms=sms,
+                         steady=_steady(model, g, r, packed, speed, shared[-1]))
+        work = cost * (count / subj_n.size)
+        sweeps = Sweeps(*(np.array([x]) for x in (g, r, blocks, count, unit_m.size,
+                                                  float(work.sum()), work.size)))
+        return float(kernel_seconds(model, packed, sweeps, unit_passes,
+                                    np.cumsum(work) - work, pass_cells(warp, g, t))[0])
+
+    return seconds
+
+
+class Sweeps(NamedTuple):
+    """Launches on a grid each, as arrays (one element each): kernel shapes (G, R), blocks,
+    subjects, units, the lane-cells of a unit's pass over all the subjects and how many
+    pieces (subjects, or runs of them) the launch is priced on."""
+
+    g: np.ndarray
+    r: np.ndarray
+    blocks: np.ndarray
+    count: np.ndarray
+    units: np.ndarray
+    cells: np.ndarray
+    pieces: np.ndarray
+
+
+def kernel_seconds(model: Model, packed: bool, sweeps: Sweeps, unit_passes: np.ndarray,
+                   before: np.ndarray, alone: np.ndarray) -> np.ndarray:
+    """The kernel's seconds of each launch of ``sweeps`` by the formula of :func:`priced`:
+    its work at the full rate times its grid's fill, or the latest end of a unit's sweep of
+    a piece, if later. ``unit_passes``: the passes of each launch's units, launch by launch;
+    ``before``, ``alone``: of each launch's pieces, launch by launch, the lane-cells of a
+    unit's pass over the subjects before the piece's last (or its longest, counted as its
+    last), and of that one's pass."""
+    g, r, blocks, count, units, cells, pieces = sweeps
+    full, single, later = _shape_table(model, packed)
+    index = _shape_index(g, r)
+    first = np.cumsum(units) - units  # each launch's first unit
+    passes = np.add.reduceat(unit_passes, first).astype(np.float64)
+    rate = full[index] * fills(model, packed, index, blocks, cells / count * passes / units)
+    total = passes * cells / rate
+    lead = total * np.minimum(1.0, blocks / (-(-count // (BLOCK // g)) * units))
+    launch = np.repeat(np.arange(units.size), units)
+    ahead = np.cumsum(unit_passes) - unit_passes
+    ahead -= ahead[first][launch]  # the passes of a launch's units before each
+    # a unit ends no later than one after it of as many passes or more: those left out (the
+    # keys grow launch by launch from the last, so a unit is weighed against its own only)
+    most = (units.size - launch) * (int(unit_passes.max()) + 1) + unit_passes
+    top = np.maximum.accumulate(most[::-1])[::-1]
+    kept = np.flatnonzero(most > np.append(top[1:], 0))
+    on, p = launch[kept], unit_passes[kept]
+    rank = np.arange(kept.size) - np.searchsorted(on, on)  # of the kept of its launch
+    # the kept unit of rank k of each launch (if any) sweeps a piece's last, ending at
+    # max(0, start + slope * before) + tail * alone; the others' ends taken as 0
+    ranks = (rank.max() + 1, units.size)
+    start, slope, tail = np.full(ranks, -np.inf), np.zeros(ranks), np.zeros(ranks)
+    start[rank, on] = ahead[kept] * cells[on] / rate[on] - lead[on]
+    slope[rank, on] = p / rate[on]
+    tail[rank, on] = (1 + (p - 1) * later[index[on]]) / single[index[on]]
+    at = np.repeat(np.arange(units.size), pieces) if units.size > 1 else 0  # their launches
+    ends = np.zeros(before.size)
+    for k in range(ranks[0]):
+        np.maximum(ends, np.maximum(0.0, start[k, at] + slope[k, at] * before)
+                   + tail[k, at] * alone, out=ends)
+    return np.maximum(total, np.maximum.reduceat(ends, np.cumsum(pieces) - pieces))
 
 
 def _steady(model: Model, g: int, r: int, packed: bool, speed: np.ndarray, later: float
@@ -437,14 +495,12 @@ def _steady(model: Model, g: int, r: int, packed: bool, speed: np.ndarray, later
     return float(max(1.0, first / full))
 
 
-def host_seconds(model: Model, unit_m: np.ndarray, count: int, shape: tuple[int, int, int],
-                 alphabet: int) -> float:
-    """The host's predicted work for a launch of units of ``unit_m`` rows against ``count``
-    subjects with kernel ``shape``: its inputs gathered and sent, its kernels launched (its
-    profiles are built on the GPU from the queries gathered here)."""
-    unit_m = np.asarray(unit_m, np.int64)
-    return (host_fixed(model, unit_m.size, count)
-            + model.profile * profile_words(unit_m, shape, alphabet))
+def host_seconds(model: Model, units, count, words):
+    """The host's predicted work for launches of ``units`` profiles (of ``words`` words in
+    all) against ``count`` subjects (numbers or arrays): their inputs gathered and sent,
+    their kernels launched (their profiles are built on the GPU from the queries gathered
+    here)."""
+    return host_fixed(model, units, count) + model.profile * words
 
 
 def host_fixed(model: Model, units, count):

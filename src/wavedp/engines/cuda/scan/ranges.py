@@ -3,35 +3,34 @@ longest first, priced on the histogram of its lengths (the runs of equal lengths
 stores, :class:`Runs`) rather than on its subjects: what pricing a plan costs does not grow
 with the database.
 
-A launch is priced as :func:`cost.priced` prices a long one (its kernel by the formula of
-``cost._kernel``, not ticket by ticket): kernel shape, grid (the wide choice included), host
-and GPU seconds. On its runs its work is exact but for padding: sorted, a warp's subjects are
-about as long as its first, so the padding to the first and the idle share of a block's
-longest are left out. Its falling phase (the end of each unit's sweep of a subject, the
-latest of them) is taken over cells of runs within 2% of each other's lengths, each as its
-last subject swept at its longest length: within 2% of the largest end, never below it.
+A launch is priced as :func:`cost.priced` prices a long one (its kernel by
+:func:`cost.kernel_seconds`, not ticket by ticket): kernel shape, grid (the wide choice
+included), host and GPU seconds. On its runs its work is exact but for padding: sorted, a
+warp's subjects are about as long as its first, so the padding to the first and the idle
+share of a block's longest are left out. Its falling phase (the end of each unit's sweep of a
+subject, the latest of them) is taken over cells of runs within 2% of each other's lengths
+(the formula's pieces), each as its last subject swept at its longest length: within 2% of
+the largest end, never below it.
 """
 
 from __future__ import annotations
-
-from typing import NamedTuple
 
 import numpy as np
 
 from ...calibration import Model
 from .cost import (
-    WIDE_LEAST,
-    WIDE_TICKETS,
     Priced,
-    _later,
-    _shape_index,
-    _shape_table,
-    fills,
-    host_fixed,
+    Sweeps,
+    fastest,
+    grids,
+    host_seconds,
+    kernel_seconds,
+    pass_cells,
+    shape_rate,
     side_seconds,
 )
 from .lines import cell_of
-from .shapes import BLOCK, PASS_CELLS, _admissible, launch_blocks
+from .shapes import PASS_CELLS, plans
 
 
 class Runs:
@@ -59,23 +58,6 @@ class Runs:
         return self.sums[run] + (p - self.starts[run]) * self.lengths[run]
 
 
-class _Launches(NamedTuple):
-    """Launches as arrays, one element each: their units (how many, the first's place in
-    ``unit_passes``), their ranges (start, stop; their first and last runs), residues and
-    kernel shapes (G, R); and each unit's passes."""
-
-    units: np.ndarray
-    first: np.ndarray
-    start: np.ndarray
-    stop: np.ndarray
-    r0: np.ndarray
-    r1: np.ndarray
-    residues: np.ndarray
-    g: np.ndarray
-    r: np.ndarray
-    unit_passes: np.ndarray
-
-
 def priced(model: Model, unit_m: np.ndarray, launches: list[tuple[np.ndarray, int, int]],
            runs: Runs, alphabet: int, packed: bool, wide: bool = False) -> list[Priced]:
     """Each launch's pricing (see :func:`cost.priced`): ``launches`` are (units, indices
@@ -92,107 +74,49 @@ def priced(model: Model, unit_m: np.ndarray, launches: list[tuple[np.ndarray, in
     r0, r1 = runs.run(start), runs.run(stop - 1)
     residues = (runs.total(stop, r1) - runs.total(start, r0)).astype(np.float64)
     longest = runs.lengths[r0]
-    g, r, passes = _shapes(model, np.maximum.reduceat(rows, first), residues / count,
-                           alphabet, packed, units, count, longest)
+    g, r, passes = plans(np.maximum.reduceat(rows, first), residues / count, alphabet,
+                         shape_rate(model, packed, units[:, None], count[:, None],
+                                    longest[:, None]))
     t = g * r
     unit_passes = np.maximum(-(-rows // np.repeat(t, units)), 1)
-    host = (host_fixed(model, units, count)
-            + model.profile * (np.add.reduceat(unit_passes, first) * t * alphabet))
-    grids = _grids(model, g, units, count, passes, longest, wide)
-    row, col = np.nonzero(grids)
-    blocks = grids[row, col]
-    kernel = _kernels(model, packed, _Launches(units, first, start, stop, r0, r1, residues, g,
-                                               r, unit_passes), runs, row, blocks)
-    # each launch's grid: the fastest (the first of equals), its own where the wide choice's
-    # alternatives are not worth pricing
-    own = np.flatnonzero(col == 0)
-    weighed = np.diff(np.append(own, row.size))
-    fastest = np.flatnonzero(kernel == np.repeat(np.minimum.reduceat(kernel, own), weighed))
-    pick = np.where((weighed > 2) & (kernel[own] < WIDE_LEAST), own,
-                    fastest[np.searchsorted(fastest, own)])
-    gpu = side_seconds(model, units, count) + kernel[pick]
-    shapes = np.stack([g, r, passes], axis=1).tolist()
-    return [Priced(h, x, tuple(shape), b) for h, x, shape, b in zip(
-        host.tolist(), gpu.tolist(), shapes, blocks[pick].tolist(), strict=True)]
-
-
-def _shapes(model: Model, m: np.ndarray, columns: np.ndarray, alphabet: int, packed: bool,
-            units: np.ndarray, count: np.ndarray, longest: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(G, R, passes) of each launch, as ``shapes.plan`` weighs them with
-    ``cost.shape_rate`` (its units' longest ``m`` rows, subjects of ``columns`` residues on
-    average)."""
-    gs, rs = _admissible(alphabet)
-    t = gs * rs
-    passes = -(-np.maximum(m, 1)[:, None] // t)
-    cells = passes * (t * (columns[:, None] + gs - 1) + PASS_CELLS * columns[:, None])
-    full, single = _shape_table(model, packed)
-    shape = _shape_index(gs, rs)
-    blocks = launch_blocks(gs, units[:, None], count[:, None], passes, longest[:, None],
-                           model.sms or 132, model.grid_cap)
-    time = cells / np.minimum(full[shape] * fills(model, packed, shape, blocks),
-                              (units * count)[:, None] * single[shape])
-    best = np.argmax(np.where(time == time.min(axis=1, keepdims=True), rs, -1), axis=1)
-    return gs[best], rs[best], passes[np.arange(best.size), best]
-
-
-def _grids(model: Model, g: np.ndarray, units: np.ndarray, count: np.ndarray,
-           passes: np.ndarray, longest: np.ndarray, wide: bool) -> np.ndarray:
-    """The grids ``cost.launch_grid`` weighs for each launch (a row each: its own first,
-    then up to two others; 0 for none)."""
-    sms = model.sms or 132
-    own = launch_blocks(g, units, count, passes, longest, sms, model.grid_cap)
-    alone = np.full(own.shape, model.grid_cap is not None) | (own <= sms)
-    below = -(-own // sms) - 1
-    tickets = -(-count // (BLOCK // g)) * units
-    wider = ~alone & wide & (passes > 1) & (tickets <= WIDE_TICKETS * own)
-    second = np.where(wider, below * sms, np.where(~alone & (own < 2 * sms), sms, 0))
-    third = np.where(wider & (below > 1), (below - 1) * sms, 0)
-    return np.stack([own, second, third], axis=1)
-
-
-def _kernels(model: Model, packed: bool, launches: _Launches, runs: Runs, row: np.ndarray,
-             blocks: np.ndarray) -> np.ndarray:
-    """The kernel's seconds of launch ``row`` on ``blocks`` (arrays, a grid each), as
-    ``cost._kernel`` times a long launch, on the runs of its range."""
-    units, first, start, stop, r0, r1, residues, g, r, unit_passes = launches
-    t, count = g * r, stop - start
-    full, single = _shape_table(model, packed)
-    index = _shape_index(g, r)
-    per_profile = (t + PASS_CELLS) * residues + t * (g - 1.0) * count
-    passes = np.add.reduceat(unit_passes, first).astype(np.float64)
-    ticket = per_profile / count * passes / units
-    rate = full[index][row] * fills(model, packed, index[row], blocks, ticket[row])
-    total = passes[row] * per_profile[row] / rate
-    lead = total * np.minimum(1.0, blocks / (-(-count // (BLOCK // g)) * units)[row])
-    ahead = np.cumsum(unit_passes) - unit_passes
-    ahead -= np.repeat(ahead[first], units)  # the passes of a launch's units before each
-    later = np.array([_later(model, x) for x in g.tolist()])
-    # of a launch's units of as many passes, the last to start ends last: the others left out
-    ending = np.zeros(unit_passes.size, bool)
-    ending[first + units - 1] = True
-    kept = np.flatnonzero(ending | (unit_passes != np.append(unit_passes[1:], 0)))
-    many = np.bincount(np.repeat(np.arange(units.size), units)[kept], minlength=units.size)
-    # each (grid, unit kept, cell of runs) of each row's launch: the unit's sweep of the
-    # cell's last subject ends last of the cell's
-    pair, place = _spread(many[row])
-    unit_of = kept[(np.cumsum(many) - many)[row][pair] + place]
-    cells = (runs.cell[r1] - runs.cell[r0] + 1)[row]
-    item, place = _spread(cells[pair])
-    on = row[pair][item]  # the launch of each
-    k = runs.cell[r0][on] + place  # and its cell
+    host = host_seconds(model, units, count, np.add.reduceat(unit_passes, first) * t * alphabet)
+    weighed = grids(model, g, units, count, passes, longest, wide)
+    # each launch's pieces: its cells of runs, each swept last at its longest length
+    on, place = _spread(runs.cell[r1] - runs.cell[r0] + 1)
+    k = runs.cell[r0][on] + place  # the cell of each
     last = np.minimum(runs.last[k], r1[on])
     end = np.minimum(stop[on], runs.starts[last + 1])
-    length = runs.lengths[np.maximum(runs.first[k], r0[on])]  # its longest
-    one = t[on] * (length + g[on] - 1.0) + PASS_CELLS * length  # a pass of it
-    done = ((t[on] + PASS_CELLS) * (runs.total(end, last) - runs.total(start[on], r0[on]))
-            + t[on] * (g[on] - 1.0) * (end - start[on]))
-    p, speed = unit_passes[unit_of][item], rate[pair][item]
-    ends = (np.maximum(0.0, (ahead[unit_of][item] * per_profile[on] + p * (done - one)) / speed
-                       - lead[pair][item])
-            + (1 + (p - 1) * later[on]) * one / single[index[on]])
-    size = many[row] * cells
-    return np.maximum(total, np.maximum.reduceat(ends, np.cumsum(size) - size))
+    one = pass_cells(runs.lengths[np.maximum(runs.first[k], r0[on])], g[on], t[on])
+    before = _swept(runs.total(end, last) - runs.total(start[on], r0[on]), end - start[on],
+                    g[on], t[on]) - one
+    # each launch on each grid it weighs
+    col, row = np.nonzero(weighed)
+    kernel = np.full(weighed.shape, np.inf)
+    pieces = np.bincount(on, minlength=units.size)
+    at = _segments(pieces, row)
+    kernel[col, row] = kernel_seconds(
+        model, packed, Sweeps(g[row], r[row], weighed[col, row], count[row], units[row],
+                              _swept(residues, count, g, t)[row], pieces[row]),
+        unit_passes[_segments(units, row)], before[at], one[at])
+    pick = fastest(weighed, kernel)
+    every = np.arange(units.size)
+    gpu = side_seconds(model, units, count) + kernel[pick, every]
+    shapes = np.stack([g, r, passes], axis=1).tolist()
+    return [Priced(h, x, tuple(shape), b) for h, x, shape, b in zip(
+        host.tolist(), gpu.tolist(), shapes, weighed[pick, every].tolist(), strict=True)]
+
+
+def _swept(residues: np.ndarray, count: np.ndarray, g: np.ndarray, t: np.ndarray
+           ) -> np.ndarray:
+    """The lane-cells of a pass of T = G*R rows over ``count`` subjects of ``residues``
+    residues in all (``cost.pass_cells`` of each, summed)."""
+    return (t + PASS_CELLS) * residues + t * (g - 1.0) * count
+
+
+def _segments(counts: np.ndarray, row: np.ndarray) -> np.ndarray:
+    """The indices of segments ``row`` of consecutive ones of ``counts`` items, in turn."""
+    group, place = _spread(counts[row])
+    return (np.cumsum(counts) - counts)[row][group] + place
 
 
 def _spread(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

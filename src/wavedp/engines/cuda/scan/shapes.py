@@ -64,13 +64,23 @@ def plan(m: int, columns: float, alphabet: int,
     each shape (arrays over the shapes; the predictor's: calibrated per shape, and the
     grid's fill); without rates, the fewest padded lane-cells. Ties go to the larger R, then
     the shape first in GROUPS x ROWS order."""
+    g, r, passes = plans(m, columns, alphabet, rate)
+    return int(g), int(r), int(passes)
+
+
+def plans(m, columns, alphabet: int,
+          rate: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`plan` of many launches at once (``m``, ``columns``: arrays, one element each,
+    or numbers; ``rate``: of each launch's shapes on the last axis): (G, R, passes) each."""
     g, r = _admissible(alphabet)
     t = g * r
-    passes = -(-max(m, 1) // t)
+    m, columns = np.maximum(m, 1), np.asarray(columns, np.float64)[..., None]
+    passes = -(-m[..., None] // t)
     cost = passes * (t * (columns + g - 1) + PASS_CELLS * columns)
     time = cost / rate(g, r, passes) if rate else cost
-    best = int(np.lexsort((-r, time))[0])
-    return int(g[best]), int(r[best]), int(passes[best])
+    best = np.argmax(np.where(time == time.min(axis=-1, keepdims=True), r, -1), axis=-1)
+    return g[best], r[best], -(-m // t[best])
 
 
 @functools.cache
