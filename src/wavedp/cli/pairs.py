@@ -137,11 +137,11 @@ def _unique_ids(path: str, hashes: np.ndarray) -> None:
     """SAM's reference names must be unique: an InputError naming the first target whose id
     an earlier one holds. ``hashes``: each target id's ``hash`` (8 bytes a target, not a set
     of ten million strings); ids whose hashes meet are compared on a second read."""
-    order = np.argsort(hashes, kind="stable")
-    met = np.flatnonzero(hashes[order][1:] == hashes[order][:-1])
-    if not met.size:
+    ranked = np.sort(hashes)
+    if not (ranked[1:] == ranked[:-1]).any():
         return
-    suspects = set(order[met].tolist()) | set(order[met + 1].tolist())
+    met = ranked[1:][ranked[1:] == ranked[:-1]]
+    suspects = set(np.flatnonzero(np.isin(hashes, met)).tolist())
     seen: set[str] = set()
     k = 0
     with contextlib.closing(reading.ids_and_lengths(path)) as chunks:

@@ -18,8 +18,9 @@ from ..scoring import Scoring
 from ..seqio import STDIN, iter_records, open_bytes, sniff, stdin_copy
 from .sequences import Joined, Sequences
 
-#: pairs a chunk
-CHUNK = 1 << 17
+#: pairs a chunk (three are held at once: one read ahead, one aligned, one written; the
+#: command's peak memory for 1,000,000 DNA pairs on the CPU: 0.97 GB with 2^17, 0.73 with 2^16)
+CHUNK = 1 << 16
 #: bytes read at a time when counting FASTQ records
 BLOCK = 1 << 24
 
