@@ -98,6 +98,27 @@ def test_sequences_in():
     assert batch[2].target == targets[2].lower()
 
 
+def test_letters_in_pieces(monkeypatch):
+    """``Sequences.from_letters`` looks letters up a piece at a time on threads (several
+    pieces here), the codes those of the whole; ids None are numbered; a bad letter in a
+    later piece names its record."""
+    from wavedp import api
+
+    monkeypatch.setattr(api, "PIECE", 1000)
+    scoring = SCORINGS["dna"]
+    rng = np.random.default_rng(5)
+    letters = np.frombuffer(b"ACGTNacgt", np.uint8)[rng.integers(0, 9, 10_007)]
+    lengths = np.full(10_007 // 7, 7)
+    lengths[-1] += 10_007 - lengths.sum()
+    got = Sequences.from_letters(letters, lengths, None, scoring, what="read")
+    assert np.array_equal(got.codes, scoring.lut[letters])
+    assert got.ids[3] == "read4"
+    letters = letters.copy()
+    letters[8_500] = ord("!")
+    with pytest.raises(InputError, match="read1215"):
+        Sequences.from_letters(letters, lengths, None, scoring, what="read")
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda s: wavedp.align_pairs(["AC", "GT"], ["A"], s), "as many queries as targets"),
     (lambda s: wavedp.align_pairs(["AC"], ["A"], s, pairs=[[0, 1]]), "target index 1"),

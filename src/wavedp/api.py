@@ -39,7 +39,7 @@ def encoded(letters: np.ndarray, offsets: np.ndarray, ids: Sequence[str], scorin
     """The scoring's codes of ``letters`` (uint8 ASCII, record k at ``offsets[k]``); an
     InputError names the first record holding a letter the scoring does not take, and
     where (its character as in ``texts``, where given: not ASCII is '?' in ``letters``)."""
-    codes = scoring.lut[letters]
+    codes = _looked_up(scoring.lut, letters)
     bad = np.flatnonzero(codes == INVALID)
     if bad.size:  # the first record holding one says what and where
         k = int(np.searchsorted(offsets, bad[0], side="right")) - 1
@@ -48,6 +48,28 @@ def encoded(letters: np.ndarray, offsets: np.ndarray, ids: Sequence[str], scorin
         scoring.encode(text, what=what, record=ids[k], path=path)
         raise InputError(f"{what} {ids[k]!r}: a letter the scoring does not take")
     return codes
+
+
+#: letters looked up a piece at a time (:func:`_looked_up`)
+PIECE = 1 << 20
+
+
+def _looked_up(table: np.ndarray, letters: np.ndarray) -> np.ndarray:
+    """``table[letters]`` a piece at a time, on a few threads: NumPy's fancy index widens
+    every uint8 index to 8 bytes first (600 million letters: 2.0 s on the 2-core machine,
+    by pieces 1.15 s, 0.74 s on two threads)."""
+    out = np.empty(letters.shape, table.dtype)
+    if letters.size <= PIECE:
+        return np.take(table, letters, out=out)
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .threads import cores
+
+    flat, into = letters.reshape(-1), out.reshape(-1)
+    with ThreadPoolExecutor(min(cores(), 8)) as pool:
+        list(pool.map(lambda a: np.take(table, flat[a:a + PIECE], out=into[a:a + PIECE]),
+                      range(0, flat.size, PIECE)))
+    return out
 
 
 class Prepared:

@@ -69,12 +69,14 @@ class Sequences:
         return cls(codes, offsets, ids, letters)
 
     @classmethod
-    def from_letters(cls, letters: np.ndarray, lengths: np.ndarray, ids: Sequence[str],
-                     scoring: Scoring, what: str = "sequence", path: str | None = None
-                     ) -> Sequences:
-        """Records given as their ASCII letters one after another (``lengths`` each)."""
+    def from_letters(cls, letters: np.ndarray, lengths: np.ndarray,
+                     ids: Sequence[str] | None, scoring: Scoring, what: str = "sequence",
+                     path: str | None = None) -> Sequences:
+        """Records given as their ASCII letters one after another (``lengths`` each; ids
+        None: ``what`` and a number)."""
         offsets = np.zeros(len(lengths) + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
+        ids = Numbered(what, len(lengths)) if ids is None else ids
         codes = encoded(letters, offsets, ids, scoring, what, path)
         return cls(codes, offsets, ids, letters)
 
