@@ -1,8 +1,10 @@
-"""The command line under random hostile input (hypothesis): random FASTA bytes (NUL, BOM, CR,
-control bytes, empty records, long lines), random option values and random ``-o`` targets
-(an existing file, an input, symlinks, a FIFO, a device copy, a folder, a missing folder).
-Every run exits 0, 1 or 2 with at most one ``wavedp: error:`` line and never a traceback,
-changes no input and leaves no temporary file."""
+"""The command line under random hostile input (hypothesis): random FASTA bytes (NUL, BOM, CR
+and CR-only line ends, control bytes, empty records, long lines), random option values, random
+``-o`` targets (an existing file, an input, an input or a new file as ``/dev/fd/N``, symlinks,
+a FIFO, a device copy, a folder, a missing folder), a database whose header has one bit
+flipped, and makedb racing another makedb of the same output. Every run exits 0, 1 or 2 with
+at most one ``wavedp: error:`` line and never a traceback, changes no input and leaves no
+temporary file; a flipped header is refused; a raced output is one sound database."""
 
 from __future__ import annotations
 
@@ -12,13 +14,15 @@ import os
 import select
 import shutil
 import stat
+import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import db_data
+from helpers import db_data, fresh_env
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -55,7 +59,7 @@ def fasta(draw) -> bytes:
                 st.integers(1, 200))  # a long line
         else:
             body = draw(st.text(RESIDUES + "acgt", min_size=1, max_size=80)).encode()
-        eol = draw(st.sampled_from([b"\n", b"\r\n", b"\n", b""])) if hostile else b"\n"
+        eol = draw(st.sampled_from([b"\n", b"\r\n", b"\n", b"", b"\r"])) if hostile else b"\n"
         out.append(header + eol + body + eol)
     return b"".join(out)
 
@@ -81,7 +85,7 @@ SEARCH = {"--top": _values(["0", "1", "5"], BAD_NUMBERS),
           "--partition": _values(["auto", "none", "dynamic2"], ["best"])}
 FLAGS = ["--score-only", "--resume"]
 TARGETS = ["none", "new", "existing", "query", "link-to-query", "link-to-new", "fifo", "device",
-           "folder", "missing-folder", "stdout-dash", "inside-wdb"]
+           "folder", "missing-folder", "stdout-dash", "inside-wdb", "fd-of-query", "fd-of-new"]
 
 
 @st.composite
@@ -104,9 +108,10 @@ def command(draw) -> tuple[str, list[str], str]:
             args += [option, draw(pool[option])]
         if draw(st.integers(0, 3)) == 0:
             args.append(draw(st.sampled_from(FLAGS if name == "search" else FLAGS[:1])))
-    if name != "chain":
+    if name not in ("chain", "makedb"):  # makedb takes no --device
         args += ["--device", "cpu"]
-    fine = ["none", "new", "existing", "link-to-new", "fifo", "device", "stdout-dash"]
+    fine = ["none", "new", "existing", "link-to-new", "fifo", "device", "stdout-dash",
+            "fd-of-new"]
     target = draw(_values(fine, TARGETS) if name != "makedb" else
                   _values(["new"], ["existing", "query", "folder", "missing-folder"]))
     return name, args, target
@@ -142,11 +147,17 @@ def _drained(fifo: Path):
         os.close(fd)
 
 
-def _output(kind: str, base: Path, inputs: Path) -> tuple[str | None, Path | None]:
-    """The ``-o`` argument for ``kind`` (made in ``base``) and a FIFO to drain, if any."""
+def _output(kind: str, base: Path, inputs: Path, fds: list[int]
+            ) -> tuple[str | None, Path | None]:
+    """The ``-o`` argument for ``kind`` (made in ``base``; file descriptors it opens go
+    into ``fds``) and a FIFO to drain, if any."""
     out = base / "out.txt"
     if kind == "none":
         return None, None
+    if kind in ("fd-of-query", "fd-of-new"):  # an input, or a new file, by another name
+        fds.append(os.open(inputs / "q.fa", os.O_RDONLY) if kind == "fd-of-query" else
+                   os.open(out, os.O_WRONLY | os.O_CREAT, 0o644))
+        return f"/dev/fd/{fds[-1]}", None
     if kind == "existing":
         out.write_text("an older output\n")
     elif kind == "query":
@@ -184,9 +195,13 @@ def wdb(tmp_path_factory) -> Path:
 
 @settings(max_examples=500, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(query=fasta(), target=fasta(), call=command())
-def test_hostile_command_lines(wdb: Path, query: bytes, target: bytes, call) -> None:
+@given(query=fasta(), target=fasta(), call=command(),
+       flip=st.one_of(st.none(), st.none(), st.none(), st.integers(0, 1 << 20)),
+       race=st.integers(0, 3))
+def test_hostile_command_lines(wdb: Path, query: bytes, target: bytes, call, flip, race
+                               ) -> None:
     name, args, kind = call
+    fds: list[int] = []
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         inputs = base / "in"
@@ -194,18 +209,49 @@ def test_hostile_command_lines(wdb: Path, query: bytes, target: bytes, call) -> 
         (inputs / "q.fa").write_bytes(query)
         (inputs / "t.fa").write_bytes(target)
         shutil.copytree(wdb, inputs / "w.wdb")
+        flipped = flip is not None and "W" in args
+        if flipped:  # one bit of the database's header
+            header = inputs / "w.wdb" / "header.json"
+            sealed = bytearray(header.read_bytes())
+            sealed[flip // 8 % len(sealed)] ^= 1 << flip % 8
+            header.write_bytes(bytes(sealed))
         places = {"Q": inputs / "q.fa", "T": inputs / "t.fa", "W": inputs / "w.wdb"}
         argv = [name, *(str(places.get(a, a)) for a in args)]
-        out, fifo = _output(kind, base, inputs)
+        out, fifo = _output(kind, base, inputs, fds)
         if name == "makedb":
             argv += ["-o", out or str(base / "db.wdb")]
         elif out is not None:
             argv += ["-o", out]
         read = [places[a] for a in set(args) if a in places]  # this command's inputs
         before = _digests(read)
-        with _drained(fifo) if fifo else contextlib.nullcontext():
-            result = CliRunner().invoke(cli, argv)
+        rival = None
+        if name == "makedb" and kind == "new" and race == 0:  # another makedb, same output
+            (base / "r.fa").write_text(">r1 a sound input\nMKTAYIAKQRQISFVKSHFSRQ\n")
+            rival = subprocess.Popen(
+                [sys.executable, "-m", "wavedp.cli", "makedb", str(base / "r.fa"), "-o",
+                 argv[-1]], env=fresh_env(), stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE, text=True)
+        try:
+            with _drained(fifo) if fifo else contextlib.nullcontext():
+                result = CliRunner().invoke(cli, argv)
+        finally:
+            for fd in fds:
+                os.close(fd)
+            rivalled = rival.communicate(timeout=300) if rival else None
         event(f"{name} exit {result.exit_code}")
+        if flipped:
+            event("a header bit flipped")
+            assert result.exit_code == 2, (argv, flip, result.output)
+        if kind.startswith("fd-"):
+            event(f"-o /dev/fd/N ({kind}): {name} exit {result.exit_code}")
+        if kind == "fd-of-query" and "Q" in args:  # the input by another name: refused
+            assert result.exit_code == 2, (argv, result.output)
+        if rival is not None:
+            event(f"makedb raced: exits {result.exit_code}, {rival.returncode}")
+            assert rival.returncode in (0, 1, 2) and "Traceback" not in rivalled[1], rivalled
+            assert rivalled[1].count("wavedp: error:") == (rival.returncode != 0), rivalled
+            if 0 in (result.exit_code, rival.returncode):  # one build's database, whole
+                wavedp.Database.open(argv[-1], verify=True)
         assert result.exit_code in (0, 1, 2), (argv, result.exit_code, result.output)
         assert result.exception is None or isinstance(result.exception, SystemExit), (
             argv, repr(result.exception))
