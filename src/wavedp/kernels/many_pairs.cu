@@ -337,7 +337,8 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
     __syncthreads();
     constexpr int T = G * R;
     constexpr int GPW = 32 / G;
-    static_assert(R == 8 && G % RUN == 0, "the local key holds 8 rows; steps go RUN at a time");
+    static_assert(R == 8 && RUN == 4 && G % RUN == 0,
+                  "the local key holds 8 rows; steps go four at a time, one 16-byte store");
     const int lane32 = threadIdx.x & 31;
     const int lane = lane32 % G;
     const int gw = lane32 / G;
