@@ -77,13 +77,18 @@ def protein(count: int, seed: int = 2, length: int = 300
             lengths.copy())
 
 
-def write_fasta(path: str, letters: np.ndarray, lengths: np.ndarray, prefix: str) -> None:
-    """Records ``prefix1``, ``prefix2``, ... one line each."""
+def write_fasta(path: str, letters: np.ndarray, lengths: np.ndarray, prefix: str,
+                repeat: int = 1) -> None:
+    """Records ``prefix1``, ``prefix2``, ... one line each; ``repeat`` > 1: the records
+    ``repeat`` times, round r's ids ``prefix<r>_1``, ... (every id distinct)."""
     ends = np.cumsum(lengths)
     text = letters.tobytes()
+    spans = list(zip((ends - lengths).tolist(), ends.tolist(), strict=True))
     with open(path, "wb") as fh:
-        for k, (a, b) in enumerate(zip((ends - lengths).tolist(), ends.tolist(), strict=True)):
-            fh.write(b">%s%d\n%s\n" % (prefix.encode(), k + 1, text[a:b]))
+        for r in range(repeat):
+            name = (prefix if repeat == 1 else f"{prefix}{r}_").encode()
+            for k, (a, b) in enumerate(spans):
+                fh.write(b">%s%d\n%s\n" % (name, k + 1, text[a:b]))
 
 
 def main() -> None:
@@ -93,11 +98,13 @@ def main() -> None:
     parser.add_argument("queries")
     parser.add_argument("targets")
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="write the pairs this many times, with distinct ids")
     args = parser.parse_args()
     make = dna if args.kind == "dna" else protein
     q, ql, t, tl = make(args.count) if args.seed is None else make(args.count, args.seed)
-    write_fasta(args.queries, q, ql, "q")
-    write_fasta(args.targets, t, tl, "t")
+    write_fasta(args.queries, q, ql, "q", args.repeat)
+    write_fasta(args.targets, t, tl, "t", args.repeat)
 
 
 if __name__ == "__main__":

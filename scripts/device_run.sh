@@ -6,7 +6,7 @@
 # uvicorn. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
 #       labquick|energy|barriers|compare|scores|makedb|stats|versus|timeline|coldscan|twogpus|
-#       pairs|ncupairs|onequery|profiles|serve|all][,...] [-k expr]
+#       pairs|bigpairs|ncupairs|onequery|profiles|serve|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -397,6 +397,24 @@ if want pairs || want all; then
     else
         python3 benchmarks/pairs.py ${PAIRS_ARGS:-} $anchors 2>&1 | tee "$out/pairs_bench.log"
     fi
+fi
+if want bigpairs; then
+    # the command's time and peak memory on BIG_PAIRS DNA pairs (default 10,000,000: a
+    # million seeded pairs written ten times with distinct ids), SAM and PAF out; a warm-up
+    # on the first 1,000 compiles the kernels
+    big=${BIG_PAIRS:-10000000}
+    dir=/tmp/bigpairs && mkdir -p $dir
+    python3 benchmarks/pairs_data.py dna 1000000 $dir/q.fa $dir/t.fa --repeat $((big / 1000000))
+    head -2000 $dir/q.fa > $dir/wq.fa && head -2000 $dir/t.fa > $dir/wt.fa
+    opts=(--pairs --device gpu --match 1 --mismatch -4 --gap-open 7 --gap-extend 1)
+    wavedp align $dir/wq.fa $dir/wt.fa "${opts[@]}" -o /dev/null
+    for fmt in sam paf; do
+        python3 -c "import resource, subprocess, sys, time; t = time.perf_counter(); \
+r = subprocess.run(sys.argv[1:]); print('$big pairs, $fmt: %.2f s, exit %d, peak %.2f GiB' % \
+(time.perf_counter() - t, r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20))" \
+            wavedp align $dir/q.fa $dir/t.fa "${opts[@]}" --format $fmt -o $dir/out.$fmt
+        wc -l < $dir/out.$fmt
+    done 2>&1 | tee "$out/bigpairs.log"
 fi
 if want ncupairs; then
     # Nsight Compute on many pairs (DNA, 200,000, local): the sweeps (score-only, then with
