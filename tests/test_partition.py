@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wavedp.engines.cuda.scan import partition as part
+from wavedp.engines.cuda.scan.lines import Subjects
 from wavedp.engines.cuda.scan.partition import Batch, check, padding, paswas_need
 from wavedp.errors import InputError
 
@@ -73,10 +74,15 @@ def test_every_pair_once_within_budget(q, s, budget, cell, name, linear):
     batches = part.partition(name, q, s, budget, need)
     check(batches, len(q), len(s))
     assert fits_or_single(batches, q, s, budget, need)
+    order = Subjects.of(s).order
     for b in batches:
         for idx, lengths in ((b.queries, q), (b.subjects, s)):
             assert idx.dtype == np.int64
             assert np.all(np.diff(np.asarray(lengths)[idx]) <= 0)  # longest first
+        if name == "none":  # file order: no range of the sorted order
+            assert b.start is None and b.stop is None
+        else:  # the range of the sorted order the batch carries is its subjects
+            assert np.array_equal(order[b.start:b.stop], b.subjects)
 
 
 @settings(max_examples=100, deadline=None)

@@ -424,18 +424,22 @@ class SubjectLine:
     """Subjects ``index`` (in run order) of lengths ``lengths[index]``, and their greedy cuts
     beside query groups of each (longest, count), memoized."""
 
-    def __init__(self, index: np.ndarray, line: Line, budget: int, need: Need) -> None:
-        self.index, self.line = index, line
+    def __init__(self, index: np.ndarray, line: Line, budget: int, need: Need,
+                 at: int | None = None) -> None:
+        """``at``: where ``index`` starts in the whole sorted order (None: not a range of
+        it)."""
+        self.index, self.line, self.at = index, line, at
         self.need, self.budget = need, budget
         self.known: dict[tuple[int, int], tuple[list[int] | None, float]] = {}
         self.caps: dict[tuple[int, int], Caps] = {}
         self.longests: dict[int, list[int]] = {}  # those with caps, ascending, per count
 
     @classmethod
-    def sorted(cls, subjects: Subjects, budget: int, need: Need, share: float | None = None
-               ) -> SubjectLine:
-        """``subjects`` in their order (longest first)."""
-        return cls(subjects.order, SortedLine(subjects.runs, share or 0.0), budget, need)
+    def sorted(cls, subjects: Subjects, budget: int, need: Need, share: float | None = None,
+               at: int = 0) -> SubjectLine:
+        """``subjects`` in their order (longest first), from position ``at`` of the whole
+        sorted order."""
+        return cls(subjects.order, SortedLine(subjects.runs, share or 0.0), budget, need, at)
 
     def cuts(self, longest: int, count: int, bound: float = inf) -> list[int] | None:
         """The cuts, or None when more than ``bound`` runs: on a longest-first line that is
@@ -457,10 +461,13 @@ class SubjectLine:
         self.known[longest, count] = cuts, bound
         return cuts
 
-    def parts(self, cuts: list[int]) -> list[np.ndarray]:
-        """The subjects cut at ``cuts``, each part longest first (ties in run order)."""
-        return [self.line.part(self.index, a, b) for a, b in zip(cuts[:-1], cuts[1:],
-                                                                   strict=True)]
+    def parts(self, cuts: list[int]) -> list[tuple[np.ndarray, int | None, int | None]]:
+        """The subjects cut at ``cuts``, each part longest first (ties in run order), with
+        its start and stop in the whole sorted order (None, None where not a range of it)."""
+        at = self.at
+        return [(self.line.part(self.index, a, b), *((None, None) if at is None
+                                                     else (at + a, at + b)))
+                for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
 
     def _caps(self, longest: int, count: int) -> Caps:
         """The caps beside ``count`` queries up to ``longest``, which guess from those beside

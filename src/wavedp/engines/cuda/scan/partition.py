@@ -70,10 +70,13 @@ PARTITIONS: tuple[str, ...] = ("none", "static", "dynamic1", "dynamic2", "auto")
 @dataclass(frozen=True)
 class Batch:
     """Queries x subjects computed together, as int64 indices into the lengths given,
-    longest first."""
+    longest first; ``start``, ``stop``: where the subjects lie in the sorted order as a
+    range of it (None for ``none``'s, in file order)."""
 
     queries: np.ndarray
     subjects: np.ndarray
+    start: int | None = None
+    stop: int | None = None
 
 
 def paswas_need(cell_bytes: int = 4) -> Need:
@@ -106,7 +109,10 @@ def static(queries: Lengths, subjects: Lengths | Subjects, budget: int, need: Ne
     if threshold is not None and threshold < 0:
         raise InputError(f"threshold must be >= 0, got {threshold!r}")
     ql = as_lengths(queries)
-    sides = [SubjectLine.sorted(side, budget, need) for side in _sorted(subjects).split(threshold)]
+    sides, at = [], 0  # at: where each side starts in the sorted order
+    for side in _sorted(subjects).split(threshold):
+        sides.append(SubjectLine.sorted(side, budget, need, at=at))
+        at += side.n
     return [batch for qi in _split(ql, threshold) for side in sides
             for batch in _grid(qi, ql, side)]
 
@@ -297,7 +303,7 @@ def _grid(qi: np.ndarray, ql: np.ndarray, subjects: SubjectLine,
         if share is not None:
             cuts = subjects.line.join(cuts, subject_fits(need, budget, longest, count), share)
         group = longest_first(ql, qi[start:stop])
-        batches += [Batch(group, part) for part in subjects.parts(cuts)]
+        batches += [Batch(group, *part) for part in subjects.parts(cuts)]
     return batches
 
 

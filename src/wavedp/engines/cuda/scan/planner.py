@@ -80,7 +80,9 @@ class _Pricing(NamedTuple):
 
     def ranged(self, batches: list[part.Batch]) -> list[Priced]:
         """``batches`` (ranges of the sorted order) priced on their runs."""
-        spans = [(b.queries, *_span(self.subjects.order, b.subjects)) for b in batches]
+        if any(b.start is None for b in batches):
+            raise ValueError("a launch's subjects are not a range of the sorted order")
+        spans = [(b.queries, b.start, b.stop) for b in batches]
         return ranges.priced(self.model, self.unit_m, spans, self.runs, self.alphabet,
                              self.packed, self.wide)
 
@@ -138,16 +140,6 @@ def _pricing(model: Model, unit_m: np.ndarray, lengths: np.ndarray, subjects: Su
              alphabet: int, packed: bool, wide: bool) -> _Pricing:
     return _Pricing(model, np.asarray(unit_m, np.int64), lengths, subjects,
                     ranges.Runs(subjects.runs), alphabet, packed, wide, {})
-
-
-def _span(order: np.ndarray, subjects: np.ndarray) -> tuple[int, int]:
-    """Where ``subjects``, a slice of ``order``, lies in it (start, stop)."""
-    start, off = divmod(subjects.__array_interface__["data"][0]
-                        - order.__array_interface__["data"][0], order.itemsize)
-    if off or start < 0 or start + subjects.size > order.size or (
-            subjects.size > 1 and subjects.strides != order.strides):
-        raise ValueError("a launch's subjects are not a range of the sorted order")
-    return start, start + subjects.size
 
 
 def _cut(price: _Pricing, name: str, need: part.Need, budget: int) -> list:
@@ -236,28 +228,28 @@ def coalesce(price: _Pricing, batches: list[part.Batch], parts: list[Priced],
     for b, p in zip(batches[1:], parts[1:], strict=True):
         last = out[-1]
         if p.gpu < p.host and np.array_equal(b.queries, last.queries):
-            subjects = _joined(last.subjects, b.subjects)
+            batch = _joined(price, last, b)
+            subjects = batch.subjects
             q = price.unit_m[b.queries]
             longest = int(price.lengths[subjects[0]] if ordered
                           else price.lengths[subjects].max())
             if need(int(q.max()), q.size, longest, subjects.size) <= budget:
-                joined = price.one(part.Batch(b.queries, subjects), ordered, exact)
+                joined = price.one(batch, ordered, exact)
                 if joined.gpu <= kept[-1].gpu + p.gpu:
-                    out[-1], kept[-1] = part.Batch(b.queries, subjects), joined
+                    out[-1], kept[-1] = batch, joined
                     continue
         out.append(b)
         kept.append(p)
     return out, kept
 
 
-def _joined(first: np.ndarray, then: np.ndarray) -> np.ndarray:
-    """Two launches' subjects one after the other: a slice of the array both are
-    consecutive slices of (a stored order), else a copy."""
-    owner, start, stop = part.stretch(first)
-    other, begin, end = part.stretch(then)
-    if owner is other and stop == begin:
-        return owner[start:end]
-    return np.concatenate([first, then])
+def _joined(price: _Pricing, first: part.Batch, then: part.Batch) -> part.Batch:
+    """Two launches of ``then``'s queries, their subjects one after the other: a slice of
+    the sorted order where both are ranges of it that meet, else a copy."""
+    if first.stop is not None and first.stop == then.start:
+        return part.Batch(then.queries, price.subjects.order[first.start:then.stop],
+                          first.start, then.stop)
+    return part.Batch(then.queries, np.concatenate([first.subjects, then.subjects]))
 
 
 def schedules(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
