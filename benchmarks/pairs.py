@@ -258,7 +258,7 @@ def cpu_anchor(args, kind: str, qs, ts, raw) -> None:
     wavedp.align_pairs(_head(qs, 64), _head(ts, 64), scoring, device="cpu")
     ours, _ = timed(lambda: wavedp.align_pairs(head_q, head_t, scoring, device="cpu"),
                     args.repeats)
-    cores = os.cpu_count() or 1
+    cores = len(os.sched_getaffinity(0))  # the cores this process may use (taskset)
     sample = (0, min(count, 2000))
     speed = {}
     for routine in ROUTINES:

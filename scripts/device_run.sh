@@ -6,7 +6,7 @@
 # uvicorn. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
 #       labquick|energy|barriers|compare|scores|makedb|stats|versus|timeline|coldscan|twogpus|
-#       pairs|bigpairs|ncupairs|onequery|profiles|serve|all][,...] [-k expr]
+#       pairs|bigpairs|cpuscale|ncupairs|onequery|profiles|serve|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -415,6 +415,15 @@ r = subprocess.run(sys.argv[1:]); print('$big pairs, $fmt: %.2f s, exit %d, peak
             wavedp align $dir/q.fa $dir/t.fa "${opts[@]}" --format $fmt -o $dir/out.$fmt
         wc -l < $dir/out.$fmt
     done 2>&1 | tee "$out/bigpairs.log"
+fi
+if want cpuscale; then
+    # the CPU pairs with CIGARs against parasail on 2, 8 and 16 cores (taskset; wavedp's
+    # threads as many), protein: how each scales with cores
+    for k in ${CPUS:-2 8 16}; do
+        NUMBA_NUM_THREADS=$k taskset -c 0-$((k - 1)) python3 benchmarks/pairs.py --device cpu \
+            --parasail 20000 --count 20000 --kind protein --modes local --check 0 --repeats 2 \
+            2>&1 | grep "cpu cigar"
+    done 2>&1 | tee "$out/cpuscale.log"
 fi
 if want ncupairs; then
     # Nsight Compute on many pairs (DNA, 200,000, local): the sweeps (score-only, then with

@@ -176,8 +176,10 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                     hq, ht, hqo, hto, hm, hn = slots.take(
                         [(np.uint8, b - a), (np.uint8, d - c), (np.int64, k), (np.int64, k),
                          (np.int32, k), (np.int32, k)])
+                    clock("slot", slots.stream)
                     transfer.host_copy(hq, qcat[a:b])
                     transfer.host_copy(ht, tcat[c:d])
+                    clock("copied", slots.stream)
                     np.subtract(qoff[lo:hi], a, out=hqo)
                     np.subtract(toff[lo:hi], c, out=hto)
                 else:
@@ -185,6 +187,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                                                    (np.int32, k)])
                     hqo[:], hto[:] = qi[lo:hi], ti[lo:hi]
                 hm[:], hn[:] = m[lo:hi], n[lo:hi]
+                clock("written", slots.stream)
                 arrays, slot = slots.send()
                 clock("upload", slots.stream)
                 compute.wait_event(slots.copied[slot])
