@@ -1,5 +1,5 @@
 """``wavedp.engines.cpu.compile``: a cold Numba cache is told apart from a warm one, and the
-compile message comes once. One tiny kernel compiles, into a cache in a temporary folder."""
+compile message comes once a kernel. Tiny kernels compile, into a cache in a temporary folder."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from helpers import fresh
 from wavedp.engines.common import LOCAL
 from wavedp.engines.cpu import align_pairs, whole_pairs
 from wavedp.engines.cpu import compile as jit
+from wavedp.engines.cpu.small import small_pairs
 
 KERNEL = '''
 from numba import njit
@@ -23,6 +24,11 @@ from numba import njit
 @njit(cache=True)
 def kernel(x):
     return x + 1
+
+
+@njit(cache=True)
+def other(x):
+    return x + 2
 '''
 
 
@@ -30,7 +36,8 @@ def kernel(x):
 def tiny(tmp_path, monkeypatch):
     """A module with one cached kernel, its cache in a temporary folder, not yet compiled."""
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(jit, "_said", False)
+    monkeypatch.setattr(jit, "_said", set())
+    monkeypatch.setattr(jit, "_quiet", False)
     monkeypatch.setattr(jit, "_seen", set())
     (tmp_path / "wavedp_tiny_kernel.py").write_text(KERNEL)
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -112,11 +119,27 @@ def test_not_a_dispatcher_never_compiles():
     assert not jit.notice([(plain, (1,), 9.0)], lambda line: pytest.fail(line))
 
 
-def test_engine_kernels_are_warm_once_called():
+def test_engine_kernels_are_warm_once_called(monkeypatch):
+    """A small call's traceback runs cell by cell (``small_pairs``), a larger one on the
+    SIMD kernels (``whole_pairs``): each is warm once called."""
+    from wavedp.engines import cpu
+
     codes = [np.array([0, 1, 2, 3], np.uint8)]
     sub = np.eye(4, dtype=np.int32)
     align_pairs(codes, codes, np.zeros((1, 2), np.int64), sub, 2, 1, LOCAL, True)
+    assert not jit.cold(small_pairs, None)
+    monkeypatch.setattr(cpu, "SMALL_CELLS", 0)
+    align_pairs(codes, codes, np.zeros((1, 2), np.int64), sub, 2, 1, LOCAL, True)
     assert not jit.cold(whole_pairs, None)
+
+
+def test_a_kernel_not_said_before_is_said(tiny):
+    """A later set of kernels says the message again only for a kernel not said yet."""
+    said: list[str] = []
+    assert jit.notice([(tiny.kernel, (1,), 2.0)], said.append)
+    assert not jit.notice([(tiny.kernel, (2,), 1.0)], said.append)
+    assert jit.notice([(tiny.kernel, (3,), 1.0), (tiny.other, (1,), 4.0)], said.append)
+    assert said[1] == jit.MESSAGE.format(seconds=4.0)
 
 
 def fresh_code(code: str) -> subprocess.CompletedProcess:

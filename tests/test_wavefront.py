@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from wavedp.engines import reference
 from wavedp.engines.common import DIR_DIAG, DIR_E, DIR_F, DIR_ZERO, E_OPEN, F_OPEN, LOCAL
-from wavedp.engines.cpu import rows, wavefront
+from wavedp.engines.cpu import rows, small, wavefront
 from wavedp.engines.cpu.simd import LANES
 
 
@@ -87,6 +87,21 @@ def test_traceback_matches_reference_for_every_band_height(case):
     ref = reference.align(q, t, table, gap_open, gap_extend, mode, True)
     for K in (max(q.size, 1), LANES, 2 * LANES, 3 * LANES):
         assert trace(q, t, table, gap_open, gap_extend, mode, K) == ref, K
+
+
+@settings(max_examples=400, deadline=None)
+@given(cases())
+def test_small_calls_kernel_equals_the_simd_traceback(case):
+    """``small.align_small`` (a small call's pairs, cell by cell) gives ``align_whole``'s
+    score, end and start cells and ops, and the reference's."""
+    q, t, table, gap_open, gap_extend, mode = case
+    got, want = (np.zeros(q.size + t.size + 1, np.uint8) for _ in range(2))
+    a = small.align_small(q, t, table, gap_open, gap_extend, mode, got)
+    b = rows.align_whole(q, t, table, gap_open, gap_extend, mode, want)
+    assert tuple(a) == tuple(b)
+    assert got[:a[5]].tobytes() == want[:b[5]].tobytes()
+    ref = reference.align(q, t, table, gap_open, gap_extend, mode, True)
+    assert (*a[:5], got[:a[5]][::-1].tobytes().decode()) == ref
 
 
 @settings(max_examples=300, deadline=None)

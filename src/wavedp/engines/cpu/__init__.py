@@ -25,6 +25,7 @@ from .rows import (
     whole_matrix,
 )
 from .score import STRIPED_MIN_CELLS
+from .small import SMALL_CELLS, small_pairs
 from .striped import striped_score
 from .threads import spread
 
@@ -197,8 +198,10 @@ def align_cat(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.nda
             row[:len(ks)] = ks
         whole = np.array([whole_matrix(m, n, ks[0]) for (m, n), ks in
                           zip(distinct.tolist(), kinds, strict=True)], bool)[inverse]
-        calls += [(whole_pairs, (np.flatnonzero(whole), *common, opoff, ops, out),
-                   SECONDS["whole"]),
+        by_cell = int((qlen * tlen).sum()) <= SMALL_CELLS  # whole matrices, cell by cell
+        calls += [(small_pairs if by_cell else whole_pairs,
+                   (np.flatnonzero(whole), *common, opoff, ops, out),
+                   SECONDS["small" if by_cell else "whole"]),
                   (_checkpointed_pairs, (np.flatnonzero(~whole), *common, table[inverse],
                                          opoff, ops, out), SECONDS["checkpointed"])]
     else:

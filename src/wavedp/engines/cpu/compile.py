@@ -12,8 +12,8 @@ kernel and argument types in wavedp's user cache directory, keyed by the wavedp 
 versions and the CPU, stands in (it cannot see a cache that was deleted).
 
 The engine's entry points pass :func:`notice` the kernels they are about to call, each with
-its estimated compile time; the first time in a process that some are cold, it says
-:data:`MESSAGE` with the sum of theirs.
+its estimated compile time; where some are cold that it has not said before in this
+process, it says :data:`MESSAGE` with the sum of theirs.
 """
 
 from __future__ import annotations
@@ -34,22 +34,23 @@ from ...version import __version__
 MESSAGE = "wavedp: compiling the CPU kernels for this machine, once (about {seconds:.0f} s)..."
 
 #: compile seconds from an empty cache, between what an x86-64 core with AVX2 and a 2-core
-#: machine take (the README's first search says "whole" alone: whole_pairs took 9.1 s on 2
-#: cores, and the composition statistics' kernels, said nowhere, 2.4 s more; the whole run
-#: 11.0-13.0 s): the pair batch kernels of ``align_pairs``
-#: (traceback keeping the whole matrix or checkpoints; score-only by rows or striped), the
-#: database scan at one lane width (8 or 16 bits; 32: per pair), the non-intersecting hits,
-#: the polyadic solver, a search's empirical fit, the FASTA scanner of ``align --pairs`` and
-#: each CIGAR text kernel of its writers
-SECONDS = {"whole": 9.0, "checkpointed": 5.0, "rows": 4.0, "striped": 2.0, "scan": 5.0,
-           "scan32": 6.0, "hits": 4.0, "polyadic": 3.0, "fit": 7.0, "fasta": 1.5,
+#: machine take (the README's first search says "small" alone: small_pairs took 2.9 s on 2
+#: cores, and the composition statistics' kernels, said nowhere, 2.0 s more; the whole run
+#: 5.5-6.6 s): the pair batch kernels of ``align_pairs`` (a small call's traceback cell by
+#: cell; traceback keeping the whole matrix or checkpoints; score-only by rows or striped),
+#: the database scan at one lane width (8 or 16 bits; 32: per pair), the non-intersecting
+#: hits, the polyadic solver, a search's empirical fit, the FASTA scanner of ``align
+#: --pairs`` and each CIGAR text kernel of its writers
+SECONDS = {"whole": 9.0, "small": 4.0, "checkpointed": 5.0, "rows": 4.0, "striped": 2.0,
+           "scan": 5.0, "scan32": 6.0, "hits": 4.0, "polyadic": 3.0, "fit": 7.0, "fasta": 1.5,
            "cigar": 0.3}
 
 #: (kernel, its arguments or None for any, estimated compile seconds) of a call to be made
 Call = tuple[Callable, tuple | None, float]
 
 _lock = threading.Lock()
-_said = False  # the message was said in this process
+_said: set[int] = set()  # the kernels (ids) whose compiling this process said
+_quiet = False  # say nothing (:func:`quiet`)
 _seen: set[tuple[int, ...]] = set()  # the kernel sets looked at
 
 
@@ -63,29 +64,33 @@ def cold(kernel: Callable, args: tuple | None) -> bool:
 
 def notice(calls: Iterable[Call], say: Callable[[str], None] | None = None) -> bool:
     """Before the calls are made: when some compile (:func:`cold`), say :data:`MESSAGE` with
-    their summed estimate (``say``: one line; default: stderr). Says it at most once per
-    process, and looks at a set of kernels once per process (typing the arguments costs
-    about 10 us each: too much for every call). Returns whether it said it."""
-    global _said
+    their summed estimate (``say``: one line; default: stderr). Says it once per kernel and
+    process (a later call of a kernel already said, at other arguments, says nothing; a
+    kernel not yet said, such as a search's traceback after its scan, says it again with
+    its own estimate), and looks at a set of kernels once per process (typing the arguments
+    costs about 10 us each: too much for every call). Returns whether it said it."""
     calls = list(calls)
     site = tuple(id(kernel) for kernel, _, _ in calls)
-    if _said or site in _seen:
+    if _quiet or site in _seen:
         return False
     with _lock:
-        if _said or site in _seen:
+        if _quiet or site in _seen:
             return False
         _seen.add(site)
-        seconds, markers = 0.0, []
+        seconds, markers, said = 0.0, [], []
         for kernel, args, estimate in calls:
+            if id(kernel) in _said:
+                continue
             compiles, marker = _state(kernel, args)
             if compiles:
                 seconds += estimate
+                said.append(id(kernel))
                 markers += [marker] if marker else []
         if not seconds:
             return False
         for marker in markers:
             _touch(marker)
-        _said = True
+        _said.update(said)
         (say or _stderr)(MESSAGE.format(seconds=max(seconds, 1.0)))
         return True
 
@@ -93,8 +98,8 @@ def notice(calls: Iterable[Call], say: Callable[[str], None] | None = None) -> b
 def quiet() -> None:
     """Say nothing in this process from now on (for callers, such as tests, that compare
     stderr line by line)."""
-    global _said
-    _said = True
+    global _quiet
+    _quiet = True
 
 
 def _state(kernel: Callable, args: tuple | None) -> tuple[bool, str | None]:

@@ -54,7 +54,7 @@ def sweep(q, t, sub, gap_open, gap_extend, mode, K, ckH, ckF):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _back(q, t, local, d, i, j, state, ops, k):
+def step_back(q, t, local, d, i, j, state, ops, k):
     """One traceback move from (i, j) in ``state`` given that cell's direction byte d.
 
     Returns (i, j, state, k, stopped); ops are appended reversed from index ``k``.
@@ -94,7 +94,7 @@ def walk(q, t, mode, dirs, r0, c0, cols, rpl, i, j, state, ops, k):
     local = mode == LOCAL
     while i > r0 and j > c0:
         d = dirs[strip_index(i - r0 - 1, j - c0 - 1, cols, rpl)]
-        i, j, state, k, stopped = _back(q, t, local, d, i, j, state, ops, k)
+        i, j, state, k, stopped = step_back(q, t, local, d, i, j, state, ops, k)
         if stopped:
             return i, j, state, k, True
     return i, j, state, k, False
@@ -107,7 +107,7 @@ def walk_skewed(q, t, mode, dirs, r0, n, i, j, state, ops, k):
     local = mode == LOCAL
     while i > r0 and j > 0:
         d = dirs[skewed_index(r0, n, i, j)]
-        i, j, state, k, stopped = _back(q, t, local, d, i, j, state, ops, k)
+        i, j, state, k, stopped = step_back(q, t, local, d, i, j, state, ops, k)
         if stopped:
             return i, j, state, k, True
     return i, j, state, k, False

@@ -16,17 +16,17 @@ from ...ranking import PLUS, Candidates, Thresholds, merge, thresholds_of, top
 from ...scoring import Scoring
 from ..calibration import Model, device_name, load, model_version
 from ..common import LOCAL, query_type, residue_ranges
-from . import whole_pairs
 from .compile import SECONDS, notice
 from .intersequence import local_ends, scan_slice, scores
+from .small import SMALL_CELLS, small_pairs
 
 #: the CPU engine scans the database in chunks of at most this many residues (memory-mapped
 #: databases are read chunk by chunk; the translated copy of a chunk is this large)
 CPU_CHUNK = 1 << 26
-#: a scan of at most this many DP cells aligns each pair with the traceback kernel that the
-#: search's hits need anyway (exact, the same scores and end cells) instead of compiling the
-#: inter-sequence kernel for it: about half of the README example's first run on 2 cores
-TINY_CELLS = 1 << 22
+#: a scan of at most this many DP cells aligns each pair with the small calls' traceback
+#: kernel that the search's hits then take too (exact, the same scores and end cells)
+#: instead of compiling the inter-sequence kernel for it: the README example's first run
+TINY_CELLS = SMALL_CELLS
 
 
 class CpuScanner:
@@ -48,10 +48,10 @@ class CpuScanner:
     def top(self, queries: list[np.ndarray], k: int, thresholds: Thresholds,
             progress: Callable[[int], None] | None = None) -> list[Candidates]:
         """Each query's best ``k`` (0: all) database indices and scores above its threshold."""
-        # a first search compiles the scan at one or two widths (a tiny one: the pairs'
-        # traceback kernel), then aligns its best hits
-        hits = [] if self._tiny(queries) else [(whole_pairs, None, SECONDS["whole"])]
-        notice(self._compiles(queries) + hits)
+        # a first search compiles the scan at one or two widths (a tiny one: the small
+        # calls' traceback kernel, which its hits take too); the hits' traceback says its
+        # own compiling when it comes (its kernel depends on their cells)
+        notice(self._compiles(queries))
         found: list[list] = [[] for _ in queries]
         limits = thresholds_of(thresholds)
         for start, j, s in self._scores(queries, progress):
@@ -93,7 +93,7 @@ class CpuScanner:
     def _compiles(self, queries: list[np.ndarray]) -> list:
         """The kernels a scan of ``queries`` calls (:func:`compile.notice`'s calls)."""
         if self._tiny(queries):
-            return [(whole_pairs, None, SECONDS["whole"])]
+            return [(small_pairs, None, SECONDS["small"])]
         return [(scan_slice, None, SECONDS["scan"] * (2 if self.mode == LOCAL else 1))]
 
     def _scores(self, queries: list[np.ndarray], progress: Callable[[int], None] | None,
