@@ -265,7 +265,8 @@ def cpu_anchor(args, kind: str, qs, ts, raw) -> None:
         _SHARED["routine"] = routine
         speed[routine], _ = timed(lambda: _parasail_part(sample), 1)
     _SHARED["routine"] = best = min(speed, key=speed.get)
-    parts = [(a, min(a + 2000, count)) for a in range(0, count, 2000)]
+    size = max(1, min(2000, -(-count // (8 * cores))))  # at least eight parts a worker
+    parts = [(a, min(a + size, count)) for a in range(0, count, size)]
     with multiprocessing.get_context("fork").Pool(cores) as pool:
         pool.map(_parasail_part, parts[:cores])  # the workers started
         theirs, _ = timed(lambda: pool.map(_parasail_part, parts), args.repeats)
