@@ -21,6 +21,8 @@ from .rows import (
     align_checkpointed,
     align_whole,
     checkpoint_levels,
+    pair_of,
+    put_row,
     sweep,
     whole_matrix,
 )
@@ -42,11 +44,9 @@ def whole_pairs(first, step, sel, qcat, qoff, tcat, toff, pairs, sub, gap_open, 
     """Pairs sel[first::step] with traceback, every direction byte kept (``align_whole``)."""
     for x in range(first, sel.size, step):
         p = sel[x]
-        qi, ti = pairs[p, 0], pairs[p, 1]
-        r = align_whole(qcat[qoff[qi]:qoff[qi + 1]], tcat[toff[ti]:toff[ti + 1]], sub,
-                        gap_open, gap_extend, mode, ops[opoff[p]:opoff[p + 1]])
-        for c in range(6):
-            out[p, c] = r[c]
+        q, t = pair_of(qcat, qoff, tcat, toff, pairs, p)
+        put_row(out, p, align_whole(q, t, sub, gap_open, gap_extend, mode,
+                                    ops[opoff[p]:opoff[p + 1]]))
 
 
 @njit(cache=True, nogil=True)
@@ -56,15 +56,12 @@ def _checkpointed_pairs(first, step, sel, qcat, qoff, tcat, toff, pairs, sub, ga
     level in levels[p] (the levels used first, zeros after them)."""
     for x in range(first, sel.size, step):
         p = sel[x]
-        qi, ti = pairs[p, 0], pairs[p, 1]
+        q, t = pair_of(qcat, qoff, tcat, toff, pairs, p)
         count = 0
         while count < levels.shape[1] and levels[p, count] > 0:
             count += 1
-        r = align_checkpointed(qcat[qoff[qi]:qoff[qi + 1]], tcat[toff[ti]:toff[ti + 1]], sub,
-                               gap_open, gap_extend, mode, levels[p, :count],
-                               ops[opoff[p]:opoff[p + 1]])
-        for c in range(6):
-            out[p, c] = r[c]
+        put_row(out, p, align_checkpointed(q, t, sub, gap_open, gap_extend, mode,
+                                           levels[p, :count], ops[opoff[p]:opoff[p + 1]]))
 
 
 @njit(cache=True, nogil=True, inline="always")

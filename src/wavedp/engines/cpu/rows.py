@@ -75,6 +75,20 @@ def step_back(q, t, local, d, i, j, state, ops, k):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def pair_of(qcat, qoff, tcat, toff, pairs, p):
+    """Pair p's query and target codes (row p of ``pairs``: their records)."""
+    qi, ti = pairs[p, 0], pairs[p, 1]
+    return qcat[qoff[qi]:qoff[qi + 1]], tcat[toff[ti]:toff[ti + 1]]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def put_row(out, p, r):
+    """A traceback's six results (score, start and end cells, ops) into row p of ``out``."""
+    for c in range(6):
+        out[p, c] = r[c]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def strip_index(a, b, cols, rpl):
     """Index of cell (a, b) (0-based within the block) in the GPU multipass kernel's direction
     bytes: strips of 32 * rpl rows, then the kernel's step (b + lane), lane, row in lane."""

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from ..common import DIR_DIAG, DIR_E, DIR_F, DIR_ZERO, E_OPEN, F_OPEN, GLOBAL, LOCAL, NEG
-from .rows import finish, step_back
+from .rows import finish, pair_of, put_row, step_back
 from .wavefront import edge, empty_end
 
 #: a traceback call of at most this many cells (its pairs' m x n summed) runs here: at a
@@ -96,8 +96,6 @@ def small_pairs(first, step, sel, qcat, qoff, tcat, toff, pairs, sub, gap_open, 
     """Pairs sel[first::step] by :func:`align_small` (``whole_pairs``' arguments)."""
     for x in range(first, sel.size, step):
         p = sel[x]
-        qi, ti = pairs[p, 0], pairs[p, 1]
-        r = align_small(qcat[qoff[qi]:qoff[qi + 1]], tcat[toff[ti]:toff[ti + 1]], sub,
-                        gap_open, gap_extend, mode, ops[opoff[p]:opoff[p + 1]])
-        for c in range(6):
-            out[p, c] = r[c]
+        q, t = pair_of(qcat, qoff, tcat, toff, pairs, p)
+        put_row(out, p, align_small(q, t, sub, gap_open, gap_extend, mode,
+                                    ops[opoff[p]:opoff[p + 1]]))
