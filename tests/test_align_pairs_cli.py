@@ -232,4 +232,17 @@ def test_sam_target_ids_checked_by_hash_then_compared(tmp_path, monkeypatch):
     ids[7] = "t1"
     path.write_text("".join(f">{rid}\nACGT\n" for rid in ids))
     with pytest.raises(InputError, match=r"the id 't1' names target 8 and one before it"):
-        command._unique_ids(str(path), np.array([hash(rid) for rid in ids], np.int64))
+        command._unique_ids(str(path), reading.id_hashes(ids))
+
+
+def test_id_hashes_of_a_piece_and_of_a_list_agree():
+    """An id's hash is the same from a FASTA piece's text and from a list of strings; equal
+    ids hash equal (non-ASCII too), these distinct ones apart."""
+    from wavedp.pairs.sequences import Joined
+
+    ids = ["t1", "read/2", "t1", "é", "", "x" * 300, "é"]
+    blob = "".join(f"{i}\n" for i in ids).encode()
+    got = reading.id_hashes(Joined(blob))
+    assert got.dtype == np.int64 and got.tolist() == reading.id_hashes(ids).tolist()
+    assert got[0] == got[2] and got[3] == got[6]
+    assert len(set(got.tolist())) == 5

@@ -120,7 +120,7 @@ def _head(job: PairsJob, out: BinaryIO) -> int | None:
                 if (zero := np.flatnonzero(np.asarray(lengths) == 0)).size:
                     raise empty_record(_name(job.target), "target",
                                        targets + int(zero[0]) + 1)
-                hashes.append(np.fromiter(map(hash, ids), np.int64, len(lengths)))
+                hashes.append(reading.id_hashes(ids))
                 out.write(batch_formats.sq_lines(ids, lengths))
                 targets += len(lengths)
         _unique_ids(job.target, np.concatenate(hashes) if hashes else np.zeros(0, np.int64))
@@ -135,8 +135,9 @@ def _head(job: PairsJob, out: BinaryIO) -> int | None:
 
 def _unique_ids(path: str, hashes: np.ndarray) -> None:
     """SAM's reference names must be unique: an InputError naming the first target whose id
-    an earlier one holds. ``hashes``: each target id's ``hash`` (8 bytes a target, not a set
-    of ten million strings); ids whose hashes meet are compared on a second read."""
+    an earlier one holds. ``hashes``: each target id's 64-bit hash (``reading.id_hashes``: 8
+    bytes a target, not a set of ten million strings); ids whose hashes meet are compared on
+    a second read."""
     ranked = np.sort(hashes)
     if not (ranked[1:] == ranked[:-1]).any():
         return
