@@ -175,6 +175,27 @@ def test_a_stopped_search_leaves_no_temporary_file(tmp_path, signum):
     assert leftovers(tmp_path) == [] and not out.exists()
 
 
+def test_a_stopped_search_of_standard_input_removes_its_copy(tmp_path):
+    """Standard input is read into a temporary copy; a stopped command (which ends without
+    the exit handlers) removes it too."""
+    q, t = _slow_search(tmp_path)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    out = tmp_path / "out.tsv"
+    proc = subprocess.Popen([sys.executable, "-m", "wavedp.cli", "search", "-", str(t),
+                             "--device", "cpu", "-o", str(out)], env=fresh_env(TMPDIR=str(temp)),
+                            stdin=q.open("rb"), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not leftovers(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()
+    assert [p.name.startswith("wavedp-stdin-") for p in temp.iterdir()] == [True]
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert list(temp.iterdir()) == [] and leftovers(tmp_path) == []
+
+
 def test_a_stop_swallowed_on_the_way_still_stops(tmp_path, pair, monkeypatch):
     """A signal's exception raised inside a native callback (Numba's compiler calls back into
     Python) is swallowed there: the command still stops, and puts no output in place."""

@@ -153,7 +153,7 @@ def _line_feeds(path: str) -> str:
     (a CRLF line end becomes a blank line, which no record keeps), removed when the process
     ends."""
     fd, copy = tempfile.mkstemp(prefix="wavedp-lf-", suffix=".txt")
-    atexit.register(_remove, copy)
+    _temporary(copy)
     with open_bytes(path) as src, os.fdopen(fd, "wb") as out:
         while chunk := src.read(CHUNK):
             out.write(chunk.replace(b"\r", b"\n"))
@@ -310,7 +310,7 @@ def stdin_copy() -> str:
     ends (standard input can be read only once)."""
     try:
         fd, path = tempfile.mkstemp(prefix="wavedp-stdin-", suffix=".txt")
-        atexit.register(_remove, path)
+        _temporary(path)
         with os.fdopen(fd, "wb") as out:
             shutil.copyfileobj(sys.stdin.buffer, out, CHUNK)
     except OSError as exc:
@@ -328,6 +328,23 @@ def text_file(text: str) -> Iterator[str]:
         yield fh.name
     finally:
         _remove(fh.name)
+
+
+#: this process's temporary files, removed when it ends (:func:`remove_temporaries`)
+_TEMPORARIES: list[str] = []
+
+
+def _temporary(path: str) -> None:
+    """``path`` removed when the process ends: by the exit handlers, or by a stopped
+    command (``remove_temporaries``), which ends without running them."""
+    _TEMPORARIES.append(path)
+    atexit.register(_remove, path)
+
+
+def remove_temporaries() -> None:
+    """Remove this process's temporary files now."""
+    while _TEMPORARIES:
+        _remove(_TEMPORARIES.pop())
 
 
 def _remove(path: str) -> None:

@@ -56,6 +56,16 @@ def error(message: str) -> None:
     click.echo(f"wavedp: error: {' '.join(str(message).split())}", err=True)
 
 
+#: a command was stopped (a signal, Ctrl-C): :func:`main` then ends without the exit
+#: handlers, removing wavedp's temporary files itself
+_stopped = False
+
+
+def _stop() -> None:
+    global _stopped
+    _stopped = True
+
+
 class Interrupted(BaseException):
     """Ctrl-C during a command: raised past click, whose own handler would print an empty
     line before our one."""
@@ -149,9 +159,11 @@ class _Cli(click.Group):
             sys.exit(USAGE_EXIT if isinstance(exc, click.UsageError) else exc.exit_code)
         except (click.Abort, KeyboardInterrupt, Interrupted):
             error("interrupted")
+            _stop()
             sys.exit(130)
         except Stopped as exc:
             error(f"stopped by {signal.Signals(exc.signum).name}")
+            _stop()
             sys.exit(128 + exc.signum)
         except (BrokenPipeError, ClosedPipe):  # a reader such as ``head`` closed stdout: done
             _quiet_stdout()
@@ -186,7 +198,10 @@ def main() -> None:
     """Console-script entry point (``wavedp = "wavedp.cli:main"``). A finished command leaves
     at once: its outputs are closed and the exit handlers run, then the process ends without
     the interpreter's teardown (freeing every module's objects, CuPy's memory pools and the
-    CUDA context one by one took about 0.4 s after a GPU search)."""
+    CUDA context one by one took about 0.4 s after a GPU search). A stopped one removes its
+    temporary files and ends without the exit handlers: the CPU pool's threads may still be
+    in a kernel, and a stop during the first run's compiling once ended in a segfault there
+    (a CI run)."""
     try:
         cli()
     except SystemExit as exc:
@@ -199,7 +214,12 @@ def main() -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
-    atexit._run_exitfuncs()
+    if _stopped:  # the CPU pool's threads may still run (or compile) a kernel: the libraries'
+        from ..seqio import remove_temporaries  # exit handlers (Numba's, LLVM's) are left out
+
+        remove_temporaries()
+    else:
+        atexit._run_exitfuncs()
     os._exit(status)
 
 
