@@ -115,10 +115,11 @@ def hash_kernel():
     return _line_hashes
 
 
-def line_hashes(blob: bytes) -> np.ndarray:
+def line_hashes(blob: bytes, count: int | None = None) -> np.ndarray:
     """A 64-bit hash (int64) of each newline-ended line of ``blob`` (the ids of a piece, as
-    :class:`Records` holds them): equal lines, equal hashes; no string made per line."""
-    out = np.empty(blob.count(b"\n"), np.uint64)
+    :class:`Records` holds them; ``count``: its lines, where known): equal lines, equal
+    hashes; no string made per line."""
+    out = np.empty(blob.count(b"\n") if count is None else count, np.uint64)
     _line_hashes(np.frombuffer(blob, np.uint8), out)
     return out.view(np.int64)
 

@@ -183,7 +183,7 @@ def id_hashes(ids: Sequence[str]) -> np.ndarray:
 
     blob = ids.blob if isinstance(ids, Joined) else "".join(f"{i}\n" for i in ids).encode()
     notice([(fasta_scan.hash_kernel(), None, 0.5)])
-    return fasta_scan.line_hashes(blob)
+    return fasta_scan.line_hashes(blob, len(ids))  # a Joined counted its lines already
 
 
 def _next_pair(streams: list[Iterator[Sequences]]
