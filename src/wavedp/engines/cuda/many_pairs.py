@@ -136,9 +136,11 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     (benchmarks) gains (phase, host seconds, an event recorded on the phase's stream) at each
     phase's end, nothing waited for.
 
-    The pairs go in chunks (:func:`chunks`): the host writes a chunk's arrays into a
-    page-locked slot (``transfer.Slots``) while the GPU sweeps the ones before; score-only
-    results come down at the end, in one copy, CIGAR results a chunk at a time (``_Run``)."""
+    The pairs go in chunks (:func:`chunks`): a thread writes a chunk's arrays into a
+    page-locked slot (``transfer.Slots``) while this one sends the chunk before and the GPU
+    sweeps the ones before that (one-to-one, its residues and sides: the GPU makes the
+    offsets); score-only results come down at the end, in one copy, CIGAR results a chunk
+    at a time (``_Run``)."""
     import cupy
 
     from .gpus import stream  # lazy: the scanner's modules
@@ -168,41 +170,54 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                 d_q = transfer.upload(qcat)
                 whole = (d_q, d_q if tcat is qcat else transfer.upload(tcat),
                          transfer.upload(qoff), transfer.upload(toff))
+
+        def written(lo: int, hi: int):
+            """Chunk lo:hi's arrays in the next host slot, written on the filler's thread
+            (a future) while this one sends and launches the chunk before."""
+            k = hi - lo
+            if whole is None:  # query k against target k: the chunk's residues
+                a, b, c, d = int(qoff[lo]), int(qoff[hi]), int(toff[lo]), int(toff[hi])
+                views, ticket = slots.take([(np.uint8, b - a), (np.uint8, d - c),
+                                            (np.int32, k), (np.int32, k)])
+                sources = [qcat[a:b], tcat[c:d], m[lo:hi], n[lo:hi]]
+            else:
+                views, ticket = slots.take([(np.int64, k), (np.int64, k), (np.int32, k),
+                                            (np.int32, k)])
+                sources = [qi[lo:hi], ti[lo:hi], m[lo:hi], n[lo:hi]]
+            clock("slot", slots.stream)
+            return _filler().submit(_write, views, sources), ticket, lo, hi
+
+        def launch(filled, ticket, lo: int, hi: int) -> None:
+            filled.result()
+            clock("written", slots.stream)
+            arrays, slot = slots.send(ticket)
+            clock("upload", slots.stream)
+            compute.wait_event(slots.copied[slot])
+            with compute:
+                if whole is None:  # the chunk's offsets from its sides
+                    arrays[2:2] = [_starts(arrays[2]), _starts(arrays[3])]
+                else:  # the records' offsets of the chunk's pairs
+                    d_q, d_t, d_qo, d_to = whole
+                    arrays = [d_q, d_t, d_qo[arrays[0]], d_to[arrays[1]], *arrays[2:]]
+                run.launch(arrays, lo, hi, m[lo:hi], n[lo:hi], int(
+                    saved_units(m[lo:hi], n[lo:hi], g).sum(dtype=np.int64)) * unit
+                    if traceback else None)
+                slots.release(slot, compute.record())
+
+        pending: list = []  # chunks written or being written, not yet launched
         try:
             for lo, hi in cuts:
-                k = hi - lo
-                if whole is None:  # query k against target k: the chunk's residues
-                    a, b, c, d = int(qoff[lo]), int(qoff[hi]), int(toff[lo]), int(toff[hi])
-                    hq, ht, hqo, hto, hm, hn = slots.take(
-                        [(np.uint8, b - a), (np.uint8, d - c), (np.int64, k), (np.int64, k),
-                         (np.int32, k), (np.int32, k)])
-                    clock("slot", slots.stream)
-                    transfer.host_copy(hq, qcat[a:b])
-                    transfer.host_copy(ht, tcat[c:d])
-                    clock("copied", slots.stream)
-                    np.subtract(qoff[lo:hi], a, out=hqo)
-                    np.subtract(toff[lo:hi], c, out=hto)
-                else:
-                    hqo, hto, hm, hn = slots.take([(np.int64, k), (np.int64, k), (np.int32, k),
-                                                   (np.int32, k)])
-                    hqo[:], hto[:] = qi[lo:hi], ti[lo:hi]
-                hm[:], hn[:] = m[lo:hi], n[lo:hi]
-                clock("written", slots.stream)
-                arrays, slot = slots.send()
-                clock("upload", slots.stream)
-                compute.wait_event(slots.copied[slot])
-                with compute:
-                    if whole is not None:  # the records' offsets of the chunk's pairs
-                        d_q, d_t, d_qo, d_to = whole
-                        arrays = [d_q, d_t, d_qo[arrays[0]], d_to[arrays[1]], *arrays[2:]]
-                    run.launch(arrays, lo, hi, m[lo:hi], n[lo:hi], int(
-                        saved_units(m[lo:hi], n[lo:hi], g).sum(dtype=np.int64)) * unit
-                        if traceback else None)
-                    slots.release(slot, compute.record())
+                pending.append(written(lo, hi))
+                if len(pending) > 1:
+                    launch(*pending.pop(0))
+            while pending:
+                launch(*pending.pop(0))
             with compute:
                 ends, res5, runs, offsets = run.results()
             clock("download", compute)
         finally:
+            for filled, *_ in pending:  # no write left running into a slot
+                filled.exception()
             run.close()  # no download of this call left running: the next call's slots
     columns = _columns(ends, res5, runs, offsets)
     clock("columns")
@@ -294,6 +309,27 @@ class _Clock:
         now = self.now()
         self.phases[name] = self.phases.get(name, 0.0) + now - self.last
         self.last = now
+
+
+@functools.cache
+def _filler() -> ThreadPoolExecutor:
+    """The thread that writes a chunk into its page-locked slot (:func:`_write`)."""
+    return ThreadPoolExecutor(1, thread_name_prefix="wavedp-pairs-fill")
+
+
+def _write(views: list[np.ndarray], sources: list[np.ndarray]) -> None:
+    """Each source into its view of a page-locked slot (large ones on the copy threads)."""
+    for view, source in zip(views, sources, strict=True):
+        transfer.host_copy(view, source)
+
+
+def _starts(sides):
+    """Each pair's first residue in the chunk's array, from the sides (on the GPU)."""
+    import cupy
+
+    starts = cupy.zeros(sides.size, cupy.int64)
+    cupy.cumsum(sides[:-1], dtype=cupy.int64, out=starts[1:])
+    return starts
 
 
 @functools.cache

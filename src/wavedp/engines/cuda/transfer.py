@@ -83,10 +83,11 @@ def slots(device: int, size: int) -> Slots:
 
 class Slots:
     """Two page-locked host slots and two GPU slots of ``size`` bytes, taking turns: a
-    chunk's arrays are written into a host slot (:meth:`take`) and go up in one copy on the
-    slots' own stream (:meth:`send`); a GPU slot is written again only after the work that
-    reads it (the event given to :meth:`release`), a host slot only after its copy has
-    left. One caller at a time holds ``lock``; :func:`slots` keeps them per GPU."""
+    chunk's arrays are written into a host slot (:meth:`take`; the next chunk's may be taken
+    and written before this one goes) and go up in one copy on the slots' own stream
+    (:meth:`send`); a GPU slot is written again only after the work that reads it (the
+    event given to :meth:`release`), a host slot only after its copy has left. One caller at
+    a time holds ``lock``; :func:`slots` keeps them per GPU."""
 
     def __init__(self, size: int) -> None:
         import cupy
@@ -99,39 +100,39 @@ class Slots:
         self.dev = [cupy.empty(size, cupy.uint8), cupy.empty(size, cupy.uint8)]
         self.copied: list = [None, None]  # the host slot's last copy up
         self.used: list = [None, None]  # the last work reading the GPU slot
-        self.layout: list[tuple[int, np.dtype, int]] = []
 
-    def take(self, shapes: list[tuple[type, int]]) -> list[np.ndarray]:
+    def take(self, shapes: list[tuple[type, int]]) -> tuple[list[np.ndarray], tuple]:
         """Views of the next host slot for arrays of these (dtype, size), each 16-byte
-        aligned, to be written before :meth:`send` (waits until the slot's copy has left)."""
+        aligned (waits until the slot's copy has left), and the ticket that :meth:`send`
+        takes once they are written (the next slot may be taken before)."""
         from .staging import layout
 
         slot = self.turn % 2
+        self.turn += 1
         if self.copied[slot] is not None:
             self.copied[slot].synchronize()
         types = [(np.dtype(dtype), count) for dtype, count in shapes]
         starts, size = layout([d.itemsize * c for d, c in types])
         if size > self.size:
             raise ValueError(f"a chunk of {size} bytes does not fit slots of {self.size}")
-        self.layout = [(a, d, c) for a, (d, c) in zip(starts, types, strict=True)]
+        places = [(a, d, c) for a, (d, c) in zip(starts, types, strict=True)]
         host = self.host[slot]
-        return [host[a:a + c * d.itemsize].view(d) for a, d, c in self.layout]
+        return [host[a:a + c * d.itemsize].view(d) for a, d, c in places], (slot, places)
 
-    def send(self) -> tuple[list, int]:
-        """The taken arrays on the GPU (copied on the stream once their GPU slot is free)
-        and the slot's number (for :meth:`release`)."""
+    def send(self, ticket: tuple) -> tuple[list, int]:
+        """The arrays of a :meth:`take` ticket on the GPU (copied on the stream once their
+        GPU slot is free) and the slot's number (for :meth:`release`)."""
         import cupy
 
-        slot = self.turn % 2
-        self.turn += 1
-        a, d, c = self.layout[-1]
+        slot, places = ticket
+        a, d, c = places[-1]
         size = a + c * d.itemsize
         if self.used[slot] is not None:
             self.stream.wait_event(self.used[slot])
         dev = self.dev[slot]
         dev.data.copy_from_host_async(self.host[slot].ctypes.data, size, self.stream)
         self.copied[slot] = self.stream.record()
-        return [cupy.ndarray((c,), d, memptr=dev.data + a) for a, d, c in self.layout], slot
+        return [cupy.ndarray((c,), d, memptr=dev.data + a) for a, d, c in places], slot
 
     def release(self, slot: int, event) -> None:
         """The GPU slot ``slot`` is read until ``event``."""
