@@ -43,6 +43,20 @@ def check_pairs(pairs: Any, queries: int, targets: int
     return rows[:, 0].copy(), rows[:, 1].copy()
 
 
+_identity = np.zeros(0, np.int64)
+
+
+def identity(count: int) -> np.ndarray:
+    """0 .. count - 1 (int64, read-only): a view of one array kept and grown, so one-to-one
+    calls (the command's every chunk) do not each fault in a fresh one."""
+    global _identity
+    if _identity.size < count:
+        grown = np.arange(max(count, 2 * _identity.size), dtype=np.int64)
+        grown.flags.writeable = False
+        _identity = grown
+    return _identity[:count]
+
+
 def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
         ti: np.ndarray | None, scoring: Scoring, mode: str, traceback: bool,
         device: Device, **strategy: str) -> PairBatch:
@@ -73,9 +87,9 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
                                     mode=code, traceback=traceback, lengths=(m, n))
     qs, ts = cols.query_start, cols.target_start
     if not traceback and code == GLOBAL:  # a global alignment starts at the origin
-        qs = ts = np.zeros(qs.size, np.int32)
+        qs = ts = np.broadcast_to(np.int32(0), qs.shape)
     if qi is None or ti is None:
-        qi = ti = np.arange(m.size, dtype=np.int64)
+        qi = ti = identity(m.size)
     return PairBatch(cols.score, qs, cols.query_end, ts, cols.target_end, cols.runs,
                      cols.run_offsets, qi, ti, queries, targets, mode, scoring.alphabet)
 

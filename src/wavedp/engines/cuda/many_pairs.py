@@ -282,7 +282,7 @@ def _columns(ends: np.ndarray, res5: np.ndarray | None, runs: np.ndarray,
     """The columns of the end cells, coordinates, runs and the runs' offsets (the last two
     None score-only)."""
     if res5 is None:
-        unknown = np.full(ends.shape[0], -1, np.int32)
+        unknown = np.broadcast_to(np.int32(-1), ends.shape[:1])  # no memory a pair
         return Columns(ends[:, 0], unknown, ends[:, 1], unknown, ends[:, 2], None, None)
     return Columns(ends[:, 0], *(res5[:, c] for c in range(4)), runs, offsets)
 
