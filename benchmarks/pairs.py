@@ -463,11 +463,10 @@ def all_against_all(args) -> None:
     texts_q = [qs.text(k, scoring.alphabet) for k in range(q_count)]
     texts_t = [ts.text(k, scoring.alphabet) for k in range(t_count)]
     cells = int(qs.lengths[:q_count].sum()) * int(ts.lengths[:t_count].sum())
-    rows = np.stack(np.divmod(np.arange(q_count * t_count), t_count), axis=1)
     for traceback in (False, True):
         def call(tb=traceback):
-            return wavedp.align_pairs(texts_q, texts_t, scoring, pairs=rows, traceback=tb,
-                                      device=args.device)
+            return wavedp.align_all(texts_q, texts_t, scoring, traceback=tb,
+                                    device=args.device)
         call()
         seconds, _ = timed(call, args.repeats)
         print(f"all-against-all {q_count}x{t_count} {'cigar' if traceback else 'score'} "
