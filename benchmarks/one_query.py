@@ -4,6 +4,15 @@ fit, plan, scan, rank, align, ...), then cProfile over one turn (the host's func
 their own time and by their cumulative time).
 
     python3 benchmarks/one_query.py QUERIES.fa DB.wdb [--device gpu] [--turns 3]
+        [--pairs off|on|both] [--launches] [--no-profile]
+
+``--pairs``: the GPU scan of a lone query sweeping two subjects per group (the kernel's
+PAIRS, ``scan.scanner.PAIRS``) off, on, or both in alternating turns (default: as the
+environment's ``WAVEDP_SCAN_PAIRS`` says); with both, each query's whole score row is first
+scanned with each and the two asserted equal. ``--launches``: every query's scan launches
+of the first turn of each variant (the fit's sample scan's too): subjects, predicted
+seconds, the seconds each added to its scan (CUDA events, from the end of the one before),
+its kernel's, and the rest (the host's gap, the profiles and the scatter).
 """
 
 from __future__ import annotations
@@ -31,32 +40,97 @@ def arguments(doc: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _pairs_module():
+    """The GPU scanner's module (its PAIRS switch), None without CuPy."""
+    try:
+        from wavedp.engines.cuda.scan import scanner
+    except ImportError:
+        return None
+    return scanner
+
+
+def check_pairs(searcher, scoring, records, module) -> None:
+    """Each query's score row over the whole database with PAIRS off and on: equal."""
+    scanner = searcher.scanner
+    if not hasattr(scanner, "matrix"):
+        print("# pairs: the scanner has no score matrix; equality not checked")
+        return
+    for name, seq in records:
+        rows = []
+        for flag in (False, True):
+            module.PAIRS = flag
+            rows.append(scanner.matrix([scoring.encode(seq)]))
+        if not (rows[0] == rows[1]).all():
+            bad = int((rows[0] != rows[1]).sum())
+            raise SystemExit(f"pairs: {name}: {bad} scores differ from the unpaired scan")
+    print(f"# pairs: every score of the {len(records)} queries equal with and without")
+
+
+def show_launches(name: str, length: int, launches) -> None:
+    """One query's scan launches (``Trace.launches`` of its search)."""
+    for k, t in enumerate(launches):
+        print(f"  {name[:16]:16} m={length:5} #{k} {t.partition:8} units {t.units} "
+              f"subjects {t.subjects:7} predicted {t.predicted * 1e3:7.2f} ms "
+              f"added {t.measured * 1e3:7.2f} kernel {t.kernel * 1e3:7.2f} "
+              f"rest {(t.measured - t.kernel) * 1e3:6.2f}")
+
+
 def main() -> None:
     parser = arguments(__doc__)
     parser.add_argument("--stats", default="fitted")
+    parser.add_argument("--pairs", choices=("off", "on", "both"), default=None)
+    parser.add_argument("--launches", action="store_true")
+    parser.add_argument("--no-profile", action="store_true")
     args = parser.parse_args()
     records = read_records(args.queries)
     scoring = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
     trace = Trace()
     searcher = wavedp.Searcher(args.database, scoring, device=args.device, trace=trace)
-    searcher.search([records[0][1]], stats=args.stats)  # warm: compiled, resident, sampled
-    walls: list[float] = []
-    phases: dict[str, list[float]] = {}
-    for _ in range(args.turns):
-        for _, seq in records:
-            trace.seconds.clear()
-            start = time.perf_counter()
-            searcher.search([seq], stats=args.stats)
-            walls.append(time.perf_counter() - start)
-            for name, seconds in trace.seconds.items():
-                phases.setdefault(name, []).append(seconds)
-    print(f"# one query alone, {len(records)} queries x {args.turns} turns, "
-          f"device {searcher.device.kind}, stats {args.stats}")
-    print(f"wall: median {statistics.median(walls) * 1e3:.1f} ms, "
-          f"min {min(walls) * 1e3:.1f}, max {max(walls) * 1e3:.1f}")
-    for name, seconds in sorted(phases.items(), key=lambda kv: -sum(kv[1])):
-        print(f"  {name:10} median {statistics.median(seconds) * 1e3:7.2f} ms "
-              f"({len(seconds)} records)")
+    module = _pairs_module()
+    variants: list[bool | None] = [None]
+    if args.pairs is not None and module is not None:
+        variants = {"off": [False], "on": [True], "both": [False, True]}[args.pairs]
+    for flag in variants:  # warm: compiled, resident, sampled (each variant's kernels)
+        if flag is not None:
+            module.PAIRS = flag
+        searcher.search([records[0][1]], stats=args.stats)
+    if len(variants) == 2:
+        check_pairs(searcher, scoring, records, module)
+    walls: dict[bool | None, list[float]] = {v: [] for v in variants}
+    phases: dict[bool | None, dict[str, list[float]]] = {v: {} for v in variants}
+    for turn in range(args.turns):
+        for flag in variants if turn % 2 == 0 else variants[::-1]:
+            if flag is not None:
+                module.PAIRS = flag
+            if args.launches and turn < 2:
+                print(f"# launches, pairs {flag}, turn {turn}")
+            for name, seq in records:
+                trace.seconds.clear()
+                trace.launches.clear()
+                start = time.perf_counter()
+                searcher.search([seq], stats=args.stats)
+                walls[flag].append(time.perf_counter() - start)
+                for phase, seconds in trace.seconds.items():
+                    phases[flag].setdefault(phase, []).append(seconds)
+                if args.launches and turn < 2:
+                    show_launches(name, len(seq), list(trace.launches))
+    for flag in variants:
+        label = "" if flag is None else f", pairs {'on' if flag else 'off'}"
+        print(f"# one query alone, {len(records)} queries x {args.turns} turns, "
+              f"device {searcher.device.kind}, stats {args.stats}{label}")
+        print(f"wall: median {statistics.median(walls[flag]) * 1e3:.1f} ms, "
+              f"min {min(walls[flag]) * 1e3:.1f}, max {max(walls[flag]) * 1e3:.1f}")
+        for name, seconds in sorted(phases[flag].items(), key=lambda kv: -sum(kv[1])):
+            print(f"  {name:10} median {statistics.median(seconds) * 1e3:7.2f} ms "
+                  f"({len(seconds)} records)")
+    if len(variants) == 2:
+        scan = [statistics.median(phases[v].get("scan", [0.0])) for v in variants]
+        whole = [sum(w) for w in walls.values()]
+        print(f"# pairs on against off: scan median {scan[0] * 1e3:.1f} -> "
+              f"{scan[1] * 1e3:.1f} ms ({scan[0] / max(scan[1], 1e-9):.2f}x); "
+              f"all searches {whole[0]:.2f} -> {whole[1]:.2f} s")
+    if args.no_profile:
+        return
     profile = cProfile.Profile()
     profile.enable()
     for _, seq in records:

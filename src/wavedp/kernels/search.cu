@@ -30,6 +30,19 @@
 // Results: out[q * count + k] for profile q and the subject order[k]: the local best (PACKED:
 // two int16), or H[m][n] (global), or the best of the last row and last column (semiglobal);
 // m = ms[q], the profile's (longer) query length.
+//
+// PAIRS (local, PACKED, a profile of one query in both halves): a group sweeps two subjects
+// at once, order[2k] in the low halves and order[2k + 1] in the high halves, so a lone query
+// fills both halves of its words. Shared memory then holds each pass's profile twice, its
+// low halves (high halves zero) and its high halves (low halves zero), each with a row more,
+// letter A, that scores PAD_COLUMN at every row: the columns past the shorter subject's end
+// (as the rows past a query's end, no cell there can beat a cell of the matrix). A step's
+// scores are the two rows' words added (__vadd2, on the FMA pipe; the ALU pipe bounds the
+// step). With G = 4 a quarter-warp's 16-byte loads are two groups' (two letters' rows): the
+// rows are padded to 32 words, the high halves' profile starts 16 words off a bank's
+// start, and odd groups read the high halves' row first, so the two groups of a quarter-warp
+// read different banks (PairLayout). Results: out[q * ((count + 1) / 2) + k], the low half
+// order[2k]'s best, the high half order[2k + 1]'s (0 where count is odd and it is the last).
 #include "common.cuh"
 
 #define FULL 0xffffffffu
@@ -41,6 +54,8 @@
 #define AHEAD 3
 #endif
 #define RING 4  // > AHEAD; the host sizes shared memory with the same number (search.RING)
+// PAIRS: the score of a column past its subject's end, in one int16 half (shapes.PAD16)
+#define PAD_COLUMN 0xe000u
 
 __device__ __forceinline__ void fetch_chunk(uint4* ring, const uint2* scr, int i) {
     const unsigned to = (unsigned)__cvta_generic_to_shared(ring + (unsigned)i % RING);
@@ -86,14 +101,28 @@ template <> struct Word<false> {
     static __device__ __forceinline__ unsigned splat(int v) { return (unsigned)v; }
 };
 
+// PAIRS: a letter's row of either half's profile (words) and where the high halves' starts
+template <int G, int T> struct PairLayout {
+    static constexpr int stride = G == 4 ? (T + 31) / 32 * 32 : T;
+    static constexpr int skew = G == 4 ? 16 : 0;
+};
+
+// PAIRS: the residue codes of 0-based column j of the two subjects (of n and n2 residues at
+// base and base2), the low byte the first's, the next the second's; A past an end
+__device__ __forceinline__ int pair_codes(const u8* __restrict__ res, i64 base, int n,
+                                          i64 base2, int n2, int j, int A) {
+    return (j < n ? (int)res[base + j] : A) | (j < n2 ? (int)res[base2 + j] : A) << 8;
+}
+
 // mgo and mge: -go and -ge as words (both halves when PACKED), from the host: as kernel
 // arguments the step reads them from the constant bank instead of copying registers
-template <int MODE, int G, int R, bool PACKED>
+template <int MODE, int G, int R, bool PACKED, bool PAIRS = false>
 __global__ void __launch_bounds__(BLOCK) scan(
     const u8* __restrict__ res, const i64* __restrict__ off, const int* __restrict__ order,
     int count, const unsigned* __restrict__ profs, int A, const i64* __restrict__ poffs,
     const int* __restrict__ ms, int nq, int go, int ge, unsigned mgo, unsigned mge,
     uint2* scratch, int stride, unsigned* outs, int* ticket) {
+    static_assert(!PAIRS || (PACKED && MODE == WAVEDP_LOCAL), "pairs: local, packed");
     using W = Word<PACKED>;
     extern __shared__ __align__(16) unsigned sprof[];
     __shared__ int sbatch;
@@ -104,7 +133,11 @@ __global__ void __launch_bounds__(BLOCK) scan(
     uint2* scr = scratch + (i64)(blockIdx.x * groups + group) * stride;  // column j at j - 1
     const unsigned neg = W::splat(PACKED ? -16384 : WAVEDP_NEG);
     const int words = A * T;
-    const int batches = (count + groups - 1) / groups;
+    using Pair = PairLayout<G, T>;
+    const int half = (A + 1) * Pair::stride;  // PAIRS: the words of each half's profile
+    const int high = half + Pair::skew;  // PAIRS: where the high halves' profile starts
+    const int items = PAIRS ? (count + 1) / 2 : count;  // a group's subject, or pair
+    const int batches = (items + groups - 1) / groups;
     int loaded = -1;  // the profile in shared memory
 
     for (;;) {
@@ -117,14 +150,21 @@ __global__ void __launch_bounds__(BLOCK) scan(
         const int k = first + group;
         const int m = ms[qi];
         const unsigned* prof = profs + poffs[qi];
-        unsigned* out = outs + (i64)qi * count;
-        int n = 0;
-        i64 base = 0;
-        if (k < count) {
-            const int s = order[k];
+        unsigned* out = outs + (i64)qi * items;
+        int n = 0, n2 = 0;  // n2: PAIRS, the second subject's length
+        i64 base = 0, base2 = 0;
+        if (k < items) {
+            const int s = order[PAIRS ? 2 * k : k];
             base = off[s];
             n = (int)(off[s + 1] - base);
+            if (PAIRS && 2 * k + 1 < count) {
+                const int s2 = order[2 * k + 1];
+                base2 = off[s2];
+                n2 = (int)(off[s2 + 1] - base2);
+            }
         }
+        const int na = n;  // PAIRS: the first subject's length; n: the columns swept
+        if (PAIRS) n = max(n, n2);
         const int nw = __reduce_max_sync(FULL, n);  // the warp's longest subject
         // local: best H; global: H[m][n] - go; semiglobal: best H - go of row m / column n
         unsigned best = MODE == WAVEDP_LOCAL ? 0u : W::splat(MODE == WAVEDP_GLOBAL ? WAVEDP_NEG : -go);
@@ -134,8 +174,23 @@ __global__ void __launch_bounds__(BLOCK) scan(
                 loaded = qi;
                 __syncthreads();
                 const uint4* src = reinterpret_cast<const uint4*>(prof + (i64)p * words);
-                for (int w = threadIdx.x; w < words / 4; w += BLOCK)
-                    reinterpret_cast<uint4*>(sprof)[w] = src[w];
+                if (PAIRS) {  // each half apart, and the row of letter A
+                    for (int w = threadIdx.x; w < (A + 1) * T / 4; w += BLOCK) {
+                        const uint4 v = w < words / 4 ? src[w] : make_uint4(
+                            PAD_COLUMN * 0x10001u, PAD_COLUMN * 0x10001u,
+                            PAD_COLUMN * 0x10001u, PAD_COLUMN * 0x10001u);
+                        const int at = w / (T / 4) * Pair::stride + w % (T / 4) * 4;
+                        uint4* lo = reinterpret_cast<uint4*>(sprof + at);
+                        uint4* hi = reinterpret_cast<uint4*>(sprof + high + at);
+                        *lo = make_uint4(v.x & 0xffffu, v.y & 0xffffu, v.z & 0xffffu,
+                                         v.w & 0xffffu);
+                        *hi = make_uint4(v.x & 0xffff0000u, v.y & 0xffff0000u,
+                                         v.z & 0xffff0000u, v.w & 0xffff0000u);
+                    }
+                } else {
+                    for (int w = threadIdx.x; w < words / 4; w += BLOCK)
+                        reinterpret_cast<uint4*>(sprof)[w] = src[w];
+                }
                 __syncthreads();
             }
             const int row0 = p * T + lane * R;  // rows row0+1 .. row0+R (1-based)
@@ -152,8 +207,10 @@ __global__ void __launch_bounds__(BLOCK) scan(
             const bool owns_m = MODE != WAVEDP_LOCAL && last && mrow / R == lane;
             const int rm = mrow % R;
             int c_cur = 0;  // residue of the column this lane did last step (for the lane below)
-            int c_next = n > 0 && lane == 0 ? res[base] : 0;  // lane 0: its next column's
-            uint4* ring = reinterpret_cast<uint4*>(sprof + words) + group * RING;
+            int c_next = n > 0 && lane == 0  // lane 0: its next column's
+                ? (PAIRS ? pair_codes(res, base, na, base2, n2, 0, A) : res[base]) : 0;
+            uint4* ring = reinterpret_cast<uint4*>(sprof + (PAIRS ? high + half : words))
+                + group * RING;
             if (p > 0 && lane == 0) {
                 for (int i = 0; i < AHEAD; ++i) {
                     if (2 * i < n) fetch_chunk(ring, scr, i);
@@ -189,14 +246,30 @@ __global__ void __launch_bounds__(BLOCK) scan(
                 }
                 if (j >= 1 && j <= n) {
                     if (lane == 0 && j < n) {
-                        c_next = res[base + j];
+                        c_next = PAIRS ? pair_codes(res, base, na, base2, n2, j, A)
+                                       : res[base + j];
                     }
                     unsigned sc[R];
-                    const uint4* pr = reinterpret_cast<const uint4*>(sprof + c * T) + lane;
+                    if (PAIRS) {  // the first subject's letter's low halves + the second's high
+                        const unsigned* lo = sprof + (c & 0xff) * Pair::stride;
+                        const unsigned* hi = sprof + high + (c >> 8) * Pair::stride;
+                        const bool swap = Pair::skew && (group & 1);  // see PairLayout
+                        const uint4* pl = reinterpret_cast<const uint4*>(swap ? hi : lo) + lane;
+                        const uint4* ph = reinterpret_cast<const uint4*>(swap ? lo : hi) + lane;
 #pragma unroll
-                    for (int q = 0; q < R / 4; ++q) {
-                        const uint4 v = pr[q * G];
-                        sc[4 * q] = v.x, sc[4 * q + 1] = v.y, sc[4 * q + 2] = v.z, sc[4 * q + 3] = v.w;
+                        for (int q = 0; q < R / 4; ++q) {
+                            const uint4 v = pl[q * G], w = ph[q * G];
+                            sc[4 * q] = __vadd2(v.x, w.x), sc[4 * q + 1] = __vadd2(v.y, w.y);
+                            sc[4 * q + 2] = __vadd2(v.z, w.z), sc[4 * q + 3] = __vadd2(v.w, w.w);
+                        }
+                    } else {
+                        const uint4* pr = reinterpret_cast<const uint4*>(sprof + c * T) + lane;
+#pragma unroll
+                        for (int q = 0; q < R / 4; ++q) {
+                            const uint4 v = pr[q * G];
+                            sc[4 * q] = v.x, sc[4 * q + 1] = v.y, sc[4 * q + 2] = v.z,
+                            sc[4 * q + 3] = v.w;
+                        }
                     }
                     unsigned h = uh, f = uf, d = diag, xg = 0;
 #pragma unroll
@@ -238,7 +311,7 @@ __global__ void __launch_bounds__(BLOCK) scan(
             }
         }
         for (int o = G / 2; o > 0; o >>= 1) best = W::vmax(best, __shfl_xor_sync(FULL, best, o, G));
-        if (k < count && lane == 0) {
+        if (k < items && lane == 0) {
             if (MODE == WAVEDP_LOCAL) out[k] = best;
             else out[k] = (unsigned)((int)best + go);
         }
@@ -312,6 +385,29 @@ __global__ void scatter_scores(const unsigned* __restrict__ words, int units, in
             } else {
                 low[col] = (int)w;
             }
+        }
+    }
+    if (found) atomicAdd(over, found);
+}
+
+// A PAIRS launch's words into the score matrix (see scatter_scores): word j (of one
+// profile, its query's row of out) holds the subjects[2j]'s score in its low int16 half and
+// subjects[2j + 1]'s in its high half (none where count is odd and j is the last).
+__global__ void scatter_pairs(const unsigned* __restrict__ words, int count, int row,
+                              const int* __restrict__ subjects, int* __restrict__ out,
+                              i64 width, int limit, int* __restrict__ over) {
+    int found = 0;
+    int* dst = out + (i64)row * width;
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; 2 * j < count;
+         j += gridDim.x * blockDim.x) {
+        const unsigned w = words[j];
+        const int lo = (short)(w & 0xffffu);
+        dst[subjects[2 * j]] = lo;
+        found += lo >= limit;
+        if (2 * j + 1 < count) {
+            const int hi = (short)(w >> 16);
+            dst[subjects[2 * j + 1]] = hi;
+            found += hi >= limit;
         }
     }
     if (found) atomicAdd(over, found);

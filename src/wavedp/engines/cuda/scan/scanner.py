@@ -17,6 +17,7 @@ back. What the scan does is recorded in its :class:`~wavedp.trace.Trace`.
 from __future__ import annotations
 
 import copy
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -50,6 +51,8 @@ from .shapes import (
     launch_blocks,
     packable,
     pair_up,
+    pair_words,
+    profile_inputs,
     saturation_limit,
     scan_need,
     unit_rows,
@@ -63,12 +66,20 @@ DATABASE_BYTES: int | None = None
 #: plans a scanner keeps (the last scans' query lengths over each chunk)
 PLANS = 8
 
+#: a local 16-bit launch of one query alone sweeps two subjects at once in its words' two
+#: halves (the kernel's PAIRS) instead of the query twice; ``WAVEDP_SCAN_PAIRS=1`` turns it on
+PAIRS = os.environ.get("WAVEDP_SCAN_PAIRS", "0") == "1"
 
-def _kernel(mode: int, g: int, r: int, packed: bool, alphabet: int):
+
+def _kernel(mode: int, g: int, r: int, packed: bool, alphabet: int, pairs: bool = False):
     """The scan kernel of shape (G, R) and its dynamic shared memory in bytes (one pass's
-    profile of ``alphabet`` rows, then each group's ring), configured to take it."""
-    kernel = function("search.cu", f"scan<{mode}, {g}, {r}, {'true' if packed else 'false'}>")
-    smem = 4 * alphabet * g * r + BLOCK // g * RING * 16
+    profile of ``alphabet`` rows, then each group's ring), configured to take it;
+    ``pairs``: the kernel's PAIRS instance (local, packed)."""
+    flag = ", true" if pairs else ""
+    kernel = function("search.cu",
+                      f"scan<{mode}, {g}, {r}, {'true' if packed else 'false'}{flag}>")
+    profile = pair_words(alphabet, g, r) if pairs else alphabet * g * r
+    smem = 4 * profile + BLOCK // g * RING * 16
     if smem > 40 << 10:  # near the default 48 KB (the kernel has static shared memory too)
         kernel.max_dynamic_shared_size_bytes = smem
     return kernel, smem
@@ -82,24 +93,6 @@ def occupancy(g: int, r: int, packed: bool, alphabet: int = 24) -> int:
     kernel, smem = _kernel(LOCAL, g, r, packed, alphabet)
     per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, smem)
     return max(1, min(int(per_sm), BLOCKS_PER_SM))
-
-
-def _profile_inputs(units: list[list[np.ndarray]], own: np.ndarray, a: int, g: int, r: int
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """build_profiles' host inputs for ``units`` of ``own`` passes each: the queries' codes
-    one after another (int32: a profile's query is its positions, the table's rows), per
-    unit (start, length) of its first query and of its second (the first again where it
-    has one; int32, units x 4), each unit's first word (int64), and the words of all
-    profiles."""
-    queries = [q for u in units for q in u]
-    sizes = np.array([q.size for q in queries], np.int64)
-    starts = np.cumsum(sizes) - sizes
-    one = np.cumsum([0] + [len(u) for u in units[:-1]])  # each unit's first query
-    two = one + (np.array([len(u) for u in units]) == 2)  # its second (or the first again)
-    meta = np.stack([starts[one], sizes[one], starts[two], sizes[two]], 1).astype(np.int32)
-    first = (np.cumsum(own) - own) * a * g * r
-    codes = np.concatenate(queries).astype(np.int32, copy=False)
-    return codes, meta, first.astype(np.int64), int(own.sum()) * a * g * r
 
 
 class Scanner:
@@ -250,7 +243,7 @@ class Scanner:
     def _launch(self, ch: Chunk, units: list[list[np.ndarray]], subjects: np.ndarray,
                 packed: bool, out, shape: tuple[int, int, int], longest: int, *,
                 scatter: tuple[np.ndarray, object, object] | None = None,
-                blocks: int | None = None):
+                blocks: int | None = None, pairs: bool = False):
         """Scan the chunk indices ``subjects`` (host, in the order the tickets hand them out;
         at most ``longest`` residues) against each unit (one query, or two packed) with
         kernel shape (G, R; each unit runs its own passes) in one launch on a grid of
@@ -258,15 +251,18 @@ class Scanner:
         (uint32, units x subjects) go to the device array ``out``. With ``scatter`` (rows,
         scores, over: each unit's rows of the device int32 matrix ``scores``, int32 units x 2,
         -1 for none), a second kernel writes them there at the subjects' columns and adds its
-        count of possibly saturated halves to the device int32 ``over``. The launch's inputs
-        go up in one copy; nothing here waits for the GPU (but see :meth:`Staging.put`)."""
+        count of possibly saturated halves to the device int32 ``over``. ``pairs`` (one unit
+        of one query, packed, local; see :meth:`_pairs`): each group sweeps two subjects, the
+        words ``out`` holds (1 x (subjects + 1) // 2) their scores in halves. The launch's
+        inputs go up in one copy; nothing here waits for the GPU (but see
+        :meth:`Staging.put`)."""
         import cupy
 
         a = self.letters
         g, r, _ = shape
         lengths = unit_rows(units)
         own = np.maximum(-(-lengths // (g * r)), 1)  # each profile's own passes
-        codes, meta, first, words = _profile_inputs(units, own, a, g, r)
+        codes, meta, first, words = profile_inputs(units, own, a, g, r)
         ticket = np.zeros(1, np.int32)  # the kernel's ticket counter
         staged = self.uploads.put(ticket, subjects.astype(np.int32, copy=False),
                                    lengths.astype(np.int32), codes, meta, first,
@@ -277,13 +273,14 @@ class Scanner:
                                     g=g, r=r, packed=packed)
         groups = BLOCK // g
         count = int(subjects.size)
-        most = launch_blocks(g, len(units), count, int(own.max()), longest, multiprocessors(),
+        items = (count + 1) // 2 if pairs else count  # a group's subjects, or pairs of them
+        most = launch_blocks(g, len(units), items, int(own.max()), longest, multiprocessors(),
                              self.model.grid_cap)
         blocks = most if blocks is None else min(blocks, most)
         stride = (longest + 2) // 2 * 2  # even: lane 0 copies two-column chunks of 16 bytes
         scratch = staging.workspace().scratch(blocks * groups * stride * 2 if own.max() > 1
                                               else 2)
-        kernel, smem = _kernel(LOCAL if packed else self.mode, g, r, packed, a)
+        kernel, smem = _kernel(LOCAL if packed else self.mode, g, r, packed, a, pairs)
         events = cupy.cuda.Event(), cupy.cuda.Event()
         events[0].record()
         kernel((blocks,), (BLOCK,), (
@@ -295,7 +292,13 @@ class Scanner:
         self.events.append(events)
         if scatter is None:
             return
-        _, scores, over = scatter
+        rows, scores, over = scatter
+        if pairs:
+            function("search.cu", "scatter_pairs")(
+                (min(-(-items // 256), 4 * multiprocessors()),), (256,), (
+                    out, np.int32(count), np.int32(rows[0, 0]), d_subj, scores,
+                    np.int64(scores.shape[1]), np.int32(saturation_limit(self.sub)), over))
+            return
         grid = (min(-(-count // 256), 4 * multiprocessors()), min(len(units), 65535))
         function("search.cu", "scatter_scores")(grid, (256,), (
             out, np.int32(len(units)), np.int32(count), d_rows, d_subj, scores,
@@ -307,7 +310,7 @@ class Scanner:
         """The launch's profiles (device uint32, each unit's ``own`` passes in turn, as
         :func:`profile` lays them out) built on the GPU from the units' codes, and each
         unit's first word (device int64)."""
-        codes, meta, first, words = _profile_inputs(units, own, self.letters, g, r)
+        codes, meta, first, words = profile_inputs(units, own, self.letters, g, r)
         d_codes, d_meta, poffs = self.uploads.put(codes, meta, first)
         return self._build_profiles(d_codes, d_meta, poffs, len(units), int(own.max()), words,
                                     g=g, r=r, packed=packed), poffs
@@ -349,10 +352,19 @@ class Scanner:
                 shape = self.shape(units, lengths, packed)
                 blocks = self._grid(units, lengths, packed, shape)
             longest = int(lengths.max())
-        words = cupy.empty((len(units), subjects.size), cupy.uint32)
+        pairs = scatter is not None and self._pairs(units, packed, subjects.size)
+        words = cupy.empty((len(units), (subjects.size + 1) // 2 if pairs else subjects.size),
+                           cupy.uint32)
         self._launch(ch, units, subjects, packed, words, shape, longest, scatter=scatter,
-                     blocks=blocks)
+                     blocks=blocks, pairs=pairs)
         return words
+
+    def _pairs(self, units: list[list[np.ndarray]], packed: bool, count: int) -> bool:
+        """Whether a launch of ``units`` over ``count`` subjects sweeps two subjects per
+        group (the kernel's PAIRS; module ``PAIRS`` on): one unit of one query, packed (so
+        local), two subjects or more."""
+        return PAIRS and packed and self.mode == LOCAL and len(units) == 1 \
+            and len(units[0]) == 1 and count > 1
 
     def _grid(self, units: list[list[np.ndarray]], lengths: np.ndarray, packed: bool,
               shape: tuple[int, int, int]) -> int:
@@ -429,9 +441,12 @@ class Scanner:
         # 0.35 s of a fresh process's first search)
         function("search.cu", "build_profiles")
         function("search.cu", "scatter_scores")
+        one = [[queries[k] for k in u] for u in units]
         for launch in launches:
+            pairs = self._pairs(one, self.packed, launch.subjects.size)
             _kernel(LOCAL if self.packed else self.mode, launch.shape[0], launch.shape[1],
-                    self.packed, self.letters)
+                    self.packed, self.letters, pairs)
+            function("search.cu", "scatter_pairs" if pairs else "scatter_scores")
         for batch, launch, guess in zip(batches, launches, predicted, strict=True):
             chosen = [units[i] for i in batch.queries.tolist()]
             self.enqueue(ch, queries, chosen, launch.subjects, out, launch.shape,

@@ -173,3 +173,30 @@ def saturation_limit(sub: np.ndarray) -> int:
 def word(value: int, packed: bool) -> np.uint32:
     """``value`` as the kernel's word: in both int16 halves when ``packed``, else an int32."""
     return np.uint32((value & 0xFFFF) * 0x10001 if packed else value & 0xFFFFFFFF)
+
+
+def pair_words(alphabet: int, g: int, r: int) -> int:
+    """The shared words of one pass's profile in a PAIRS launch (kernels/search.cu's
+    PairLayout): each half's rows of ``alphabet`` + 1 letters, padded to 32 words with G =
+    4, the high halves' 16 words off."""
+    t = g * r
+    stride = -(-t // 32) * 32 if g == 4 else t
+    return 2 * (alphabet + 1) * stride + (16 if g == 4 else 0)
+
+
+def profile_inputs(units: list[list[np.ndarray]], own: np.ndarray, a: int, g: int, r: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """build_profiles' host inputs (kernels/search.cu) for ``units`` of ``own`` passes each:
+    the queries' codes one after another (int32: a profile's query is its positions, the
+    table's rows), per unit (start, length) of its first query and of its second (the first
+    again where it has one; int32, units x 4), each unit's first word (int64), and the words
+    of all profiles."""
+    queries = [q for u in units for q in u]
+    sizes = np.array([q.size for q in queries], np.int64)
+    starts = np.cumsum(sizes) - sizes
+    one = np.cumsum([0] + [len(u) for u in units[:-1]])  # each unit's first query
+    two = one + (np.array([len(u) for u in units]) == 2)  # its second (or the first again)
+    meta = np.stack([starts[one], sizes[one], starts[two], sizes[two]], 1).astype(np.int32)
+    first = (np.cumsum(own) - own) * a * g * r
+    codes = np.concatenate(queries).astype(np.int32, copy=False)
+    return codes, meta, first.astype(np.int64), int(own.sum()) * a * g * r
