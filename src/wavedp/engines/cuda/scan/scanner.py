@@ -440,7 +440,6 @@ class Scanner:
         # kernel runs waits for it (scatter_scores, loaded after the first scan launch, took
         # 0.35 s of a fresh process's first search)
         function("search.cu", "build_profiles")
-        function("search.cu", "scatter_scores")
         one = [[queries[k] for k in u] for u in units]
         for launch in launches:
             pairs = self._pairs(one, self.packed, launch.subjects.size)
