@@ -341,8 +341,9 @@ seeded() {
 if want onequery; then
     # one query alone on a warm Searcher (the service's path): its phases and a cProfile
     seeded serve
-    python3 benchmarks/one_query.py "$queries" /tmp/serve.wdb --device gpu 2>&1 \
-        | tee "$out/one_query.log"
+    # ONEQUERY_ARGS: its options (--pairs both --launches: the paired scan on and off)
+    python3 benchmarks/one_query.py "$queries" /tmp/serve.wdb --device gpu ${ONEQUERY_ARGS:-} \
+        2>&1 | tee "$out/one_query.log"
 fi
 if want profiles; then
     # a PSSM's scan against the matrix's and three iterations against one search, on a
