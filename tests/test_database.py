@@ -378,16 +378,17 @@ def test_failed_build_keeps_the_old_database(tmp_path: Path):
     assert sorted(os.listdir(tmp_path)) == ["db.wdb", "in.fa"]
 
 
-@pytest.mark.parametrize("reader", ["fasta_chunks", "iter_records"])
+@pytest.mark.parametrize("reader", ["_ranges", "iter_records"])
 def test_interrupt_leaves_nothing(tmp_path: Path, monkeypatch, reader):
     def interrupted(path, *args, **options):
         yield from original(path, *args, **options)
         raise KeyboardInterrupt
 
-    original = getattr(building, reader)
-    monkeypatch.setattr(building, reader, interrupted)
-    name = "in.fa" if reader == "fasta_chunks" else "in.fq"  # FASTQ takes the record reader
-    text = ">a\nMK\n" if reader == "fasta_chunks" else "@a\nMK\n+\nII\n"
+    module = makedb if reader == "_ranges" else building  # makedb's ranges
+    original = getattr(module, reader)
+    monkeypatch.setattr(module, reader, interrupted)
+    name = "in.fa" if reader == "_ranges" else "in.fq"  # FASTQ takes the record reader
+    text = ">a\nMK\n" if reader == "_ranges" else "@a\nMK\n+\nII\n"
     with pytest.raises(KeyboardInterrupt):
         Database.build(write(tmp_path / name, text), tmp_path / "db.wdb", progress=False)
     assert sorted(os.listdir(tmp_path)) == [name]
@@ -485,7 +486,7 @@ def test_makedb_fast_and_record_paths_write_the_same_files(tmp_path: Path):
     Database.build(fasta, tmp_path / "fast.wdb", progress=False, threads=3)
     folder = tmp_path / "slow"
     folder.mkdir()
-    builder = building.write_fasta(str(folder), str(fasta), "auto", False, 1, fast=False)
+    builder = building.write_fasta(str(folder), str(fasta), "auto", False)
     header = builder.header()  # the order written
     for name in dbmod.FILES:
         assert (db_data(tmp_path / "fast.wdb") / name).read_bytes() == (folder / name).read_bytes()
@@ -545,10 +546,11 @@ def test_makedb_parses_on_every_core_up_to_a_cap(tmp_path: Path, monkeypatch, co
     """makedb's default threads: every core, at most MAKEDB_THREADS (more contend for the
     interpreter between the parser's passes); an explicit count is taken as given."""
     seen = []
-    real = dbmod.write_fasta
-    monkeypatch.setattr(dbmod, "cores", lambda: cores)
-    monkeypatch.setattr(dbmod, "write_fasta", lambda *a, **k: seen.append(a[4]) or real(*a, **k))
-    fasta = write(tmp_path / "in.fa", ">a\nACDE\n>b\nKLMN\n")
+    real = makedb._start
+    monkeypatch.setattr(makedb, "cores", lambda: cores)
+    monkeypatch.setattr(makedb, "MIN_RANGE", 16)
+    monkeypatch.setattr(makedb, "_start", lambda count, *a: seen.append(count) or real(count, *a))
+    fasta = write(tmp_path / "in.fa", "".join(f">r{k}\nACDEKLMN\n" for k in range(40)))
     Database.build(fasta, tmp_path / "x.wdb", progress=False, threads=asked, processes=False)
     assert seen == [used]
 

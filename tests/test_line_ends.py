@@ -57,13 +57,13 @@ def test_search_and_makedb(tmp_path):
     assert outputs[0] == outputs[1] == outputs[2] and outputs[0]
 
 
-def test_parallel_builder_leaves_carriage_returns_to_the_reader():
-    from wavedp.db import makedb
+def test_the_parser_reads_line_ends_of_a_carriage_return():
+    from wavedp.fasta_parser import encode_range
 
-    assert makedb._parse(_fasta("\r"), None) is None
-    crlf = makedb._parse(_fasta("\r\n"), None)
-    assert crlf is not None and crlf.lengths == [len(s) for _, s in RECORDS]
-
+    for end in ("\r", "\r\n"):
+        parsed = encode_range(_fasta(end), bytes(range(256)), 256, 2**31 - 1)
+        assert parsed.lengths.tolist() == [len(s) for _, s in RECORDS]
+        assert parsed.codes.tobytes().decode() == "".join(s for _, s in RECORDS)
 
 
 def test_one_long_line_is_read_in_linear_time(tmp_path):

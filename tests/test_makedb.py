@@ -1,7 +1,8 @@
-"""makedb's parallel builder (``wavedp.db.makedb``): one process per core, no NumPy, the
-same files byte for byte as the threaded and record paths, and everything those paths must
-describe left to them. It forks only where no other thread runs, so each build here runs in
-a fresh interpreter (:func:`build`; a test process keeps threads of earlier tests)."""
+"""makedb's builder (``wavedp.db.makedb``): ranges of whole records parsed by processes (forked
+before NumPy is imported) or threads, the same files byte for byte as the record reader's,
+and everything the parser does not take left to the record reader. It forks only where no
+other thread runs, so each build here runs in a fresh interpreter (:func:`build`; a test
+process keeps threads of earlier tests)."""
 
 from __future__ import annotations
 
@@ -17,18 +18,19 @@ from wavedp import InputError
 from wavedp.db import building, makedb
 from wavedp.db import database as dbmod
 from wavedp.db.database import Database
-from wavedp.db.files import FILES, HEADER, SEAL
+from wavedp.db.files import FILES, HEADER, SEAL, finish, making
 
-#: a parallel build in a fresh interpreter: ranges of a few hundred bytes (small files take
-#: many ranges, records span range edges), any number of workers; prints what it built
+#: a build in a fresh interpreter: ranges of a few hundred bytes (small files take many
+#: ranges, records span range edges), any number of workers (processes, or threads where
+#: ``processes`` is 0); prints what it built
 _APART = """
 import json, sys
 from wavedp.db import makedb
 makedb.FEWEST, makedb.MIN_RANGE, makedb.RANGE = 1, {low}, {high}
 {setup}
-source, out, alphabet, workers, show = sys.argv[1:]
+source, out, alphabet, workers, show, processes = sys.argv[1:]
 try:
-    built = makedb.build(source, out, alphabet, int(workers), show == "1")
+    built = makedb.build(source, out, alphabet, int(workers), show == "1", processes == "1")
 except Exception as exc:
     print(json.dumps({{"error": str(exc)}}))
 else:
@@ -37,18 +39,18 @@ else:
 
 
 def build(fasta: Path | str, out: Path, alphabet: str = "auto", workers: int = 2,
-          show: bool = False, setup: str = "", ranges: tuple[int, int] = (64, 300)
-          ) -> makedb.Built | None:
+          show: bool = False, setup: str = "", ranges: tuple[int, int] = (64, 300),
+          processes: bool = True) -> makedb.Built:
     """``makedb.build`` in a fresh interpreter; its InputError raised here (its stderr, the
     progress, is kept in ``build.stderr``)."""
     code = _APART.format(low=ranges[0], high=ranges[1], setup=setup)
-    run = fresh(["-c", code, str(fasta), str(out), alphabet, str(workers), "1" if show else "0"],
-                capture_output=True, text=True, check=True)
+    run = fresh(["-c", code, str(fasta), str(out), alphabet, str(workers), "1" if show else "0",
+                 "1" if processes else "0"], capture_output=True, text=True, check=True)
     build.stderr = run.stderr
     got = json.loads(run.stdout)
-    if got is not None and "error" in got:
+    if "error" in got:
         raise InputError(got["error"])
-    return None if got is None else makedb.Built(**got)
+    return makedb.Built(**got)
 
 
 def write(path: Path, text: str | bytes) -> Path:
@@ -65,8 +67,10 @@ def files_of(folder: Path) -> dict[str, bytes | dict]:
     return {HEADER: header, **{name: (data / name).read_bytes() for name in FILES}}
 
 
-def threaded(fasta: Path, out: Path, alphabet: str = "auto") -> dict[str, bytes]:
-    Database.build(fasta, out, alphabet=alphabet, progress=False, threads=2, processes=False)
+def recorded(fasta: Path, out: Path, alphabet: str = "auto") -> dict[str, bytes]:
+    """The files of the record reader's database of ``fasta``."""
+    with making(str(fasta), str(out)) as tmp:
+        finish(tmp, str(out), building.write_fasta(tmp, str(fasta), alphabet, False).header())
     return files_of(out)
 
 
@@ -99,90 +103,127 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("workers", [1, 2, 3, 8])
+@pytest.mark.parametrize("workers, processes", [(1, True), (2, True), (3, False), (8, True)])
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_the_same_files_as_the_threaded_path(tmp_path: Path, case: str, workers: int):
+def test_the_same_files_as_the_record_reader(tmp_path: Path, case: str, workers: int,
+                                             processes: bool):
     fasta = write(tmp_path / "in.fa", CASES[case])
-    built = build(fasta, tmp_path / "p.wdb", workers=workers)
-    assert built is not None
-    assert files_of(tmp_path / "p.wdb") == threaded(fasta, tmp_path / "t.wdb")
+    built = build(fasta, tmp_path / "p.wdb", workers=workers, processes=processes)
+    assert files_of(tmp_path / "p.wdb") == recorded(fasta, tmp_path / "t.wdb")
     db = Database.open(tmp_path / "p.wdb")  # every checksum read back
     assert (built.sequences, built.residues, built.alphabet) == \
         (len(db), db.total_residues, db.alphabet)
     assert built.empty == int((db.lengths == 0).sum())
+    assert len(built.stages) > (len(CASES[case]) > 1000)  # the parser's ranges
+
+
+@pytest.mark.parametrize("end", ["\r", "\r\n"])
+def test_line_ends_of_a_carriage_return(tmp_path: Path, end: str):
+    fasta = write(tmp_path / "in.fa", records(80, 17).replace("\n", end))
+    assert build(fasta, tmp_path / "p.wdb", workers=3).stages
+    assert files_of(tmp_path / "p.wdb") == recorded(fasta, tmp_path / "t.wdb")
 
 
 @pytest.mark.parametrize("alphabet", ["protein", "dna"])
 def test_a_given_alphabet(tmp_path: Path, alphabet: str):
     fasta = write(tmp_path / "in.fa", records(100, 9, letters="ACGTN"))
     assert build(fasta, tmp_path / "p.wdb", alphabet, 3).alphabet == alphabet
-    assert files_of(tmp_path / "p.wdb") == threaded(fasta, tmp_path / "t.wdb", alphabet)
+    assert files_of(tmp_path / "p.wdb") == recorded(fasta, tmp_path / "t.wdb", alphabet)
 
 
 def test_ranges_of_the_default_size_and_a_range_per_worker(tmp_path: Path):
     fasta = write(tmp_path / "in.fa", records(6000, 10))
     assert build(fasta, tmp_path / "p.wdb", workers=4,
-                 ranges=(makedb.MIN_RANGE, makedb.RANGE)) is not None
-    assert files_of(tmp_path / "p.wdb") == threaded(fasta, tmp_path / "t.wdb")
+                 ranges=(makedb.MIN_RANGE, makedb.RANGE)).stages
+    assert files_of(tmp_path / "p.wdb") == recorded(fasta, tmp_path / "t.wdb")
 
 
-def test_the_alphabet_is_the_first_pieces_as_on_threads(tmp_path: Path):
-    """The first piece (the record reader's first MB) decides: DNA there and protein later
-    is the threaded path's error, said by it (the processes leave the file)."""
+def test_gzip_and_standard_input_take_the_same_ranges(tmp_path: Path):
+    text = records(300, 18)
+    fasta = write(tmp_path / "in.fa", text)
+    want = recorded(fasta, tmp_path / "t.wdb")
+    zipped = write(tmp_path / "in.fa.gz", gzip.compress(text.encode()))
+    for processes in (True, False):
+        assert build(zipped, tmp_path / "z.wdb", workers=3, processes=processes).stages
+        got = files_of(tmp_path / "z.wdb")
+        assert got[HEADER].pop("source") == "in.fa.gz"
+        assert got == {**want, HEADER: {k: v for k, v in want[HEADER].items() if k != "source"}}
+    run = fresh(["-m", "wavedp.cli", "makedb", "-", "-o", str(tmp_path / "s.wdb")],
+                input=text, capture_output=True, text=True, check=True)
+    assert "300 sequences" in run.stderr
+    got = files_of(tmp_path / "s.wdb")
+    assert got[HEADER].pop("source") == "-"
+    assert got == {**want, HEADER: {k: v for k, v in want[HEADER].items() if k != "source"}}
+
+
+def test_the_alphabet_is_the_first_pieces(tmp_path: Path):
+    """The first piece (the first MB) decides: DNA there and protein later is the record
+    reader's error, said by it."""
     dna = records(3000, 11, letters="ACGT", longest=1600)
     assert len(dna) > 2 * building.BATCH_RESIDUES  # the record reader's first batch: DNA too
     fasta = write(tmp_path / "in.fa", dna + ">p\nMKVLW\n")
-    assert build(fasta, tmp_path / "p.wdb") is None
-    assert not (tmp_path / "p.wdb").exists()
     with pytest.raises(InputError, match="looked like DNA"):
-        Database.build(fasta, tmp_path / "t.wdb", progress=False)
-
-
-@pytest.mark.parametrize("text", [
-    ">a\nMKV\n>b\nMK1V\n",  # a letter outside the alphabet
-    ">a\nMKV\n>\nMKV\n",  # a header without an id
-    ">a\nMKV\n> b\nMKV\n",  # likewise
-    ">a\nMK\x01V\n",  # a control byte
-    ">\u00e9\nMKV\n",  # a non-ASCII id
-    "text\n>a\nMKV\n",  # text before the first header
-    "@a\nMKV\n+\nIII\n",  # FASTQ
-    ">a\nMK V\n",  # a space among the residues
-    "",  # an empty file
-    "\n \n",  # whitespace only
-])
-def test_files_the_record_reader_must_describe_are_left_to_it(tmp_path: Path, text: str):
-    fasta = write(tmp_path / "in.fa", text)
-    assert build(fasta, tmp_path / "p.wdb") is None
+        build(fasta, tmp_path / "p.wdb")
     assert sorted(os.listdir(tmp_path)) == ["in.fa"]
 
 
-def test_gzip_standard_input_and_a_threaded_process_are_left(tmp_path: Path):
-    zipped = tmp_path / "in.fa.gz"
-    zipped.write_bytes(gzip.compress(b">a\nMKV\n"))
-    assert build(zipped, tmp_path / "p.wdb") is None
-    assert build("-", tmp_path / "p.wdb") is None
-    fasta = write(tmp_path / "in.fa", ">a\nMKV\n")
-    assert build(fasta, tmp_path / "p.wdb", setup="import threading\n"
-                 "threading.Thread(target=threading.Event().wait, daemon=True).start()") is None
-    assert sorted(os.listdir(tmp_path)) == ["in.fa", "in.fa.gz"]
-
-
-def test_fewer_workers_than_fewest_leave_it_to_threads(tmp_path: Path):
-    fasta = write(tmp_path / "in.fa", ">a\nMKV\n")
-    assert build(fasta, tmp_path / "p.wdb", workers=3, setup="makedb.FEWEST = 4") is None
-    assert build(fasta, tmp_path / "p.wdb", workers=4, setup="makedb.FEWEST = 4") is not None
+@pytest.mark.parametrize("text", [
+    "@a\nMKV\n+\nIII\n",  # FASTQ
+    ">\u00e9\nMKV\n",  # a non-ASCII id
+])
+def test_files_the_record_reader_builds(tmp_path: Path, text: str):
+    fasta = write(tmp_path / "in.fa", text)
+    assert not build(fasta, tmp_path / "p.wdb").stages
+    assert files_of(tmp_path / "p.wdb") == recorded(fasta, tmp_path / "t.wdb")
 
 
 @pytest.mark.parametrize("text, says", [
     (">a\nMKV\n>b\nMK1V\n", "record 'b', position 3: invalid character '1'"),
     (">a\nMKV\n>\nMKV\n", "no id"),
-    (">a\nMK\u00e9V\n", "record 'a', position 3"),
+    (">a\nMKV\n> b\nMKV\n", "no id"),
+    (">a\nMK\x01V\n", "record 'a', position 3: control byte 0x01"),
+    (">\u00e9\nMK\u00e9V\n", "record '\u00e9', position 3"),
+    ("text\n>a\nMKV\n", "not FASTA or FASTQ"),
+    (">a\nMK V\n", "record 'a', position 3: invalid character ' '"),
+    ("", "no records"),
+    ("\n \n", "no records"),
 ])
-def test_database_build_says_what_and_where(tmp_path: Path, text: str, says: str):
-    with pytest.raises(InputError, match=says):
-        Database.build(write(tmp_path / "in.fa", text), tmp_path / "db.wdb", progress=False,
-                       alphabet="protein", threads=2)
+@pytest.mark.parametrize("processes", [True, False])
+def test_the_record_reader_says_what_and_where(tmp_path: Path, text: str, says: str,
+                                               processes: bool):
+    fasta = write(tmp_path / "in.fa", text)
+    with pytest.raises(InputError, match=says) as info:
+        build(fasta, tmp_path / "p.wdb", processes=processes)
+    assert "\n" not in str(info.value)
     assert sorted(os.listdir(tmp_path)) == ["in.fa"]
+
+
+def test_a_threaded_process_builds_on_threads(tmp_path: Path):
+    fasta = write(tmp_path / "in.fa", records(100, 19))
+    setup = ("import threading\n"
+             "threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
+             "import os\n"
+             "def refused():\n"
+             "    raise AssertionError('forked')\n"
+             "os.fork = refused")
+    assert build(fasta, tmp_path / "p.wdb", workers=3, setup=setup).stages
+    assert files_of(tmp_path / "p.wdb") == recorded(fasta, tmp_path / "t.wdb")
+
+
+def test_fewer_workers_than_fewest_are_threads(tmp_path: Path):
+    fasta = write(tmp_path / "in.fa", ">a\nMKV\n")
+    forks = ("import os\n"
+             "fork = os.fork\n"
+             "def counted():\n"
+             "    print('forked', flush=True)\n"
+             "    return fork()\n"
+             "os.fork = counted\n"
+             "makedb.FEWEST = 4")
+    for workers, forked in ((3, False), (4, True)):
+        code = _APART.format(low=64, high=300, setup=forks)
+        run = fresh(["-c", code, str(fasta), str(tmp_path / "p.wdb"), "auto", str(workers),
+                     "0", "1"], capture_output=True, text=True, check=True)
+        assert ("forked" in run.stdout) == forked
 
 
 def test_a_worker_that_cannot_write_is_one_error_and_nothing_left(tmp_path: Path):
@@ -190,16 +231,18 @@ def test_a_worker_that_cannot_write_is_one_error_and_nothing_left(tmp_path: Path
             "    raise OSError(28, 'No space left on device')\n"
             "makedb._pwrite = full")
     fasta = write(tmp_path / "in.fa", records(100, 12))
-    with pytest.raises(InputError, match="cannot write database .*p.wdb: No space left"):
-        build(fasta, tmp_path / "p.wdb", workers=3, setup=full)
-    assert sorted(os.listdir(tmp_path)) == ["in.fa"]
+    for processes in (True, False):
+        with pytest.raises(InputError, match="cannot write database .*p.wdb: No space left"):
+            build(fasta, tmp_path / "p.wdb", workers=3, setup=full, processes=processes)
+        assert sorted(os.listdir(tmp_path)) == ["in.fa"]
 
 
-def test_a_worker_that_dies_leaves_the_file_to_threads(tmp_path: Path):
+def test_a_worker_that_dies_leaves_the_file_to_the_record_reader(tmp_path: Path):
     fasta = write(tmp_path / "in.fa", records(100, 13))
-    assert build(fasta, tmp_path / "p.wdb", workers=3,
-                 setup="import os\nmakedb._pieces = lambda *a: os._exit(3)") is None
-    assert sorted(os.listdir(tmp_path)) == ["in.fa"]
+    assert not build(fasta, tmp_path / "p.wdb", workers=3,
+                     setup="import os\nfrom wavedp.fasta_parser import Encoded\n"
+                           "Encoded.pieces = lambda *a: os._exit(3)").stages
+    assert files_of(tmp_path / "p.wdb") == recorded(fasta, tmp_path / "t.wdb")
 
 
 def test_an_older_database_is_replaced_and_anything_else_refused(tmp_path: Path):
@@ -222,19 +265,18 @@ def test_progress_in_a_log_counts_the_ranges_done(tmp_path: Path):
 
 
 def test_the_command_imports_numpy_only_after_its_workers_are_forked(tmp_path: Path):
-    """``wavedp makedb`` of a plain FASTA file imports NumPy (a third of CUDASW++4.0's whole
-    makedb on the H100 host) only once its workers are forked, on a thread, while they
-    parse."""
+    """``wavedp makedb`` imports NumPy (a third of CUDASW++4.0's whole makedb on the H100
+    host) only once its workers are forked: each worker imports it beside the others."""
     fasta = write(tmp_path / "in.fa", records(300, 15))
     code = ("import sys\n"
             "from wavedp.db import makedb\n"
             "makedb.FEWEST = 1\n"
-            "fork = makedb._fork\n"
+            "start = makedb._start\n"
             "seen = []\n"
-            "def forked(*args):\n"
+            "def started(*args):\n"
             "    seen.append('numpy' in sys.modules)\n"
-            "    return fork(*args)\n"
-            "makedb._fork = forked\n"
+            "    return start(*args)\n"
+            "makedb._start = started\n"
             "from wavedp.cli import cli\n"
             "try:\n"
             f"    cli(['makedb', {str(fasta)!r}, '-o', {str(tmp_path / 'p.wdb')!r}])\n"
@@ -243,19 +285,18 @@ def test_the_command_imports_numpy_only_after_its_workers_are_forked(tmp_path: P
     run = fresh(["-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.split() == ["[False]", "0"], run.stderr
     assert "300 sequences" in run.stderr
-    assert files_of(tmp_path / "p.wdb") == threaded(fasta, tmp_path / "t.wdb")
+    assert files_of(tmp_path / "p.wdb") == recorded(fasta, tmp_path / "t.wdb")
     header = json.loads((tmp_path / "p.wdb" / HEADER).read_text())
     assert header["source"] == "in.fa"
 
 
-def test_database_build_takes_the_processes_where_it_may(tmp_path: Path, monkeypatch):
+def test_database_build_takes_makedb(tmp_path: Path, monkeypatch):
     taken = []
     real = makedb.build
     monkeypatch.setattr(dbmod.makedb, "build",
                         lambda *a, **k: taken.append(a) or real(*a, **k))
     fasta = write(tmp_path / "in.fa", records(50, 16))
     Database.build(fasta, tmp_path / "p.wdb", progress=False, threads=2)
-    assert len(taken) == 1
     Database.build(fasta, tmp_path / "q.wdb", progress=False, threads=2, processes=False)
-    assert len(taken) == 1
+    assert len(taken) == 2
     assert files_of(tmp_path / "p.wdb") == files_of(tmp_path / "q.wdb")

@@ -1,7 +1,7 @@
-"""makedb's threaded FASTA parser: one piece of whole records (``seqio.fasta_chunks``) parsed
-with a few whole-array NumPy passes (which release the GIL, so pieces parse on every core), about
-4 ms per MB: no compiled kernel, so makedb does not wait for Numba to load (1.0-1.2 s of a
-fresh process on the H100 machine, more than the parsing of a Swiss-Prot-sized file)."""
+"""makedb's FASTA parser: one range of whole records parsed with a few whole-array NumPy passes
+(which release the GIL, so ranges parse on every core on threads as in processes), about 8 ms
+of a core per MB: no compiled kernel, so makedb does not wait for Numba to load (1.0-1.2 s of
+a fresh process on the H100 machine, more than the parsing of a Swiss-Prot-sized file)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .alphabets import INVALID
 from .errors import InputError
 from .seqio import CHUNK, CONTROL, fasta_chunks
 
@@ -182,3 +183,65 @@ def fasta_block(path: str, data: bytes | memoryview, first: int,
     if status == NO_HEADER:
         raise InputError(f"file {path}: text before the first header line")
     return FastaBlock(ids.tobytes(), codes, lengths, first, letters, titles.tobytes())
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A range of whole records encoded: their ``codes``, ``lengths``, ``ids`` and ``titles``
+    (each followed by a newline) and the count of each code (``composition``)."""
+
+    codes: np.ndarray
+    lengths: np.ndarray
+    ids: np.ndarray
+    titles: np.ndarray
+    composition: list[int]
+
+    @property
+    def counts(self) -> tuple[int, int, int, int]:
+        """Its records, residues, id bytes and title bytes."""
+        return self.lengths.size, self.codes.size, self.ids.size, self.titles.size
+
+    @property
+    def longest(self) -> int:
+        return int(self.lengths.max()) if self.lengths.size else 0
+
+    @property
+    def empty(self) -> int:
+        return int(np.count_nonzero(self.lengths == 0))
+
+    def pieces(self, records: int, residues: int, id_bytes: int, title_bytes: int
+               ) -> list[tuple[str, int, np.ndarray]]:
+        """(data file, position, its bytes) of a range whose records follow ``records``
+        records of ``residues`` residues, ``id_bytes`` id bytes and ``title_bytes`` title
+        bytes (the layout of ``db/database.py``)."""
+        rows = 8 * (records + 1)
+        return [("residues.u8", residues, self.codes),
+                ("offsets.i64", rows, (residues + np.cumsum(self.lengths)).astype("<i8")),
+                ("lengths.i32", 4 * records, self.lengths.astype("<i4")),
+                ("ids.txt", id_bytes, self.ids),
+                ("id_offsets.i64", rows, _ends(self.ids, id_bytes)),
+                ("titles.txt", title_bytes, self.titles),
+                ("title_offsets.i64", rows, _ends(self.titles, title_bytes))]
+
+
+def _ends(lines: np.ndarray, before: int) -> np.ndarray:
+    """Where each newline-ended line of ``lines`` ends, after ``before`` bytes (little-endian
+    int64)."""
+    return (before + 1 + np.flatnonzero(lines == 10)).astype("<i8")
+
+
+def encode_range(data: bytes, table: bytes, letters: int, longest: int) -> Encoded | None:
+    """The whole records of ``data`` (it starts at a header line, or is empty) parsed by
+    :func:`parse_piece`, their residues translated by the code ``table`` of an alphabet of
+    ``letters`` letters; None where the record reader must read them (it says what is
+    wrong: text before the first header, a control byte, a header without an id, a letter
+    outside the table, a record longer than ``longest``; or it reads a non-ASCII id)."""
+    lut = np.frombuffer(table, np.uint8)
+    codes, lengths, ids, titles, counts, status, _ = parse_piece(
+        np.frombuffer(data, np.uint8), lut, _ID_END, _CONTROL_BYTES)
+    if status or counts[lut == INVALID].any() or (ids.size and int(ids.max()) > 127) \
+            or (lengths.size and int(lengths.max()) > longest):
+        return None
+    composition = np.zeros(256, np.int64)
+    np.add.at(composition, lut, counts)
+    return Encoded(codes, lengths, ids, titles, composition[:letters].tolist())

@@ -1,6 +1,6 @@
 """The sequence database: a ``.wdb`` folder made once from FASTA and memory-mapped by every
 search (``database.py``: the layout and :class:`Database`; ``files.py``: the header and how
-a build is put in place; ``makedb.py``: the builder of one process a core; ``checksum.py``:
+a build is put in place; ``makedb.py``: the builder (processes or threads); ``checksum.py``:
 CRC-32 on every core).
 
 :class:`Database` is imported on first use (``makedb`` forks its workers before NumPy is

@@ -1,23 +1,20 @@
-"""Building a ``.wdb`` folder on threads: FASTA read in pieces of whole records
-(``fasta_parser``), encoded, counted and written as they come (``database.py`` describes the
-layout; ``makedb.py`` is the builder of one process a core, this the one every input takes
-where that one does not)."""
+"""Building a ``.wdb`` folder record by record through the record reader, which names what
+and where for bad input (``database.py`` describes the layout; ``makedb.py`` is the fast
+path, which leaves to this builder what its parser does not take), and the encoding helpers
+of in-memory databases."""
 
 from __future__ import annotations
 
 import os
 import zlib
-from collections import deque
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Sequence
 
 import numpy as np
 
 from ..alphabets import guess
 from ..errors import InputError
-from ..fasta_parser import FastaBlock, fasta_block
 from ..scoring import INVALID, dna_table, matrix_table
-from ..seqio import fasta_chunks, iter_records
+from ..seqio import iter_records
 from . import read_progress
 from .files import (
     ALPHABETS,
@@ -117,6 +114,7 @@ class Builder:
         self.titles: list[str] = []
         self.pending = 0
         self.count = self.residues = self.id_bytes = self.title_bytes = self.longest = 0
+        self.empty = 0
         self.composition = np.zeros(256, dtype=np.int64)
         for name in ("offsets.i64", "id_offsets.i64", "title_offsets.i64"):
             self.sinks[name].write(np.zeros(1, dtype="<i8"))
@@ -159,27 +157,8 @@ class Builder:
         self.count += len(self.texts)
         self.residues += int(codes.size)
         self.longest = max(self.longest, int(lengths.max()))
+        self.empty += int(np.count_nonzero(lengths == 0))
         self.texts, self.ids, self.titles, self.pending = [], [], [], 0
-
-    def choose(self, residues: bytes) -> None:
-        """Decide the alphabet (``auto``) from the first block's residues (:func:`guess`)."""
-        if self.lut is None:
-            self.alphabet = guess(residues)
-            self.lut = lut_of(self.alphabet)
-
-    def add_block(self, block: FastaBlock, codes: np.ndarray, composition: np.ndarray) -> None:
-        """Append a block of whole FASTA records and their codes (:func:`encode_block`)."""
-        lengths = block.lengths
-        self.sinks["residues.u8"].write(codes)
-        self.sinks["offsets.i64"].write((self.residues + np.cumsum(lengths)).astype("<i8"))
-        self.sinks["lengths.i32"].write(lengths.astype("<i4"))
-        self.id_bytes = self._lines("ids.txt", "id_offsets.i64", block.ids, self.id_bytes)
-        self.title_bytes = self._lines("titles.txt", "title_offsets.i64", block.titles,
-                                       self.title_bytes)
-        self.composition += composition
-        self.count += int(lengths.size)
-        self.residues += int(codes.size)
-        self.longest = max(self.longest, int(lengths.max()))
 
     def _lines(self, name: str, offsets: str, lines: bytes, before: int) -> int:
         """``lines`` (each ending in a newline) appended to ``name``, their ends to
@@ -192,7 +171,6 @@ class Builder:
     def close(self) -> None:
         for sink in self.sinks.values():
             sink.fh.close()
-
 
     def header(self) -> dict:
         """The database's header (``files.make_header``), once its files are closed: the
@@ -209,97 +187,18 @@ def _joined(texts: list[str]) -> bytes:
     return "".join(text + "\n" for text in texts).encode("utf-8", "surrogateescape")
 
 
-class Slow(Exception):
-    """A FASTA block the fast path leaves to the per-record reader."""
-
-
-def encode_block(source: str, data: memoryview, lut: np.ndarray
-                  ) -> tuple[FastaBlock, np.ndarray, np.ndarray]:
-    """A piece of :func:`fasta_chunks` parsed and encoded (:func:`fasta_block`): the block,
-    its codes and their composition; :class:`Slow` where the per-record reader must say
-    what is wrong (a control byte, a letter not in the alphabet, a non-ASCII id, an
-    over-long record, a header without an id)."""
-    try:
-        block = fasta_block(source, data, 0, lut)
-    except InputError:
-        raise Slow from None
-    assert block.letters is not None
-    if block.lengths.size and int(block.lengths.max()) > _INT32_MAX:
-        raise Slow
-    if block.letters[lut == INVALID].any() or not block.ids.isascii():
-        raise Slow
-    composition = np.zeros(256, np.int64)
-    np.add.at(composition, lut, block.letters)
-    return block, block.residues, composition
-
-
-def write_fasta(folder: str, source: str, alphabet: str, progress: bool, threads: int,
-           fast: bool = True) -> Builder:
-    """Encode ``source`` into the data files of ``folder``: FASTA pieces of whole records
-    parsed on ``threads`` threads and written in order (``fast``); FASTQ, a fault, or a piece
-    the fast path leaves record by record (from the start: its messages name what and
-    where)."""
+def write_fasta(folder: str, source: str, alphabet: str, progress: bool) -> Builder:
+    """Encode ``source`` into the data files of ``folder`` record by record, through the
+    record reader (``seqio.iter_records``: its messages name what and where): the builder of
+    what makedb's parser leaves (``makedb.py``)."""
     builder = Builder(folder, source, alphabet)
     try:
         with read_progress.progress(source, progress) as update:
-            if fast:
-                try:
-                    write_blocks(builder, source, threads, update)
-                    return builder
-                except (Slow, InputError):  # the record reader says what and where
-                    pass
-            else:
-                for rid, text, title in iter_records(source, titles=True):
-                    if builder.add(rid, text, title):
-                        update()
-                builder.flush()
-                update()
-                return builder
+            for rid, text, title in iter_records(source, titles=True):
+                if builder.add(rid, text, title):
+                    update()
+            builder.flush()
+            update()
     finally:
         builder.close()
-    return write_fasta(folder, source, alphabet, progress, threads, fast=False)
-
-
-def write_blocks(builder: Builder, source: str, threads: int,
-                  update: Callable[[], None]) -> None:
-    """The fast path of :func:`write_fasta`: this thread reads pieces, ``threads`` threads parse
-    them, one more writes them in order (reading, parsing and writing overlap; each releases
-    the GIL); at most ``threads`` + 1 pieces in flight (memory bounded by them), the first
-    one deciding the alphabet."""
-    pieces = fasta_chunks(source, checked=False)  # the parser checks its piece
-    window: deque[Future] = deque()  # each piece's write, in file order
-
-    def write(parsed: Future) -> None:
-        builder.add_block(*parsed.result())
-
-    pool = ThreadPoolExecutor(max(threads, 1), thread_name_prefix="wavedp-makedb")
-    writer = ThreadPoolExecutor(1, thread_name_prefix="wavedp-makedb-write")
-    stopping = False  # a stop signal (not an Exception): the pieces in flight are not waited for
-    try:
-        for data, _ in pieces:
-            if builder.lut is None:
-                try:
-                    first = fasta_block(source, data, 0)
-                except InputError:
-                    raise Slow from None
-                builder.choose(first.residues.tobytes())
-                assert builder.lut is not None
-            parsed = pool.submit(encode_block, source, data, builder.lut)
-            window.append(writer.submit(write, parsed))
-            del data
-            while len(window) > threads or (window and window[0].done()):
-                window.popleft().result()
-                update()
-        while window:
-            window.popleft().result()
-            update()
-    except BaseException as exc:
-        stopping = not isinstance(exc, Exception)
-        raise
-    finally:
-        for future in window:
-            future.cancel()
-        # a fallback to the record reader (Slow) must find no write in flight; a stopping
-        # command ends without waiting for a piece's parse (a 100 MB line's: about 1 s)
-        writer.shutdown(wait=not stopping, cancel_futures=True)
-        pool.shutdown(wait=not stopping, cancel_futures=True)
+    return builder

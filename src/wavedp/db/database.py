@@ -43,7 +43,6 @@ from ..engines.cuda.scan.lines import Subjects
 from ..errors import InputError
 from ..scoring import INVALID, Scoring
 from ..threads import check as check_threads
-from ..threads import cores
 from . import makedb
 from .building import (
     check_alphabet,
@@ -51,15 +50,8 @@ from .building import (
     encode_texts,
     label,
     lut_of,
-    write_fasta,
 )
-from .files import (
-    ALPHABETS,
-    FILES,
-    finish,
-    making,
-)
-from .makedb import MAKEDB_THREADS
+from .files import ALPHABETS, FILES
 from .order import stored_order
 from .reading import (
     REOPEN,
@@ -107,26 +99,19 @@ class Database:
         ``alphabet`` ``protein``, ``dna`` or ``auto`` (the first records decide: DNA when they
         hold only DNA letters, mostly bases).
 
-        A plain FASTA file is parsed by one process per core (``threads`` processes where
-        given: :func:`makedb.build`) where this process may fork and no record needs the
-        record reader's words; else (or ``processes`` False) in pieces of whole records on
-        ``threads`` threads (default: every core, at most MAKEDB_THREADS). Memory is bounded
-        by the ranges in flight (makedb.RANGE per process, about 1 MB per thread) and the
-        longest record. Writes into a temporary folder
-        beside ``out_path`` and renames it into place only on success; an existing database
-        at ``out_path`` is replaced, anything else there is refused.
+        The file is parsed in ranges of whole records by ``threads`` processes (default: one
+        per core), or threads where this process may not fork (other threads run) or
+        ``processes`` is False (default: every core, at most MAKEDB_THREADS); what the
+        parser leaves (a fault to name, FASTQ) is read record by record
+        (:func:`makedb.build`). Memory is bounded by the ranges in flight (makedb.RANGE a
+        process, makedb.MIN_RANGE a thread) and the longest record. Writes into a temporary
+        folder beside ``out_path`` and renames it into place only on success; an existing
+        database at ``out_path`` is replaced, anything else there is refused.
         """
-        source, out = os.fspath(fasta_path), os.fspath(out_path)
         check_alphabet(alphabet, auto=True)
-        if not processes or makedb.build(source, out, alphabet, check_threads(threads),
-                                         progress) is None:
-            with making(source, out) as tmp:
-                builder = write_fasta(tmp, source, alphabet, progress,
-                                 check_threads(threads) or min(cores(), MAKEDB_THREADS))
-                if builder.count == 0:
-                    raise InputError(f"file {source}: no records")
-                finish(tmp, out, builder.header())
-        return cls.open(out, verify=False)
+        makedb.build(fasta_path, out_path, alphabet, check_threads(threads), progress,
+                     processes)
+        return cls.open(out_path, verify=False)
 
     @classmethod
     def open(cls, path: str | os.PathLike, verify: bool | str = True) -> Database:

@@ -1,63 +1,59 @@
-"""makedb's parallel builder: a plain FASTA file encoded into a ``.wdb`` folder by one process
-per core, forked before NumPy is imported (its import is a third of CUDASW++4.0's whole
-makedb on the H100 host). The file is cut into ranges of whole records; each worker parses its
-ranges with the interpreter's byte operations (split, translate, join: C loops), says how
-many records, residues and id bytes each holds, and, once told where the range's records
-go (the counts of the ranges before it, which this process sums in file order), writes
-them into the data files at their place and returns their checksums. The letters of each
-written range are counted here, on threads, by NumPy's byte counter (its import starts on a
-thread once the workers are forked and runs while they parse: 24 passes of ``bytes.count``
-took three quarters of a worker's time on the H100 host).
-The result is byte for byte the database :meth:`Database.build`'s record reader writes;
-whatever that reader would have to say something about (a control byte, a letter outside
-the alphabet, a header without an id, a non-ASCII id, an over-long record), gzip, FASTQ and
-standard input are left to it. Also here: makedb's progress line or bar."""
+"""makedb's builder, the one fast path from FASTA to a ``.wdb`` folder: the file is cut into
+ranges of whole records, and workers parse each range (``fasta_parser.encode_range``: whole-array
+NumPy passes that release the GIL), say how many records, residues, id and title bytes it
+holds and, once told where its records go (the counts of the ranges before it, summed here in
+file order), write them into the data files at their place and return their checksums.
+
+The workers are processes forked before NumPy is imported (on the H100 host its import is a
+third of CUDASW++4.0's whole makedb; each worker imports it beside the others), or threads of
+this process where it may not fork (other threads run: a child may inherit a lock never
+released) or is asked not to. A plain file's ranges are read by the workers where they lie; a
+gzip file is decompressed into a temporary file whose ranges the workers parse as they are
+written; standard input is copied first (``seqio.stdin_copy``). Whatever the parser does not
+take (a fault to name, FASTQ, a non-ASCII id, an over-long record) goes to the record reader
+from the start (``building.write_fasta``): it names what and where, or builds the database
+itself (FASTQ, non-ASCII ids). Also here: makedb's progress line or bar."""
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import math
 import os
 import pickle
 import select
 import signal
 import struct
-import sys
+import tempfile
 import threading
 import time
 import zlib
-from array import array
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import accumulate, pairwise
+from itertools import pairwise
 
-from ..alphabets import INVALID, dna_codes, guess, letter_codes
+from ..alphabets import dna_codes, guess, letter_codes
 from ..errors import InputError
-from ..seqio import NOT_CONTROL, fasta_chunks
+from ..seqio import STDIN, fasta_chunks, open_bytes, stdin_copy
 from ..threads import cores
 from .checksum import crc32_combine
 from .files import ALPHABETS, PROTEIN_LETTERS, STREAMED, finish, make_header, making
 from .read_progress import progress
 
-#: a worker's range of the file at most (about four times this is held per worker at once;
-#: a record longer than the range is a range alone)
+#: a process's range at most (a few times this is held per process at once; a record
+#: longer than the range is a range alone)
 RANGE = 16 << 20
-#: the smallest range (a small file is parsed by fewer workers)
+#: the smallest range of a process, and a thread's range (memory: a few times this a thread)
 MIN_RANGE = 1 << 20
-#: the processes below which a file is parsed on threads by default (:meth:`Database.build`'s
-#: NumPy parser: 7 ms of a core per MB, against 25 ms here, but NumPy's import first and no
-#: more than MAKEDB_THREADS threads at once)
+#: the workers from which they are processes (fewer are threads: on the 2-core development
+#: machine processes took 0.1-0.2 s longer, each importing NumPy)
 FEWEST = 8
-#: makedb's parsing threads at most, where the file is parsed on threads: the parser's NumPy
-#: passes release the GIL, but each piece takes it between them; on the 16-core H100 host
-#: the pieces of a Swiss-Prot-sized FASTA parsed in 0.48 s on 4 threads, 0.44 s on 8 and
-#: 0.70 s on 16 (the build: 0.58, 0.61 and 0.65 s)
+#: makedb's threads at most, where it parses on threads: the parser's passes release the
+#: GIL, but each range takes it between them
 MAKEDB_THREADS = 6
 #: the longest record a database holds (lengths are int32)
 LONGEST = 2**31 - 1
-_INVALID = bytes([INVALID])
 _FRAME = struct.Struct("<I")
 
 
@@ -71,142 +67,139 @@ class Built:
     empty: int
     alphabet: str
     #: each range's seconds in its worker: reading, parsing, waiting for its place and
-    #: writing (``benchmarks/makedb_stages.py``); empty from threads
+    #: writing (``benchmarks/makedb_stages.py``); empty from the record reader
     stages: tuple = field(default=(), compare=False, repr=False)
-    #: seconds from the last range written to every range's letters counted
-    counting: float = field(default=0.0, compare=False, repr=False)
-
-    @classmethod
-    def of(cls, db) -> Built:
-        """What the :class:`Database` ``db`` holds."""
-        return cls(len(db), db.total_residues, int((db.lengths == 0).sum()), db.alphabet)
-
-
-@dataclass
-class _Range:
-    """One range's records parsed: their codes, lengths, ids and titles (each followed by a
-    newline)."""
-
-    codes: bytes
-    lengths: list[int]
-    ids: bytes
-    id_lengths: list[int]
-    titles: bytes
-    title_lengths: list[int]
-
-
-def _parse(data: bytes, table: bytes | None) -> _Range | None:
-    """The whole records of ``data`` (it starts at a header line, or is empty): the residues
-    translated by ``table`` (None: kept as they are), line ends dropped; None where the
-    record reader must read them (it says what is wrong: text before the first header, a
-    control byte, a header without an id, a non-ASCII id, a letter outside the table; or
-    it reads line ends of a carriage return alone)."""
-    if not data:
-        return _Range(b"", [], b"", [], b"", [])
-    if data[0] != 62 or data.translate(None, NOT_CONTROL):
-        return None
-    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):  # a CR alone ends lines
-        return None
-    ids: list[bytes] = []
-    titles: list[bytes] = []
-    seqs: list[bytes] = []
-    for record in data[1:].split(b"\n>"):
-        head, _, body = record.partition(b"\n")
-        if not head or head[0] in b" \t\r":  # a header without an id
-            return None
-        rid = head.split(None, 1)[0]
-        ids.append(rid)
-        # the title: after the id and one space or tab, a CRLF's carriage return dropped
-        title = head[len(rid) + 1:] if head[len(rid):len(rid) + 1] in (b" ", b"\t") else b""
-        titles.append(title[:-1] if title.endswith(b"\r") else title)
-        seqs.append(body.translate(table, b"\n\r"))
-    codes = b"".join(seqs)
-    names = b"\n".join(ids) + b"\n"
-    lengths = list(map(len, seqs))
-    if not names.isascii() or (table is not None and _INVALID in codes) \
-            or max(lengths) > LONGEST:
-        return None
-    return _Range(codes, lengths, names, [len(n) + 1 for n in ids], b"\n".join(titles) + b"\n",
-                  [len(t) + 1 for t in titles])
 
 
 class _Slow(Exception):
     """A range the record reader must read (or a worker that could not run): nothing is
-    kept, :meth:`Database.build` reads the file."""
+    kept, the record reader reads the file from the start."""
 
 
 @dataclass(frozen=True)
 class _Plan:
-    """How a file is cut: ``ranges`` of about ``step`` bytes of its ``size`` bytes (read
-    through ``fd``), parsed by ``workers`` processes with the code ``table`` of an alphabet of
-    ``letters`` letters."""
+    """Ranges of whole records of the file ``fd`` (``ranges`` yields them, in file order;
+    ``streamed``: as a gzip file is decompressed into it), parsed by ``workers`` processes
+    (threads where not ``fork``) with the code ``table`` of an alphabet of ``letters``
+    letters."""
 
     fd: int
-    size: int
-    step: int
-    ranges: int
+    ranges: Iterator[tuple[int, int]]
     workers: int
+    fork: bool
     table: bytes
     letters: int
-
-    def bounds(self, k: int) -> tuple[int, int]:
-        """Range ``k``'s bytes: from the first header line at or after its start to the
-        next range's."""
-        start = _boundary(self.fd, k * self.step, self.size)
-        stop = self.size if k == self.ranges - 1 else \
-            _boundary(self.fd, (k + 1) * self.step, self.size)
-        return start, max(start, stop)
+    streamed: bool
 
 
 def build(source: str | os.PathLike, out: str | os.PathLike, alphabet: str = "auto",
-          workers: int | None = None, show: bool = True) -> Built | None:
-    """Build the ``.wdb`` folder ``out`` from the FASTA file ``source`` on ``workers``
-    processes (None: one per core), as :meth:`Database.build` does; ``show``: progress on
-    stderr. None, with nothing written, where the file is left to the record reader (see
-    the module's text), there are fewer than FEWEST workers (threads parse faster), or this
-    process cannot fork safely (no ``fork``; other threads running: a child of a threaded
-    process may inherit a lock never released)."""
+          workers: int | None = None, show: bool = True, processes: bool = True) -> Built:
+    """Build the ``.wdb`` folder ``out`` from the FASTA or FASTQ file ``source`` (plain or
+    gzip; ``-``: standard input) with ``alphabet`` (``auto``: the first piece decides, DNA
+    when it holds only DNA letters, mostly bases) on ``workers`` processes (None: one per
+    core), or threads (None: every core, at most MAKEDB_THREADS) where they are fewer than
+    FEWEST, this process may not fork or ``processes`` is False; ``show``: progress on
+    stderr. Written into a temporary
+    folder put in place only on success (``files.making``); InputError naming what and where
+    for bad input, with nothing written."""
     source, out = os.fspath(source), os.fspath(out)
-    if (alphabet not in ("auto", *ALPHABETS) or source == "-" or not hasattr(os, "fork")
-            or threading.active_count() > 1 or not os.path.isfile(source)):
-        return None
+    path = stdin_copy() if source == STDIN else source
     try:
-        fd = os.open(source, os.O_RDONLY)
-    except OSError:  # the record reader names the problem
-        return None
+        with making(source, out) as tmp, _opened(path) as (fd, size, streamed):
+            chosen = guess(_first_residues(path)) if alphabet == "auto" else alphabet
+            asked, workers = workers, workers or cores()
+            fork = processes and workers >= FEWEST and hasattr(os, "fork") \
+                and threading.active_count() == 1
+            if not fork:
+                workers = asked or min(workers, MAKEDB_THREADS)
+            step = max(MIN_RANGE, min(RANGE, math.ceil(size / workers))) if fork else MIN_RANGE
+            table = dna_codes() if chosen == "dna" else letter_codes(PROTEIN_LETTERS)
+            ranges = _streamed(path, fd, step) if streamed else _ranges(fd, size, step)
+            plan = _Plan(fd, ranges, max(1, min(workers, math.ceil(size / step))), fork,
+                         table, len(ALPHABETS[chosen]), streamed)
+            totals = _run(plan, tmp, out, show, source)
+            if totals.sequences == 0:  # the record reader says there are none
+                raise _Slow
+            finish(tmp, out, totals.header(chosen, source, tmp))
+            return Built(totals.sequences, totals.residues, totals.empty, chosen,
+                         tuple(totals.stages))
+    except _Slow:
+        pass
+    from .building import write_fasta  # lazy: the record reader's builder (NumPy)
+
+    with making(source, out) as tmp:
+        builder = write_fasta(tmp, source, alphabet, show)
+        if builder.count == 0:
+            raise InputError(f"file {source}: no records")
+        finish(tmp, out, builder.header())
+    return Built(builder.count, builder.residues, builder.empty, builder.alphabet)
+
+
+@contextlib.contextmanager
+def _opened(path: str) -> Iterator[tuple[int, int, bool]]:
+    """(descriptor, size, gzip) of ``path``: a gzip file's descriptor is that of an empty
+    temporary file its text is written into (:func:`_streamed`). :class:`_Slow` where it
+    cannot be read (the record reader names the problem)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        raise _Slow from None
     try:
         size = os.fstat(fd).st_size
-        if os.pread(fd, 2, 0) == b"\x1f\x8b":  # gzip
-            return None
-        if alphabet == "auto":  # the threaded path's first piece decides, as it does there
-            try:
-                with contextlib.closing(fasta_chunks(source, checked=False)) as pieces:
-                    parsed = _parse(bytes(next(pieces)[0]), None)
-            except InputError:  # FASTQ, no record, ...: the record reader says so
-                return None
-            if parsed is None:
-                return None
-            alphabet = guess(parsed.codes)
-        letters = ALPHABETS[alphabet]
-        table = dna_codes() if alphabet == "dna" else letter_codes(PROTEIN_LETTERS)
-        workers = workers or cores()
-        if workers < FEWEST:
-            return None
-        step = max(MIN_RANGE, min(RANGE, math.ceil(size / workers)))
-        ranges = max(1, math.ceil(size / step))
-        plan = _Plan(fd, size, step, ranges, min(workers, ranges), table, len(letters))
-        try:
-            with making(source, out) as tmp:
-                totals = _run(plan, tmp, out, show, source)
-                if totals.sequences == 0:  # the record reader says there are none
-                    raise _Slow
-                finish(tmp, out, totals.header(alphabet, source, tmp))
-        except _Slow:
-            return None
-        return Built(totals.sequences, totals.residues, totals.empty, alphabet,
-                     tuple(totals.stages), totals.counting)
+        if os.pread(fd, 2, 0) != b"\x1f\x8b":
+            yield fd, size, False
+            return
+        with tempfile.TemporaryFile(prefix="wavedp-makedb-") as text:
+            yield text.fileno(), 4 * size, True  # the size: a guess, for the workers' count
     finally:
         os.close(fd)
+
+
+def _first_residues(path: str) -> bytes:
+    """The residues of the first piece of :func:`fasta_chunks` (its records' lines but the
+    headers, line ends dropped), which decide the alphabet; :class:`_Slow` where there is
+    none (FASTQ, no record, a damaged stream)."""
+    try:
+        with contextlib.closing(fasta_chunks(path, checked=False)) as pieces:
+            piece = bytes(next(pieces)[0])
+    except (InputError, StopIteration):
+        raise _Slow from None
+    text = piece.replace(b"\r\n", b"\n").replace(b"\r", b"\n")  # a CR alone ends a line
+    return b"".join(record.partition(b"\n")[2] for record in text[1:].split(b"\n>")
+                    ).translate(None, b"\n")
+
+
+def _ranges(fd: int, size: int, step: int) -> Iterator[tuple[int, int]]:
+    """The file's ranges of about ``step`` bytes, each from a header line to the next
+    range's."""
+    start = 0
+    while start < size:
+        stop = _boundary(fd, start + step, size)
+        yield start, stop
+        start = stop
+
+
+def _streamed(path: str, fd: int, step: int) -> Iterator[tuple[int, int]]:
+    """The gzip file ``path`` decompressed into the file ``fd``, a block of ``step`` bytes at
+    a time: the ranges of whole records written so far, each once it is written (the last
+    at the end). :class:`_Slow` where the stream is damaged (the record reader names it)."""
+    start = end = 0
+    last = b""
+    try:
+        with open_bytes(path) as fh:
+            while block := fh.read(step):
+                _pwrite(fd, block, end)
+                window = last + block
+                end += len(block)
+                cut = end - len(window) + max(window.rfind(b"\n>"), window.rfind(b"\r>")) + 1
+                if cut > start and cut > end - len(window):
+                    yield start, cut
+                    start = cut
+                last = block[-1:]
+    except (OSError, EOFError, zlib.error):
+        raise _Slow from None
+    if end > start:
+        yield start, end
 
 
 @dataclass
@@ -224,10 +217,17 @@ class _Totals:
     def __post_init__(self) -> None:
         self.composition = [0] * self.letters
         self.stages: list[tuple[float, ...]] = []
-        self.counting = 0.0
         start = zlib.crc32(bytes(8))  # the offsets files begin with a zero
         self.files = {name: [start, 8] if name.endswith(".i64") else [0, 0]
                       for name in STREAMED}
+
+    def place(self, counts: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+        """The place of the next range in file order (the counts before it); its
+        ``counts`` added."""
+        before = (self.sequences, self.residues, self.id_bytes, self.title_bytes)
+        self.sequences, self.residues, self.id_bytes, self.title_bytes = (
+            a + b for a, b in zip(before, counts, strict=True))
+        return before
 
     def add(self, done: dict) -> None:
         """Range after range, in file order: what a worker said when it was done."""
@@ -237,21 +237,14 @@ class _Totals:
             entry[1] += size
         self.longest = max(self.longest, done["longest"])
         self.empty += done["empty"]
+        self.composition = [a + b for a, b in
+                            zip(self.composition, done["composition"], strict=True)]
         self.stages.append(done["stages"])
 
-    def count(self, counted: list[Future]) -> None:
-        """The letters of every range, counted on threads (:func:`_letters`), summed."""
-        start = time.perf_counter()
-        for future in counted:
-            self.composition = [a + b for a, b in
-                                zip(self.composition, future.result(), strict=True)]
-        self.counting = time.perf_counter() - start
-
     def header(self, alphabet: str, source: str, folder: str) -> dict:
-        """The database's header (``files.make_header``, as :meth:`Database.build` writes
-        it), the order written into ``folder`` now (NumPy is imported here, once the
-        workers are done)."""
-        from .order import write_order  # lazy: see above
+        """The database's header (``files.make_header``), the order written into ``folder``
+        now."""
+        from .order import write_order  # lazy: NumPy (imported by _run)
 
         files = {name: (size, crc) for name, (crc, size) in self.files.items()}
         return make_header(alphabet, self.sequences, self.residues, self.longest,
@@ -261,105 +254,72 @@ class _Totals:
 
 
 def _run(plan: _Plan, tmp: str, out: str, show: bool, source: str) -> _Totals:
-    """The workers started on ``plan``'s ranges, each range given its place once the
-    ranges before it are counted; their results summed, the letters of each range counted
-    here once it is written. :class:`_Slow` where a range is the record reader's or a
-    worker could not start or ended early."""
+    """The workers started, each given a range at a time, and each range its place once the
+    ranges before it are counted; their results summed. :class:`_Slow` where a range is the
+    record reader's or a worker could not start or ended early."""
     files = {name: os.open(os.path.join(tmp, name), os.O_WRONLY | os.O_CREAT, 0o666)
              for name in STREAMED}
-    residues = os.open(os.path.join(tmp, "residues.u8"), os.O_RDONLY)
     totals = _Totals(plan.letters)
     children: list[_Child] = []
     read = 0
-    pool = None
     try:
         for name in ("offsets.i64", "id_offsets.i64", "title_offsets.i64"):
             _pwrite(files[name], bytes(8), 0)
-        children = _fork(plan.workers, lambda w, up, down: _work(plan, files, w, up, down))
-        # threads only now, after the forks: NumPy's import starts while the workers parse
-        pool = ThreadPoolExecutor(min(plan.workers, cores()),
-                                  thread_name_prefix="wavedp-makedb-count")
-        pool.submit(_counter)
-        places: dict[int, tuple[int, int, int]] = {}  # each range's counts, until placed
-        spans: dict[int, tuple[int, int]] = {}  # each placed range's residues
+        children = _start(plan.workers, lambda w, up, down: _work(plan, files, w, up, down),
+                          plan.fork)
+        # NumPy for the order, imported here while the workers import it (a thread would
+        # hold the GIL while a range waited for its place)
+        importlib.import_module(".order", __package__)
+        owners: dict[int, _Child] = {}  # each range's worker, until it is done
+        places: dict[int, tuple[int, int, int, int]] = {}  # each range's counts, until placed
         done: dict[int, dict] = {}
-        counted: list[Future] = []
-        placed = summed = 0
+        idle = list(reversed(children))
         waiting = {child.up: child for child in children}
-        with progress(source, show, done=lambda: read) as update:
-            while summed < plan.ranges:
-                if not waiting:
-                    raise _Slow  # a worker ended early
+        given = placed = summed = 0
+        # a gzip file's progress: the offset of its reader (read_progress.ReadPosition)
+        with progress(source, show, done=None if plan.streamed else lambda: read) as update:
+            while True:
+                while idle and (span := next(plan.ranges, None)) is not None:
+                    owners[given] = idle.pop()
+                    _send(owners[given].down, (given, *span))
+                    given += 1
+                if summed == given:
+                    break
                 for up in select.select(list(waiting), [], [])[0]:
                     try:
-                        message = _receive(up)
-                    except EOFError:
-                        del waiting[up]
-                        continue
-                    kind, k = message[0], message[1]
+                        kind, k, said = _receive(up)
+                    except EOFError:  # a worker ended early
+                        raise _Slow from None
                     if kind == "slow":
                         raise _Slow
                     if kind == "failed":
-                        raise InputError(f"cannot write database {out}: {message[2]}")
+                        raise InputError(f"cannot write database {out}: {said}")
                     if kind == "counted":
-                        places[k] = message[2]
+                        places[k] = said
                     else:
-                        done[k] = message[2]
-                        read += done[k]["bytes"]
-                        counted.append(pool.submit(_letters, residues, *spans.pop(k),
-                                                   plan.letters))
+                        done[k] = said
+                        read += said["bytes"]
+                        idle.append(owners.pop(k))
                         update()
                 while placed in places:  # give each counted range its place, in order
-                    records, size, id_bytes, title_bytes = places.pop(placed)
-                    _send(children[placed % plan.workers].down,
-                          (totals.sequences, totals.residues, totals.id_bytes,
-                           totals.title_bytes))
-                    spans[placed] = (totals.residues, size)
-                    totals.sequences += records
-                    totals.residues += size
-                    totals.id_bytes += id_bytes
-                    totals.title_bytes += title_bytes
+                    _send(owners[placed].down, totals.place(places.pop(placed)))
                     placed += 1
                 while summed in done:
                     totals.add(done.pop(summed))
                     summed += 1
-        totals.count(counted)
     finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-        for fd in (*files.values(), residues):
+        for fd in files.values():
             os.close(fd)
         _end(children)
     return totals
 
 
-def _counter() -> Callable:
-    """NumPy's byte counter (``fasta_parser.byte_counts``: a sort, which releases the GIL),
-    imported on first use: a task of the counting threads."""
-    from ..fasta_parser import byte_counts  # lazy: NumPy, imported while the workers parse
-
-    return byte_counts
-
-
-def _letters(fd: int, position: int, size: int, letters: int) -> list[int]:
-    """How many residues of each code the ``size`` bytes of the residues file ``fd`` from
-    ``position`` hold (codes below ``letters``): a task of the counting threads."""
-    count = _counter()
-    step = 1 << 22  # the counter sorts a copy: kept small
-    totals = [0] * letters
-    for at in range(position, position + size, step):
-        data = _pread(fd, min(step, position + size - at), at)
-        found = count(memoryview(data).cast("B")).tolist()
-        totals = [a + b for a, b in zip(totals, found, strict=False)]
-    return totals
-
-
 @dataclass(frozen=True)
 class _Child:
-    """A worker process: its ``pid``, the pipe it writes to (``up``) and the one it reads
-    from (``down``)."""
+    """A worker (a process's id, or a thread): the pipe it writes to (``up``) and the one
+    it reads from (``down``)."""
 
-    pid: int
+    worker: int | threading.Thread
     up: int
     down: int
 
@@ -368,22 +328,31 @@ class _Child:
 _STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
-def _fork(count: int, work: Callable[[int, int, int], None]) -> list[_Child]:
-    """``count`` worker processes, worker w running ``work(w, up, down)`` and ending with
-    ``os._exit``; stop signals are blocked while they fork, so that none runs this
-    process's handlers (and its ``finally`` blocks) in a child. :class:`_Slow` where the
-    system refuses a process or a pipe (those started are ended)."""
+def _start(count: int, work: Callable[[int, int, int], None], fork: bool) -> list[_Child]:
+    """``count`` workers, worker w running ``work(w, up, down)``: processes (``fork``) ending
+    with ``os._exit``, else threads; stop signals are blocked while processes fork, so
+    that none runs this process's handlers (and its ``finally`` blocks) in a child.
+    :class:`_Slow` where the system refuses a process, a thread or a pipe (those started
+    are ended)."""
     children: list[_Child] = []
-    gc.freeze()  # this process's objects out of the workers' collections (their pages shared)
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    if fork:
+        gc.freeze()  # this process's objects out of the workers' collections (pages shared)
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
     try:
         for w in range(count):
             up_read, up_write = os.pipe()
             down_read, down_write = os.pipe()
+            if not fork:
+                thread = threading.Thread(target=_in_thread, name=f"wavedp-makedb-{w}",
+                                          args=(work, w, up_write, down_read), daemon=True)
+                thread.start()
+                children.append(_Child(thread, up_read, down_write))
+                continue
             pid = os.fork()
             if pid == 0:
                 status = 1
                 try:
+                    gc.disable()  # a collection would copy every page shared with the parent
                     for s in _STOPS:
                         signal.signal(s, signal.SIG_DFL)
                     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
@@ -399,13 +368,25 @@ def _fork(count: int, work: Callable[[int, int, int], None]) -> list[_Child]:
             os.close(up_write)
             os.close(down_read)
             children.append(_Child(pid, up_read, down_write))
-    except OSError:
+    except (OSError, RuntimeError):
         _end(children)
         raise _Slow from None
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        gc.unfreeze()
+        if fork:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            gc.unfreeze()
     return children
+
+
+def _in_thread(work: Callable[[int, int, int], None], w: int, up: int, down: int) -> None:
+    """A worker on a thread: it ends where this process closes its pipes."""
+    try:
+        work(w, up, down)
+    except (OSError, EOFError):
+        pass
+    finally:
+        os.close(up)
+        os.close(down)
 
 
 def _end(children: list[_Child]) -> None:
@@ -415,68 +396,50 @@ def _end(children: list[_Child]) -> None:
             os.close(child.up)
         with contextlib.suppress(OSError):
             os.close(child.down)
+        if isinstance(child.worker, threading.Thread):
+            child.worker.join()  # it ends at its next message: at most a range's parse on
+            continue
         with contextlib.suppress(OSError):
-            os.kill(child.pid, signal.SIGKILL)
+            os.kill(child.worker, signal.SIGKILL)
         with contextlib.suppress(OSError):
-            os.waitpid(child.pid, 0)
+            os.waitpid(child.worker, 0)
 
 
 def _work(plan: _Plan, files: dict[str, int], w: int, up: int, down: int) -> None:
-    """Worker ``w``: ranges w, w + workers, ... parsed, counted, placed and written. The
-    collector stays off: the parse makes no cycles, and a collection would touch (and so
-    copy) every page of objects the worker shares with its parent."""
-    gc.disable()
-    for k in range(w, plan.ranges, plan.workers):
+    """Worker ``w``: each range it is given parsed, counted, placed and written."""
+    from ..fasta_parser import encode_range  # lazy: NumPy, imported in each worker
+
+    while True:
+        try:
+            k, start, stop = _receive(down)
+        except EOFError:  # no more ranges
+            return
         times = [time.perf_counter()]
-        start, stop = plan.bounds(k)
         data = _pread(plan.fd, stop - start, start)
         times.append(time.perf_counter())
-        parsed = _parse(data.lstrip() if k == 0 else data, plan.table)
+        parsed = encode_range(data.lstrip() if k == 0 else data, plan.table, plan.letters,
+                              LONGEST)
         del data
         times.append(time.perf_counter())
         if parsed is None:
-            _send(up, ("slow", k))
+            _send(up, ("slow", k, None))
             return
-        _send(up, ("counted", k, (len(parsed.lengths), len(parsed.codes), len(parsed.ids),
-                                  len(parsed.titles))))
+        _send(up, ("counted", k, parsed.counts))
         place = _receive(down)
         times.append(time.perf_counter())
         written = {}
         try:
-            for name, position, blob in _pieces(parsed, *place):
+            for name, position, blob in parsed.pieces(*place):
                 _pwrite(files[name], blob, position)
-                written[name] = (zlib.crc32(blob), len(blob))
+                written[name] = (zlib.crc32(blob), memoryview(blob).nbytes)
         except OSError as exc:  # disk full, quota
             _send(up, ("failed", k, exc.strerror or str(exc)))
             return
         times.append(time.perf_counter())
-        _send(up, ("done", k, {
-            "files": written,
-            "longest": max(parsed.lengths, default=0),
-            "empty": parsed.lengths.count(0),
-            "bytes": stop - start,
-            "stages": tuple(b - a for a, b in pairwise(times)),
-        }))
-
-
-def _pieces(parsed: _Range, records: int, residues: int, id_bytes: int, title_bytes: int
-            ) -> list[tuple[str, int, bytes]]:
-    """(file, position, bytes) of a range whose records follow ``records`` records of
-    ``residues`` residues, ``id_bytes`` id bytes and ``title_bytes`` title bytes."""
-    offsets = array("q", accumulate(parsed.lengths, initial=residues))
-    id_offsets = array("q", accumulate(parsed.id_lengths, initial=id_bytes))
-    title_offsets = array("q", accumulate(parsed.title_lengths, initial=title_bytes))
-    lengths = array("i", parsed.lengths)
-    if sys.byteorder == "big":  # the files are little-endian
-        for numbers in (offsets, id_offsets, title_offsets, lengths):
-            numbers.byteswap()
-    return [("residues.u8", residues, parsed.codes),
-            ("offsets.i64", 8 * (records + 1), offsets.tobytes()[8:]),
-            ("lengths.i32", 4 * records, lengths.tobytes()),
-            ("ids.txt", id_bytes, parsed.ids),
-            ("id_offsets.i64", 8 * (records + 1), id_offsets.tobytes()[8:]),
-            ("titles.txt", title_bytes, parsed.titles),
-            ("title_offsets.i64", 8 * (records + 1), title_offsets.tobytes()[8:])]
+        _send(up, ("done", k, {"files": written, "longest": parsed.longest,
+                               "empty": parsed.empty, "composition": parsed.composition,
+                               "bytes": stop - start,
+                               "stages": tuple(b - a for a, b in pairwise(times))}))
 
 
 #: :func:`_boundary` reads this much at a time
@@ -490,9 +453,9 @@ def _boundary(fd: int, at: int, size: int) -> int:
     position = at - 1  # the line end before it
     while position < size - 1:
         window = os.pread(fd, _WINDOW, position)
-        found = window.find(b"\n>")
-        if found >= 0:
-            return position + found + 1
+        found = [k for k in (window.find(b"\n>"), window.find(b"\r>")) if k >= 0]
+        if found:
+            return position + min(found) + 1
         position += max(1, len(window) - 1)  # a line end at the window's edge: read again
     return size
 
@@ -510,8 +473,8 @@ def _pread(fd: int, count: int, position: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _pwrite(fd: int, data: bytes, position: int) -> None:
-    view = memoryview(data)
+def _pwrite(fd: int, data, position: int) -> None:
+    view = memoryview(data).cast("B")
     while view:
         written = os.pwrite(fd, view[:1 << 30], position)
         view = view[written:]
