@@ -276,13 +276,14 @@ print(f"{sys.argv[1]}: {t:.2f} s wall, peak RSS {peak:.0f} MiB, exit {rc}")' "$@
     # the folder of a database's arrays: the data folder its header names (format 2), else
     # the database's own folder (format 1)
     data_of() { python3 -c 'import json, os, sys; h = json.load(open(sys.argv[1] + "/header.json")); print(os.path.join(sys.argv[1], h.get("data", "")))' "$1"; }
-    for f in residues.u8 offsets.i64 lengths.i32 ids.txt id_offsets.i64; do
+    for f in residues.u8 offsets.i64 lengths.i32 ids.txt id_offsets.i64 titles.txt \
+        title_offsets.i64 order.i32 runs.i64; do
         [[ -d /tmp/sp-base.wdb ]] && cmp "$(data_of /tmp/sp-base.wdb)/$f" \
             "$(data_of /tmp/sp-this.wdb)/$f" && echo "$f identical"
     done 2>&1 | tee -a "$out/makedb_bench.log"
-    # each stage alone (reading, parsing on 1-16 threads, writing) beside the whole build
-    python3 benchmarks/makedb_stages.py /tmp/sp.fa --processes 8,16 --threads 6,16 --repeats 2 \
-        2>&1 | tee -a "$out/makedb_bench.log"
+    # MAKEDB_STAGES set: each stage alone (reading, parsing, writing) beside the whole build
+    [[ -n ${MAKEDB_STAGES:-} ]] && python3 benchmarks/makedb_stages.py /tmp/sp.fa \
+        --processes 8,16 --threads 6,16 --repeats 2 2>&1 | tee -a "$out/makedb_bench.log"
 fi
 if want terms; then
     # the predictor's terms one by one: launches split into host and kernel, and the
