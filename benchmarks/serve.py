@@ -6,6 +6,11 @@ the local command's lines.
 
     python3 benchmarks/serve.py QUERIES.fa DB.wdb [--device gpu] [--clients 64] [--seconds 60]
     python3 benchmarks/serve.py QUERIES.fa DB.wdb --cudasw4 DIR --cudasw4-db PREFIX
+    python3 benchmarks/serve.py QUERIES.fa DB.wdb --shares 0.05,0 --seconds 30
+
+``--shares``: the clients again against servers whose batches wait for more requests up to
+each of these shares of the last search's seconds (``serve/batching.py``'s SHARE), two turns
+alternating, each with the queries a search took together.
 
 The server is ``wavedp serve`` in a process of its own (uvicorn, a free port of the loopback);
 the clients are httpx on threads of this process.
@@ -45,11 +50,18 @@ def walled(argv: list[str], out: str | None = None) -> float:
     return time.perf_counter() - start
 
 
-def serve(database: str, device: str) -> tuple[subprocess.Popen, str]:
+#: the command with batching's SHARE set first (its value the first argument)
+SHARED = [sys.executable, "-c", "import sys, wavedp.serve.batching as b; "
+          "b.SHARE = float(sys.argv.pop(1)); from wavedp.cli import cli; cli(prog_name='wavedp')"]
+
+
+def serve(database: str, device: str, share: float | None = None
+          ) -> tuple[subprocess.Popen, str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([*WAVEDP, "serve", database, "--port", str(port), "--device",
+    command = WAVEDP if share is None else [*SHARED, str(share)]
+    server = subprocess.Popen([*command, "serve", database, "--port", str(port), "--device",
                                device, "--max-queries", "100000"],
                               stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
@@ -68,6 +80,51 @@ def percentiles(seconds: list[float]) -> str:
     return f"p50 {np.percentile(a, 50):.1f} ms, p99 {np.percentile(a, 99):.1f} ms"
 
 
+def clients(url: str, queries: list[str], want: dict, args) -> float:
+    """--clients threads sending single queries for --seconds (each answer checked): the
+    queries a second, printed with the latencies and the queries a search took together."""
+    def batches() -> tuple[float, float]:
+        text = httpx.get(url + "/metrics", timeout=60).text
+        sums = {line.split()[0]: float(line.split()[1]) for line in text.splitlines()
+                if line.startswith(("wavedp_batch_queries_sum", "wavedp_batch_queries_count"))}
+        return sums.get("wavedp_batch_queries_sum", 0.0), sums.get(
+            "wavedp_batch_queries_count", 0.0)
+
+    latencies: list[float] = []
+    answered, wrong = [0], [0]
+    stop = time.perf_counter() + args.seconds
+    lock = threading.Lock()
+
+    def hammer(k: int) -> None:
+        local = httpx.Client(timeout=600)
+        j = k
+        while time.perf_counter() < stop:
+            text = queries[j % len(queries)]
+            start = time.perf_counter()
+            answer = local.post(url + "/search", json={"queries": text})
+            with lock:
+                latencies.append(time.perf_counter() - start)
+                answered[0] += 1
+                wrong[0] += answer.status_code != 200 or answer.text != want[text]
+            j += args.clients
+
+    before = batches()
+    started = time.perf_counter()
+    threads = [threading.Thread(target=hammer, args=(k,)) for k in range(args.clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    after = batches()
+    rate = answered[0] / wall
+    together = (after[0] - before[0]) / max(after[1] - before[1], 1)
+    print(f"{args.clients} clients for {wall:.1f} s: {answered[0]} queries, {rate:.1f} "
+          f"queries/s, {percentiles(latencies)}, {wrong[0]} answers differing; queries a "
+          f"search took together: {together:.1f} on average", flush=True)
+    return rate
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("queries")
@@ -80,7 +137,10 @@ def main() -> None:
                         help="CUDASW++4.0's built programs: its one-query command too")
     parser.add_argument("--cudasw4-db", default=None, metavar="PREFIX",
                         help="the database as CUDASW++4.0's makedb wrote it")
+    parser.add_argument("--shares", default="", metavar="LIST",
+                        help="the clients again with batching's SHARE at each of these")
     args = parser.parse_args()
+    args.shares = [float(v) for v in args.shares.split(",") if v]
     queries = records(args.queries)
     name = os.path.basename(os.path.normpath(args.database)).removesuffix(".wdb")
     work = tempfile.mkdtemp(prefix="wavedp-serve-")
@@ -121,46 +181,20 @@ def main() -> None:
                                  "--of", os.devnull])
                 line += f", CUDASW++4.0 align {anchor:.3f} s (--server {anchor / remote:.2f}x)"
             print(line, flush=True)
-        # concurrent clients sending single queries, against a Searcher in batches
-        latencies: list[float] = []
-        answered, wrong = [0], [0]
-        stop = time.perf_counter() + args.seconds
-        lock = threading.Lock()
-
-        def hammer(k: int) -> None:
-            local = httpx.Client(timeout=600)
-            j = k
-            while time.perf_counter() < stop:
-                text = queries[j % len(queries)]
-                start = time.perf_counter()
-                answer = local.post(url + "/search", json={"queries": text})
-                with lock:
-                    latencies.append(time.perf_counter() - start)
-                    answered[0] += 1
-                    wrong[0] += answer.status_code != 200 or answer.text != want[text]
-                j += args.clients
-
-        started = time.perf_counter()
-        threads = [threading.Thread(target=hammer, args=(k,)) for k in range(args.clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.perf_counter() - started
-        rate = answered[0] / wall
-        print(f"{args.clients} clients for {wall:.1f} s: {answered[0]} queries, {rate:.1f} "
-              f"queries/s, {percentiles(latencies)}, {wrong[0]} answers differing",
-              flush=True)
-        metrics = client.get(url + "/metrics").text
-        sums = {line.split()[0]: float(line.split()[1]) for line in metrics.splitlines()
-                if line.startswith(("wavedp_batch_queries_sum", "wavedp_batch_queries_count"))}
-        if sums.get("wavedp_batch_queries_count"):
-            print(f"queries a search took together: "
-                  f"{sums['wavedp_batch_queries_sum'] / sums['wavedp_batch_queries_count']:.1f}"
-                  " on average", flush=True)
+        rates = {None: [clients(url, queries, want, args)]} if not args.shares else {}
     finally:
         server.terminate()
         server.wait(60)
+    for turn in range(2 if args.shares else 0):
+        for share in args.shares if turn == 0 else args.shares[::-1]:
+            server, url = serve(args.database, args.device, share)
+            try:
+                httpx.post(url + "/search", json={"queries": queries[0]}, timeout=600)
+                print(f"share {share}, turn {turn + 1}: ", end="", flush=True)
+                rates.setdefault(share, []).append(clients(url, queries, want, args))
+            finally:
+                server.terminate()
+                server.wait(60)
     import wavedp
     from wavedp.dbsearch.api import Searcher
 
@@ -175,7 +209,9 @@ def main() -> None:
         count += len(batch)
     direct = count / (time.perf_counter() - start)
     print(f"Searcher, batches of {args.clients}: {direct:.1f} queries/s; the service "
-          f"{rate / direct:.2f}x of it", flush=True)
+          + "; ".join(f"{'' if share is None else f'share {share}: '}"
+                      + ", ".join(f"{rate / direct:.2f}x" for rate in got)
+                      for share, got in rates.items()) + " of it", flush=True)
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -31,8 +31,9 @@ class Batcher:
     """Runs ``service``'s jobs in batches on a thread of its own (started here, a daemon)."""
 
     def __init__(self, service: Service, window: float = WINDOW, size: int = QUEUE,
-                 share: float = SHARE) -> None:
-        self.service, self.window, self.share = service, window, share
+                 share: float | None = None) -> None:
+        self.service, self.window = service, window
+        self.share = SHARE if share is None else share
         self.last = 0.0  # the last search's seconds
         self.searched = lambda queries: None  # told each batch's queries (the metrics)
         self._queue: queue.Queue[Job] = queue.Queue(size)
