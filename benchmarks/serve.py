@@ -6,11 +6,6 @@ the local command's lines.
 
     python3 benchmarks/serve.py QUERIES.fa DB.wdb [--device gpu] [--clients 64] [--seconds 60]
     python3 benchmarks/serve.py QUERIES.fa DB.wdb --cudasw4 DIR --cudasw4-db PREFIX
-    python3 benchmarks/serve.py QUERIES.fa DB.wdb --shares 0.05,0 --seconds 30
-
-``--shares``: the clients again against servers whose batches wait for more requests up to
-each of these shares of the last search's seconds (``serve/batching.py``'s SHARE), two turns
-alternating, each with the queries a search took together.
 
 The server is ``wavedp serve`` in a process of its own (uvicorn, a free port of the loopback);
 the clients are httpx on threads of this process.
@@ -50,18 +45,11 @@ def walled(argv: list[str], out: str | None = None) -> float:
     return time.perf_counter() - start
 
 
-#: the command with batching's SHARE set first (its value the first argument)
-SHARED = [sys.executable, "-c", "import sys, wavedp.serve.batching as b; "
-          "b.SHARE = float(sys.argv.pop(1)); from wavedp.cli import cli; cli(prog_name='wavedp')"]
-
-
-def serve(database: str, device: str, share: float | None = None
-          ) -> tuple[subprocess.Popen, str]:
+def serve(database: str, device: str) -> tuple[subprocess.Popen, str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = WAVEDP if share is None else [*SHARED, str(share)]
-    server = subprocess.Popen([*command, "serve", database, "--port", str(port), "--device",
+    server = subprocess.Popen([*WAVEDP, "serve", database, "--port", str(port), "--device",
                                device, "--max-queries", "100000"],
                               stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
@@ -137,10 +125,7 @@ def main() -> None:
                         help="CUDASW++4.0's built programs: its one-query command too")
     parser.add_argument("--cudasw4-db", default=None, metavar="PREFIX",
                         help="the database as CUDASW++4.0's makedb wrote it")
-    parser.add_argument("--shares", default="", metavar="LIST",
-                        help="the clients again with batching's SHARE at each of these")
     args = parser.parse_args()
-    args.shares = [float(v) for v in args.shares.split(",") if v]
     queries = records(args.queries)
     name = os.path.basename(os.path.normpath(args.database)).removesuffix(".wdb")
     work = tempfile.mkdtemp(prefix="wavedp-serve-")
@@ -181,20 +166,10 @@ def main() -> None:
                                  "--of", os.devnull])
                 line += f", CUDASW++4.0 align {anchor:.3f} s (--server {anchor / remote:.2f}x)"
             print(line, flush=True)
-        rates = {None: [clients(url, queries, want, args)]} if not args.shares else {}
+        rate = clients(url, queries, want, args)
     finally:
         server.terminate()
         server.wait(60)
-    for turn in range(2 if args.shares else 0):
-        for share in args.shares if turn == 0 else args.shares[::-1]:
-            server, url = serve(args.database, args.device, share)
-            try:
-                httpx.post(url + "/search", json={"queries": queries[0]}, timeout=600)
-                print(f"share {share}, turn {turn + 1}: ", end="", flush=True)
-                rates.setdefault(share, []).append(clients(url, queries, want, args))
-            finally:
-                server.terminate()
-                server.wait(60)
     import wavedp
     from wavedp.dbsearch.api import Searcher
 
@@ -209,9 +184,7 @@ def main() -> None:
         count += len(batch)
     direct = count / (time.perf_counter() - start)
     print(f"Searcher, batches of {args.clients}: {direct:.1f} queries/s; the service "
-          + "; ".join(f"{'' if share is None else f'share {share}: '}"
-                      + ", ".join(f"{rate / direct:.2f}x" for rate in got)
-                      for share, got in rates.items()) + " of it", flush=True)
+          f"{rate / direct:.2f}x of it", flush=True)
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -366,7 +366,7 @@ if want serve; then
         "$CUDASW4_SRC/makedb" /tmp/serve.fa /tmp/serve-cdb/db >/dev/null 2>&1 \
             && anchor=(--cudasw4 "$CUDASW4_SRC" --cudasw4-db /tmp/serve-cdb/db)
     fi
-    # SERVE_ARGS: more options (--shares 0.05,0: the clients against each batching share)
+    # SERVE_ARGS: more of its options
     python3 benchmarks/serve.py "$queries" /tmp/serve.wdb --device gpu --clients 64 \
         --seconds "${SECONDS_SERVE:-60}" "${anchor[@]}" ${SERVE_ARGS:-} 2>&1 \
         | tee "$out/serve_bench.log"

@@ -435,35 +435,3 @@ def test_a_browser_searches_the_example_and_sees_the_commands_hits(page_server):
         "search", examples / "query.fa", folder / "examples.wdb", "--device", "cpu"
     ).splitlines()]
     assert [r[:12] for r in rows] == want and len(want) >= 3  # the command's own lines
-
-
-def test_clients_coming_back_one_after_another_are_searched_together():
-    """After a long search, requests arriving one after another, each well within the window
-    of the one before, make one batch even when together they span more than the window
-    (clients answered together come back together); a lone request waits one window."""
-    import threading
-    import time
-    from types import SimpleNamespace
-
-    from wavedp.serve.batching import Batcher
-    from wavedp.serve.service import Limits
-
-    sizes: list[int] = []
-    done = threading.Semaphore(0)
-
-    def run(jobs):
-        sizes.append(len(jobs))
-        time.sleep(1.0 if len(sizes) == 1 else 0.0)  # the first search is long
-        done.release()
-
-    service = SimpleNamespace(limits=Limits(), run=run)
-    batcher = Batcher(service, window=0.1, share=0.5)  # after it: up to 0.5 s of arrivals
-    job = lambda: SimpleNamespace(key="k", records=[("q", "MKV")], residues=3)  # noqa: E731
-    batcher.submit(job())
-    assert done.acquire(timeout=30)  # the first search (one job, a second long) is over
-    for _ in range(8):  # 210 ms in all: more than one window, each within one of the last
-        batcher.submit(job())
-        time.sleep(0.03)
-    assert done.acquire(timeout=30)
-    assert sizes == [1, 8]
-    assert batcher.last < 0.5  # the second search's seconds: the next cap is one window

@@ -1,8 +1,6 @@
 """Requests that arrive together searched together: a bounded queue and one thread that takes
-the oldest request, waits for more of the same key (database, scoring, mode, cutoffs: see
-``service.Job``) as long as each comes within ``window`` seconds of the one before (and
-within SHARE of the last search's seconds of the first: clients answered together come back
-together, one after another), and runs them as one search. Requests of
+the oldest request, waits up to ``window`` seconds for more of the same key (database,
+scoring, mode, cutoffs: see ``service.Job``), and runs them as one search. Requests of
 other keys wait their turn in arrival order; one whose client left is dropped unsearched.
 A full queue refuses at once (the app answers 429 with ``Retry-After``)."""
 
@@ -15,10 +13,8 @@ from collections import deque
 
 from .service import Job, Limits, Service
 
-#: seconds a batch waits for one more request of its key
+#: seconds the first request of a batch waits for others of its key
 WINDOW = 0.005
-#: a batch waits for more at most this share of the last search's seconds (or WINDOW)
-SHARE = 0.05
 #: requests waiting at most (beyond them: 429)
 QUEUE = 64
 
@@ -30,11 +26,8 @@ class Full(Exception):
 class Batcher:
     """Runs ``service``'s jobs in batches on a thread of its own (started here, a daemon)."""
 
-    def __init__(self, service: Service, window: float = WINDOW, size: int = QUEUE,
-                 share: float | None = None) -> None:
+    def __init__(self, service: Service, window: float = WINDOW, size: int = QUEUE) -> None:
         self.service, self.window = service, window
-        self.share = SHARE if share is None else share
-        self.last = 0.0  # the last search's seconds
         self.searched = lambda queries: None  # told each batch's queries (the metrics)
         self._queue: queue.Queue[Job] = queue.Queue(size)
         self._held: deque[Job] = deque()  # taken from the queue, of another key than a batch
@@ -69,27 +62,22 @@ class Batcher:
                 continue
             batch = [first]
             limits = self.service.limits
-            start = time.monotonic()
-            cap = start + max(self.window, self.share * self.last)
-            deadline = start + self.window
+            deadline = time.monotonic() + self.window
             others: list[Job] = []
             held, self._held = self._held, deque()
             for job in held:  # those held before, in arrival order
                 self._take(job, first, batch, others, limits)
-            while (left := min(deadline, cap) - time.monotonic()) > 0:
+            while (left := deadline - time.monotonic()) > 0:
                 job = self._next(left)
                 if job is None:
                     break
                 self._take(job, first, batch, others, limits)
-                deadline = time.monotonic() + self.window  # one came: a window more
             self._held.extend(others)
             self.searched(sum(len(job.records) for job in batch))
-            began = time.monotonic()
             try:
                 self.service.run(batch)
             except BaseException:  # noqa: BLE001 - each job's future holds the error
                 pass
-            self.last = time.monotonic() - began
 
     @staticmethod
     def _take(job: Job, first: Job, batch: list[Job], others: list[Job],
