@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import gzip
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from wavedp.cli import cli
-from wavedp.fasta_parser import fasta_blocks
 from wavedp.seqio import read_records
 
 RECORDS = [("a", "MKV" * 40), ("b", "ACDEFGHIKLMNPQRSTVWY" * 6), ("c", "W")]
@@ -31,13 +29,6 @@ def test_readers(tmp_path, end, zipped):
     data = _fasta(end)
     path.write_bytes(gzip.compress(data) if zipped else data)
     assert read_records(path) == RECORDS
-    blocks = list(fasta_blocks(str(path), block=97))  # small pieces: cuts between records
-    ids = b"".join(b.ids for b in blocks).decode().split("\n")[:-1]
-    residues = b"".join(b.residues.tobytes() for b in blocks).decode()
-    lengths = np.concatenate([b.lengths for b in blocks]).tolist()
-    assert ids == [r for r, _ in RECORDS]
-    assert residues == "".join(s for _, s in RECORDS)
-    assert lengths == [len(s) for _, s in RECORDS]
 
 
 def test_search_and_makedb(tmp_path):

@@ -5,15 +5,12 @@ a fresh process on the H100 machine, more than the parsing of a Swiss-Prot-sized
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from .alphabets import INVALID
-from .errors import InputError
-from .seqio import CHUNK, CONTROL, fasta_chunks
+from .seqio import CONTROL
 
 #: :func:`parse_piece`'s status: a header without an id, a control byte, text before the
 #: first header line
@@ -127,62 +124,11 @@ def _lines(buf: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray
     return out
 
 
-@dataclass(frozen=True)
-class FastaBlock:
-    """Whole FASTA records read at once: ``ids`` (each followed by a newline, the bytes of the
-    file), ``residues`` (uint8, the letters of every record one after another, line ends
-    removed) and ``lengths`` (each record's letters, int64); ``first`` is the 1-based number of
-    its first record in the file; ``letters`` counts each byte value among the residues."""
-
-    ids: bytes
-    residues: np.ndarray
-    lengths: np.ndarray
-    first: int
-    letters: np.ndarray | None = None  # each byte's count among the residues
-    titles: bytes = b""  # each record's title (see parse_piece) followed by a newline
-
-
-def fasta_blocks(path: str | os.PathLike, block: int = CHUNK) -> Iterator[FastaBlock]:
-    """The records of a FASTA file (plain or gzipped; ``-`` standard input) as
-    :class:`FastaBlock`\\ s of whole records, about ``block`` bytes of the file each (a longer
-    record is a block alone), each parsed in a few whole-array passes (:func:`fasta_block`)
-    instead of a parser call per record, as ``makedb`` reads a large file. The records, ids and
-    checks are those of :func:`iter_records` (an id is the first word of its header, ``\\r``
-    is dropped, a control byte, a header without an id, a damaged gzip stream or no record
-    at all is an InputError); an InputError where the file is FASTQ (read it with
-    :func:`iter_records`)."""
-    path = os.fspath(path)
-    for data, first in fasta_chunks(path, block):
-        yield fasta_block(path, data, first)
-
-
 #: the bytes that end a FASTA id (the first word of a header line)
 _ID_END = np.zeros(256, np.bool_)
 _ID_END[[ord(" "), ord("\t"), ord("\r"), ord("\n")]] = True
 _CONTROL_BYTES = np.zeros(256, np.bool_)
 _CONTROL_BYTES[sorted(CONTROL)] = True
-_IDENTITY = np.arange(256, dtype=np.uint8)
-
-
-def fasta_block(path: str, data: bytes | memoryview, first: int,
-                lut: np.ndarray | None = None) -> FastaBlock:
-    """The whole records of ``data``, a piece of :func:`fasta_chunks` (it starts at a header
-    line; ``path`` and ``first`` name them in errors), parsed by
-    :func:`parse_piece` (whole-array passes that release the GIL): residues
-    translated by ``lut`` where given (bytes -> codes), and ``letters``, the count of each
-    byte among the residues (before translation)."""
-    buf = np.frombuffer(data, np.uint8)
-    codes, lengths, ids, titles, letters, status, where = parse_piece(
-        buf, _IDENTITY if lut is None else np.ascontiguousarray(lut, dtype=np.uint8),
-        _ID_END, _CONTROL_BYTES)
-    if status == NO_ID:
-        raise InputError(f"file {path}: record {first + where} has no id (nothing after '>')")
-    if status == CONTROL_BYTE:
-        raise InputError(f"file {path}: a control byte (code {int(buf[where])}) in record "
-                         f"{first + int(np.count_nonzero(buf[:where] == ord('>')) - 1)}")
-    if status == NO_HEADER:
-        raise InputError(f"file {path}: text before the first header line")
-    return FastaBlock(ids.tobytes(), codes, lengths, first, letters, titles.tobytes())
 
 
 @dataclass(frozen=True)

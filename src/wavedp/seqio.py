@@ -364,11 +364,10 @@ def read_records(path: str | os.PathLike) -> list[tuple[str, str]]:
 def fasta_chunks(path: str | os.PathLike, block: int = CHUNK, checked: bool = True
                  ) -> Iterator[tuple[memoryview, int]]:
     """The bytes of a FASTA file cut into pieces of whole records (about ``block`` bytes each),
-    each with the 1-based number of its first record: :func:`fasta_block` parses a piece, so
-    pieces can be parsed in parallel. Control bytes, FASTQ, a damaged stream and an empty file
-    are InputErrors here. ``checked`` False leaves the control bytes to :func:`fasta_block`
-    (which finds them in its own pass, on the parser's thread) and numbers no records (every
-    piece's number is 0; its errors then name no record)."""
+    each with the 1-based number of its first record, so pieces can be parsed in parallel.
+    Control bytes, FASTQ, a damaged stream and an empty file are InputErrors here.
+    ``checked`` False leaves the control bytes to the parser (``fasta_parser.parse_piece``
+    finds them in its own pass) and numbers no records (every piece's number is 0)."""
     path = os.fspath(path)
     if path == STDIN:
         yield from fasta_chunks(stdin_copy(), block, checked)
