@@ -1,12 +1,13 @@
 """The scan of a lone query sweeping two subjects per group (kernels/search.cu's PAIRS,
 ``scan.scanner.PAIRS``): its step's machine code (no GPU needed: NVRTC and nvdisasm), and on
-the GPU its scores against the CPU's and the unpaired scan's."""
+the GPU its scores against the CPU's and the unpaired scan's (``test_search_gpu``'s lone
+queries run it too: it is on by default)."""
 
 import numpy as np
 import pytest
-from helpers import DNA, PROTEIN, random_seq
+from helpers import PROTEIN, random_seq
 from test_sass import _step
-from test_search_gpu import DNA_SCORING, PROT, _database, _exact, _scanned
+from test_search_gpu import PROT, _exact, _scanned
 
 import wavedp
 from wavedp.engines.cuda.scan.shapes import pair_words
@@ -39,19 +40,6 @@ def paired(monkeypatch):
     from wavedp.engines.cuda.scan import scanner
 
     monkeypatch.setattr(scanner, "PAIRS", True)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("m", [1, 7, 64, 200, 513, 1300])
-@pytest.mark.parametrize("kind", ["protein", "dna"])
-def test_paired_scores_equal_the_32_bit_engine(paired, m, kind):
-    """Subjects of 0 to 700 residues (pairs of unequal lengths, empty ones, an odd count)."""
-    rng = np.random.default_rng(m * 37 + len(kind))
-    letters, scoring = (PROTEIN, PROT) if kind == "protein" else (DNA + "N", DNA_SCORING)
-    query = random_seq(rng, letters, m)
-    texts = _database(rng, letters, 151, 700, seed_from=query)
-    assert (_scanned(query, texts, scoring, "local") == _exact(query, texts, scoring,
-                                                                "local")).all()
 
 
 @pytest.mark.gpu
