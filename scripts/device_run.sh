@@ -422,11 +422,15 @@ r = subprocess.run(sys.argv[1:]); print('$big pairs, $fmt: %.2f s, exit %d, peak
 fi
 if want cpuscale; then
     # the CPU pairs with CIGARs against parasail on 2, 8 and 16 cores (taskset; wavedp's
-    # threads as many), protein: how each scales with cores
+    # threads as many), protein: how each scales with cores. CPU_TREE: another tree's src
+    # and benchmarks (git archive BRANCH src benchmarks | tar -x -C DIR) run instead;
+    # CPUSCALE_ARGS: more options of its benchmarks/pairs.py (--int16: on and off in turns)
+    tree=${CPU_TREE:-.}
     for k in ${CPUS:-2 8 16}; do
-        NUMBA_NUM_THREADS=$k taskset -c 0-$((k - 1)) python3 benchmarks/pairs.py --device cpu \
+        PYTHONPATH=$tree/src${PYTHONPATH:+:$PYTHONPATH} NUMBA_NUM_THREADS=$k \
+            taskset -c 0-$((k - 1)) python3 "$tree/benchmarks/pairs.py" --device cpu \
             --parasail 20000 --count 20000 --kind protein --modes local --check 0 --repeats 2 \
-            2>&1 | grep "cpu cigar"
+            ${CPUSCALE_ARGS:-} 2>&1 | grep "cpu cigar"
     done 2>&1 | tee "$out/cpuscale.log"
 fi
 if want ncupairs; then
