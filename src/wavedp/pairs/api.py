@@ -44,14 +44,20 @@ def check_pairs(pairs: Any, queries: int, targets: int
 
 
 _identity = np.zeros(0, np.int64)
+#: the longest identity kept between calls (32 MB); longer ones are made for their call
+IDENTITY_KEPT = 1 << 22
 
 
 def identity(count: int) -> np.ndarray:
-    """0 .. count - 1 (int64, read-only): a view of one array kept and grown, so one-to-one
-    calls (the command's every chunk) do not each fault in a fresh one."""
+    """0 .. count - 1 (int64, read-only): up to IDENTITY_KEPT a view of one array kept and
+    grown, so one-to-one calls (the command's every chunk) do not each fault in a fresh one."""
     global _identity
+    if count > IDENTITY_KEPT:
+        made = np.arange(count, dtype=np.int64)
+        made.flags.writeable = False
+        return made
     if _identity.size < count:
-        grown = np.arange(max(count, 2 * _identity.size), dtype=np.int64)
+        grown = np.arange(min(max(count, 2 * _identity.size), IDENTITY_KEPT), dtype=np.int64)
         grown.flags.writeable = False
         _identity = grown
     return _identity[:count]
