@@ -76,8 +76,8 @@ def test_every_pair_once_within_budget(q, s, budget, cell, name, linear):
     assert fits_or_single(batches, q, s, budget, need)
     order = Subjects.of(s).order
     for b in batches:
+        assert b.queries.dtype == np.int64 and b.subjects.dtype == np.int32
         for idx, lengths in ((b.queries, q), (b.subjects, s)):
-            assert idx.dtype == np.int64
             assert np.all(np.diff(np.asarray(lengths)[idx]) <= 0)  # longest first
         if name == "none":  # file order: no range of the sorted order
             assert b.start is None and b.stop is None
@@ -271,3 +271,16 @@ def test_runs_sized_in_closed_form_equal_runs_searched(name):
         b = part.partition(name, q, s, budget, searched)
         assert [(x.queries.tolist(), x.subjects.tolist()) for x in a] == \
             [(y.queries.tolist(), y.subjects.tolist()) for y in b]
+
+
+@settings(max_examples=100, deadline=None)
+@given(s=lengths_st, cut=st.tuples(st.integers(0, 25), st.integers(0, 25)))
+def test_a_slice_of_the_sorted_order_is_the_slice_sorted(s, cut):
+    """A chunk's order taken from the database's (``Subjects.within``) is the chunk's own
+    sort: same indices, ties in index order, same runs, int32."""
+    lengths = np.array(s, np.int32)
+    start, stop = sorted(min(c, lengths.size) for c in cut)
+    mine = Subjects.of(lengths).within(start, stop, lengths[start:stop])
+    own = Subjects.of(lengths[start:stop])
+    assert mine.order.dtype == own.order.dtype == np.int32
+    assert np.array_equal(mine.order, own.order) and np.array_equal(mine.runs, own.runs)

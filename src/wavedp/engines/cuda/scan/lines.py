@@ -23,9 +23,10 @@ Most = Callable[[int], int]  # longest of a run -> the most items within the bud
 
 @dataclass(frozen=True)
 class Subjects:
-    """Subjects sorted once, longest first: ``order`` their indices in that order (ties in
-    index order), ``runs`` the (length, count) of its runs of equal lengths (int64, k x 2).
-    A database stores its own (``wavedp.db``), so a scan schedules it without sorting."""
+    """Subjects sorted once, longest first: ``order`` their indices in that order (int32,
+    ties in index order), ``runs`` the (length, count) of its runs of equal lengths (int64,
+    k x 2). A database stores its own (``wavedp.db``), so a scan schedules it without
+    sorting; a launch's subjects are slices of ``order``, not copies."""
 
     order: np.ndarray
     runs: np.ndarray
@@ -34,8 +35,17 @@ class Subjects:
     def of(cls, lengths: Lengths) -> Subjects:
         """Every index of ``lengths``, sorted."""
         values = as_lengths(lengths)
-        order = longest_first(values)
+        order = longest_first(values).astype(np.int32)
         return cls(order, runs_of(values[order]))
+
+    def within(self, start: int, stop: int, lengths: np.ndarray) -> Subjects:
+        """Those of indices ``start`` to ``stop``, numbered from ``start`` (``lengths``:
+        theirs), in this order: a slice of the database sorted without sorting again."""
+        if start == 0 and stop == self.order.size:
+            return self
+        shifted = self.order.astype(np.int32, copy=False) - np.int32(start)
+        order = shifted[shifted.view(np.uint32) < stop - start]  # below start: wrapped
+        return Subjects(order, runs_of(lengths[order]))
 
     @property
     def n(self) -> int:
@@ -56,8 +66,9 @@ class Subjects:
 
 def runs_of(values: np.ndarray) -> np.ndarray:
     """The (length, count) runs of equal neighbours of ``values`` (int64, k x 2)."""
-    values = np.asarray(values, np.int64)
-    starts = np.flatnonzero(np.diff(values, prepend=-1)) if values.size else np.empty(0, int)
+    values = np.asarray(values)
+    starts = np.flatnonzero(values[1:] != values[:-1]) + 1
+    starts = np.concatenate(([0], starts)) if values.size else starts
     counts = np.diff(np.append(starts, values.size))
     return np.stack([values[starts], counts], 1).astype(np.int64).reshape(-1, 2)
 

@@ -69,9 +69,10 @@ PARTITIONS: tuple[str, ...] = ("none", "static", "dynamic1", "dynamic2", "auto")
 
 @dataclass(frozen=True)
 class Batch:
-    """Queries x subjects computed together, as int64 indices into the lengths given,
-    longest first; ``start``, ``stop``: where the subjects lie in the sorted order as a
-    range of it (None for ``none``'s, in file order)."""
+    """Queries x subjects computed together, as indices into the lengths given (queries
+    int64, subjects int32: slices of the sorted order), longest first; ``start``, ``stop``:
+    where the subjects lie in the sorted order as a range of it (None for ``none``'s, in
+    file order)."""
 
     queries: np.ndarray
     subjects: np.ndarray
@@ -93,8 +94,8 @@ def paswas_need(cell_bytes: int = 4) -> Need:
 def none(queries: Lengths, subjects: Lengths, budget: int, need: Need) -> list[Batch]:
     """No length partitioning: groups and batches in file order."""
     ql, sl = as_lengths(queries), as_lengths(subjects)
-    return _grid(np.arange(ql.size), ql, SubjectLine(np.arange(sl.size), line_of(sl, 0.0), budget,
-                                                   need))
+    line = SubjectLine(np.arange(sl.size, dtype=np.int32), line_of(sl, 0.0), budget, need)
+    return _grid(np.arange(ql.size), ql, line)
 
 
 def static(queries: Lengths, subjects: Lengths | Subjects, budget: int, need: Need,

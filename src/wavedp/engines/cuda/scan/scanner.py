@@ -205,8 +205,8 @@ class Scanner:
             dres = cupy.empty(max(host.size, 1), cupy.uint8)
         dres[:host.size].set(host, stream=stream)
         doff = cupy.asarray(offsets)
-        whole = (start, stop) == (0, self.offsets.size - 1)
-        return Chunk(start, stop, offsets, dres, doff, self.order if whole else None)
+        order = None if self.order is None else self.order.within(start, stop, np.diff(offsets))
+        return Chunk(start, stop, offsets, dres, doff, order)
 
     def chunks(self) -> Iterator[Chunk]:
         """Yield the database's chunks on the device, the next one copied during the scan."""
