@@ -244,8 +244,11 @@ def _parasail_part(bounds: tuple[int, int]) -> int:
 
 def cpu_anchor(args, kind: str, qs, ts, raw) -> None:
     """The CPU engine with CIGARs against parasail's fastest traceback routine, both on
-    every core (parasail: a process a core), on the first --parasail pairs."""
+    every core (parasail: a process a core), on the first --parasail pairs; with --int16,
+    the engine's int16 kernel on and off and parasail in turns, alternating (best of each)."""
     import multiprocessing
+
+    from wavedp.engines import cpu
 
     count = min(args.parasail, len(qs))
     q, ql, t, tl = raw
@@ -255,9 +258,15 @@ def cpu_anchor(args, kind: str, qs, ts, raw) -> None:
     cells = int((ql[:count] * tl[:count]).sum())
     head_q, head_t = _head(qs, count), _head(ts, count)
     scoring = SCORINGS[kind]()
-    wavedp.align_pairs(_head(qs, 64), _head(ts, 64), scoring, device="cpu")
-    ours, _ = timed(lambda: wavedp.align_pairs(head_q, head_t, scoring, device="cpu"),
-                    args.repeats)
+    kept = cpu.WHOLE16
+    widths = (True, False) if args.int16 else (kept,)
+
+    def ours() -> float:
+        return timed(lambda: wavedp.align_pairs(head_q, head_t, scoring, device="cpu"), 1)[0]
+
+    for on in widths:  # each kernel compiled
+        cpu.WHOLE16 = on
+        wavedp.align_pairs(_head(qs, 1000), _head(ts, 1000), scoring, device="cpu")
     cores = len(os.sched_getaffinity(0))  # the cores this process may use (taskset)
     sample = (0, min(count, 2000))
     speed = {}
@@ -267,12 +276,25 @@ def cpu_anchor(args, kind: str, qs, ts, raw) -> None:
     _SHARED["routine"] = best = min(speed, key=speed.get)
     size = max(1, min(2000, -(-count // (8 * cores))))  # at least eight parts a worker
     parts = [(a, min(a + size, count)) for a in range(0, count, size)]
+    seconds: dict = {}
     with multiprocessing.get_context("fork").Pool(cores) as pool:
         pool.map(_parasail_part, parts[:cores])  # the workers started
-        theirs, _ = timed(lambda: pool.map(_parasail_part, parts), args.repeats)
-    print(f"{kind:8} cpu cigar {count:,} pairs on {cores} cores: wavedp {ours:.3f} s "
-          f"({cells / ours / 1e9:.1f} GCUPS), parasail {best} {theirs:.3f} s "
-          f"({cells / theirs / 1e9:.1f} GCUPS): {theirs / ours:.2f}x", flush=True)
+        try:
+            for _ in range(args.repeats):
+                for on in widths:
+                    cpu.WHOLE16 = on
+                    seconds[on] = min(seconds.get(on, float("inf")), ours())
+                theirs = timed(lambda: pool.map(_parasail_part, parts), 1)[0]
+                seconds["p"] = min(seconds.get("p", float("inf")), theirs)
+        finally:
+            cpu.WHOLE16 = kept
+    theirs = seconds["p"]
+    for on in widths:
+        label = {True: " int16 on", False: " int16 off"}[on] if args.int16 else ""
+        print(f"{kind:8} cpu cigar {count:,} pairs on {cores} cores: wavedp{label} "
+              f"{seconds[on]:.3f} s ({cells / seconds[on] / 1e9:.1f} GCUPS), parasail {best} "
+              f"{theirs:.3f} s ({cells / theirs / 1e9:.1f} GCUPS): {theirs / seconds[on]:.2f}x",
+              flush=True)
 
 
 #: the command (the installed script, else this interpreter's module)
@@ -488,6 +510,8 @@ def main() -> None:
     parser.add_argument("--all-against-all", default=None, metavar="QxT")
     parser.add_argument("--parasail", type=int, default=0, metavar="N",
                         help="also the CPU engine with CIGARs beside parasail on N pairs")
+    parser.add_argument("--int16", action="store_true",
+                        help="with --parasail: the CPU engine's int16 kernel on and off")
     parser.add_argument("--groups", default="", metavar="LIST",
                         help="also the GPU engine's phases with these group sizes forced")
     parser.add_argument("--profile", default=None, metavar="DIR",

@@ -30,12 +30,17 @@ from .score import STRIPED_MIN_CELLS
 from .small import SMALL_CELLS, small_pairs
 from .striped import striped_score
 from .threads import spread
+from .wavefront import fits16
 
 #: a query with at least this many local score-only pairs has their end cells from the
 #: inter-sequence kernel, every target at once (``intersequence.local_ends``: a search's
 #: hits without traceback, 24,000 of them in 0.1 s where pair by pair took 0.8 s); fewer go
 #: pair by pair
 ENDS_MIN_PAIRS = 64
+#: whole-matrix traceback pairs of more than 16 query rows whose values fit int16
+#: (``wavefront.fits16``) run the int16 kernel: stripes of 32 rows, twice the cells a vector
+#: instruction (False: every pair at int32, as benchmarks/pairs.py --int16 compares)
+WHOLE16 = True
 
 
 @njit(cache=True, nogil=True)
@@ -196,9 +201,15 @@ def align_cat(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.nda
         whole = np.array([whole_matrix(m, n, ks[0]) for (m, n), ks in
                           zip(distinct.tolist(), kinds, strict=True)], bool)[inverse]
         by_cell = int((qlen * tlen).sum()) <= SMALL_CELLS  # whole matrices, cell by cell
+        narrow = np.zeros(len(pairs), bool)
+        if not by_cell and WHOLE16:
+            narrow = whole & (qlen > 16) & fits16(qlen, tlen, sub, gap_open, gap_extend, mode)
         calls += [(small_pairs if by_cell else whole_pairs,
-                   (np.flatnonzero(whole), *common, opoff, ops, out),
+                   (np.flatnonzero(whole & ~narrow), *common, opoff, ops, out),
                    SECONDS["small" if by_cell else "whole"]),
+                  (whole_pairs, (np.flatnonzero(narrow), *common[:5],
+                                 common[5].astype(np.int16), *common[6:], opoff, ops, out),
+                   SECONDS["whole16"]),
                   (_checkpointed_pairs, (np.flatnonzero(~whole), *common, table[inverse],
                                          opoff, ops, out), SECONDS["checkpointed"])]
     else:

@@ -27,6 +27,7 @@ from numba import njit
 
 from ..common import DIR_DIAG, DIR_E, DIR_ZERO, E_OPEN, F_OPEN, GLOBAL, LOCAL
 from .simd import LANES
+from .simdw import lanes_of
 from .wavefront import (
     PAD,
     band_checkpoints,
@@ -115,12 +116,13 @@ def walk(q, t, mode, dirs, r0, c0, cols, rpl, i, j, state, ops, k):
 
 
 @njit(cache=True, nogil=True)
-def walk_skewed(q, t, mode, dirs, r0, n, i, j, state, ops, k):
+def walk_skewed(q, t, mode, dirs, r0, n, i, j, state, ops, k, like=None):
     """``walk`` over the wavefront kernels' skewed direction bytes of rows > r0 and columns
-    1..n (``wavefront.skewed_index``), until the path reaches row r0 or column 0 or stops."""
+    1..n (``wavefront.skewed_index``; the kernel of like's width), until the path reaches
+    row r0 or column 0 or stops."""
     local = mode == LOCAL
     while i > r0 and j > 0:
-        d = dirs[skewed_index(r0, n, i, j)]
+        d = dirs[skewed_index(r0, n, i, j, like)]
         i, j, state, k, stopped = step_back(q, t, local, d, i, j, state, ops, k)
         if stopped:
             return i, j, state, k, True
@@ -235,8 +237,8 @@ def traceback_bytes(m: int, n: int, letters: int) -> int:
     levels = checkpoint_levels(m, n)
     profile = max(letters, 1) * (n + 2 * PAD) * 4
     rows = 2 * (n + LANES + 1) * 4
-    if whole_matrix(m, n, levels[0]):
-        return skewed_size(m, n) + profile + rows
+    if whole_matrix(m, n, levels[0]):  # int32 or int16 stripes
+        return max(skewed_size(m, n), skewed_size(m, n, 2 * LANES)) + profile + rows
     return level_bytes(m, n, levels) + profile + rows
 
 
@@ -264,7 +266,8 @@ def align_trace(q, t, sub, gap_open, gap_extend, mode, K, ops):
 @njit(cache=True, nogil=True)
 def align_whole(q, t, sub, gap_open, gap_extend, mode, ops):
     """``align_trace`` keeping every cell's direction byte (one pass; ``skewed_size(m, n)``
-    bytes)."""
+    bytes), by the kernel of sub's width (int16 where ``wavefront.fits16``: 32 rows a
+    stripe)."""
     m, n = q.size, t.size
     zero = np.int64(0)  # not a literal 0: one compiled walk_skewed for every caller
     if m == 0 or n == 0:
@@ -272,11 +275,12 @@ def align_whole(q, t, sub, gap_open, gap_extend, mode, ops):
         dirs = np.empty(0, np.uint8)
     else:
         tp, codes, width = target_profile(q, t, sub)
-        dirs = np.empty(skewed_size(m, n), np.uint8)
+        dirs = np.empty(skewed_size(m, n, lanes_of(sub)), np.uint8)
         score, ei, ej = forward_dirs(q, n, tp, codes, width, gap_open, gap_extend, mode, dirs)
     if local_empty(mode, score):
         return 0, 0, 0, 0, 0, 0
-    si, sj, state, k, stopped = walk_skewed(q, t, mode, dirs, zero, n, ei, ej, zero, ops, zero)
+    si, sj, state, k, stopped = walk_skewed(q, t, mode, dirs, zero, n, ei, ej, zero, ops, zero,
+                                            sub)
     if not stopped:
         si, sj, k = finish(mode, si, sj, ops, k)
     return score, si, ei, sj, ej, k

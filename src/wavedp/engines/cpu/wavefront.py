@@ -47,17 +47,21 @@ from ..common import (
     NEG,
     SEMIGLOBAL,
 )
-from .simd import (
+from .simd import LANES
+from .simdw import (
     BLOCK,
-    LANES,
+    NEG16,
     add,
-    columns8,
+    columns,
     eq,
     ge,
     gt,
     lane,
+    lanes_of,
     load,
+    neg_of,
     next_rows,
+    rows_of,
     select,
     splat,
     store_bytes,
@@ -69,11 +73,25 @@ from .simd import (
 )
 
 #: target-profile columns of padding before and after the target (read by lanes outside 1..n)
+#: of the int32 kernels; ``2 * lanes`` at any width
 PAD = 2 * LANES
-#: stripe row held by each lane, and the lane holding each stripe row
+#: stripe row held by each lane, and the lane holding each stripe row (int32 kernels)
 ROW_OF_LANE = np.array([2 * k for k in range(LANES // 2)] + [2 * k + 1 for k in range(LANES // 2)],
                        np.int32)
 LANE_OF_ROW = np.argsort(ROW_OF_LANE).astype(np.int32)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_of_lane(p, lanes):
+    """The stripe row lane p holds (``ROW_OF_LANE`` at any width)."""
+    half = lanes // 2
+    return 2 * p if p < half else 2 * (p - half) + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def lane_of_row(r, lanes):
+    """The lane holding stripe row r (``LANE_OF_ROW`` at any width)."""
+    return r // 2 + (r % 2) * (lanes // 2)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -97,36 +115,41 @@ def target_profile(q, t, sub_table):
             codes[x] = count
             count += 1
     n = t.size
-    width = n + 2 * PAD
-    tp = np.zeros(width, np.int32) if count == 0 else np.empty(count * width, np.int32)
+    pad = 2 * lanes_of(sub_table)
+    width = n + 2 * pad
+    tp = (np.zeros(width, sub_table.dtype) if count == 0
+          else np.empty(count * width, sub_table.dtype))
     for a in range(sub_table.shape[0]):
         c = codes[a]
         if c >= 0:
             base = c * width
-            tp[base:base + PAD] = 0
-            tp[base + PAD + n:base + width] = 0
+            tp[base:base + pad] = 0
+            tp[base + pad + n:base + width] = 0
             for x in range(n):
-                tp[base + PAD + x] = sub_table[a, t[x]]
+                tp[base + pad + x] = sub_table[a, t[x]]
     return tp, codes, width
 
 
 @njit(cache=True, nogil=True)
-def skewed_size(rows, n):
-    """Bytes of skewed direction storage for ``rows`` rows and ``n`` columns."""
-    return (rows + LANES - 1) // LANES * (n + LANES - 1) * LANES
+def skewed_size(rows, n, lanes=LANES):
+    """Bytes of skewed direction storage for ``rows`` rows and ``n`` columns (stripes of
+    ``lanes`` rows)."""
+    return (rows + lanes - 1) // lanes * (n + lanes - 1) * lanes
 
 
 @njit(cache=True, nogil=True, inline="always")
-def skewed_index(r0, n, i, j):
-    """Index of cell (i, j)'s byte in the skewed direction bytes of rows > r0, columns 1..n."""
+def skewed_index(r0, n, i, j, like=None):
+    """Index of cell (i, j)'s byte in the skewed direction bytes of rows > r0, columns 1..n,
+    of the kernel of like's width (``simdw.lanes_of``)."""
+    lanes = lanes_of(like)
     x = i - r0 - 1
-    r = x % LANES
-    return ((x // LANES) * (n + LANES - 1) + j + r - 1) * LANES + LANE_OF_ROW[r]
+    r = x % lanes
+    return ((x // lanes) * (n + lanes - 1) + j + r - 1) * lanes + lane_of_row(r, lanes)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _step(s, n, score, h, e, f, hup, revH, revF, C, vopen, vext, zero, besth, bests, dirs,
-          dpos, emit, track, masked, edges, rows):
+          dpos, emit, track, masked, edges, rows, neg):
     """One anti-diagonal step; returns the new (h, e, f, hup, besth, bests)."""
     hnext = next_rows(h, revH[C - s])
     fup = next_rows(f, revF[C - s])
@@ -139,32 +162,37 @@ def _step(s, n, score, h, e, f, hup, revH, revF, C, vopen, vext, zero, besth, be
     dg = add(hup, score)
     hn = vmax(vmax(dg, e), vmax(f, zero))
     if emit:
-        src = select(eq(hn, dg), splat(DIR_DIAG), select(eq(hn, e), splat(DIR_E), splat(DIR_F)))
+        src = select(eq(hn, dg), splat(revH, DIR_DIAG),
+                     select(eq(hn, e), splat(revH, DIR_E), splat(revH, DIR_F)))
         # local zero; in the other modes zero is NEG, which no H ever equals
-        src = select(eq(hn, zero), splat(DIR_ZERO), src)
-        gaps = vor(vand(ge(e_open, e_ext), splat(E_OPEN)), vand(ge(f_open, f_ext), splat(F_OPEN)))
+        src = select(eq(hn, zero), splat(revH, DIR_ZERO), src)
+        gaps = vor(vand(ge(e_open, e_ext), splat(revH, E_OPEN)),
+                   vand(ge(f_open, f_ext), splat(revH, F_OPEN)))
         store_bytes(dirs, dpos, vor(src, gaps))
     if masked:
-        force = ge(rows, splat(s))  # lanes on column 0 (or left of it)
+        force = ge(rows, splat(revH, s))  # lanes on column 0 (or left of it)
         hn = select(force, edges, hn)
-        e = select(force, splat(NEG), e)
+        e = select(force, splat(revH, neg), e)
     if track:
         better = gt(hn, besth)
         if masked:
-            better = vand(better, ge(rows, splat(s - n)))  # columns <= n only
+            better = vand(better, ge(rows, splat(revH, s - n)))  # columns <= n only
         besth = select(better, hn, besth)
-        bests = select(better, splat(s), bests)
+        bests = select(better, splat(revH, s), bests)
     return hn, e, f, hnext, besth, bests
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _to_row_buffers(revH, revF, C, s, h, f):
-    """Row 15's H and F at step s >= LANES onto column s - 15 of the reversed row buffers.
+    """The last row's H and F at step s >= lanes onto column s - lanes + 1 of the reversed
+    row buffers.
 
-    Lanes 8-15 (rows 1, 3, .., 15) go to columns s-8 .. s-15: the other rows' values land
-    on columns above s - 15, which the next steps overwrite, after lane 0 read them."""
-    store_high(revH, C - s + LANES // 2, h)
-    store_high(revF, C - s + LANES // 2, f)
+    The high lanes (rows 1, 3, .., lanes - 1) go to columns s - lanes/2 .. s - lanes + 1:
+    the other rows' values land on columns above the last row's, which the next steps
+    overwrite, after lane 0 read them."""
+    lanes = lanes_of(revH)
+    store_high(revH, C - s + lanes // 2, h)
+    store_high(revF, C - s + lanes // 2, f)
 
 
 @njit(cache=True, nogil=True)
@@ -184,49 +212,53 @@ def _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, r
     or none).
     """
     local = mode == LOCAL
-    C = n + LANES
-    vopen = splat(gap_open)
-    vext = splat(gap_extend)
-    zero = splat(0 if local else NEG)
-    rows = load(ROW_OF_LANE, 0)
-    starts = np.empty(LANES, np.int64)
-    edge_buf = np.empty(LANES, np.int32)
-    scores = np.empty(BLOCK * LANES, np.int32)
+    L = lanes_of(revH)  # a constant: 16 (int32) or 32 (int16)
+    neg = neg_of(revH)
+    pad = 2 * L
+    C = n + L
+    vopen = splat(revH, gap_open)
+    vext = splat(revH, gap_extend)
+    zero = splat(revH, 0 if local else neg)
+    rows = rows_of(revH)
+    starts = np.empty(L, np.int64)
+    edge_buf = np.empty(L, revH.dtype)
+    scores = np.empty(BLOCK * L, revH.dtype)
     best, bi, bj = 0, 0, 0
-    steps = n + LANES - 1
-    for i0 in range(r0, r1, LANES):
-        for p in range(LANES):
-            i = i0 + ROW_OF_LANE[p]  # 0-based query row of lane p, which reads tp[starts[p] + s]
-            starts[p] = (codes[q[i]] if i < q.size else 0) * width + PAD - ROW_OF_LANE[p] - 1
+    steps = n + L - 1
+    for i0 in range(r0, r1, L):
+        for p in range(L):
+            x = row_of_lane(p, L)
+            i = i0 + x  # 0-based query row of lane p, which reads tp[starts[p] + s]
+            starts[p] = (codes[q[i]] if i < q.size else 0) * width + pad - x - 1
             edge_buf[p] = edge(i + 1, mode, gap_open, gap_extend)
         edges = load(edge_buf, 0)
-        last = i0 + LANES >= r1
+        last = i0 + L >= r1
         track = find_end and (local or (mode == SEMIGLOBAL and last))
         h = edges
-        e = splat(NEG)
-        f = splat(NEG)
-        hup = splat(revH[C])
-        besth = splat(0)
-        bests = splat(0)
-        dbase = ((i0 - r0) // LANES * steps - 1) * LANES
+        e = splat(revH, neg)
+        f = splat(revH, neg)
+        hup = splat(revH, revH[C])
+        besth = splat(revH, 0)
+        bests = splat(revH, 0)
+        dbase = ((i0 - r0) // L * steps - 1) * L
         for s0 in range(1, steps + 1, BLOCK):
-            columns8(tp, starts, s0, scores)
-            if s0 >= LANES and s0 + BLOCK - 1 <= n:  # every lane inside the matrix
+            columns(tp, starts, s0, scores)
+            if s0 >= L and s0 + BLOCK - 1 <= n:  # every lane inside the matrix
                 # the two loops differ only in a literal True/False for track: _step is
                 # inlined, so each copy compiles without the other's end-cell branch
                 if track:
                     for k in range(BLOCK):
                         h, e, f, hup, besth, bests = _step(
-                            s0 + k, n, load(scores, k * LANES), h, e, f, hup, revH, revF, C,
-                            vopen, vext, zero, besth, bests, dirs, dbase + (s0 + k) * LANES,
-                            emit, True, False, edges, rows)
+                            s0 + k, n, load(scores, k * L), h, e, f, hup, revH, revF, C,
+                            vopen, vext, zero, besth, bests, dirs, dbase + (s0 + k) * L,
+                            emit, True, False, edges, rows, neg)
                         _to_row_buffers(revH, revF, C, s0 + k, h, f)
                 else:
                     for k in range(BLOCK):
                         h, e, f, hup, besth, bests = _step(
-                            s0 + k, n, load(scores, k * LANES), h, e, f, hup, revH, revF, C,
-                            vopen, vext, zero, besth, bests, dirs, dbase + (s0 + k) * LANES,
-                            emit, False, False, edges, rows)
+                            s0 + k, n, load(scores, k * L), h, e, f, hup, revH, revF, C,
+                            vopen, vext, zero, besth, bests, dirs, dbase + (s0 + k) * L,
+                            emit, False, False, edges, rows, neg)
                         _to_row_buffers(revH, revF, C, s0 + k, h, f)
                 if find_end and not local and s0 + BLOCK - 1 == n:
                     lastcol[i0 + 1] = lane(h, 0)  # row 0 reached column n
@@ -234,33 +266,49 @@ def _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, r
             # some lanes left of column 1 or right of column n
             for s in range(s0, min(s0 + BLOCK, steps + 1)):
                 h, e, f, hup, besth, bests = _step(
-                    s, n, load(scores, (s - s0) * LANES), h, e, f, hup, revH, revF, C, vopen,
-                    vext, zero, besth, bests, dirs, dbase + s * LANES, emit, track, True,
-                    edges, rows)
-                if s >= LANES:
+                    s, n, load(scores, (s - s0) * L), h, e, f, hup, revH, revF, C, vopen,
+                    vext, zero, besth, bests, dirs, dbase + s * L, emit, track, True,
+                    edges, rows, neg)
+                if s >= L:
                     _to_row_buffers(revH, revF, C, s, h, f)
                 if find_end and not local and s >= n and i0 + s - n < r1:
-                    lastcol[i0 + s - n + 1] = lane(h, LANE_OF_ROW[s - n])
-        revH[C] = edge(i0 + LANES, mode, gap_open, gap_extend)
-        if K > 0 and (i0 + LANES - r0) % K == 0 and i0 + LANES <= r1:
+                    lastcol[i0 + s - n + 1] = lane(h, lane_of_row(s - n, L))
+        revH[C] = edge(i0 + L, mode, gap_open, gap_extend)
+        if K > 0 and (i0 + L - r0) % K == 0 and i0 + L <= r1:
             for j in range(n + 1):
-                ckH[(i0 + LANES - r0) // K, j] = revH[C - j]
-                ckF[(i0 + LANES - r0) // K, j] = revF[C - j]
+                ckH[(i0 + L - r0) // K, j] = revH[C - j]
+                ckF[(i0 + L - r0) // K, j] = revF[C - j]
         if track:
-            for r in range(min(LANES, r1 - i0)):
+            for r in range(min(L, r1 - i0)):
                 if local or i0 + r + 1 == r1:
-                    v = lane(besth, LANE_OF_ROW[r])
+                    v = lane(besth, lane_of_row(r, L))
                     if v > best:
-                        best, bi, bj = v, i0 + r + 1, lane(bests, LANE_OF_ROW[r]) - r
+                        best, bi, bj = v, i0 + r + 1, lane(bests, lane_of_row(r, L)) - r
     return best, bi, bj
+
+
+def fits16(m, n, sub_table: np.ndarray, gap_open: int, gap_extend: int,
+           mode: int) -> np.ndarray:
+    """Whether the int16 kernel holds every value of m x n pairs (arrays) exactly: no H
+    above ``max(sub, 0) * min(m, n)``, plus a substitution score, reaches 2^15; none below
+    the all-gaps path's (local: -(open + extend) - min(sub, 0); else -(3 open + extend
+    (m + n + 1)) - min(sub, 0)) reaches NEG16 = -2^14, so NEG16 minus an extension loses to
+    every real value and wraps nowhere; the steps n + 2 lanes fit int16."""
+    top, low = max(int(sub_table.max()), 0), min(int(sub_table.min()), 0)
+    m, n = np.asarray(m, np.int64), np.asarray(n, np.int64)
+    high = top * np.minimum(m, n) + top
+    depth = (gap_open + gap_extend - low if mode == LOCAL
+             else 3 * gap_open + gap_extend * (m + n + 1) - low)
+    return (high < 1 << 15) & (depth < -NEG16) & (n + 64 < 1 << 15)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _boundary_row(n, mode, gap_open, gap_extend, revH, revF):
     """Row 0 into the reversed row buffers."""
+    L = lanes_of(revH)
     for j in range(n + 1):
-        revH[n + LANES - j] = edge(j, mode, gap_open, gap_extend)
-        revF[n + LANES - j] = NEG
+        revH[n + L - j] = edge(j, mode, gap_open, gap_extend)
+        revF[n + L - j] = neg_of(revH)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -315,10 +363,12 @@ def forward(q, n, tp, codes, width, gap_open, gap_extend, mode, K, ckH, ckF):
 @njit(cache=True, nogil=True, inline="always")
 def forward_dirs(q, n, tp, codes, width, gap_open, gap_extend, mode, dirs):
     """``forward`` in one pass that also writes the whole matrix's skewed direction bytes
-    (``skewed_size(m, n)``) into dirs; m, n > 0."""
+    (``skewed_size(m, n, lanes)``) into dirs; m, n > 0. The width is tp's: int32, or int16
+    for pairs that fit it (:func:`fits16`)."""
     m = q.size
-    revH = np.empty(n + LANES + 1, np.int32)  # reversed: index n + LANES - j is column j
-    revF = np.empty(n + LANES + 1, np.int32)
+    L = lanes_of(tp)
+    revH = np.empty(n + L + 1, tp.dtype)  # reversed: index n + L - j is column j
+    revF = np.empty(n + L + 1, tp.dtype)
     _boundary_row(n, mode, gap_open, gap_extend, revH, revF)
     lastcol = np.empty(m + 1 if mode != LOCAL else 1, np.int32)
     ck = np.empty((1, 1), np.int32)
