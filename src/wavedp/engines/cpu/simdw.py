@@ -11,12 +11,12 @@ of each jitted function: after editing this module, clear this package's ``__pyc
 
 from __future__ import annotations
 
-from llvmlite import ir
+from llvmlite import binding, ir
 from numba import types
 from numba.extending import intrinsic
 
 from ..common import NEG
-from .simd import _opaque
+from .simd import _opaque, avx2_host
 from .simd16 import IntVec, _const_mask, _ptr, _splat_ir, blend, lane, vmax
 
 __all__ = ["BLOCK", "NEG16", "add", "blend", "columns", "eq", "ge", "gt", "lane", "lanes_of",
@@ -30,6 +30,19 @@ BLOCK = 8
 #: "minus infinity" of int16 kernels: minus a gap extension it still fits int16, and it stays
 #: below every value they hold (``wavefront.fits16``)
 NEG16 = -(1 << 14)
+
+
+def _avx512_host() -> bool:
+    """Whether 512-bit vectors are native registers here (AVX-512BW): single permutes
+    across the whole vector, no ymm-halves tricks."""
+    try:
+        features = binding.get_host_cpu_features()
+        return avx2_host() and bool(features.get("avx512bw")) and bool(features.get("avx512f"))
+    except Exception:
+        return False
+
+
+_ZMM = _avx512_host()
 
 
 def _width(ty) -> int:
@@ -146,8 +159,10 @@ def store_bytes(typingctx, arr, idx, v):
         count = args[2].type.count
         bytes_ty = ir.VectorType(ir.IntType(8), count)
         ptr = _ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1], bytes_ty)
-        lo, hi = (_opaque(builder, h) for h in _halves(builder, args[2]))
-        v = builder.shuffle_vector(lo, hi, _const_mask(list(range(count))))
+        v = args[2]
+        if not _ZMM:
+            lo, hi = (_opaque(builder, h) for h in _halves(builder, v))
+            v = builder.shuffle_vector(lo, hi, _const_mask(list(range(count))))
         builder.store(builder.trunc(v, bytes_ty), ptr, align=1)
         return context.get_dummy_value()
     return types.none(arr, idx, v), codegen
@@ -177,6 +192,10 @@ def next_rows(typingctx, v, x):
         x = builder.trunc(context.cast(builder, args[1], sig.args[1], types.int64),
                           vty.element)
         first = _splat_ir(builder, x, ir.VectorType(vty.element, half))
+        if _ZMM:  # one two-source permute (vpermt2w / vpermt2d)
+            whole = _splat_ir(builder, x, vty)
+            return builder.shuffle_vector(args[0], whole, _const_mask(
+                [2 * half, *range(half, 2 * half - 1), *range(half)]))
         even, odd = _halves(builder, args[0])
         # [x .. x, odd 0 .. q-1], then per 128-bit block: the block's last lane below the
         # odd lanes

@@ -263,11 +263,13 @@ def _stripes(q, n, tp, codes, width, gap_open, gap_extend, mode, r0, r1, revH, r
                 if find_end and not local and s0 + BLOCK - 1 == n:
                     lastcol[i0 + 1] = lane(h, 0)  # row 0 reached column n
                 continue
-            # some lanes left of column 1 or right of column n
+            # some lanes left of column 1 or right of column n; the end cell tracked
+            # whether needed or not (a literal: no branch in the inlined step, whose arrays
+            # Numba would then reference-count at every step)
             for s in range(s0, min(s0 + BLOCK, steps + 1)):
                 h, e, f, hup, besth, bests = _step(
                     s, n, load(scores, (s - s0) * L), h, e, f, hup, revH, revF, C, vopen,
-                    vext, zero, besth, bests, dirs, dbase + s * L, emit, track, True,
+                    vext, zero, besth, bests, dirs, dbase + s * L, emit, True, True,
                     edges, rows, neg)
                 if s >= L:
                     _to_row_buffers(revH, revF, C, s, h, f)
