@@ -37,9 +37,10 @@ from .wavefront import fits16
 #: hits without traceback, 24,000 of them in 0.1 s where pair by pair took 0.8 s); fewer go
 #: pair by pair
 ENDS_MIN_PAIRS = 64
-#: whole-matrix traceback pairs of more than 16 query rows whose values fit int16
-#: (``wavefront.fits16``) run the int16 kernel: stripes of 32 rows, twice the cells a vector
-#: instruction (False: every pair at int32, as benchmarks/pairs.py --int16 compares)
+#: whole-matrix traceback pairs whose values fit int16 (``wavefront.fits16``) run the int16
+#: kernel: stripes of 32 rows, twice the cells a vector instruction; where some pairs need
+#: int32, pairs of one int32 stripe (16 rows or fewer) join them (cold, each width compiles
+#: in ~8 s). False: every pair at int32 (benchmarks/pairs.py --int16 compares)
 WHOLE16 = True
 
 
@@ -203,7 +204,9 @@ def align_cat(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.nda
         by_cell = int((qlen * tlen).sum()) <= SMALL_CELLS  # whole matrices, cell by cell
         narrow = np.zeros(len(pairs), bool)
         if not by_cell and WHOLE16:
-            narrow = whole & (qlen > 16) & fits16(qlen, tlen, sub, gap_open, gap_extend, mode)
+            narrow = whole & fits16(qlen, tlen, sub, gap_open, gap_extend, mode)
+            if (whole & ~narrow).any():  # int32 compiled anyway: it takes one stripe's rows
+                narrow &= qlen > 16
         calls += [(small_pairs if by_cell else whole_pairs,
                    (np.flatnonzero(whole & ~narrow), *common, opoff, ops, out),
                    SECONDS["small" if by_cell else "whole"]),

@@ -1,7 +1,12 @@
 """SIMD wavefront kernels: stripes of LANES query rows swept along anti-diagonals.
 
+One source, two widths: the arrays' dtype (the substitution table's, then the profile's and
+the row buffers') picks 512-bit vectors of 16 int32 lanes (LANES) or 32 int16 lanes
+(``simdw.py``); every ``LANES`` below reads "lanes" at int16. int16 runs the pairs whose
+values provably fit (:func:`fits16`), twice the cells a vector instruction.
+
 A stripe holds rows ``i0+1 .. i0+LANES``, one per lane; at step ``s`` the lane of stripe row
-``r`` (0-based) computes the cell (i0+1+r, s-r), so the 16 cells of a step form an
+``r`` (0-based) computes the cell (i0+1+r, s-r), so the cells of a step form an
 anti-diagonal and are independent. For the cell of row r at step s (docs/design.md recurrence):
 
 - left neighbour (H, E of column j-1, same row): its own lane at step s-1;
@@ -10,24 +15,36 @@ anti-diagonal and are independent. For the cell of row r at step s (docs/design.
   buffer;
 - diagonal H[i-1][j-1]: the upper-neighbour vector of step s-1, carried;
 - substitution score: ``tp[c * width + PAD + j - 1]`` = ``sub[c, t[j-1]]`` from the target
-  profile, one row per query code c; ``columns8`` transposes 8 steps' worth at a time.
+  profile, one row per query code c; ``columns`` transposes 8 steps' worth at a time.
 
 Lanes are interleaved: even stripe rows 0, 2, .., 14 in lanes 0-7, odd rows 1, 3, .., 15 in
 lanes 8-15 (``LANE_OF_ROW``). Moving one row down then copies lanes 0-7 into lanes 8-15 and
-shifts lanes 8-15 into lanes 0-7: two shuffles instead of four. Row 15's H and F, which the
-next stripe needs, are stored by a plain store of lanes 8-15 into row buffers kept in
-reverse column order (``rev[C - j]`` holds column j): row 15 lands on its column and lanes
-8-14 write garbage onto columns j+1..j+7, which later steps overwrite before anyone reads
-them.
+shifts lanes 8-15 into lanes 0-7: two shuffles instead of four on AVX2 (one permute with
+AVX-512). Row 15's H and F, which the next stripe needs, are stored by a plain store of
+lanes 8-15 into row buffers kept in reverse column order (``rev[C - j]`` holds column j):
+row 15 lands on its column and lanes 8-14 write garbage onto columns j+1..j+7, which later
+steps overwrite before anyone reads them.
 
 Lanes whose column is <= 0 are forced to the column-0 boundary; lanes past column n or row m
 compute values that only ever feed other such lanes and are masked out of every result. The
-recurrence is exact (no lazy-F correction) for any non-negative gap penalties.
+recurrence is exact (no lazy-F correction) for any non-negative gap penalties; int16
+arithmetic wraps around only in those lanes.
 
 Direction bytes (encoding in ``common.py``) of rows ``r0+1..r1`` and columns ``1..n`` are
 stored skewed, as the steps produce them: the byte of cell (i, j), with ``x = i - r0 - 1``,
 is at ``((x // LANES) * (n + LANES - 1) + j + x % LANES - 1) * LANES + LANE_OF_ROW[x %
 LANES]`` (``skewed_index``; ``skewed_size`` bytes in all).
+
+Floor (Intel AVX-512, where 512-bit vector ops issue on two ports, shuffles, permutes and
+mask compares on one): a step is about 30 vector ops (5 max, 4 sub, 1 add, 5 compares, the
+direction byte's blends and its store, two row moves, two row-buffer stores) plus 8 of the
+profile's transposes, about 20 of them on the shuffle port: ~20 cycles a step at either
+width, 16 or 32 cells. Prediction: int16 halves the steps (10 stripes of 331 steps for a 300
+x 300 pair against 19 of 315: 0.55x), ~1.8x the int32 kernel. Measured (one thread, 20,000
+protein pairs of 300 x 300, ``align_whole``, local): compiled for a literal local mode,
+int32 1.34-1.52 s, int16 1.04 s (1.4x: ~30 cycles a step, ~65 masked steps in 331 against
+~35 in 315, the int16 transposes' extra inserts); for a run-time mode, as ``whole_pairs``
+runs it, int32 1.41-1.61 s but int16 1.36-1.53 s: that gap is not understood yet.
 """
 
 from __future__ import annotations
