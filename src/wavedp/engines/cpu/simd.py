@@ -2,10 +2,10 @@
 
 Plain Numba loops over small arrays do not vectorize reliably; these intrinsics hand LLVM
 vector values directly (two AVX2 registers per 16-lane operation), so carried vectors stay in
-registers. Masks are int32 vectors of 0 / -1, as the comparisons return them. Shared by the
-striped kernel (``striped.py``) and the wavefront kernels (``wavefront.py``). Numba's
-on-disk cache tracks only the file of each jitted function: after editing this module, clear
-the ``__pycache__`` of this package (or touch those two files).
+registers. Used by the striped kernel (``striped.py``); the wavefront kernels take theirs,
+of either width, from ``simdw.py``. Numba's on-disk cache tracks only the file of each
+jitted function: after editing this module, clear the ``__pycache__`` of this package (or
+touch ``striped.py``).
 """
 
 from __future__ import annotations
@@ -96,25 +96,10 @@ def _binary(op):
     return fn
 
 
-def _compare(pred):
-    @intrinsic
-    def fn(typingctx, a, b):
-        def codegen(context, builder, sig, args):
-            return builder.sext(builder.icmp_signed(pred, args[0], args[1]), _VEC)
-        return _vec(a, b), codegen
-    return fn
-
-
 add = _binary(lambda b, x, y: b.add(x, y))
 sub = _binary(lambda b, x, y: b.sub(x, y))
-vand = _binary(lambda b, x, y: b.and_(x, y))
-vor = _binary(lambda b, x, y: b.or_(x, y))
 vmax = _binary(lambda b, x, y: b.select(b.icmp_signed(">", x, y), x, y))
 vmin = _binary(lambda b, x, y: b.select(b.icmp_signed("<", x, y), x, y))
-#: lane-wise comparisons: -1 where true, 0 where false
-eq = _compare("==")
-gt = _compare(">")
-ge = _compare(">=")
 
 
 @intrinsic
@@ -137,91 +122,11 @@ def store(typingctx, arr, idx, v):
 
 
 @intrinsic
-def store_bytes(typingctx, arr, idx, v):
-    """arr[idx : idx + LANES] = the low byte of every lane of v (arr: uint8).
-
-    v is computed in 32-bit lanes and narrowed here, once (left alone, LLVM narrows every
-    comparison feeding v separately: several pack sequences instead of one).
-    """
-    def codegen(context, builder, sig, args):
-        half = LANES // 2
-        bytes_ty = ir.VectorType(ir.IntType(8), LANES)
-        ptr = _elem_ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-        parts = [_opaque(builder, builder.shuffle_vector(args[2], args[2],
-                                                         _mask(list(range(k, k + half)))))
-                 for k in (0, half)]
-        v = builder.shuffle_vector(parts[0], parts[1], _mask(list(range(LANES))))
-        builder.store(builder.trunc(v, bytes_ty), builder.bitcast(ptr, bytes_ty.as_pointer()),
-                      align=1)
-        return context.get_dummy_value()
-    return types.none(arr, idx, v), codegen
-
-
-#: steps of scores per ``columns8`` call
-BLOCK = 8
-
-
-@intrinsic
-def columns8(typingctx, src, starts, offset, dst):
-    """dst[k * LANES + r] = src[starts[r] + offset + k] for r < LANES, k < BLOCK (int32).
-
-    LANES rows of BLOCK values, loaded as vectors and transposed in registers (two 8 x 8
-    transposes of 24 shuffles each): a gather of BLOCK vectors at once, far cheaper than
-    per-vector gathers on AMD Zen.
-    """
-    def codegen(context, builder, sig, args):
-        src_ty, starts_ty, off_ty, dst_ty = sig.args
-        half = ir.VectorType(_I32, BLOCK)
-        offset = context.cast(builder, args[2], off_ty, types.intp)
-        starts = context.make_array(starts_ty)(context, builder, args[1]).data
-        rows = []
-        for r in range(LANES):
-            start = builder.load(builder.gep(starts, [ir.Constant(ir.IntType(64), r)]))
-            start = context.cast(builder, start, starts_ty.dtype, types.intp)
-            ptr = _elem_ptr(context, builder, src_ty, args[0], types.intp,
-                            builder.add(start, offset))
-            rows.append(builder.load(builder.bitcast(ptr, half.as_pointer()), align=4))
-
-        def shuf(a, b, mask):
-            return builder.shuffle_vector(a, b, _mask(mask))
-
-        lo32, hi32 = [0, 8, 1, 9, 4, 12, 5, 13], [2, 10, 3, 11, 6, 14, 7, 15]
-        lo64, hi64 = [0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15]
-        lo128, hi128 = [0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]
-        for h in range(LANES // BLOCK):
-            R = rows[h * BLOCK:(h + 1) * BLOCK]
-            t = []
-            for k in range(0, BLOCK, 2):
-                t += [shuf(R[k], R[k + 1], lo32), shuf(R[k], R[k + 1], hi32)]
-            u = []
-            for k in (0, 4):
-                u += [shuf(t[k], t[k + 2], lo64), shuf(t[k], t[k + 2], hi64),
-                      shuf(t[k + 1], t[k + 3], lo64), shuf(t[k + 1], t[k + 3], hi64)]
-            cols = [shuf(u[k], u[k + 4], lo128) for k in range(4)]
-            cols += [shuf(u[k], u[k + 4], hi128) for k in range(4)]
-            for k, col in enumerate(cols):
-                ptr = _elem_ptr(context, builder, dst_ty, args[3], types.intp,
-                                ir.Constant(ir.IntType(64), k * LANES + h * BLOCK))
-                builder.store(col, builder.bitcast(ptr, half.as_pointer()), align=4)
-        return context.get_dummy_value()
-    return types.none(src, starts, offset, dst), codegen
-
-
-@intrinsic
 def splat(typingctx, x):
     """Every lane = x."""
     def codegen(context, builder, sig, args):
         return _splat_ir(builder, _i32(context, builder, args[0], sig.args[0]))
     return _vec(x), codegen
-
-
-@intrinsic
-def select(typingctx, m, a, b):
-    """a where the mask m is set (nonzero), else b."""
-    def codegen(context, builder, sig, args):
-        zero = ir.Constant(_VEC, [0] * LANES)
-        return builder.select(builder.icmp_signed("!=", args[0], zero), args[1], args[2])
-    return _vec(m, a, b), codegen
 
 
 @intrinsic
@@ -232,38 +137,6 @@ def shift(typingctx, v, x):
         return builder.shuffle_vector(first, args[0],
                                       _mask([0] + [LANES + k for k in range(LANES - 1)]))
     return _vec(v, x), codegen
-
-
-@intrinsic
-def next_rows(typingctx, v, x):
-    """[x, v[8..14], v[0..7]]: one row down in the interleaved layout (even rows in lanes
-    0-7, odd rows in lanes 8-15), x entering as row 0.
-
-    Lanes 8-15 are just lanes 0-7; lanes 0-7 are one ``vperm2i128`` and one ``vpalignr``
-    (the single shuffle would become a slower cross-lane ``vpermd`` and blend on Zen).
-    """
-    def codegen(context, builder, sig, args):
-        half = LANES // 2
-        first = _splat_ir(builder, _i32(context, builder, args[1], sig.args[1]), half)
-        odd = builder.shuffle_vector(args[0], args[0], _mask(list(range(half, LANES))))
-        even = builder.shuffle_vector(args[0], args[0], _mask(list(range(half))))
-        # [x x x x, odd 0..3], then per 128-bit block: the block's last lane below, 3 lanes
-        t = _opaque(builder, builder.shuffle_vector(first, odd, _mask([4, 5, 6, 7, 8, 9, 10, 11])))
-        low = builder.shuffle_vector(t, odd, _mask([3, 8, 9, 10, 7, 12, 13, 14]))
-        return builder.shuffle_vector(low, even, _mask(list(range(LANES))))
-    return _vec(v, x), codegen
-
-
-@intrinsic
-def store_high(typingctx, arr, idx, v):
-    """arr[idx : idx + LANES / 2] = v[LANES / 2 :] (int32)."""
-    def codegen(context, builder, sig, args):
-        half = ir.VectorType(_I32, LANES // 2)
-        ptr = _elem_ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-        high = builder.shuffle_vector(args[2], args[2], _mask(list(range(LANES // 2, LANES))))
-        builder.store(high, builder.bitcast(ptr, half.as_pointer()), align=4)
-        return context.get_dummy_value()
-    return types.none(arr, idx, v), codegen
 
 
 @intrinsic

@@ -12,6 +12,8 @@ module, clear the ``__pycache__`` of this package (or touch ``intersequence.py``
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -96,31 +98,42 @@ vmax = _pick(">")
 vmin = _pick("<")
 
 
-@intrinsic
-def splat(typingctx, like, x):
-    """Every lane = x, clamped to the range of like's dtype (like: an int8/int16 array)."""
-    vt = _vec_of(like)
+def splat_of(vec_of: Callable[[types.Type], IntVec]):
+    """``splat(like, x)``: every lane = x, clamped to the range of like's dtype, in vectors
+    of ``vec_of(like)``'s type (each module's own lane count)."""
+    @intrinsic
+    def splat(typingctx, like, x):
+        vt = vec_of(like)
 
-    def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        v = context.cast(builder, args[1], sig.args[1], types.int64)
-        hi = ir.Constant(i64, (1 << (vt.bits - 1)) - 1)
-        lo = ir.Constant(i64, -(1 << (vt.bits - 1)))
-        v = builder.select(builder.icmp_signed(">", v, hi), hi, v)
-        v = builder.select(builder.icmp_signed("<", v, lo), lo, v)
-        return _splat_ir(builder, builder.trunc(v, ir.IntType(vt.bits)), _ir(vt))
-    return vt(like, x), codegen
+        def codegen(context, builder, sig, args):
+            i64 = ir.IntType(64)
+            v = context.cast(builder, args[1], sig.args[1], types.int64)
+            hi = ir.Constant(i64, (1 << (vt.bits - 1)) - 1)
+            lo = ir.Constant(i64, -(1 << (vt.bits - 1)))
+            v = builder.select(builder.icmp_signed(">", v, hi), hi, v)
+            v = builder.select(builder.icmp_signed("<", v, lo), lo, v)
+            return _splat_ir(builder, builder.trunc(v, ir.IntType(vt.bits)), _ir(vt))
+        return vt(like, x), codegen
+    return splat
 
 
-@intrinsic
-def load(typingctx, arr, idx):
-    """arr[idx : idx + LANES] as a vector (arr: int8 or int16)."""
-    vt = _vec_of(arr)
+def load_of(vec_of: Callable[[types.Type], IntVec], aligned: bool):
+    """``load(arr, idx)``: arr[idx : idx + lanes] as a vector of ``vec_of(arr)``'s type
+    (``aligned``: the address a multiple of the element size, else of one byte)."""
+    @intrinsic
+    def load(typingctx, arr, idx):
+        vt = vec_of(arr)
 
-    def codegen(context, builder, sig, args):
-        ptr = _ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1], _ir(vt))
-        return builder.load(ptr, align=1)
-    return vt(arr, idx), codegen
+        def codegen(context, builder, sig, args):
+            ptr = _ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1], _ir(vt))
+            return builder.load(ptr, align=vt.bits // 8 if aligned else 1)
+        return vt(arr, idx), codegen
+    return load
+
+
+#: every lane = x, clamped to like's dtype (int8/int16); arr[idx : idx + LANES] (int8/int16)
+splat = splat_of(_vec_of)
+load = load_of(_vec_of, aligned=False)
 
 
 @intrinsic

@@ -17,7 +17,7 @@ from numba.extending import intrinsic
 
 from ..common import NEG
 from .simd import _opaque, avx2_host
-from .simd16 import IntVec, _const_mask, _ptr, _splat_ir, blend, lane, vmax
+from .simd16 import IntVec, _const_mask, _ptr, _splat_ir, blend, lane, load_of, splat_of, vmax
 
 __all__ = ["BLOCK", "NEG16", "add", "blend", "columns", "eq", "ge", "gt", "lane", "lanes_of",
            "load", "neg_of", "next_rows", "rows_of", "splat", "store_bytes", "store_high",
@@ -91,31 +91,9 @@ def rows_of(typingctx, like):
     return vt(like), codegen
 
 
-@intrinsic
-def splat(typingctx, like, x):
-    """Every lane = x, clamped to the range of like's dtype."""
-    vt = _vec(like)
-
-    def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        v = context.cast(builder, args[1], sig.args[1], types.int64)
-        hi = ir.Constant(i64, (1 << (vt.bits - 1)) - 1)
-        lo = ir.Constant(i64, -(1 << (vt.bits - 1)))
-        v = builder.select(builder.icmp_signed(">", v, hi), hi, v)
-        v = builder.select(builder.icmp_signed("<", v, lo), lo, v)
-        return _splat_ir(builder, builder.trunc(v, ir.IntType(vt.bits)), _ir(vt))
-    return vt(like, x), codegen
-
-
-@intrinsic
-def load(typingctx, arr, idx):
-    """arr[idx : idx + lanes] as a vector."""
-    vt = _vec(arr)
-
-    def codegen(context, builder, sig, args):
-        ptr = _ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1], _ir(vt))
-        return builder.load(ptr, align=vt.bits // 8)
-    return vt(arr, idx), codegen
+#: every lane = x, clamped to like's dtype; arr[idx : idx + lanes], aligned to its elements
+splat = splat_of(_vec)
+load = load_of(_vec, aligned=True)
 
 
 def _binary(op):
