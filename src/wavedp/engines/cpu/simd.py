@@ -77,7 +77,7 @@ def avx2_host() -> bool:
 _BARRIER = avx2_host()
 
 
-def _opaque(builder, v):
+def opaque(builder, v):
     """v unchanged, hidden from LLVM's shuffle combining by an empty inline asm (x86 with
     AVX2; elsewhere v itself: the same values, only the instruction choice may differ).
     ``v`` must fit one ymm register (<= 8 int32)."""

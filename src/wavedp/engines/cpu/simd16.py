@@ -50,22 +50,25 @@ def _ir(vt: IntVec):
     return ir.VectorType(ir.IntType(vt.bits), vt.lanes)
 
 
-def _const_mask(values):
+def const_mask(values):
+    """A shuffle mask (an LLVM <n x i32> constant) of ``values``."""
     return ir.Constant(ir.VectorType(ir.IntType(32), len(values)), values)
 
 
 _PSHUFB = avx2_host()
 
 
-def _ptr(context, builder, arrty, arr, idxty, idx, elem):
+def vec_ptr(context, builder, arrty, arr, idxty, idx, elem):
+    """A pointer of type ``elem`` (an LLVM vector type) to ``arr[idx]``."""
     data = context.make_array(arrty)(context, builder, arr).data
     ptr = builder.gep(data, [context.cast(builder, idx, idxty, types.intp)])
     return builder.bitcast(ptr, elem.as_pointer())
 
 
-def _splat_ir(builder, scalar, vty):
+def splat_ir(builder, scalar, vty):
+    """The LLVM vector of type ``vty`` with ``scalar`` in every lane."""
     one = builder.insert_element(ir.Constant(vty, None), scalar, ir.Constant(ir.IntType(32), 0))
-    return builder.shuffle_vector(one, ir.Constant(vty, None), _const_mask([0] * vty.count))
+    return builder.shuffle_vector(one, ir.Constant(vty, None), const_mask([0] * vty.count))
 
 
 def _sat(name):
@@ -112,7 +115,7 @@ def splat_of(vec_of: Callable[[types.Type], IntVec]):
             lo = ir.Constant(i64, -(1 << (vt.bits - 1)))
             v = builder.select(builder.icmp_signed(">", v, hi), hi, v)
             v = builder.select(builder.icmp_signed("<", v, lo), lo, v)
-            return _splat_ir(builder, builder.trunc(v, ir.IntType(vt.bits)), _ir(vt))
+            return splat_ir(builder, builder.trunc(v, ir.IntType(vt.bits)), _ir(vt))
         return vt(like, x), codegen
     return splat
 
@@ -125,7 +128,7 @@ def load_of(vec_of: Callable[[types.Type], IntVec], aligned: bool):
         vt = vec_of(arr)
 
         def codegen(context, builder, sig, args):
-            ptr = _ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1], _ir(vt))
+            ptr = vec_ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1], _ir(vt))
             return builder.load(ptr, align=vt.bits // 8 if aligned else 1)
         return vt(arr, idx), codegen
     return load
@@ -144,7 +147,7 @@ def store(typingctx, arr, idx, v):
         value = args[2]
         if v.bits < vt.bits:
             value = builder.sext(value, _ir(vt))
-        ptr = _ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1], _ir(vt))
+        ptr = vec_ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1], _ir(vt))
         builder.store(value, ptr, align=1)
         return context.get_dummy_value()
     return types.none(arr, idx, v), codegen
@@ -185,7 +188,7 @@ def codes(typingctx, arr):
     vt = IntVec(8, LANES)
 
     def codegen(context, builder, sig, args):
-        ptr = _ptr(context, builder, sig.args[0], args[0], types.intp,
+        ptr = vec_ptr(context, builder, sig.args[0], args[0], types.intp,
                    ir.Constant(ir.IntType(64), 0), _ir(vt))
         return builder.load(ptr, align=1)
     return vt(arr), codegen
@@ -207,11 +210,11 @@ def lookup(typingctx, table, a, c):
         if _PSHUFB and LANES == 32:
             fnty = ir.FunctionType(i8v, [i8v, i8v])
             shuf = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.avx2.pshuf.b")
-            lo = builder.load(_ptr(context, builder, sig.args[0], args[0], types.int64, base,
+            lo = builder.load(vec_ptr(context, builder, sig.args[0], args[0], types.int64, base,
                                    i8v), align=1)
-            hi = builder.load(_ptr(context, builder, sig.args[0], args[0], types.int64,
+            hi = builder.load(vec_ptr(context, builder, sig.args[0], args[0], types.int64,
                                    builder.add(base, ir.Constant(i64, 32)), i8v), align=1)
-            high = builder.icmp_signed(">", idx, _splat_ir(builder, ir.Constant(ir.IntType(8), 15),
+            high = builder.icmp_signed(">", idx, splat_ir(builder, ir.Constant(ir.IntType(8), 15),
                                                            i8v))
             return builder.select(high, builder.call(shuf, [hi, idx]),
                                   builder.call(shuf, [lo, idx]))

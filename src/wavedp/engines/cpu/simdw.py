@@ -16,8 +16,8 @@ from numba import types
 from numba.extending import intrinsic
 
 from ..common import NEG
-from .simd import _opaque, avx2_host
-from .simd16 import IntVec, _const_mask, _ptr, _splat_ir, blend, lane, load_of, splat_of, vmax
+from .simd import avx2_host, opaque
+from .simd16 import IntVec, blend, const_mask, lane, load_of, splat_ir, splat_of, vec_ptr, vmax
 
 __all__ = ["BLOCK", "NEG16", "add", "blend", "columns", "eq", "ge", "gt", "lane", "lanes_of",
            "load", "neg_of", "next_rows", "rows_of", "splat", "store_bytes", "store_high",
@@ -126,7 +126,7 @@ ge = _compare(">=")
 
 def _halves(builder, v):
     n = v.type.count // 2
-    return [builder.shuffle_vector(v, v, _const_mask(list(range(k, k + n)))) for k in (0, n)]
+    return [builder.shuffle_vector(v, v, const_mask(list(range(k, k + n)))) for k in (0, n)]
 
 
 @intrinsic
@@ -136,11 +136,11 @@ def store_bytes(typingctx, arr, idx, v):
     def codegen(context, builder, sig, args):
         count = args[2].type.count
         bytes_ty = ir.VectorType(ir.IntType(8), count)
-        ptr = _ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1], bytes_ty)
+        ptr = vec_ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1], bytes_ty)
         v = args[2]
         if not _ZMM:
-            lo, hi = (_opaque(builder, h) for h in _halves(builder, v))
-            v = builder.shuffle_vector(lo, hi, _const_mask(list(range(count))))
+            lo, hi = (opaque(builder, h) for h in _halves(builder, v))
+            v = builder.shuffle_vector(lo, hi, const_mask(list(range(count))))
         builder.store(builder.trunc(v, bytes_ty), ptr, align=1)
         return context.get_dummy_value()
     return types.none(arr, idx, v), codegen
@@ -151,7 +151,7 @@ def store_high(typingctx, arr, idx, v):
     """arr[idx : idx + lanes / 2] = the high half of v's lanes."""
     def codegen(context, builder, sig, args):
         high = _halves(builder, args[2])[1]
-        ptr = _ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1], high.type)
+        ptr = vec_ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1], high.type)
         builder.store(high, ptr, align=1)
         return context.get_dummy_value()
     return types.none(arr, idx, v), codegen
@@ -169,19 +169,19 @@ def next_rows(typingctx, v, x):
         q = half // 2  # lanes of a 128-bit block
         x = builder.trunc(context.cast(builder, args[1], sig.args[1], types.int64),
                           vty.element)
-        first = _splat_ir(builder, x, ir.VectorType(vty.element, half))
+        first = splat_ir(builder, x, ir.VectorType(vty.element, half))
         if _ZMM:  # one two-source permute (vpermt2w / vpermt2d)
-            whole = _splat_ir(builder, x, vty)
-            return builder.shuffle_vector(args[0], whole, _const_mask(
+            whole = splat_ir(builder, x, vty)
+            return builder.shuffle_vector(args[0], whole, const_mask(
                 [2 * half, *range(half, 2 * half - 1), *range(half)]))
         even, odd = _halves(builder, args[0])
         # [x .. x, odd 0 .. q-1], then per 128-bit block: the block's last lane below the
         # odd lanes
-        t = _opaque(builder, builder.shuffle_vector(first, odd,
-                                                    _const_mask(list(range(q, q + half)))))
-        low = builder.shuffle_vector(t, odd, _const_mask(
+        t = opaque(builder, builder.shuffle_vector(first, odd,
+                                                    const_mask(list(range(q, q + half)))))
+        low = builder.shuffle_vector(t, odd, const_mask(
             [q - 1, *range(half, half + q - 1), 2 * q - 1, *range(half + q, 2 * half - 1)]))
-        return builder.shuffle_vector(low, even, _const_mask(list(range(2 * half))))
+        return builder.shuffle_vector(low, even, const_mask(list(range(2 * half))))
     return v(v, x), codegen
 
 
@@ -220,15 +220,15 @@ def columns(typingctx, src, starts, offset, dst):
         for r in range(lanes):
             start = builder.load(builder.gep(base, [ir.Constant(ir.IntType(64), r)]))
             start = context.cast(builder, start, starts_ty.dtype, types.intp)
-            ptr = _ptr(context, builder, src_ty, args[0], types.intp, builder.add(start, offset),
+            ptr = vec_ptr(context, builder, src_ty, args[0], types.intp, builder.add(start, offset),
                        row_ty)
             rows.append(builder.load(ptr, align=bits // 8))
 
         def shuf(a, b, mask):
-            return builder.shuffle_vector(a, b, _const_mask(mask))
+            return builder.shuffle_vector(a, b, const_mask(mask))
 
         def put(vec, at):
-            ptr = _ptr(context, builder, dst_ty, args[3], types.intp,
+            ptr = vec_ptr(context, builder, dst_ty, args[3], types.intp,
                        ir.Constant(ir.IntType(64), at), vec.type)
             builder.store(vec, ptr, align=bits // 8)
 
