@@ -285,6 +285,24 @@ def test_gpu_many_and_left_over(mode, monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kind", sorted(SCORINGS))
+@pytest.mark.parametrize("mode", MODES)
+def test_gpu_dirs_equals_cpu(kind, mode, monkeypatch):
+    """CIGARs from the sweep's direction bits (many_pairs.DIRS: many_pairs16 stores 4 bits a
+    cell, trace_dirs walks them) equal the CPU's at every group size, tiles' edges and small
+    pairs; for DNA also with N, pairs of mixed shapes in a warp and at the int16 bounds."""
+    from wavedp.engines.cuda import many_pairs
+
+    monkeypatch.setattr(many_pairs, "DIRS", True)
+    monkeypatch.setattr(many_pairs, "PACKED", True)
+    test_gpu_equals_cpu(kind, mode, True, monkeypatch)
+    if kind == "dna":
+        test_gpu_letter_n(mode, True, monkeypatch)
+        test_gpu_mixed_warp(mode, True, monkeypatch)
+        test_gpu_packed_at_its_bounds(mode, True)
+
+
+@pytest.mark.gpu
 def test_gpu_copies_through_pinned_buffers():
     """Arrays past transfer.SMALL go up and down in pieces through page-locked buffers."""
     import cupy

@@ -309,6 +309,8 @@ struct Saver {
                                        __byte_perm(Hg[r + 3], E[r + 3], half));
         }
     }
+    // DIRS: the step's direction word (the pair's 8 rows' nibbles) in place of its bottom
+    __device__ __forceinline__ void put_word(int u, unsigned w) { word[u] = w; }
     // the bottoms of the run ending at step st in one store, within the pair's runs
     template <int G>
     __device__ __forceinline__ void store(int st) const {
@@ -318,7 +320,60 @@ struct Saver {
     }
 };
 
-template <int MODE, int G, int R, bool SAVE>
+// DIRS (the sweep's direction bits, many_pairs16<..., SAVE, DIRS>): in place of the borders,
+// each lane stores, every step, a word a pair of its 8 rows' flags at the step's column, row r's
+// at bits 4r .. 4r + 3 (nibble bits): bit 0, F beats X (F > X: H's source is F); bit 1, X beats
+// the diagonal (X > H[i-1][j-1] + s: H's source is E unless X = 0 in local mode); bit 2, E
+// extends (E[i][j-1] - ge > H[i][j-1] - go); bit 3, F extends (F[i-1][j] - ge > H[i-1][j] - go).
+// These are recompute()'s DIR_* and E_OPEN / F_OPEN decisions (F only where it beats X, then
+// local zero, then the diagonal, then E; open where open >= extend) but for local zero, which
+// trace_dirs reads off the score it carries along the path (H = 0 exactly where recompute says
+// DIR_ZERO). The word of pass s, step st, lane l sits where SAVE puts the bottom
+// (bottom_unit: a lane's four steps of a run in one 16-byte store); a pair's words number
+// saved_bottoms(m, n, G, T). Each flag is the sign bit of an int16 difference (a - b < 0
+// where b = max(a, ...)), whose size the host's int16 bounds keep within range; prmt's sign
+// mode spreads a sign bit over a byte, and a tree of bit selects gathers the bytes.
+
+// prmt with its sign-replicating selectors (__byte_perm masks them off)
+__device__ __forceinline__ unsigned prmt_sign(unsigned a, unsigned b, unsigned sel) {
+    unsigned v;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(v) : "r"(a), "r"(b), "r"(sel));
+    return v;
+}
+// a's bits where c is set, b's elsewhere: one LOP3 (written as C, the compiler makes the
+// tree of selects two AND-OR layers, 10 LOP3 for 7)
+template <unsigned C>
+__device__ __forceinline__ unsigned bit_select(unsigned a, unsigned b) {
+    unsigned v;
+    asm("lop3.b32 %0, %1, %2, %3, 0xe4;" : "=r"(v) : "r"(a), "r"(b), "n"(C));
+    return v;
+}
+// rows r0 .. r0 + 3 of both pairs' flags (sign bits of s*[r]): row r0 + r's nibble at bits
+// 4r (pair a, low half) and 16 + 4r (pair b). A leaf spreads flag k of rows r and r + 2 (r =
+// r0, r0 + 1) over bytes [a's row r, a's row r + 2, b's row r, b's row r + 2]; the leaf of
+// (r - r0, k) owns bit 4(r - r0) + k of every byte.
+__device__ __forceinline__ unsigned dir_nibbles(const unsigned (&sF)[8], const unsigned (&sX)[8],
+                                                const unsigned (&sE)[8], const unsigned (&sO)[8],
+                                                int r0) {
+    constexpr unsigned SEL = 0xfbd9;  // sign of a's byte 1, b's 1, a's 3, b's 3
+    unsigned lv[8];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int r = r0 + h;
+        lv[4 * h + 0] = prmt_sign(sF[r], sF[r + 2], SEL);
+        lv[4 * h + 1] = prmt_sign(sX[r], sX[r + 2], SEL);
+        lv[4 * h + 2] = prmt_sign(sE[r], sE[r + 2], SEL);
+        lv[4 * h + 3] = prmt_sign(sO[r], sO[r + 2], SEL);
+    }
+    const unsigned b01 = bit_select<0x01010101u>(lv[0], lv[1]);
+    const unsigned b23 = bit_select<0x04040404u>(lv[2], lv[3]);
+    const unsigned b45 = bit_select<0x10101010u>(lv[4], lv[5]);
+    const unsigned b67 = bit_select<0x40404040u>(lv[6], lv[7]);
+    return bit_select<0x0f0f0f0fu>(bit_select<0x03030303u>(b01, b23),
+                                   bit_select<0x30303030u>(b45, b67));
+}
+
+template <int MODE, int G, int R, bool SAVE, bool DIRS = false>
 __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
     const u8* __restrict__ qres, const u8* __restrict__ tres, const i64* __restrict__ qoff,
     const i64* __restrict__ toff, const int* __restrict__ ms, const int* __restrict__ ns,
@@ -442,6 +497,9 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
                     const unsigned cola = base + (c & 0xffff), colb = base + (c >> 16);
                     unsigned f = uf, hup = uh, d = diag, xg = 0;
                     unsigned xs[R];
+                    // DIRS: differences whose sign bits (15 and 31) are the cell's flags (see
+                    // DIRS above): F beats X, X beats the diagonal, E extends, F extends
+                    unsigned sF[R], sX[R], sE[R], sO[R];
 #pragma unroll
                     for (int r = 0; r < R; ++r) {
                         const unsigned sc =
@@ -450,14 +508,26 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
                         const unsigned x = MODE == WAVEDP_LOCAL
                                                ? __viaddmax_s16x2_relu(d, sc, e)
                                                : __viaddmax_s16x2(d, sc, e);
+                        if (DIRS) {
+                            sE[r] = __vsub2(Hg[r], e);               // H - go < E - ge
+                            sX[r] = __vsub2(__vadd2(d, sc), x);      // diagonal < X
+                            sO[r] = hup;                             // H - go above
+                        }
                         f = __viaddmax_s16x2(f, mge, r == 0 ? hup : xg);
+                        if (DIRS) sO[r] = __vsub2(sO[r], f);         // H - go above < F
                         xg = __vadd2(x, mgo);
                         d = Hg[r];
                         Hg[r] = hup = __viaddmax_s16x2(f, mgo, xg);
+                        if (DIRS) sF[r] = __vsub2(xg, hup);          // X - go < H - go
                         E[r] = e;
                         xs[r] = x;
                     }
-                    if (SAVE) {  // each pair's halves, within its own passes and columns
+                    if (SAVE && DIRS) {  // each pair's word: row r's nibble at bits 4r
+                        const unsigned X = dir_nibbles(sF, sX, sE, sO, 0);
+                        const unsigned Y = dir_nibbles(sF, sX, sE, sO, 4);
+                        sva.put_word(u, __byte_perm(X, Y, 0x5410));
+                        svb.put_word(u, __byte_perm(X, Y, 0x7632));
+                    } else if (SAVE) {  // each pair's halves, within its own passes and columns
                         sva.put<G, R>(u, j, hup, f, Hg, E, 0x5410);
                         svb.put<G, R>(u, j, hup, f, Hg, E, 0x7632);
                     }
@@ -718,6 +788,93 @@ __global__ void __launch_bounds__(TRACE_BLOCK, 4) trace_saved(
                     w.add(OP_I);
                     --i;
                     state = dir & F_OPEN ? 0 : 2;
+                }
+            }
+        }
+        if (MODE == WAVEDP_GLOBAL && !stopped) {
+            w.add_many(OP_D, j), j = 0;
+            w.add_many(OP_I, i), i = 0;
+        }
+        w.flush();
+        if (empty) i = j = 0;
+        int* o = res5 + 5 * (i64)p;
+        o[0] = i, o[1] = qe, o[2] = j, o[3] = te, o[4] = w.count;
+    }
+}
+
+// The traceback of each pair from its end cell over many_pairs16's direction words (DIRS: a
+// thread a pair, no recompute): a cell's nibble is bit 4 (a % 8) of the word of its strip g =
+// a / 8 (pass g / G, lane g % G) at step b + g % G (row a = i - 1, column b = j - 1), read a
+// run of RUN steps (16 bytes) at a time. The walk is trace_saved's; local mode carries the
+// score of the cell it stands on (H in state 0, E in 1, F in 2: each step subtracts the
+// diagonal's score or adds go or ge), and stops where H = 0 (recompute's DIR_ZERO). res5 and
+// the runs as trace_saved's.
+template <int MODE, int G>
+__global__ void __launch_bounds__(TRACE_BLOCK) trace_dirs(
+    const u8* __restrict__ qres, const u8* __restrict__ tres, const i64* __restrict__ qoff,
+    const i64* __restrict__ toff, const int* __restrict__ ms, const int* __restrict__ ns,
+    const int* __restrict__ order, int count, const int* __restrict__ sub, int A, int go,
+    int ge, const unsigned* __restrict__ save, const i64* __restrict__ soff,
+    const int* __restrict__ ends, const i64* __restrict__ roff, unsigned* __restrict__ runs,
+    int* __restrict__ res5) {
+    extern __shared__ int ssub[];  // A x A: query letter's row, target letter's column
+    for (int w = threadIdx.x; w < A * A; w += blockDim.x) ssub[w] = sub[w];
+    __syncthreads();
+    if (blockDim.x != TRACE_BLOCK) return;  // the host leaves no result written: its error
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x) {
+        const int p = order[k];
+        const int n = ns[p];
+        const u8* q = qres + qoff[p];
+        const u8* t = tres + toff[p];
+        const unsigned* dw = save + soff[p];
+        const int S = bottom_runs(n, G);
+        int i = ends[3 * (i64)p + 1], j = ends[3 * (i64)p + 2];
+        int h = ends[3 * (i64)p];  // local: the score of the cell the walk stands on
+        const int qe = i, te = j;
+        RunWriter w{runs + roff[p + 1], 0, 0u, 0u};
+        const bool empty = MODE == WAVEDP_LOCAL && h == 0;
+        int state = 0;
+        bool stopped = empty;
+        i64 at = -1;  // the run in hand (its first word's unit)
+        uint4 run = make_uint4(0, 0, 0, 0);
+        while (!stopped && i > 0 && j > 0) {
+            const int a = i - 1, b = j - 1;
+            const int g = a >> 3, l = g % G, st = b + l;
+            const i64 u = (((i64)(g / G) * S + st / RUN) * G + l) * RUN;
+            if (u != at) run = *reinterpret_cast<const uint4*>(dw + u), at = u;
+            const int x = st % RUN;
+            const unsigned word = x == 0 ? run.x : x == 1 ? run.y : x == 2 ? run.z : run.w;
+            const unsigned dir = word >> (4 * (a & 7)) & 15u;
+            if (state == 0) {
+                if (MODE == WAVEDP_LOCAL && h == 0) {
+                    stopped = true;
+                } else if (dir & 1u) {  // F beats X
+                    state = 2;
+                } else if (dir & 2u) {  // X beats the diagonal: E
+                    state = 1;
+                } else {
+                    const int qa = q[a], tb = t[b];
+                    w.add(qa == tb ? OP_EQ : OP_X);
+                    if (MODE == WAVEDP_LOCAL) h -= ssub[qa * A + tb];
+                    --i, --j;
+                }
+            } else if (state == 1) {
+                w.add(OP_D);
+                --j;
+                if (dir & 4u) {  // E extends
+                    if (MODE == WAVEDP_LOCAL) h += ge;
+                } else {
+                    if (MODE == WAVEDP_LOCAL) h += go;
+                    state = 0;
+                }
+            } else {
+                w.add(OP_I);
+                --i;
+                if (dir & 8u) {  // F extends
+                    if (MODE == WAVEDP_LOCAL) h += ge;
+                } else {
+                    if (MODE == WAVEDP_LOCAL) h += go;
+                    state = 0;
                 }
             }
         }

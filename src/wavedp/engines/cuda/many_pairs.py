@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -41,6 +42,11 @@ PACKED = True
 #: semiglobal values stay within +-LIMIT16 (PAD16 = -16384 a score, rows past a query)
 KEY16 = 4095
 LIMIT16 = 16383
+#: with a traceback, many_pairs16 (``packed``) saves direction bits instead of borders: 4
+#: bits a cell (kernels/many_pairs.cu's DIRS), and trace_dirs walks them with no recompute;
+#: False: the borders and trace_saved (the int32 kernel always saves borders). Off unless
+#: the environment sets WAVEDP_PAIRS_DIRS=1 (GPU test runs with it on)
+DIRS = os.environ.get("WAVEDP_PAIRS_DIRS") == "1"
 #: GPU memory for the saved borders of the two chunks on the GPU at once (at most a third of
 #: the free memory)
 SAVE_BYTES = 48 << 30
@@ -125,6 +131,22 @@ def saved_units(m, n, g: int):
     return units
 
 
+def dir_units(m, n, g: int):
+    """The 4-byte words of an m x n pair's direction bits (or arrays of them) for groups of
+    g lanes (kernels/many_pairs.cu's DIRS): a word (8 rows' nibbles) a strip and step, laid
+    out as :func:`saved_units`' bottoms, each pair's on an aligned 8 words."""
+    t = g * ROWS
+    passes = m + (t - 1)
+    passes >>= t.bit_length() - 1
+    units = n + (g + RUN - 2)
+    units >>= RUN.bit_length() - 1
+    units *= RUN * g
+    units *= passes
+    units += 7
+    units &= ~7
+    return units
+
+
 def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray,
           qi: np.ndarray | None, ti: np.ndarray | None, m: np.ndarray, n: np.ndarray, *,
           sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, traceback: bool,
@@ -155,15 +177,18 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     g = lanes_for(m[::step], n[::step])
     packed = PACKED and packs(int(m.max()), int(n.max()), sub, gap_open, gap_extend, mode, g)
     unit = 1 if packed else 2  # saved words a unit
+    dirs = DIRS and packed and traceback
+    units = dir_units if dirs else saved_units
     slots = transfer.slots(cupy.cuda.Device().id, CHUNK_BYTES + SLACK)
     compute = stream(cupy.cuda.Device().id)
     cuts = chunks(m, n, (g, unit) if traceback else None,
-                  None if qi is not None else (qoff, toff))
+                  None if qi is not None else (qoff, toff), dirs=dirs)
     with slots.lock:
         clock("begin", slots.stream)
         with compute:
             run = _Run(g, mode, traceback, packed, np.asarray(sub), gap_open, gap_extend,
-                       clock=clock, count=count, chunks=len(cuts), down=slots.stream)
+                       clock=clock, count=count, chunks=len(cuts), down=slots.stream,
+                       dirs=dirs)
         whole = None
         if qi is not None:  # pairs index the records: every record goes up once
             with slots.stream:
@@ -200,7 +225,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                     d_q, d_t, d_qo, d_to = whole
                     arrays = [d_q, d_t, d_qo[arrays[0]], d_to[arrays[1]], *arrays[2:]]
                 run.launch(arrays, lo, hi, m[lo:hi], n[lo:hi], int(
-                    saved_units(m[lo:hi], n[lo:hi], g).sum(dtype=np.int64)) * unit
+                    units(m[lo:hi], n[lo:hi], g).sum(dtype=np.int64)) * unit
                     if traceback else None)
                 slots.release(slot, compute.record())
 
@@ -225,14 +250,17 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
 
 
 def chunks(m: np.ndarray, n: np.ndarray, saved: tuple[int, int] | None,
-           offsets: tuple[np.ndarray, np.ndarray] | None = None) -> list[tuple[int, int]]:
+           offsets: tuple[np.ndarray, np.ndarray] | None = None, *,
+           dirs: bool = False) -> list[tuple[int, int]]:
     """Consecutive pair ranges of about CHUNK_BYTES (residues and PAIR_BYTES a pair) whose
     saved words fit a launch's share of the GPU's memory (two chunks are on the GPU at once):
     ``saved`` (g, words a unit) with a traceback (:func:`saved_units`), None score-only; the
     pairs' words are counted only where a bound (the longest sides') says they can bind.
     ``offsets``: the one-to-one pairs' query and target offsets, whose differences are the
-    residues' running sums (no pass over the pairs)."""
+    residues' running sums (no pass over the pairs). ``dirs``: the words are direction
+    bits' (:func:`dir_units`)."""
     count = int(m.size)
+    units = dir_units if dirs else saved_units
 
     def running(values: np.ndarray):
         sums = np.zeros(count + 1, np.int64)
@@ -253,9 +281,9 @@ def chunks(m: np.ndarray, n: np.ndarray, saved: tuple[int, int] | None,
         g, unit = saved
         free, _ = cupy.cuda.runtime.memGetInfo()
         budget = min(SAVE_BYTES, free // 3) // 8
-        bound = int(saved_units(np.int64(m.max()), np.int64(n.max()), g)) * unit
+        bound = int(units(np.int64(m.max()), np.int64(n.max()), g)) * unit
         if any((hi - lo) * bound > budget for lo, hi in cuts):  # the words can bind
-            words = saved_units(m.astype(np.int64), n.astype(np.int64), g) * unit
+            words = units(m.astype(np.int64), n.astype(np.int64), g) * unit
             largest = int(words.max())
             if largest > budget:
                 raise InputError(f"a batch of pairs needs {4 * largest / 2**20:.1f} MiB of "
@@ -359,12 +387,13 @@ class _Run:
 
     def __init__(self, g: int, mode: int, traceback: bool, packed: bool, sub: np.ndarray,
                  go: int, ge: int, *, clock: _Clock, count: int, chunks: int,
-                 down=None) -> None:
+                 down=None, dirs: bool = False) -> None:
         import cupy
 
         from .staging import pinned
 
         self.g, self.mode, self.traceback, self.packed = g, mode, traceback, packed
+        self.dirs = dirs  # direction bits (many_pairs16's DIRS) for the saved borders
         a = int(sub.shape[0])
         self.d_sub = cupy.asarray(np.ascontiguousarray(sub, np.int32).ravel())
         self.a, self.go, self.ge, self.clock = a, go, ge, clock
@@ -382,7 +411,8 @@ class _Run:
         a1 = a + 1 if packed else a  # the table's rows: a last one of PAD (and column)
         name = "many_pairs16" if packed else "many_pairs"
         self.sweep = function("many_pairs.cu", f"{name}<{mode}, {g}, {ROWS}, "
-                              f"{'true' if traceback else 'false'}>")
+                              f"{'true' if traceback else 'false'}"
+                              f"{', true' if dirs else ''}>")
         self.smem = (a + 1) * a1 * 32 * 4
         if self.smem > 48 << 10:
             self.sweep.max_dynamic_shared_size_bytes = self.smem
@@ -409,8 +439,8 @@ class _Run:
         ticket = cupy.zeros(1, cupy.int32)
         soff = cupy.zeros(count + 1, cupy.int64)
         if words is not None:  # each pair's first saved unit
-            cupy.cumsum(saved_units(d_m.astype(cupy.int64), d_n.astype(cupy.int64), g),
-                        out=soff[1:])
+            units = dir_units if self.dirs else saved_units
+            cupy.cumsum(units(d_m.astype(cupy.int64), d_n.astype(cupy.int64), g), out=soff[1:])
         save = cupy.empty(max(words or 0, 2), cupy.uint32)
         self.clock("sort")
         head = (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count), self.d_sub,
@@ -428,7 +458,9 @@ class _Run:
         res5 = self.res5[5 * lo:5 * hi]
         blocks = min(-(-count // TRACE_BLOCK), 65535)
         wide = "false" if self.packed else "true"
-        function("many_pairs.cu", f"trace_saved<{self.mode}, {g}, {wide}>")(
+        trace = (f"trace_dirs<{self.mode}, {g}>" if self.dirs
+                 else f"trace_saved<{self.mode}, {g}, {wide}>")
+        function("many_pairs.cu", trace)(
             (blocks,), (TRACE_BLOCK,), (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count),
                                 self.d_sub, np.int32(self.a), np.int32(self.go),
                                 np.int32(self.ge), save, soff, d_ends, roff, runs, res5),

@@ -43,8 +43,12 @@ KERNELS: dict[str, list[str]] = {
     "many_pairs.cu": [
         f"{kernel}<{mode}, {lanes}, 8, {save}>" for kernel in ("many_pairs", "many_pairs16")
         for mode in (0, 1, 2) for lanes in (4, 8, 16, 32) for save in ("true", "false")
-    ] + [f"trace_saved<{mode}, {lanes}, {wide}>" for mode in (0, 1, 2)
-         for lanes in (4, 8, 16, 32) for wide in ("true", "false")] + ["pack_runs"],
+    ] + [f"many_pairs16<{mode}, {lanes}, 8, true, true>" for mode in (0, 1, 2)
+         for lanes in (4, 8, 16, 32)]
+    + [f"trace_saved<{mode}, {lanes}, {wide}>" for mode in (0, 1, 2)
+       for lanes in (4, 8, 16, 32) for wide in ("true", "false")]
+    + [f"trace_dirs<{mode}, {lanes}>" for mode in (0, 1, 2) for lanes in (4, 8, 16, 32)]
+    + ["pack_runs"],
     "ceiling.cu": ["ceiling<16>"],
     "endcell.cu": ["best_cell"],
     "select.cu": ["chunk_best", "chunk_keys"],
