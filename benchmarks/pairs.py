@@ -528,9 +528,9 @@ def main() -> None:
                         help="also one local call's marks (host and GPU clocks)")
     parser.add_argument("--copies", action="store_true",
                         help="also the copy rates up to the GPU (the residues' floor)")
-    parser.add_argument("--dirs", choices=("off", "on", "both"), default="off",
+    parser.add_argument("--dirs", choices=("off", "on", "both"), default=None,
                         help="CIGARs from the sweep's direction bits (many_pairs.DIRS): off, "
-                        "on, or each workload both ways")
+                        "on, or each workload both ways [default: the engine's, on]")
     args = parser.parse_args()
     if args.copies:
         copies()
@@ -543,7 +543,8 @@ def main() -> None:
         return
     from wavedp.engines.cuda import many_pairs
 
-    settings = {"off": (False,), "on": (True,), "both": (False, True)}[args.dirs]
+    settings = {"off": (False,), "on": (True,), "both": (False, True),
+                None: (many_pairs.DIRS,)}[args.dirs]
     for kind in ("dna", "protein") if args.kind == "both" else (args.kind,):
         count = args.count
         args.count = count or (2_000_000 if kind == "dna" else 500_000)
