@@ -174,3 +174,28 @@ def db_data(folder: str | Path) -> Path:
 
     header = json.loads((Path(folder) / "header.json").read_text())
     return Path(folder) / header["data"]
+
+
+def need_sass_tools() -> None:
+    """Skip the test unless nvdisasm and CuPy's NVRTC are here (``wavedp.lab.sass``)."""
+    import pytest
+
+    from wavedp.lab import sass
+
+    if sass.nvdisasm() is None:
+        pytest.skip("needs nvdisasm (nvidia-cuda-nvdisasm)")
+    pytest.importorskip("cupy")
+    try:
+        from cupy.cuda import nvrtc
+
+        nvrtc.getVersion()
+    except (ImportError, OSError) as exc:
+        pytest.skip(f"needs NVRTC: {exc}")
+
+
+def sass_step(source: str, expression: str):
+    """The inner loop of one kernel instance's machine code (see :func:`need_sass_tools`)."""
+    from wavedp.lab import sass
+
+    need_sass_tools()
+    return sass.inner_loop(sass.disassemble(sass.cubin(source, expression)))

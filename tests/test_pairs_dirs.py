@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import pair_texts
+from helpers import pair_texts, sass_step
 
 import wavedp
 
@@ -132,19 +132,7 @@ def test_direction_words_are_the_borders_bottoms():
 
 
 def _step(expression: str):
-    from wavedp.lab import sass
-
-    if sass.nvdisasm() is None:
-        pytest.skip("needs nvdisasm (nvidia-cuda-nvdisasm)")
-    pytest.importorskip("cupy")
-    try:
-        from cupy.cuda import nvrtc
-
-        nvrtc.getVersion()
-    except (ImportError, OSError) as exc:
-        pytest.skip(f"needs NVRTC: {exc}")
-    text = sass.disassemble(sass.cubin("many_pairs.cu", expression))
-    return sass.inner_loop(text)
+    return sass_step("many_pairs.cu", expression)
 
 
 def test_the_direction_step_in_machine_code():

@@ -3,6 +3,7 @@ the scan kernel's step against the floor BENCHMARKS.md and the energy model stat
 needed: NVRTC compiles, nvdisasm disassembles)."""
 
 import pytest
+from helpers import need_sass_tools, sass_step
 
 from wavedp.lab import sass
 
@@ -50,22 +51,8 @@ def test_an_elf_cut_short_is_restored_from_its_headers():
     assert sass._whole_elf(bytes(elf)) == bytes(elf)
 
 
-def _need_tools() -> None:
-    """Skip unless nvdisasm and CuPy's NVRTC are here."""
-    if sass.nvdisasm() is None:
-        pytest.skip("needs nvdisasm (nvidia-cuda-nvdisasm)")
-    pytest.importorskip("cupy")
-    try:
-        from cupy.cuda import nvrtc
-
-        nvrtc.getVersion()
-    except (ImportError, OSError) as exc:
-        pytest.skip(f"needs NVRTC: {exc}")
-
-
 def _step(expression: str):
-    _need_tools()
-    return sass.inner_loop(sass.disassemble(sass.cubin("search.cu", expression)))
+    return sass_step("search.cu", expression)
 
 
 @pytest.mark.parametrize("rows", [32, 8])
@@ -93,7 +80,7 @@ def test_the_wide_scan_step_keeps_x_minus_open_off_the_alu_pipe():
 
 
 def test_the_command_prints_each_instance(capsys):
-    _need_tools()
+    need_sass_tools()
     sass.main(["search.cu", "scan<0, 32, 8, true>", "scan<1, 32, 8, false>"])
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("scan<0, 32, 8, true>: ") and "on the ALU pipe" in out[0]

@@ -107,42 +107,39 @@ def lanes_for(m: np.ndarray, n: np.ndarray) -> int:
     return min(GROUPS, key=cost)
 
 
-def saved_units(m, n, g: int):
-    """The units of an m x n pair's saved borders (or arrays of them) for groups of g lanes:
-    a bottom row a strip and step ((n + g + 2) // 4 runs of RUN steps a pass), and the rows
-    of every CKPT-th column, each pair's on an aligned 8 units. A unit is a 4-byte word in
-    many_pairs16 (int16 halves), two in many_pairs (int32 pairs). Shifts, not divisions (g *
-    ROWS and CKPT are powers of two), and in place (three arrays, not eleven): within
-    MAX_SIDE every count fits int32."""
+def _passes(m, g: int):
+    """The passes of g * ROWS rows over a query of m (or an array of them): a shift."""
     t = g * ROWS
     passes = m + (t - 1)
     passes >>= t.bit_length() - 1
+    return passes
+
+
+def dir_units(m, n, g: int):
+    """The 4-byte words of an m x n pair's direction bits (or arrays of them) for groups of
+    g lanes (kernels/many_pairs.cu's DIRS): a word (8 rows' nibbles) a strip and step,
+    (n + g + 2) // 4 runs of RUN steps a pass, each pair's on an aligned 8 words. The saved
+    borders' bottoms (:func:`saved_units`) have this layout. Shifts, not divisions (g * ROWS
+    and RUN are powers of two), and in place: within MAX_SIDE every count fits int32."""
     units = n + (g + RUN - 2)
     units >>= RUN.bit_length() - 1
     units *= RUN * g
-    units *= passes
-    units += 7
-    units &= ~7
-    columns = n >> CKPT_BITS
-    columns *= t
-    columns *= passes
-    units += columns
+    units *= _passes(m, g)
     units += 7
     units &= ~7
     return units
 
 
-def dir_units(m, n, g: int):
-    """The 4-byte words of an m x n pair's direction bits (or arrays of them) for groups of
-    g lanes (kernels/many_pairs.cu's DIRS): a word (8 rows' nibbles) a strip and step, laid
-    out as :func:`saved_units`' bottoms, each pair's on an aligned 8 words."""
-    t = g * ROWS
-    passes = m + (t - 1)
-    passes >>= t.bit_length() - 1
-    units = n + (g + RUN - 2)
-    units >>= RUN.bit_length() - 1
-    units *= RUN * g
-    units *= passes
+def saved_units(m, n, g: int):
+    """The units of an m x n pair's saved borders (or arrays of them) for groups of g lanes:
+    a bottom row a strip and step (:func:`dir_units`' words), and the rows of every CKPT-th
+    column, each pair's on an aligned 8 units. A unit is a 4-byte word in many_pairs16
+    (int16 halves), two in many_pairs (int32 pairs)."""
+    units = dir_units(m, n, g)
+    columns = n >> CKPT_BITS
+    columns *= g * ROWS
+    columns *= _passes(m, g)
+    units += columns
     units += 7
     units &= ~7
     return units
