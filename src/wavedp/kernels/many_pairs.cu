@@ -641,6 +641,19 @@ struct RunWriter {  // runs written backwards from the end of a pair's slot
         if (len) end[-(++count)] = len << 4 | op;
         len = 0;
     }
+    // a walk's end at (i, j) from the end cell (qe, te): global's leading gaps, the last run,
+    // and o = [query start, query end, target start, target end, runs] (an empty local
+    // alignment starts and ends at 0)
+    template <int MODE>
+    __device__ void finish(int i, int j, int qe, int te, bool stopped, bool empty, int* o) {
+        if (MODE == WAVEDP_GLOBAL && !stopped) {
+            add_many(OP_D, j), j = 0;
+            add_many(OP_I, i), i = 0;
+        }
+        flush();
+        if (empty) i = j = 0;
+        o[0] = i, o[1] = qe, o[2] = j, o[3] = te, o[4] = count;
+    }
 };
 
 // A pair's saved borders (see SAVE above): many_pairs' int2 units (WIDE) or many_pairs16's
@@ -791,14 +804,7 @@ __global__ void __launch_bounds__(TRACE_BLOCK, 4) trace_saved(
                 }
             }
         }
-        if (MODE == WAVEDP_GLOBAL && !stopped) {
-            w.add_many(OP_D, j), j = 0;
-            w.add_many(OP_I, i), i = 0;
-        }
-        w.flush();
-        if (empty) i = j = 0;
-        int* o = res5 + 5 * (i64)p;
-        o[0] = i, o[1] = qe, o[2] = j, o[3] = te, o[4] = w.count;
+        w.finish<MODE>(i, j, qe, te, stopped, empty, res5 + 5 * (i64)p);
     }
 }
 
@@ -878,14 +884,7 @@ __global__ void __launch_bounds__(TRACE_BLOCK) trace_dirs(
                 }
             }
         }
-        if (MODE == WAVEDP_GLOBAL && !stopped) {
-            w.add_many(OP_D, j), j = 0;
-            w.add_many(OP_I, i), i = 0;
-        }
-        w.flush();
-        if (empty) i = j = 0;
-        int* o = res5 + 5 * (i64)p;
-        o[0] = i, o[1] = qe, o[2] = j, o[3] = te, o[4] = w.count;
+        w.finish<MODE>(i, j, qe, te, stopped, empty, res5 + 5 * (i64)p);
     }
 }
 

@@ -180,13 +180,13 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     slots = transfer.slots(cupy.cuda.Device().id, CHUNK_BYTES + SLACK)
     compute = stream(cupy.cuda.Device().id)
     cuts = chunks(m, n, (g, unit) if traceback else None,
-                  None if qi is not None else (qoff, toff), dirs=dirs)
+                  None if qi is not None else (qoff, toff), units=units)
     with slots.lock:
         clock("begin", slots.stream)
         with compute:
             run = _Run(g, mode, traceback, packed, np.asarray(sub), gap_open, gap_extend,
                        clock=clock, count=count, chunks=len(cuts), down=slots.stream,
-                       dirs=dirs)
+                       units=units)
         whole = None
         if qi is not None:  # pairs index the records: every record goes up once
             with slots.stream:
@@ -249,16 +249,15 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
 
 def chunks(m: np.ndarray, n: np.ndarray, saved: tuple[int, int] | None,
            offsets: tuple[np.ndarray, np.ndarray] | None = None, *,
-           dirs: bool = False) -> list[tuple[int, int]]:
+           units=saved_units) -> list[tuple[int, int]]:
     """Consecutive pair ranges of about CHUNK_BYTES (residues and PAIR_BYTES a pair) whose
     saved words fit a launch's share of the GPU's memory (two chunks are on the GPU at once):
     ``saved`` (g, words a unit) with a traceback (:func:`saved_units`), None score-only; the
     pairs' words are counted only where a bound (the longest sides') says they can bind.
     ``offsets``: the one-to-one pairs' query and target offsets, whose differences are the
-    residues' running sums (no pass over the pairs). ``dirs``: the words are direction
-    bits' (:func:`dir_units`)."""
+    residues' running sums (no pass over the pairs). ``units``: a pair's words
+    (:func:`saved_units`, or :func:`dir_units` for direction bits)."""
     count = int(m.size)
-    units = dir_units if dirs else saved_units
 
     def running(values: np.ndarray):
         sums = np.zeros(count + 1, np.int64)
@@ -385,13 +384,14 @@ class _Run:
 
     def __init__(self, g: int, mode: int, traceback: bool, packed: bool, sub: np.ndarray,
                  go: int, ge: int, *, clock: _Clock, count: int, chunks: int,
-                 down=None, dirs: bool = False) -> None:
+                 down=None, units=saved_units) -> None:
         import cupy
 
         from .staging import pinned
 
         self.g, self.mode, self.traceback, self.packed = g, mode, traceback, packed
-        self.dirs = dirs  # direction bits (many_pairs16's DIRS) for the saved borders
+        # a pair's saved words: direction bits (many_pairs16's DIRS) or borders
+        self.units, self.dirs = units, units is dir_units
         a = int(sub.shape[0])
         self.d_sub = cupy.asarray(np.ascontiguousarray(sub, np.int32).ravel())
         self.a, self.go, self.ge, self.clock = a, go, ge, clock
@@ -410,7 +410,7 @@ class _Run:
         name = "many_pairs16" if packed else "many_pairs"
         self.sweep = function("many_pairs.cu", f"{name}<{mode}, {g}, {ROWS}, "
                               f"{'true' if traceback else 'false'}"
-                              f"{', true' if dirs else ''}>")
+                              f"{', true' if self.dirs else ''}>")
         self.smem = (a + 1) * a1 * 32 * 4
         if self.smem > 48 << 10:
             self.sweep.max_dynamic_shared_size_bytes = self.smem
@@ -437,8 +437,7 @@ class _Run:
         ticket = cupy.zeros(1, cupy.int32)
         soff = cupy.zeros(count + 1, cupy.int64)
         if words is not None:  # each pair's first saved unit
-            units = dir_units if self.dirs else saved_units
-            cupy.cumsum(units(d_m.astype(cupy.int64), d_n.astype(cupy.int64), g), out=soff[1:])
+            cupy.cumsum(self.units(d_m.astype(cupy.int64), d_n.astype(cupy.int64), g), out=soff[1:])
         save = cupy.empty(max(words or 0, 2), cupy.uint32)
         self.clock("sort")
         head = (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count), self.d_sub,
