@@ -87,19 +87,21 @@ def opaque(builder, v):
     return builder.call(asm, [v])
 
 
-def _binary(op):
+def binary(op):
+    """An element-wise vector op of two vectors of one type (``op(builder, x, y)``), which
+    it returns (the wavefront kernel's vectors of either width use it too)."""
     @intrinsic
     def fn(typingctx, a, b):
         def codegen(context, builder, sig, args):
             return op(builder, args[0], args[1])
-        return _vec(a, b), codegen
+        return a(a, b), codegen
     return fn
 
 
-add = _binary(lambda b, x, y: b.add(x, y))
-sub = _binary(lambda b, x, y: b.sub(x, y))
-vmax = _binary(lambda b, x, y: b.select(b.icmp_signed(">", x, y), x, y))
-vmin = _binary(lambda b, x, y: b.select(b.icmp_signed("<", x, y), x, y))
+add = binary(lambda b, x, y: b.add(x, y))
+sub = binary(lambda b, x, y: b.sub(x, y))
+vmax = binary(lambda b, x, y: b.select(b.icmp_signed(">", x, y), x, y))
+vmin = binary(lambda b, x, y: b.select(b.icmp_signed("<", x, y), x, y))
 
 
 @intrinsic

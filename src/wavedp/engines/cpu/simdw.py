@@ -16,7 +16,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from ..common import NEG
-from .simd import avx2_host, opaque
+from .simd import avx2_host, binary, opaque
 from .simd16 import IntVec, blend, const_mask, lane, load_of, splat_ir, splat_of, vec_ptr, vmax
 
 __all__ = ["BLOCK", "NEG16", "add", "blend", "columns", "eq", "ge", "gt", "lane", "lanes_of",
@@ -96,15 +96,6 @@ splat = splat_of(_vec)
 load = load_of(_vec, aligned=True)
 
 
-def _binary(op):
-    @intrinsic
-    def fn(typingctx, a, b):
-        def codegen(context, builder, sig, args):
-            return op(builder, args[0], args[1])
-        return a(a, b), codegen
-    return fn
-
-
 def _compare(pred):
     @intrinsic
     def fn(typingctx, a, b):
@@ -114,10 +105,10 @@ def _compare(pred):
     return fn
 
 
-add = _binary(lambda b, x, y: b.add(x, y))
-sub = _binary(lambda b, x, y: b.sub(x, y))
-vand = _binary(lambda b, x, y: b.and_(x, y))
-vor = _binary(lambda b, x, y: b.or_(x, y))
+add = binary(lambda b, x, y: b.add(x, y))
+sub = binary(lambda b, x, y: b.sub(x, y))
+vand = binary(lambda b, x, y: b.and_(x, y))
+vor = binary(lambda b, x, y: b.or_(x, y))
 #: lane-wise comparisons: -1 where true, 0 where false
 eq = _compare("==")
 gt = _compare(">")
