@@ -1,5 +1,5 @@
 """makedb's builder (``wavedp.db.makedb``): ranges of whole records parsed by processes (forked
-before NumPy is imported) or threads, the same files byte for byte as the record reader's,
+once NumPy is imported) or threads, the same files byte for byte as the record reader's,
 and everything the parser does not take left to the record reader. It forks only where no
 other thread runs, so each build here runs in a fresh interpreter (:func:`build`; a test
 process keeps threads of earlier tests)."""
@@ -264,9 +264,9 @@ def test_progress_in_a_log_counts_the_ranges_done(tmp_path: Path):
                          for line in lines)
 
 
-def test_the_command_imports_numpy_only_after_its_workers_are_forked(tmp_path: Path):
-    """``wavedp makedb`` imports NumPy (a third of CUDASW++4.0's whole makedb on the H100
-    host) only once its workers are forked: each worker imports it beside the others."""
+def test_the_command_imports_numpy_once_before_its_workers_are_forked(tmp_path: Path):
+    """``wavedp makedb`` imports the parser's NumPy before it forks its workers, which inherit
+    it (each importing its own cost 0.1 s of a 0.7 s build on the 16-core H200 host)."""
     fasta = write(tmp_path / "in.fa", records(300, 15))
     code = ("import sys\n"
             "from wavedp.db import makedb\n"
@@ -283,7 +283,7 @@ def test_the_command_imports_numpy_only_after_its_workers_are_forked(tmp_path: P
             "except SystemExit as exc:\n"
             "    print(seen, exc.code)\n")
     run = fresh(["-c", code], capture_output=True, text=True, check=True)
-    assert run.stdout.split() == ["[False]", "0"], run.stderr
+    assert run.stdout.split() == ["[True]", "0"], run.stderr
     assert "300 sequences" in run.stderr
     assert files_of(tmp_path / "p.wdb") == recorded(fasta, tmp_path / "t.wdb")
     header = json.loads((tmp_path / "p.wdb" / HEADER).read_text())

@@ -1,6 +1,6 @@
-"""The letters sequences are stored in and their code tables, as bytes (no NumPy: makedb's
-parallel builder reads a FASTA file with them before NumPy is imported; ``scoring`` makes its
-arrays from them)."""
+"""The letters sequences are stored in and their code tables, as bytes (no NumPy: makedb
+guesses a file's alphabet with them before it imports NumPy; ``scoring`` makes its arrays
+from them)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """A package's public names imported on first use (:func:`lazily`): ``wavedp``,
 ``wavedp.dbsearch`` and ``wavedp.serve`` import nothing heavy until a name is asked for
-(``wavedp makedb`` forks its workers before NumPy is imported; the thin client of
-``search --server`` needs no ASGI stack)."""
+(the thin client of ``search --server`` needs neither NumPy nor the ASGI stack)."""
 
 from __future__ import annotations
 

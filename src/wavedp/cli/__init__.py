@@ -2,7 +2,7 @@
 ``search``, ``predict``: calibrate and predict, ``polyadic``: chain and fold, ``info``; the
 lab's group lives in ``wavedp.lab.commands``), their shared options and output in
 ``common``. A command's module is imported when the command runs (or help lists it), so
-that ``makedb`` forks its workers before NumPy is imported.
+that a command imports only what it needs (``search --server``: no NumPy).
 
 User errors print one line, ``wavedp: error: <message>``, and exit with status 2; a GPU or
 cluster failing mid-run exits with status 1; Ctrl-C with 130, SIGTERM with 143 and SIGHUP with

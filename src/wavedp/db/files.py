@@ -1,6 +1,5 @@
 """The ``.wdb`` folder's files (``database.py`` describes the layout): their names, the header's
-text, where a database may be written and how a finished one is put in place. No NumPy:
-makedb's parallel builder writes databases before NumPy is imported."""
+text, where a database may be written and how a finished one is put in place. No NumPy."""
 
 from __future__ import annotations
 

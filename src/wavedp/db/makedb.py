@@ -4,12 +4,12 @@ NumPy passes that release the GIL), say how many records, residues, id and title
 holds and, once told where its records go (the counts of the ranges before it, summed here in
 file order), write them into the data files at their place and return their checksums.
 
-The workers are processes forked before NumPy is imported (on the H100 host its import is a
-third of CUDASW++4.0's whole makedb; each worker imports it beside the others), or threads of
-this process where it may not fork (other threads run: a child may inherit a lock never
-released) or is asked not to. A plain file's ranges are read by the workers where they lie; a
-gzip file is decompressed into a temporary file whose ranges the workers parse as they are
-written; standard input is copied first (``seqio.stdin_copy``). Whatever the parser does not
+The workers are processes forked once this process has imported the parser's NumPy (they inherit
+it: on the 16-core H200 host each worker importing its own had cost 0.1 s of a 0.7 s build), or
+threads of this process where it may not fork (other threads run: a child may inherit a lock
+never released) or is asked not to. A plain file's ranges are read by the workers where they
+lie; a gzip file is decompressed into a temporary file whose ranges the workers parse as they
+are written; standard input is copied first (``seqio.stdin_copy``). Whatever the parser does not
 take (a fault to name, FASTQ, a non-ASCII id, an over-long record) goes to the record reader
 from the start (``building.write_fasta``): it names what and where, or builds the database
 itself (FASTQ, non-ASCII ids). Also here: makedb's progress line or bar."""
@@ -47,7 +47,7 @@ RANGE = 16 << 20
 #: the smallest range of a process, and a thread's range (memory: a few times this a thread)
 MIN_RANGE = 1 << 20
 #: the workers from which they are processes (fewer are threads: on the 2-core development
-#: machine processes took 0.1-0.2 s longer, each importing NumPy)
+#: machine processes took 0.1-0.2 s longer)
 FEWEST = 8
 #: makedb's threads at most, where it parses on threads: the parser's passes release the
 #: GIL, but each range takes it between them
@@ -265,11 +265,12 @@ def _run(plan: _Plan, tmp: str, out: str, show: bool, source: str) -> _Totals:
     try:
         for name in ("offsets.i64", "id_offsets.i64", "title_offsets.i64"):
             _pwrite(files[name], bytes(8), 0)
+        # NumPy, the parser's and the order's, imported once here: forked workers inherit it
+        # (OPENBLAS_NUM_THREADS=1 in the command: no BLAS thread to fork beside)
+        importlib.import_module("..fasta_parser", __package__)
+        importlib.import_module(".order", __package__)
         children = _start(plan.workers, lambda w, up, down: _work(plan, files, w, up, down),
                           plan.fork)
-        # NumPy for the order, imported here while the workers import it (a thread would
-        # hold the GIL while a range waited for its place)
-        importlib.import_module(".order", __package__)
         owners: dict[int, _Child] = {}  # each range's worker, until it is done
         places: dict[int, tuple[int, int, int, int]] = {}  # each range's counts, until placed
         done: dict[int, dict] = {}
@@ -407,7 +408,7 @@ def _end(children: list[_Child]) -> None:
 
 def _work(plan: _Plan, files: dict[str, int], w: int, up: int, down: int) -> None:
     """Worker ``w``: each range it is given parsed, counted, placed and written."""
-    from ..fasta_parser import encode_range  # lazy: NumPy, imported in each worker
+    from ..fasta_parser import encode_range  # lazy: NumPy (a forked worker has it)
 
     while True:
         try:
