@@ -300,6 +300,51 @@ def test_search_server_address_that_is_not_http_is_status_2(served, url):
     assert len(lines) == 1 and "--server takes an http:// or https:// address" in lines[0]
 
 
+@pytest.mark.parametrize("status, body, kind, message", [
+    (500, b"boom", "DeviceError", "failed: 500 Internal Server Error"),
+    (413, b'{"error": "too many queries"}', "InputError", "refused the search: too many queries"),
+    (400, b"not json", "InputError", "refused the search: not json"),
+    (200, b"q\ts\n", None, "q\ts\n"),
+])
+def test_the_clients_answer_for_each_status(status, body, kind, message):
+    """The thin client's request, and what it makes of each status: the path and JSON body
+    it sends, a 4xx's message (JSON or text), a 5xx."""
+    import http.server
+    import threading
+
+    from wavedp.errors import DeviceError, InputError
+    from wavedp.serve import client
+
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's name)
+            length = int(self.headers["content-length"])
+            seen.append((self.path, json.loads(self.rfile.read(length)),
+                         self.headers.get("authorization")))
+            self.send_response(status)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler) as httpd:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/"
+        try:
+            if kind is None:
+                assert client.search(url, {"queries": ">q\nMK\n"}, "tk") == message
+            else:
+                with pytest.raises({"DeviceError": DeviceError, "InputError": InputError}[kind],
+                                   match=message):
+                    client.search(url, {"queries": ">q\nMK\n"}, "tk")
+        finally:
+            httpd.shutdown()
+    assert seen == [("/search", {"queries": ">q\nMK\n"}, "Bearer tk")]
+
+
 def _lone(folder, text: str, **options) -> str:
     service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")
     return TestClient(make_app(service)).post("/search", json={"queries": text, **options}).text
