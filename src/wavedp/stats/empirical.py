@@ -222,11 +222,6 @@ class Fit:
         """sigma(n), their scale (1/lambda in local mode)."""
         return self._params(lengths)[1]
 
-    def zscore(self, scores: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        """``(S - u(n)) / sigma(n)``: the standardised score."""
-        u, sigma = self._params(lengths)
-        return (np.asarray(scores, dtype=np.float64) - u) / sigma
-
     def log_pvalue(self, scores: np.ndarray, lengths: np.ndarray,
                    spacing: float | np.ndarray = 1.0) -> np.ndarray:
         """ln P(S >= s | n) of one unrelated subject of length n (``spacing``: the score
