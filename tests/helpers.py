@@ -199,3 +199,16 @@ def sass_step(source: str, expression: str):
 
     need_sass_tools()
     return sass.inner_loop(sass.disassemble(sass.cubin(source, expression)))
+
+
+def covered_once(batches: list, n_queries: int, n_subjects: int) -> None:
+    """Partition ``batches`` (each queries x subjects) are non-empty, hold each index at
+    most once, and cover every (query, subject) pair exactly once."""
+    times = np.zeros((n_queries, n_subjects), np.int8)
+    for b in batches:
+        q, s = np.asarray(b.queries), np.asarray(b.subjects)
+        assert q.ndim == s.ndim == 1 and q.size and s.size, b
+        assert np.unique(q).size == q.size and np.unique(s).size == s.size, b
+        assert min(q.min(), s.min()) >= 0, b
+        times[np.ix_(q, s)] += 1
+    assert (times == 1).all(), np.argwhere(times != 1)[:3]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import covered_once
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,19 +26,6 @@ S50 = np.linspace(5480, 464, 50).astype(int)
 # PaSWAS's 8-residue blocks as its partitioner reads them: 5,478 becomes 5,480, 464 stays.
 S16 = [5480, 5152, 4744, 4552, 4064, 3568, 3008, 2504, 2008, 1504, 1000, 856, 736, 664, 568,
        464]
-
-
-def check(batches: list[Batch], n_queries: int, n_subjects: int) -> None:
-    """``batches`` are non-empty, hold each index at most once, and cover every (query,
-    subject) pair exactly once."""
-    times = np.zeros((n_queries, n_subjects), np.int8)
-    for b in batches:
-        q, s = np.asarray(b.queries), np.asarray(b.subjects)
-        assert q.ndim == s.ndim == 1 and q.size and s.size, b
-        assert np.unique(q).size == q.size and np.unique(s).size == s.size, b
-        assert min(q.min(), s.min()) >= 0, b
-        times[np.ix_(q, s)] += 1
-    assert (times == 1).all(), np.argwhere(times != 1)[:3]
 
 
 def linear_need(lq: int, nq: int, ls: int, ns: int) -> int:
@@ -85,7 +73,7 @@ budget_st = st.integers(0, 10**7) | st.sampled_from([0, 1, 10**18])
 def test_every_pair_once_within_budget(q, s, budget, cell, name, linear):
     need = linear_need if linear else paswas_need(cell)
     batches = part.partition(name, q, s, budget, need)
-    check(batches, len(q), len(s))
+    covered_once(batches, len(q), len(s))
     assert fits_or_single(batches, q, s, budget, need)
     order = Subjects.of(s).order
     for b in batches:
@@ -125,7 +113,7 @@ def test_edges(name):
     (alone,) = part.partition(name, [10**6], [10**6], GIB, PASWAS)  # 4 TB alone
     assert alone.queries.tolist() == alone.subjects.tolist() == [0]
     batches = part.partition(name, [0, 0, 7], [0, 3], 0, PASWAS)  # nothing fits
-    check(batches, 3, 2)
+    covered_once(batches, 3, 2)
     assert len(batches) == 6
 
 
@@ -154,7 +142,7 @@ def test_thesis_example_static_separates_long_from_short():
     # S16's median is 2,256, so the default threshold is 4,512. Long: 5480->2, 4744->3 (2
     # left); short: 4064->3, 2504->5, 736->20 (4 left).
     batches = part.static(QUERY, S16, 2 * GIB, PASWAS)
-    check(batches, 1, len(S16))
+    covered_once(batches, 1, len(S16))
     assert [[S16[i] for i in b.subjects] for b in batches] == [
         [5480, 5152], [4744, 4552], [4064, 3568, 3008], [2504, 2008, 1504, 1000, 856],
         [736, 664, 568, 464]]
@@ -170,7 +158,7 @@ def test_skewed_set_padding(budget):
     waste = {}
     for name in NAMES:
         batches = part.partition(name, q, s, budget, PASWAS)
-        check(batches, len(q), len(s))
+        covered_once(batches, len(q), len(s))
         assert fits_or_single(batches, q, s, budget, PASWAS)
         real, padded = padding(batches, q, s)
         assert real == sum(q) * sum(s)
@@ -190,7 +178,7 @@ def test_search_sized_set_with_the_engines_need(name):
     s = np.maximum(rng.lognormal(np.log(350), 0.6, 200_000), 1).astype(np.int64)
     budget = 768 << 20  # a few hundred batches: most queries' scratch grows with the subject
     batches = part.partition(name, q, s, budget, scan_need)
-    check(batches, q.size, s.size)
+    covered_once(batches, q.size, s.size)
     assert fits_or_single(batches, q, s, budget, scan_need)
 
 
@@ -217,7 +205,7 @@ def test_padding_by_hand():
     batches = [Batch(np.array([1, 0]), np.array([1])),   # real (5+3)*4 = 32, padded 2*1*5*4
                Batch(np.array([1]), np.array([0, 2])),   # real 5*2 = 10, padded 1*2*5*2
                Batch(np.array([0]), np.array([0, 2]))]   # real 3*2 = 6, padded 1*2*3*2
-    check(batches, 2, 3)
+    covered_once(batches, 2, 3)
     assert padding(batches, q, s) == (48, 72)
 
 

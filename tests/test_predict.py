@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from helpers import covered_once
 
 import wavedp
 import wavedp.cli as cli_module
@@ -206,7 +207,7 @@ def test_launches_too_short_for_the_host_join_the_one_before():
     raw = part.partition("dynamic2", unit_m, subj_n, budget, need)
     _, batches, seconds = planner.schedule(model, "dynamic2", unit_m, subj_n, 24, True, need,
                                            budget)
-    part.check(batches, unit_m.size, subj_n.size)
+    covered_once(batches, unit_m.size, subj_n.size)
     assert len(batches) < len(raw)
     parts = [cost.launch_parts(model, unit_m[b.queries], subj_n[b.subjects], 24, True)
              for b in batches]
@@ -220,7 +221,7 @@ def test_launches_too_short_for_the_host_join_the_one_before():
                                                  [g for _, g in unjoined]))
     pairs = lambda lq, nq, ls, ns: nq * ns  # noqa: E731  (a budget of pairs per launch)
     _, batches, _ = planner.schedule(model, "dynamic2", unit_m, subj_n, 24, True, pairs, 6_000)
-    part.check(batches, unit_m.size, subj_n.size)
+    covered_once(batches, unit_m.size, subj_n.size)
     assert max(b.queries.size * b.subjects.size for b in batches) <= 6_000
 
 
