@@ -140,17 +140,12 @@ def _most(size: Callable[[int], int], budget: int):
 
 class Caps:
     """The most items, up to ``limit``, that a run padded to a given longest length holds
-    within the budget (0 if not one), memoized. As ``fits`` cannot turn true when the length
-    grows, a new length's cap lies between those of the nearest longer and shorter lengths
-    known. The search starts at a guess, gallops away from it, then bisects. The guess is
-    where 1 / cap on the line through the two nearest lengths known puts it (right where need
-    grows in proportion to the length); but where none lie on either side and ``like`` (caps
-    beside a similar query group) knows the cap there and at the nearest length known, it is
-    that cap, scaled as at the nearest."""
+    within the budget (0 if not one), memoized: in closed form where ``most`` gives it (an
+    affine need, as the scan's), else bisected between the caps of the nearest longer and
+    shorter lengths known (``fits`` cannot turn true as the length grows)."""
 
-    def __init__(self, fits: Fits, limit: int, like: Caps | None = None,
-                 most: Most | None = None) -> None:
-        self.fits, self.limit, self.like, self.most = fits, limit, like, most
+    def __init__(self, fits: Fits, limit: int, most: Most | None = None) -> None:
+        self.fits, self.limit, self.most = fits, limit, most
         self.known: dict[int, int] = {}
         self.lengths: list[int] = []  # those known, ascending (searched caps only)
 
@@ -161,39 +156,13 @@ class Caps:
         if self.most is not None:  # the cap in closed form: no search
             cap = self.known[longest] = min(self.most(longest), self.limit)
             return cap
-        lengths, known, fits = self.lengths, self.known, self.fits
+        lengths, known = self.lengths, self.known
         k = bisect_left(lengths, longest)
         good = known[lengths[k]] if k < len(lengths) else 0  # fits (or is 0)
         bad = (known[lengths[k - 1]] if k else self.limit) + 1  # does not fit
-        guess, like = good, self.like.known if self.like else {}
-        near = lengths[k if k < len(lengths) else k - 1] if lengths else None
-        if longest in like and (not lengths or like.get(near)) and not 0 < k < len(lengths):
-            guess = like[longest] * known[near] // like[near] if lengths else like[longest]
-        elif len(lengths) > 1:
-            i = k - 1 if 0 < k < len(lengths) else (0 if k == 0 else k - 2)
-            a, b = lengths[i], lengths[i + 1]
-            ca, cb = known[a], known[b]
-            den = cb * (b - a) + (ca - cb) * (longest - a)
-            guess = ca * cb * (b - a) // den if den > 0 else bad - 1
-        if guess >= bad:
-            guess = bad - 1
-        step = 1
-        if guess > good and not fits(longest, guess):
-            bad = guess
-            while bad - step > good and not fits(longest, bad - step):
-                bad, step = bad - step, 2 * step
-            if bad - step > good:
-                good = bad - step
-        else:
-            if guess > good:
-                good = guess
-            while good + step < bad and fits(longest, good + step):
-                good, step = good + step, 2 * step
-            if good + step < bad:
-                bad = good + step
         while bad - good > 1:
             mid = (good + bad) // 2
-            if fits(longest, mid):
+            if self.fits(longest, mid):
                 good = mid
             else:
                 bad = mid
@@ -443,7 +412,6 @@ class SubjectLine:
         self.need, self.budget = need, budget
         self.known: dict[tuple[int, int], tuple[list[int] | None, float]] = {}
         self.caps: dict[tuple[int, int], Caps] = {}
-        self.longests: dict[int, list[int]] = {}  # those with caps, ascending, per count
 
     @classmethod
     def sorted(cls, subjects: Subjects, budget: int, need: Need, share: float | None = None,
@@ -481,36 +449,18 @@ class SubjectLine:
                 for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
 
     def _caps(self, longest: int, count: int) -> Caps:
-        """The caps beside ``count`` queries up to ``longest``, which guess from those beside
-        as many queries up to the nearest longest."""
+        """The caps beside ``count`` queries up to ``longest``."""
         key = longest, count
         if key not in self.caps:
-            fits = subject_fits(self.need, self.budget, longest, count)
-            most = _subject_most(self.need, self.budget, longest, count)
-            like = None
-            if most is None:  # searched: guessed from the nearest longest
-                longests = self.longests.setdefault(count, [])
-                k = bisect_left(longests, longest)
-                near = min(longests[max(0, k - 1):k + 1], key=lambda x: abs(x - longest),
-                           default=None)
-                like = None if near is None else self.caps[near, count]
-                longests.insert(k, longest)
-            self.caps[key] = Caps(fits, self.line.n, like, most)
+            self.caps[key] = Caps(subject_fits(self.need, self.budget, longest, count),
+                                  self.line.n, _subject_most(self.need, self.budget, longest,
+                                                             count))
         return self.caps[key]
 
     def _cell_caps(self, lengths: list[int], longest: int, count: int) -> list[int]:
-        """Upper bounds on the caps at ``lengths`` beside ``count`` queries: 1 / count of those
-        beside one, where the budget confirms it (each costs one need() call, and holds when
-        need grows at least in proportion to the queries), else the cap itself."""
-        caps, limit = self._caps(longest, count), self.line.n
-        if caps.most is not None:  # the caps themselves, in closed form, all at once
+        """The caps at ``lengths`` beside ``count`` queries (in closed form, all at once)."""
+        caps = self._caps(longest, count)
+        if caps.most is not None:
             runs = np.asarray(lengths)
-            return np.broadcast_to(np.minimum(caps.most(runs), limit), runs.shape)
-        one = self._caps(longest, 1)
-        bounds = []
-        for length in lengths:
-            guess = one(length) // count
-            if guess < limit and caps.fits(length, guess + 1):
-                guess = caps(length)
-            bounds.append(guess)
-        return bounds
+            return np.broadcast_to(np.minimum(caps.most(runs), self.line.n), runs.shape)
+        return [caps(length) for length in lengths]
