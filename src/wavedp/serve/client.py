@@ -37,11 +37,12 @@ def search(url: str, request: dict[str, Any], token: str | None = None) -> str:
 
     parts = urlsplit(url.rstrip("/"))
     try:
-        port = parts.port
+        port = parts.port  # a port that is not a number: ValueError
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError
     except ValueError:
-        port = -1
-    if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
-        raise InputError(f"--server takes an http:// or https:// address, not {url!r}")
+        raise InputError(f"--server takes an http:// or https:// address, not {url!r}"
+                         ) from None
     headers = {"content-type": "application/json"}
     if token:
         headers["authorization"] = f"Bearer {token}"

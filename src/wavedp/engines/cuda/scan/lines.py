@@ -458,7 +458,8 @@ class SubjectLine:
         return self.caps[key]
 
     def _cell_caps(self, lengths: list[int], longest: int, count: int) -> list[int]:
-        """The caps at ``lengths`` beside ``count`` queries (in closed form, all at once)."""
+        """The caps at ``lengths`` beside ``count`` queries (an affine need's in closed form,
+        all at once)."""
         caps = self._caps(longest, count)
         if caps.most is not None:
             runs = np.asarray(lengths)
