@@ -1,8 +1,9 @@
 """The search service against the command: one query over HTTP on a warm server (p50 and p99
-of --requests), the thin client ``wavedp search --server`` and the local command from fresh
-processes, and --clients concurrent clients sending single queries for --seconds against a
-``Searcher`` given the same queries in batches of --clients, every answer checked against
-the local command's lines.
+of --requests: the first query again and again, then the queries in turn), the thin client
+``wavedp search --server`` and the local command from fresh processes, and --clients
+concurrent clients sending single queries for --seconds against a ``Searcher`` given the
+same queries in batches of --clients, every answer checked against the local command's
+lines. With several --windows (``serve --window``), a server each, in turn.
 
     python3 benchmarks/serve.py QUERIES.fa DB.wdb [--device gpu] [--clients 64] [--seconds 60]
     python3 benchmarks/serve.py QUERIES.fa DB.wdb --cudasw4 DIR --cudasw4-db PREFIX
@@ -45,12 +46,12 @@ def walled(argv: list[str], out: str | None = None) -> float:
     return time.perf_counter() - start
 
 
-def serve(database: str, device: str) -> tuple[subprocess.Popen, str]:
+def serve(database: str, device: str, window: float) -> tuple[subprocess.Popen, str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = subprocess.Popen([*WAVEDP, "serve", database, "--port", str(port), "--device",
-                               device, "--max-queries", "100000"],
+                               device, "--max-queries", "100000", "--window", str(window)],
                               stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
@@ -71,12 +72,13 @@ def percentiles(seconds: list[float]) -> str:
 def clients(url: str, queries: list[str], want: dict, args) -> float:
     """--clients threads sending single queries for --seconds (each answer checked): the
     queries a second, printed with the latencies and the queries a search took together."""
-    def batches() -> tuple[float, float]:
+    def batches() -> tuple[float, float, float]:
         text = httpx.get(url + "/metrics", timeout=60).text
         sums = {line.split()[0]: float(line.split()[1]) for line in text.splitlines()
-                if line.startswith(("wavedp_batch_queries_sum", "wavedp_batch_queries_count"))}
-        return sums.get("wavedp_batch_queries_sum", 0.0), sums.get(
-            "wavedp_batch_queries_count", 0.0)
+                if line.startswith(("wavedp_batch_queries_", "wavedp_search_seconds_sum"))}
+        return tuple(sums.get(name, 0.0) for name in (
+            "wavedp_batch_queries_sum", "wavedp_batch_queries_count",
+            "wavedp_search_seconds_sum"))
 
     latencies: list[float] = []
     answered, wrong = [0], [0]
@@ -107,10 +109,32 @@ def clients(url: str, queries: list[str], want: dict, args) -> float:
     after = batches()
     rate = answered[0] / wall
     together = (after[0] - before[0]) / max(after[1] - before[1], 1)
+    busy = (after[2] - before[2]) / wall
     print(f"{args.clients} clients for {wall:.1f} s: {answered[0]} queries, {rate:.1f} "
           f"queries/s, {percentiles(latencies)}, {wrong[0]} answers differing; queries a "
-          f"search took together: {together:.1f} on average", flush=True)
+          f"search took together: {together:.1f} on average; searching {busy:.0%} of the "
+          "time", flush=True)
     return rate
+
+
+def commands(queries: list[str], name: str, url: str, want: dict, work: str, args) -> None:
+    """Three turns of the thin client, the local command and CUDASW++4.0's where given,
+    each a fresh process with the first query."""
+    one = os.path.join(work, "one.fa")
+    for turn in range(3):
+        remote = walled([*WAVEDP, "search", one, name, "--server", url],
+                        os.path.join(work, "remote.tsv"))
+        local = walled([*WAVEDP, "search", one, args.database, "--device", args.device],
+                       os.path.join(work, "local.tsv"))
+        same = open(os.path.join(work, "remote.tsv")).read() == want[queries[0]]
+        line = (f"turn {turn + 1}: search --server {remote:.3f} s (same lines: {same}), "
+                f"local command {local:.3f} s")
+        if args.cudasw4:
+            anchor = walled([os.path.join(args.cudasw4, "align"), "--query", one, "--db",
+                             args.cudasw4_db, "--top", "10", "--mat", "blosum62",
+                             "--of", os.devnull])
+            line += f", CUDASW++4.0 align {anchor:.3f} s (--server {anchor / remote:.2f}x)"
+        print(line, flush=True)
 
 
 def main() -> None:
@@ -121,6 +145,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=50)
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--windows", default="5", metavar="LIST",
+                        help="the servers' --window (ms), a server each, in turn")
     parser.add_argument("--cudasw4", default=None, metavar="DIR",
                         help="CUDASW++4.0's built programs: its one-query command too")
     parser.add_argument("--cudasw4-db", default=None, metavar="PREFIX",
@@ -139,37 +165,31 @@ def main() -> None:
         walled([*WAVEDP, "search", path, args.database, "--device", args.device],
                os.path.join(work, f"q{k}.tsv"))
         want[text] = open(os.path.join(work, f"q{k}.tsv")).read()
-    server, url = serve(args.database, args.device)
-    try:
-        client = httpx.Client(timeout=600)
-        client.post(url + "/search", json={"queries": queries[0]})  # warm: kernels, plans
-        times = []
-        for k in range(args.requests):
-            text = queries[k % len(queries)]
-            start = time.perf_counter()
-            answer = client.post(url + "/search", json={"queries": text})
-            times.append(time.perf_counter() - start)
-            assert answer.status_code == 200 and answer.text == want[text], answer.text[:200]
-        print(f"one query over HTTP, warm server ({args.requests} requests): "
-              f"{percentiles(times)}", flush=True)
-        for turn in range(3):
-            remote = walled([*WAVEDP, "search", one, name, "--server", url],
-                            os.path.join(work, "remote.tsv"))
-            local = walled([*WAVEDP, "search", one, args.database, "--device", args.device],
-                           os.path.join(work, "local.tsv"))
-            same = open(os.path.join(work, "remote.tsv")).read() == want[queries[0]]
-            line = (f"turn {turn + 1}: search --server {remote:.3f} s (same lines: {same}), "
-                    f"local command {local:.3f} s")
-            if args.cudasw4:
-                anchor = walled([os.path.join(args.cudasw4, "align"), "--query", one, "--db",
-                                 args.cudasw4_db, "--top", "10", "--mat", "blosum62",
-                                 "--of", os.devnull])
-                line += f", CUDASW++4.0 align {anchor:.3f} s (--server {anchor / remote:.2f}x)"
-            print(line, flush=True)
-        rate = clients(url, queries, want, args)
-    finally:
-        server.terminate()
-        server.wait(60)
+    rates = {}
+    for k, window in enumerate(float(w) for w in args.windows.split(",")):
+        print(f"== serve --window {window:g}", flush=True)
+        server, url = serve(args.database, args.device, window)
+        try:
+            client = httpx.Client(timeout=600)
+            client.post(url + "/search", json={"queries": queries[0]})  # warm: kernels, plans
+            for label, texts in (("the first query", queries[:1]), ("the queries in turn",
+                                                                    queries)):
+                times = []
+                for j in range(args.requests):
+                    text = texts[j % len(texts)]
+                    start = time.perf_counter()
+                    answer = client.post(url + "/search", json={"queries": text})
+                    times.append(time.perf_counter() - start)
+                    assert answer.status_code == 200 and answer.text == want[text], \
+                        answer.text[:200]
+                print(f"one query over HTTP, warm server, {label} ({args.requests} "
+                      f"requests): {percentiles(times)}", flush=True)
+            if k == 0:
+                commands(queries, name, url, want, work, args)
+            rates[window] = clients(url, queries, want, args)
+        finally:
+            server.terminate()
+            server.wait(60)
     import wavedp
     from wavedp.dbsearch.api import Searcher
 
@@ -184,7 +204,8 @@ def main() -> None:
         count += len(batch)
     direct = count / (time.perf_counter() - start)
     print(f"Searcher, batches of {args.clients}: {direct:.1f} queries/s; the service "
-          f"{rate / direct:.2f}x of it", flush=True)
+          + ", ".join(f"{rate / direct:.2f}x of it (window {window:g} ms)"
+                      for window, rate in rates.items()), flush=True)
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -406,9 +406,44 @@ def test_a_full_queue_is_429_with_retry_after(served, monkeypatch):
     assert 'wavedp_requests_total{status="200"} 2.0' in metrics
     assert 'wavedp_requests_total{status="429"} 1.0' in metrics
     assert "wavedp_request_seconds_bucket" in metrics
+    assert "wavedp_search_seconds_count 2.0" in metrics
     scanned = [line.split()[1] for line in metrics.splitlines()
                if line.startswith("wavedp_residues_scanned_total ")]
     assert scanned and float(scanned[0]) == 2 * len(service.databases["prot"].residues)
+
+
+def test_requests_queued_behind_a_search_go_together_with_no_window(served, monkeypatch):
+    """With no window, the requests queued while a search runs are the next search, all of
+    them, each answered as alone."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    folder, _ = served
+    records = (folder / "q.fa").read_text().split(">")[1:]
+    texts = [">" + records[k % len(records)] for k in range(4)]
+    service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")
+    release, began, sizes = threading.Event(), threading.Event(), []
+    run = service.run
+
+    def slow(jobs):
+        sizes.append(len(jobs))
+        began.set()
+        release.wait(30)
+        run(jobs)
+
+    monkeypatch.setattr(service, "run", slow)
+    client = TestClient(make_app(service, window=0.0))
+    with ThreadPoolExecutor(4) as pool:
+        first = pool.submit(client.post, "/search", json={"queries": texts[0]})
+        assert began.wait(30)
+        rest = [pool.submit(client.post, "/search", json={"queries": t}) for t in texts[1:]]
+        for _ in range(400):
+            if "wavedp_queue_length 3.0" in client.get("/metrics").text:
+                break
+        release.set()
+        answers = [first.result(), *(r.result() for r in rest)]
+    assert sizes == [1, 3]
+    assert [a.text for a in answers] == [_lone(folder, t) for t in texts]
 
 
 def test_a_request_whose_client_left_is_not_searched(served, monkeypatch):

@@ -40,8 +40,12 @@ Needs the optional packages of pip install 'wavedp[serve]'.
               help="Queries one request may hold.")
 @click.option("--max-residues", type=click.IntRange(min=1), default=10_000_000,
               show_default=True, help="Query residues one request may hold.")
+@click.option("--window", type=click.FloatRange(min=0, max=1000), default=5.0,
+              show_default=True, metavar="MS",
+              help="Milliseconds the first request of a search waits for others to join it "
+                   "(those queued behind it always do).")
 def serve(databases: tuple[str, ...], host: str, port: int, device: str, token: str | None,
-          max_queries: int, max_residues: int) -> None:
+          max_queries: int, max_residues: int, window: float) -> None:
     token = token or os.environ.get("WAVEDP_TOKEN") or None
     if not _loopback(host) and token is None:
         raise InputError(f"--host {host} serves other machines: give --token (or set "
@@ -71,7 +75,8 @@ def serve(databases: tuple[str, ...], host: str, port: int, device: str, token: 
     click.echo(f"wavedp: serving {', '.join(named)} on http://{host}:{port}", err=True)
     # uvicorn's own signal handling: SIGTERM and Ctrl-C stop taking connections and finish
     # the requests in flight
-    uvicorn.run(make_app(service, token), host=host, port=port, log_level="warning")
+    app = make_app(service, token, window=window / 1000)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
 def _loopback(host: str) -> bool:

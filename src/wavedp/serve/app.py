@@ -114,7 +114,8 @@ def make_app(service: Service, token: str | None = None, *, window: float = WIND
 
 class Metrics:
     """The service's Prometheus metrics (``prometheus_client``, a registry of its own):
-    requests by status, their seconds, the queue's length, database residues scanned."""
+    requests by status, their seconds, the queue's length, database residues scanned, the
+    queries each search took together and its seconds."""
 
     def __init__(self, batcher: Batcher) -> None:
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -123,9 +124,7 @@ class Metrics:
         self.requests = Counter("wavedp_requests", "search requests answered, by status",
                                 ["status"], registry=self.registry)
         self.seconds = Histogram("wavedp_request_seconds", "search requests' seconds",
-                                 registry=self.registry,
-                                 buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
-                                          5, 10, 30, 60, 300))
+                                 registry=self.registry, buckets=SECONDS)
         self.queue = Gauge("wavedp_queue_length", "search requests waiting",
                            registry=self.registry)
         self.queue.set_function(lambda: batcher.waiting)
@@ -134,7 +133,15 @@ class Metrics:
         self.batches = Histogram("wavedp_batch_queries", "queries a search took together",
                                  registry=self.registry,
                                  buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096))
-        batcher.searched = self.batches.observe
+        self.searches = Histogram("wavedp_search_seconds", "seconds a search of a batch "
+                                  "took (the device busy)", registry=self.registry,
+                                  buckets=SECONDS)
+        batcher.searched = self.searched
+
+    def searched(self, queries: int, seconds: float) -> None:
+        """A batch of ``queries`` searched in ``seconds``."""
+        self.batches.observe(queries)
+        self.searches.observe(seconds)
 
     def answered(self, response, started: float):
         """``response`` counted, timed and logged (one line a request, logger
@@ -153,6 +160,9 @@ class Metrics:
 
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
+
+#: the seconds histograms' buckets
+SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
 
 #: one line a search request (the command shows them on stderr)
 LOG = logging.getLogger("wavedp.serve")

@@ -1,6 +1,7 @@
 """Requests that arrive together searched together: a bounded queue and one thread that takes
-the oldest request, waits up to ``window`` seconds for more of the same key (database,
-scoring, mode, cutoffs: see ``service.Job``), and runs them as one search. Requests of
+the oldest request and every one queued behind it of the same key (database, scoring, mode,
+cutoffs: see ``service.Job``), waits up to ``window`` seconds for more, and runs them as one
+search. Requests of
 other keys wait their turn in arrival order; one whose client left is dropped unsearched.
 A full queue refuses at once (the app answers 429 with ``Retry-After``)."""
 
@@ -28,7 +29,8 @@ class Batcher:
 
     def __init__(self, service: Service, window: float = WINDOW, size: int = QUEUE) -> None:
         self.service, self.window = service, window
-        self.searched = lambda queries: None  # told each batch's queries (the metrics)
+        # told each batch's queries and its search's seconds (the metrics)
+        self.searched = lambda queries, seconds: None
         self._queue: queue.Queue[Job] = queue.Queue(size)
         self._held: deque[Job] = deque()  # taken from the queue, of another key than a batch
         self._thread = threading.Thread(target=self._loop, name="wavedp-batches", daemon=True)
@@ -67,17 +69,22 @@ class Batcher:
             held, self._held = self._held, deque()
             for job in held:  # those held before, in arrival order
                 self._take(job, first, batch, others, limits)
+            for _ in range(self._queue.qsize()):  # those queued, at once
+                if (job := self._next(0)) is not None:
+                    self._take(job, first, batch, others, limits)
             while (left := deadline - time.monotonic()) > 0:
                 job = self._next(left)
                 if job is None:
                     break
                 self._take(job, first, batch, others, limits)
             self._held.extend(others)
-            self.searched(sum(len(job.records) for job in batch))
+            started = time.perf_counter()
             try:
                 self.service.run(batch)
             except BaseException:  # noqa: BLE001 - each job's future holds the error
                 pass
+            self.searched(sum(len(job.records) for job in batch),
+                          time.perf_counter() - started)
 
     @staticmethod
     def _take(job: Job, first: Job, batch: list[Job], others: list[Job],
