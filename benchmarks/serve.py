@@ -69,9 +69,9 @@ def percentiles(seconds: list[float]) -> str:
     return f"p50 {np.percentile(a, 50):.1f} ms, p99 {np.percentile(a, 99):.1f} ms"
 
 
-def clients(url: str, queries: list[str], want: dict, args) -> float:
+def clients(url: str, queries: list[str], want: dict, args) -> tuple[float, float]:
     """--clients threads sending single queries for --seconds (each answer checked): the
-    queries a second, printed with the latencies and the queries a search took together."""
+    queries a second and the queries a search took together, printed with the latencies."""
     def batches() -> tuple[float, float, float]:
         text = httpx.get(url + "/metrics", timeout=60).text
         sums = {line.split()[0]: float(line.split()[1]) for line in text.splitlines()
@@ -114,7 +114,7 @@ def clients(url: str, queries: list[str], want: dict, args) -> float:
           f"queries/s, {percentiles(latencies)}, {wrong[0]} answers differing; queries a "
           f"search took together: {together:.1f} on average; searching {busy:.0%} of the "
           "time", flush=True)
-    return rate
+    return rate, together
 
 
 def commands(queries: list[str], name: str, url: str, want: dict, work: str, args) -> None:
@@ -186,7 +186,7 @@ def main() -> None:
                       f"requests): {percentiles(times)}", flush=True)
             if k == 0:
                 commands(queries, name, url, want, work, args)
-            rates[window] = clients(url, queries, want, args)
+            rates[window], together = clients(url, queries, want, args)
         finally:
             server.terminate()
             server.wait(60)
@@ -194,18 +194,21 @@ def main() -> None:
     from wavedp.dbsearch.api import Searcher
 
     searcher = Searcher(args.database, wavedp.Scoring(), device=args.device)
-    batch = [queries[k % len(queries)] for k in range(args.clients)]
-    path = os.path.join(work, "batch.fa")
-    open(path, "w").write("".join(batch))
-    searcher.search(path)  # warm
-    start, count = time.perf_counter(), 0
-    while time.perf_counter() - start < min(args.seconds, 20):
-        searcher.search(path)
-        count += len(batch)
-    direct = count / (time.perf_counter() - start)
-    print(f"Searcher, batches of {args.clients}: {direct:.1f} queries/s; the service "
-          + ", ".join(f"{rate / direct:.2f}x of it (window {window:g} ms)"
-                      for window, rate in rates.items()), flush=True)
+    # batches of --clients, and of the queries the last server's searches took together
+    # (what the service's batching alone costs)
+    for size in (args.clients, max(1, round(together))):
+        batch = [queries[k % len(queries)] for k in range(size)]
+        path = os.path.join(work, "batch.fa")
+        open(path, "w").write("".join(batch))
+        searcher.search(path)  # warm
+        start, count = time.perf_counter(), 0
+        while time.perf_counter() - start < min(args.seconds, 20):
+            searcher.search(path)
+            count += len(batch)
+        direct = count / (time.perf_counter() - start)
+        print(f"Searcher, batches of {size}: {direct:.1f} queries/s; the service "
+              + ", ".join(f"{rate / direct:.2f}x of it (window {window:g} ms)"
+                          for window, rate in rates.items()), flush=True)
     shutil.rmtree(work, ignore_errors=True)
 
 

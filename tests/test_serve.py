@@ -446,6 +446,26 @@ def test_requests_queued_behind_a_search_go_together_with_no_window(served, monk
     assert [a.text for a in answers] == [_lone(folder, t) for t in texts]
 
 
+def test_a_request_to_an_idle_server_does_not_wait_the_window(served, monkeypatch):
+    """After a search of one request, the next goes at once: a window of seconds is waited
+    only after a search of several."""
+    import time
+
+    folder, _ = served
+    service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")
+    waited: list[float] = []
+    run = service.run
+    monkeypatch.setattr(service, "run", lambda jobs: (
+        waited.append(time.monotonic() - jobs[0].queued), run(jobs))[1])
+    monkeypatch.setattr(service, "prepare", lambda request, prepare=service.prepare: (
+        setattr(job := prepare(request), "queued", time.monotonic()), job)[1])
+    client = TestClient(make_app(service, window=5.0))
+    for _ in range(2):
+        assert client.post("/search", json={"queries": ">a\nMKVLAAGIVALLLAAG\n"}
+                           ).status_code == 200
+    assert len(waited) == 2 and max(waited) < 2.5
+
+
 def test_a_request_whose_client_left_is_not_searched(served, monkeypatch):
     folder, _ = served
     service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")

@@ -42,8 +42,9 @@ Needs the optional packages of pip install 'wavedp[serve]'.
               show_default=True, help="Query residues one request may hold.")
 @click.option("--window", type=click.FloatRange(min=0, max=1000), default=5.0,
               show_default=True, metavar="MS",
-              help="Milliseconds the first request of a search waits for others to join it "
-                   "(those queued behind it always do).")
+              help="After a search of several requests, milliseconds the next search waits "
+                   "for more to join it (those queued join at once; after a search of one "
+                   "request, none).")
 def serve(databases: tuple[str, ...], host: str, port: int, device: str, token: str | None,
           max_queries: int, max_residues: int, window: float) -> None:
     token = token or os.environ.get("WAVEDP_TOKEN") or None

@@ -1,7 +1,8 @@
 """Requests that arrive together searched together: a bounded queue and one thread that takes
 the oldest request and every one queued behind it of the same key (database, scoring, mode,
-cutoffs: see ``service.Job``), waits up to ``window`` seconds for more, and runs them as one
-search. Requests of
+cutoffs: see ``service.Job``) and runs them as one search. After a search of several
+requests (clients are busy, and those just answered come back) the next waits up to
+``window`` seconds for more; after a search of one, a request goes at once. Requests of
 other keys wait their turn in arrival order; one whose client left is dropped unsearched.
 A full queue refuses at once (the app answers 429 with ``Retry-After``)."""
 
@@ -14,7 +15,7 @@ from collections import deque
 
 from .service import Job, Limits, Service
 
-#: seconds the first request of a batch waits for others of its key
+#: seconds the first request of a batch waits for others of its key, after a batch of several
 WINDOW = 0.005
 #: requests waiting at most (beyond them: 429)
 QUEUE = 64
@@ -33,6 +34,7 @@ class Batcher:
         self.searched = lambda queries, seconds: None
         self._queue: queue.Queue[Job] = queue.Queue(size)
         self._held: deque[Job] = deque()  # taken from the queue, of another key than a batch
+        self._together = 1  # the requests the last batch held
         self._thread = threading.Thread(target=self._loop, name="wavedp-batches", daemon=True)
         self._thread.start()
 
@@ -64,7 +66,7 @@ class Batcher:
                 continue
             batch = [first]
             limits = self.service.limits
-            deadline = time.monotonic() + self.window
+            deadline = time.monotonic() + (self.window if self._together > 1 else 0.0)
             others: list[Job] = []
             held, self._held = self._held, deque()
             for job in held:  # those held before, in arrival order
@@ -78,6 +80,7 @@ class Batcher:
                     break
                 self._take(job, first, batch, others, limits)
             self._held.extend(others)
+            self._together = len(batch)
             started = time.perf_counter()
             try:
                 self.service.run(batch)
