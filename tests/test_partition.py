@@ -12,11 +12,19 @@ from hypothesis import strategies as st
 
 from wavedp.engines.cuda.scan import partition as part
 from wavedp.engines.cuda.scan.lines import Subjects
-from wavedp.engines.cuda.scan.partition import Batch, padding, paswas_need
+from wavedp.engines.cuda.scan.partition import Batch, padding
 from wavedp.errors import InputError
 
 NAMES = ("none", "dynamic1", "dynamic2", "static")
 GIB = 1 << 30
+
+
+def paswas_need(cell_bytes: int):
+    """PaSWAS's memory model: every pair keeps its whole matrix, padded to the batch's longest
+    query and subject, ``cell_bytes`` per cell (row and column 0 included)."""
+    return lambda lq, nq, ls, ns: int(nq) * int(ns) * (int(lq) + 1) * (int(ls) + 1) * cell_bytes
+
+
 PASWAS = paswas_need(4)
 
 # The thesis's example: one query of 35,992 residues against targets of 5,480 down to 464.

@@ -166,8 +166,6 @@ def test_a_launch_adds_the_longer_of_the_host_and_the_gpu_but_the_first_adds_bot
     assert cost.launch_parts(slow_host, m, n, 24, True) == pytest.approx(
         (1.0, 1e-4 + 8e-6 + kernel))
     assert cost.gpu_seconds(slow_host, m, n, 24, True) == pytest.approx(1.0)
-    assert cost.gpu_seconds(slow_host, m, n, 24, True, overlapped=False) == pytest.approx(
-        1.0 + 1e-4 + 8e-6 + kernel)
     fast_host = dataclasses.replace(slow_host, launch=1e-9)
     assert cost.gpu_seconds(fast_host, m, n, 24, True) == pytest.approx(
         1e-4 + 8e-6 + kernel)
@@ -301,10 +299,14 @@ def test_blocks_share_their_multiprocessor(monkeypatch):
     speed = [4.0, 2.4, 1.8, 1.4]  # a group's rate with k = 1..4 blocks on its SM
     model = dataclasses.replace(gpu_model_mod.DEFAULT_GPU, sms=132,
                                 packing={"4,32,packed": speed})
-    assert cost.fill(model, 4, 32, True, 4 * 132) == 1.0
-    assert cost.fill(model, 4, 32, True, 10**6) == 1.0
-    assert cost.fill(model, 4, 32, True, 132) == pytest.approx(4.0 / (4 * 1.4))
-    assert cost.fill(model, 4, 32, True, 165) == pytest.approx(
+
+    def fill(blocks: int) -> float:
+        return float(cost.fills(model, True, cost._shape_index(4, 32), blocks))
+
+    assert fill(4 * 132) == 1.0
+    assert fill(10**6) == 1.0
+    assert fill(132) == pytest.approx(4.0 / (4 * 1.4))
+    assert fill(165) == pytest.approx(
         (99 * 4.0 + 33 * 2 * 2.4) / (132 * 4 * 1.4))
     ones = np.ones(1)
 
@@ -449,11 +451,6 @@ def test_skewed_sets_in_the_model():
                                         True, need, 1 << 30)
     found = planner.schedules(gpu_model_mod.DEFAULT_GPU, unit_m, subjects, 24, True, need, 1 << 30)
     assert sum(found[best][1]) == sum(seconds) == min(sum(s) for _, s in found.values())
-    pruned = planner.schedules(gpu_model_mod.DEFAULT_GPU, unit_m, subjects, 24, True, need,
-                               1 << 30, prune=True)  # a candidate stops once it cannot win
-    assert min(pruned, key=lambda n: sum(pruned[n][1])) == best
-    for name, (_, s) in pruned.items():
-        assert s == found[name][1] or (s == [np.inf] and sum(found[name][1]) > sum(seconds))
 
 
 def test_calibration_file_of_another_device_or_version_is_an_input_error(cache):
@@ -703,9 +700,13 @@ def test_auto_prunes_only_candidates_that_cannot_win():
     budget = shapes.OUT_BYTES + shapes.SCRATCH_BYTES
     model = gpu_model_mod.DEFAULT_GPU
     price = planner._pricing(model, unit_m, lengths, subjects, 24, True, True)
-    full = planner._candidates(price, need, budget, prune=False, exact=False)
+    full = {name: planner._priced(price, name, need, budget, np.inf, False)
+            for name in planner.CANDIDATES}
     want = min(full, key=lambda name: planner._total(full[name][1], True))
     assert planner.plan(model, "auto", unit_m, lengths, subjects, 24, True, need,
                         budget=budget, wide=True).name == want
-    pruned = planner._candidates(price, need, budget, prune=True, exact=False)
+    pruned = planner._candidates(price, need, budget)
     assert any(parts is None for _, parts in pruned.values())  # something was pruned
+    for name, (_, parts) in pruned.items():  # only what could not win
+        assert parts is not None or planner._total(full[name][1], True) > \
+            planner._total(full[want][1], True)

@@ -78,12 +78,11 @@ def test_many_queries_pair_up_and_equal_cpu(mode):
 @pytest.mark.parametrize("shape", [(4, 4), (8, 12), (32, 32)])
 def test_profiles_built_on_the_gpu_equal_the_host_layout(shape, packed):
     """The profiles of a launch (units of one or two queries, each its own passes) equal
-    ``profile``'s host layout word for word, pads included."""
+    ``host_profile``'s layout word for word, pads included."""
     import cupy
 
     from wavedp.db.database import Database
     from wavedp.engines.cuda.scan import scanner as gpu_scan
-    from wavedp.engines.cuda.scan import shapes
 
     g, r = shape
     rng = np.random.default_rng(g * r + packed)
@@ -94,10 +93,31 @@ def test_profiles_built_on_the_gpu_equal_the_host_layout(shape, packed):
     units = [[qs[1], qs[0]], [qs[2]], [qs[3], qs[4]]] if packed else [[q] for q in qs]
     own = np.array([max(1, -(-max(q.size for q in u) // (g * r))) for u in units])
     prof, poffs = scanner._profiles(units, own, g, r, packed)
-    host = np.concatenate([shapes.profile(u, scanner.sub, scanner.go, g, r, int(p), packed)
+    host = np.concatenate([host_profile(u, scanner.sub, scanner.go, g, r, int(p), packed)
                            for u, p in zip(units, own, strict=True)])
     assert (cupy.asnumpy(prof) == host).all()
     assert cupy.asnumpy(poffs).tolist() == ((np.cumsum(own) - own) * 24 * g * r).tolist()
+
+
+def host_profile(queries: list[np.ndarray], sub: np.ndarray, go: int, g: int, r: int,
+                 passes: int, packed: bool) -> np.ndarray:
+    """The kernel's query profile (uint32 words, passes x A x T in chunked row order) of one
+    query, or of two packed into int16 halves (low half: the first): the layout's reference
+    in NumPy; launches build theirs on the GPU (``scanner.Scanner``)."""
+    from wavedp.engines.cuda.scan.shapes import PAD16, PAD32
+
+    a, rows = sub.shape[1], passes * g * r
+    halves = []
+    for q in queries:
+        col = np.full((a, rows), PAD16 if packed else PAD32, np.int64)
+        col[:, :q.size] = sub[q, :].T.astype(np.int64) + go
+        halves.append(col)
+    if packed:
+        words = (halves[0] & 0xFFFF) | ((halves[-1] & 0xFFFF) << 16)
+    else:
+        words = halves[0] & 0xFFFFFFFF
+    words = words.reshape(a, passes, g, r // 4, 4).transpose(1, 0, 3, 2, 4)
+    return np.ascontiguousarray(words.reshape(-1)).astype(np.uint32)
 
 
 def test_saturated_pairs_are_rescored_at_32_bits():

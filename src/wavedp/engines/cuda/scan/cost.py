@@ -172,20 +172,14 @@ def _speeds(model: Model, g: int, r: int, packed: bool) -> np.ndarray:
     return np.minimum(_single(model, g, r), per_sm / k)
 
 
-def fill(model: Model, g: int, r: int, packed: bool, blocks: int,
-         ticket: float | None = None) -> float:
-    """The share of the full rate of shape (G, R) a launch of ``blocks`` blocks runs at: the
-    blocks spread over the SMs (at most the resident ones each), each SM running its k
-    blocks' groups at their rate with k blocks, against every SM full. With ``ticket`` (a
-    ticket's lane-cells per group) each ticket also pays the kernel's start, which the other
-    blocks of a fuller SM hide."""
-    return float(fills(model, packed, _shape_index(g, r), blocks, ticket or None))
-
-
 def fills(model: Model, packed: bool, shape: np.ndarray | int, blocks: np.ndarray | int,
           ticket: np.ndarray | float | None = None) -> np.ndarray:
-    """:func:`fill` of shapes ``shape`` (indices in GROUPS x ROWS order) on ``blocks``, with
-    ``ticket`` where given (arrays, or numbers, broadcast together)."""
+    """The share of the full rate of shapes ``shape`` (indices in GROUPS x ROWS order) a
+    launch of ``blocks`` blocks runs at (arrays, or numbers, broadcast together): the blocks
+    spread over the SMs (at most the resident ones each), each SM running its k blocks'
+    groups at their rate with k blocks, against every SM full. With ``ticket`` (a ticket's
+    lane-cells per group) each ticket also pays the kernel's start, which the other blocks
+    of a fuller SM hide."""
     table, mosts = memo(model, ("speeds", packed), lambda: _speeds_table(model, packed))
     shape, blocks = np.broadcast_arrays(shape, blocks)
     most, row = mosts[shape], shape  # the row of ``through`` of each, or None: its own
@@ -247,13 +241,11 @@ SAMPLE_BLOCKS = 4096
 
 
 def gpu_seconds(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-                packed: bool, shape: tuple[int, int, int] | None = None,
-                overlapped: bool = True) -> float:
+                packed: bool, shape: tuple[int, int, int] | None = None) -> float:
     """Predicted seconds of one scan launch (see :func:`launch_parts`) among others of its
     kind: the longer of the host's work and the GPU's (the host prepares a launch while the
-    one before runs); with ``overlapped`` False, as the first of a scan, both."""
-    host, gpu = launch_parts(model, unit_m, subj_n, alphabet, packed, shape)
-    return max(host, gpu) if overlapped else host + gpu
+    one before runs)."""
+    return max(launch_parts(model, unit_m, subj_n, alphabet, packed, shape))
 
 
 #: the share of the host's work on a launch done before it waits for the input copy of the
@@ -303,7 +295,7 @@ def priced(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
     ``unit_m`` rows against subjects of ``subj_n`` residues in the order the launch takes
     them, with kernel ``shape`` (G, R, passes; default the one the engine plans). The host's
     work is :func:`host_seconds`; the GPU's is :func:`side_seconds` and the kernel (whose
-    tickets each pay the kernel's start, see :func:`fill`).
+    tickets each pay the kernel's start, see :func:`fills`).
 
     Items go out by ticket, profile-major, each profile's subjects in launch order; an item
     started once the work before it is done (at the full rate; the first wave of tickets, one

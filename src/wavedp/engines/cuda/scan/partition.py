@@ -80,17 +80,6 @@ class Batch:
     stop: int | None = None
 
 
-def paswas_need(cell_bytes: int = 4) -> Need:
-    """PaSWAS's memory model: every pair keeps its whole matrix, padded to the batch's longest
-    query and subject, ``cell_bytes`` per cell (row and column 0 included)."""
-
-    def need(longest_query: int, n_queries: int, longest_subject: int, n_subjects: int) -> int:
-        return (int(n_queries) * int(n_subjects) * (int(longest_query) + 1)
-                * (int(longest_subject) + 1) * cell_bytes)
-
-    return need
-
-
 def none(queries: Lengths, subjects: Lengths, budget: int, need: Need) -> list[Batch]:
     """No length partitioning: groups and batches in file order."""
     ql, sl = as_lengths(queries), as_lengths(subjects)

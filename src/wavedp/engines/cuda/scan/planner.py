@@ -96,23 +96,16 @@ class _Pricing(NamedTuple):
 
 
 def schedule(model: Model, name: str, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-             packed: bool, need: part.Need, budget: int, *, bound: float = np.inf,
-             wide: bool = False) -> tuple[str, list[part.Batch], list[float]]:
+             packed: bool, need: part.Need, budget: int, *, wide: bool = False
+             ) -> tuple[str, list[part.Batch], list[float]]:
     """(partitioning, its launches, each one's predicted seconds) for units of ``unit_m``
     rows x subjects of ``subj_n`` (file order); ``name`` a partitioning or a key of
     CANDIDATES; ``auto``: the candidate of the least predicted total. The launches of
-    ``none`` take their subjects in file order. Once the launches' GPU seconds alone (each
-    launch adds at least those) pass ``bound``, the rest are not priced: the seconds are
-    then [inf]. ``wide``: launches priced on :func:`launch_grid`'s wide choice, as the
-    engine runs them."""
-    subjects = Subjects.of(subj_n)
-    if name == "auto":
-        found = plan(model, name, unit_m, subj_n, subjects, alphabet, packed, need,
-                     budget=budget, wide=wide)
-        return found.name, found.batches, found.seconds
-    price = _pricing(model, unit_m, subj_n, subjects, alphabet, packed, wide)
-    batches, parts = _priced(price, name, need, budget, bound)
-    return name, batches, _seconds(parts)
+    ``none`` take their subjects in file order. ``wide``: launches priced on
+    :func:`launch_grid`'s wide choice, as the engine runs them."""
+    found = plan(model, name, unit_m, subj_n, Subjects.of(subj_n), alphabet, packed, need,
+                 budget=budget, wide=wide)
+    return found.name, found.batches, found.seconds
 
 
 def plan(model: Model, name: str, unit_m: np.ndarray, lengths: np.ndarray,
@@ -126,7 +119,7 @@ def plan(model: Model, name: str, unit_m: np.ndarray, lengths: np.ndarray,
         name = "static"
     price = _pricing(model, unit_m, lengths, subjects, alphabet, packed, wide)
     if name == "auto":
-        found = _candidates(price, need, budget, prune=True, exact=False)
+        found = _candidates(price, need, budget)
         name = min(found, key=lambda n: _total(found[n][1], True))
     batches, parts = _priced(price, name, need, budget, np.inf)
     assert parts is not None  # no bound
@@ -253,27 +246,26 @@ def _joined(price: _Pricing, first: part.Batch, then: part.Batch) -> part.Batch:
 
 
 def schedules(model: Model, unit_m: np.ndarray, subj_n: np.ndarray, alphabet: int,
-              packed: bool, need: part.Need, budget: int, *, prune: bool = False,
-              wide: bool = False) -> dict[str, tuple[list[part.Batch], list[float]]]:
+              packed: bool, need: part.Need, budget: int, *, wide: bool = False
+              ) -> dict[str, tuple[list[part.Batch], list[float]]]:
     """Each candidate's launches and their predicted seconds, as :func:`plan` would plan it
-    (``prune``: a candidate that cannot beat the best before it, ranked as ``auto`` ranks
-    them, is not priced in full; its seconds are [inf]; ``wide``: see :func:`schedule`)."""
+    named (``wide``: see :func:`schedule`)."""
     price = _pricing(model, unit_m, subj_n, Subjects.of(subj_n), alphabet, packed, wide)
     out = {}
-    for name, (batches, parts) in _candidates(price, need, budget, prune, False).items():
-        if parts is not None:
-            batches, parts = _priced(price, name, need, budget, np.inf)
+    for name in CANDIDATES:
+        batches, parts = _priced(price, name, need, budget, np.inf)
         out[name] = batches, _seconds(parts)
     return out
 
 
-def _candidates(price: _Pricing, need: part.Need, budget: int, prune: bool, exact: bool
+def _candidates(price: _Pricing, need: part.Need, budget: int
                 ) -> dict[str, tuple[list[part.Batch], list[Priced] | None]]:
-    """Each candidate's launches and their pricing (``prune``: see :func:`schedules`;
-    ``exact``: see :func:`_priced`)."""
+    """Each candidate's launches and their pricing on their runs (``exact`` False, see
+    :func:`_priced`), ranked as ``auto`` ranks them: one that cannot beat the best before
+    it is not priced in full (None)."""
     found: dict[str, tuple[list[part.Batch], list[Priced] | None]] = {}
     best = np.inf
     for name in CANDIDATES:
-        found[name] = _priced(price, name, need, budget, best if prune else np.inf, exact)
+        found[name] = _priced(price, name, need, budget, best, False)
         best = min(best, _total(found[name][1], True))
     return found

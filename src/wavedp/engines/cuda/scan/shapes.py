@@ -138,27 +138,6 @@ def unit_rows(units: list[list[np.ndarray]]) -> np.ndarray:
     return np.array([max([q.size for q in u]) for u in units], np.int64)
 
 
-def profile(queries: list[np.ndarray], sub: np.ndarray, go: int, g: int, r: int, passes: int,
-            packed: bool) -> np.ndarray:
-    """The kernel's query profile (uint32 words, passes x A x T in chunked row order) of one
-    query, or of two packed into int16 halves (low half: the first): the layout's reference
-    in NumPy; launches build theirs on the GPU (``scanner.Scanner``)."""
-    a = sub.shape[1]
-    t = g * r
-    rows = passes * t
-    halves = []
-    for q in queries:
-        col = np.full((a, rows), PAD16 if packed else PAD32, np.int64)
-        col[:, :q.size] = sub[q, :].T.astype(np.int64) + go
-        halves.append(col)
-    if packed:
-        words = (halves[0] & 0xFFFF) | ((halves[-1] & 0xFFFF) << 16)
-    else:
-        words = halves[0] & 0xFFFFFFFF
-    words = words.reshape(a, passes, g, r // 4, 4).transpose(1, 0, 3, 2, 4)
-    return np.ascontiguousarray(words.reshape(-1)).astype(np.uint32)
-
-
 def packable(sub: np.ndarray, go: int, ge: int) -> bool:
     """Whether 16-bit words cannot wrap for these scores (kernels/search.cu)."""
     return go <= 8000 and int(sub.max()) + go <= 32767 and int(sub.min()) + go >= -32768 \
