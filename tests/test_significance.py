@@ -222,7 +222,7 @@ def test_fit_recovers_lambda_and_k():
     # bit scores follow Karlin and Altschul's formula under the fitted lambda and K
     ref = fit.reference_length
     u = fit.location(np.array([ref]))[0]
-    assert fit.bitscore(u + 20, ref, spacing=0) == pytest.approx(
+    assert fit.values(u + 20, ref, spacing=0)[1] == pytest.approx(
         (fit.lambda_ * (u + 20) - math.log(fit.K)) / math.log(2), rel=1e-3)
 
 
@@ -285,7 +285,7 @@ def test_log_gamma_tails_match_scipy():
     special = pytest.importorskip("scipy.special")
     x = np.array([1e-6, 0.01, 0.5, 1.0, 3.0, 9.0, 25.0, 60.0, 150.0])
     for k in (1.0, 2.0, 8.0, 30.0):
-        log_p, log_q = empirical._log_gammas(k, x)
+        log_p, log_q = empirical.kernels().log_gammas_of(k, x)
         assert np.exp(log_p) == pytest.approx(special.gammainc(k, x), rel=1e-9, abs=1e-300)
         assert np.exp(log_q) == pytest.approx(special.gammaincc(k, x), rel=1e-9, abs=1e-300)
         z = -np.log(x)
@@ -297,7 +297,7 @@ def test_log_gamma_k1_is_gumbel():
     z = np.linspace(-2, 12, 15)
     gumbel = -np.expm1(-np.exp(-z))
     assert np.exp(empirical._log_upper(1.0, z)) == pytest.approx(gumbel, rel=1e-12)
-    series = np.exp(empirical._log_gammas(1.0, np.exp(-z))[0])
+    series = np.exp(empirical.kernels().log_gammas_of(1.0, np.exp(-z))[0])
     assert series == pytest.approx(gumbel, rel=1e-10)
 
 
@@ -310,11 +310,12 @@ def test_masking_marks_a_repeat_and_scores_it_as_x():
     assert masked.upper() == text.upper()
     assert masked[45:70] == "q" * 25  # the poly-Q run is lowercase
     assert masked[:20] == text[:20]
-    codes = masking.mask_encoded([text], BLOSUM62)[0]
+    (texts,), (codes,) = masking.masked([text], [BLOSUM62.encode(text)], BLOSUM62)
     x = BLOSUM62.alphabet.index("X")
     assert np.all(codes[masking.lowercase(masked)] == x)
     unmasked = ~masking.lowercase(masked)
     assert np.array_equal(codes[unmasked], BLOSUM62.encode(text)[unmasked])
+    assert texts == "".join("X" if c.islower() else c for c in masked)
     assert 0 < masking.fraction([masked]) < 1
     dna = masking.soft_mask(["ACGTTGCA" + "CA" * 20 + "GGATCCTTAG"], protein=False)[0]
     assert "cacaca" in dna

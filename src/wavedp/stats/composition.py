@@ -108,19 +108,6 @@ def counts(residues: np.ndarray, offsets: np.ndarray, size: int,
     return out
 
 
-def frequencies(counts: np.ndarray, background: np.ndarray,
-                pseudocounts: float = PSEUDOCOUNTS) -> np.ndarray:
-    """Residue frequencies (float64, rows summing to 1) from ``counts`` (one row per
-    sequence, or one vector), over the letters with a background frequency only, each row
-    mixed with ``pseudocounts`` residues of ``background``: ``(c + w b) / (sum c + w)``."""
-    c = np.asarray(counts, dtype=np.float64) * (background > 0)
-    total = c.sum(axis=-1, keepdims=True)
-    w = float(pseudocounts)
-    if w <= 0:
-        return np.where(total > 0, c / np.where(total > 0, total, 1.0), background)
-    return (c + w * background) / (total + w)
-
-
 def letter_distribution(sub: np.ndarray, query_freq: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray]:
     """(scores v, M): ``M[b, k]`` is the probability that a residue of the query
@@ -181,7 +168,8 @@ def ungapped_lambda(sub: np.ndarray, query_freq: np.ndarray, subject_freqs: np.n
 class Composition:
     """What composition-based statistics need of one scoring: its substitution table and
     background frequencies on the letters that count (those with a background frequency),
-    the background's ungapped lambda, the pseudocounts and the ratio's clip.
+    the background's ungapped lambda and the ratio's clip (the pseudocounts and allowance:
+    PSEUDOCOUNTS and ALLOWANCE_BITS).
 
     ``Composition.of(scoring)`` builds it once per search; ``ratios`` is the per-pair work.
     """
@@ -189,21 +177,16 @@ class Composition:
     letters: np.ndarray  # codes of the letters that count (the 20 amino acids)
     sub: np.ndarray  # the table on those letters
     background: np.ndarray  # their background frequencies
-    pseudocounts: float = PSEUDOCOUNTS
     low: float = LOW
     high: float = HIGH
-    allowance_bits: float = ALLOWANCE_BITS
 
     @classmethod
-    def of(cls, scoring: Scoring, pseudocounts: float = PSEUDOCOUNTS, low: float = LOW,
-           high: float = HIGH, allowance_bits: float = ALLOWANCE_BITS) -> Composition:
+    def of(cls, scoring: Scoring, low: float = LOW, high: float = HIGH) -> Composition:
         """The composition statistics of ``scoring`` (InputError where the background has no
         positive lambda, i.e. the matrix's expected score is not negative)."""
         if not 0 < low <= high:
             raise InputError(f"the lambda ratio's bounds must satisfy 0 < low <= high, got "
                              f"{low}, {high}")
-        if pseudocounts < 0:
-            raise InputError(f"pseudocounts must be >= 0, got {pseudocounts}")
         bg = background(scoring)
         letters = np.flatnonzero(bg > 0)
         sub = np.asarray(scoring.table, dtype=np.int64)[np.ix_(letters, letters)]
@@ -212,8 +195,7 @@ class Composition:
         # score positive (see solve_lambda); the root itself is found on first use
         if not (bg @ sub @ bg < 0 and sub.max() > 0):
             raise InputError(NO_LAMBDA)
-        return cls(letters, sub, bg, float(pseudocounts), float(low), float(high),
-                   float(allowance_bits))
+        return cls(letters, sub, bg, float(low), float(high))
 
     @functools.cached_property
     def lambda_background(self) -> float:
@@ -248,14 +230,10 @@ class Composition:
 
     def frequencies(self, counts: np.ndarray) -> np.ndarray:
         """Frequencies over the letters that count (columns ``letters`` of ``counts``), mixed
-        with ``pseudocounts`` residues of the background."""
+        with PSEUDOCOUNTS residues of the background."""
         c = np.asarray(counts)[..., self.letters].astype(np.float64)
-        w = self.pseudocounts
-        total = c.sum(axis=-1, keepdims=True) + w
-        if w == 0:
-            empty = total == 0
-            return np.where(empty, self.background, c / np.where(empty, 1.0, total))
-        c += w * self.background
+        total = c.sum(axis=-1, keepdims=True) + PSEUDOCOUNTS
+        c += PSEUDOCOUNTS * self.background
         c /= total
         return c
 
@@ -310,7 +288,7 @@ class Composition:
     @property
     def allowance(self) -> float:
         """ALLOWANCE_BITS in the matrix's score units."""
-        return self.allowance_bits * math.log(2.0) / self.lambda_background
+        return ALLOWANCE_BITS * math.log(2.0) / self.lambda_background
 
     def combined(self, effective: np.ndarray, adjusted: np.ndarray) -> np.ndarray:
         """The score a hit's statistics use: ``min(S * ratio, S' + allowance)``, S' its
@@ -337,8 +315,7 @@ class ProfileComposition(Composition):
     def of_table(cls, scoring: Scoring, table: np.ndarray) -> ProfileComposition:
         """The statistics of profiles whose table (rows: their positions) is ``table``."""
         base = Composition.of(scoring)
-        return cls(base.letters, base.sub, base.background, base.pseudocounts, base.low,
-                   base.high, base.allowance_bits,
+        return cls(base.letters, base.sub, base.background, base.low, base.high,
                    np.asarray(table, dtype=np.int64)[:, base.letters])
 
     def query_frequencies(self, codes: np.ndarray) -> np.ndarray:

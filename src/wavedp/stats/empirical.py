@@ -87,12 +87,6 @@ def kernels():
 
 # ---- the log-gamma family (compiled in likelihood.py) -----------------------------------------
 
-def _log_gammas(k: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(ln P(k, x), ln Q(k, x)) of each element: the regularised lower and upper incomplete
-    gamma functions."""
-    return kernels().log_gammas_of(float(k), np.asarray(x, dtype=np.float64))
-
-
 def _log_upper(k: float, z: np.ndarray) -> np.ndarray:
     """ln P(Z > z) of each element, for Z = -ln G, G ~ Gamma(k, 1): ln P(k, e^-z)."""
     return kernels().log_uppers(float(k), np.asarray(z, dtype=np.float64))
@@ -242,16 +236,11 @@ class Fit:
         against the query by chance, for subjects of these lengths."""
         return self.count * np.exp(self.log_pvalue(scores, lengths, spacing))
 
-    def bitscore(self, scores: np.ndarray, lengths: np.ndarray,
-                 spacing: float | np.ndarray = 1.0) -> np.ndarray:
-        """``log2(m n / P(S >= s | n))``: in local mode Karlin and Altschul's
-        ``(lambda S - ln K) / ln 2`` under the fitted lambda and K (m: the query's length,
-        or 1 when the fit was not told it)."""
-        return self.values(scores, lengths, spacing)[1]
-
     def values(self, scores: np.ndarray, lengths: np.ndarray,
                spacing: float | np.ndarray = 1.0) -> tuple[np.ndarray, np.ndarray]:
-        """(:meth:`evalue`, :meth:`bitscore`) from one evaluation of the tail."""
+        """(:meth:`evalue`, the bit score ``log2(m n / P(S >= s | n))``) from one evaluation
+        of the tail: in local mode Karlin and Altschul's ``(lambda S - ln K) / ln 2`` under
+        the fitted lambda and K (m: the query's length, or 1 when the fit was not told it)."""
         log_p = self.log_pvalue(scores, lengths, spacing)
         m = float(self.query_length or 1)
         n = np.maximum(np.asarray(lengths, dtype=np.float64), 1.0)

@@ -53,18 +53,14 @@ def available() -> bool:
     return True
 
 
-def soft_mask(texts: Iterable[str], protein: bool = True, threshold: float = 0.5,
-              repeat_start: float = 0.005, repeat_end: float = 0.05, decay: float = 0.9
-              ) -> list[str]:
-    """Each sequence with its tantan repeats in lowercase (the rest uppercase).
-
-    ``protein``: BLOSUM62 scoring (tantan's protein default), else DNA; ``threshold``: the
-    repeat probability above which a residue is masked; ``repeat_start``, ``repeat_end`` and
-    ``decay``: tantan's model (its defaults)."""
+def soft_mask(texts: Iterable[str], protein: bool = True) -> list[str]:
+    """Each sequence with its tantan repeats in lowercase (the rest uppercase): a residue of
+    repeat probability above 0.5, tantan's model its defaults. ``protein``: BLOSUM62
+    scoring (tantan's protein default), else DNA."""
     tantan = _tantan()
     matrix = tantan.default_scoring_matrix(protein)
-    finder = tantan.RepeatFinder(matrix, repeat_start=repeat_start, repeat_end=repeat_end,
-                                 decay=decay, protein=protein)
+    finder = tantan.RepeatFinder(matrix, repeat_start=0.005, repeat_end=0.05, decay=0.9,
+                                 protein=protein)
     known = set(finder.alphabet.letters)
     out = []
     for text in texts:
@@ -72,7 +68,7 @@ def soft_mask(texts: Iterable[str], protein: bool = True, threshold: float = 0.5
         # tantan refuses some letters (the stop '*'): it sees them as an unknown letter
         safe = "".join(c if c in known else "X" for c in upper) \
             if not set(upper) <= known else upper
-        mask = lowercase(finder.mask_repeats(safe, threshold=threshold))
+        mask = lowercase(finder.mask_repeats(safe, threshold=0.5))
         raw = np.frombuffer(upper.encode("ascii", "replace"), dtype=np.uint8).copy()
         raw[mask & (raw >= ord("A")) & (raw <= ord("Z"))] += ord("a") - ord("A")
         out.append(raw.tobytes().decode("ascii"))
@@ -101,12 +97,6 @@ def apply(codes: np.ndarray, mask: np.ndarray, scoring: Scoring) -> np.ndarray:
         raise InputError(f"a mask of {mask.size} positions for {codes.size} residues")
     codes[mask] = mask_code(scoring)
     return codes
-
-
-def mask_encoded(texts: Sequence[str], scoring: Scoring, **options: Any) -> list[np.ndarray]:
-    """Each text soft-masked by tantan and encoded with the masked residues as X (or N)."""
-    masked = soft_mask(texts, protein=not scoring.is_dna, **options)
-    return [apply(scoring.encode(t), lowercase(t), scoring) for t in masked]
 
 
 def fraction(texts: Sequence[str]) -> float:
