@@ -7,6 +7,7 @@ import json
 import os
 import threading
 import tracemalloc
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,6 @@ from wavedp import InputError, Scoring, fasta_scan
 from wavedp.db import building, makedb, read_progress, reading
 from wavedp.db import database as dbmod
 from wavedp.db import files as dbfiles
-from wavedp.db.checksum import crc32_file
 from wavedp.db.database import Database
 from wavedp.db.files import PROTEIN_LETTERS, header_text
 from wavedp.dbsearch.api import iter_search
@@ -324,7 +324,8 @@ def _damage(folder: Path, how: str) -> str:
         offsets = np.fromfile(data_dir / "offsets.i64", dtype="<i8")
         offsets[1] += 1
         offsets.tofile(data_dir / "offsets.i64")
-        header["files"]["offsets.i64"]["crc32"] = f"{crc32_file(data_dir / 'offsets.i64'):08x}"
+        crc = zlib.crc32((data_dir / "offsets.i64").read_bytes())
+        header["files"]["offsets.i64"]["crc32"] = f"{crc:08x}"
         return _rewrite(header_path, header, "offsets.i64")
     return _rewrite(header_path, header, "header.json")
 

@@ -8,18 +8,13 @@ imported)."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ..exports import lazily
 
 if TYPE_CHECKING:
     from .database import Database
 
 __all__ = ["Database"]
 
-
-def __getattr__(name: str):
-    if name != "Database":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = importlib.import_module(".database", __name__).Database
-    globals()[name] = value
-    return value
+__getattr__ = lazily(__name__, {"Database": ".database"}, __all__)[0]
