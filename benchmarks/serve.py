@@ -2,8 +2,8 @@
 of --requests: the first query again and again, then the queries in turn), the thin client
 ``wavedp search --server`` and the local command from fresh processes, and --clients
 concurrent clients sending single queries for --seconds against a ``Searcher`` given the
-same queries in batches of --clients, every answer checked against the local command's
-lines. With several --windows (``serve --window``), a server each, in turn.
+same queries in batches of --clients (the queries in turn, as the clients send them),
+every answer checked against the local command's lines.
 
     python3 benchmarks/serve.py QUERIES.fa DB.wdb [--device gpu] [--clients 64] [--seconds 60]
     python3 benchmarks/serve.py QUERIES.fa DB.wdb --cudasw4 DIR --cudasw4-db PREFIX
@@ -46,12 +46,12 @@ def walled(argv: list[str], out: str | None = None) -> float:
     return time.perf_counter() - start
 
 
-def serve(database: str, device: str, window: float) -> tuple[subprocess.Popen, str]:
+def serve(database: str, device: str) -> tuple[subprocess.Popen, str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = subprocess.Popen([*WAVEDP, "serve", database, "--port", str(port), "--device",
-                               device, "--max-queries", "100000", "--window", str(window)],
+                               device, "--max-queries", "100000"],
                               stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
@@ -69,9 +69,9 @@ def percentiles(seconds: list[float]) -> str:
     return f"p50 {np.percentile(a, 50):.1f} ms, p99 {np.percentile(a, 99):.1f} ms"
 
 
-def clients(url: str, queries: list[str], want: dict, args) -> tuple[float, float]:
+def clients(url: str, queries: list[str], want: dict, args) -> float:
     """--clients threads sending single queries for --seconds (each answer checked): the
-    queries a second and the queries a search took together, printed with the latencies."""
+    queries a second, printed with the latencies and the queries a search took together."""
     def batches() -> tuple[float, float, float]:
         text = httpx.get(url + "/metrics", timeout=60).text
         sums = {line.split()[0]: float(line.split()[1]) for line in text.splitlines()
@@ -114,7 +114,7 @@ def clients(url: str, queries: list[str], want: dict, args) -> tuple[float, floa
           f"queries/s, {percentiles(latencies)}, {wrong[0]} answers differing; queries a "
           f"search took together: {together:.1f} on average; searching {busy:.0%} of the "
           "time", flush=True)
-    return rate, together
+    return rate
 
 
 def commands(queries: list[str], name: str, url: str, want: dict, work: str, args) -> None:
@@ -145,8 +145,6 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=50)
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--windows", default="5", metavar="LIST",
-                        help="the servers' --window (ms), a server each, in turn")
     parser.add_argument("--cudasw4", default=None, metavar="DIR",
                         help="CUDASW++4.0's built programs: its one-query command too")
     parser.add_argument("--cudasw4-db", default=None, metavar="PREFIX",
@@ -165,50 +163,47 @@ def main() -> None:
         walled([*WAVEDP, "search", path, args.database, "--device", args.device],
                os.path.join(work, f"q{k}.tsv"))
         want[text] = open(os.path.join(work, f"q{k}.tsv")).read()
-    rates = {}
-    for k, window in enumerate(float(w) for w in args.windows.split(",")):
-        print(f"== serve --window {window:g}", flush=True)
-        server, url = serve(args.database, args.device, window)
-        try:
-            client = httpx.Client(timeout=600)
-            client.post(url + "/search", json={"queries": queries[0]})  # warm: kernels, plans
-            for label, texts in (("the first query", queries[:1]), ("the queries in turn",
-                                                                    queries)):
-                times = []
-                for j in range(args.requests):
-                    text = texts[j % len(texts)]
-                    start = time.perf_counter()
-                    answer = client.post(url + "/search", json={"queries": text})
-                    times.append(time.perf_counter() - start)
-                    assert answer.status_code == 200 and answer.text == want[text], \
-                        answer.text[:200]
-                print(f"one query over HTTP, warm server, {label} ({args.requests} "
-                      f"requests): {percentiles(times)}", flush=True)
-            if k == 0:
-                commands(queries, name, url, want, work, args)
-            rates[window], together = clients(url, queries, want, args)
-        finally:
-            server.terminate()
-            server.wait(60)
+    server, url = serve(args.database, args.device)
+    try:
+        client = httpx.Client(timeout=600)
+        client.post(url + "/search", json={"queries": queries[0]})  # warm: kernels, plans
+        for label, texts in (("the first query", queries[:1]), ("the queries in turn",
+                                                                queries)):
+            times = []
+            for j in range(args.requests):
+                text = texts[j % len(texts)]
+                start = time.perf_counter()
+                answer = client.post(url + "/search", json={"queries": text})
+                times.append(time.perf_counter() - start)
+                assert answer.status_code == 200 and answer.text == want[text], \
+                    answer.text[:200]
+            print(f"one query over HTTP, warm server, {label} ({args.requests} requests): "
+                  f"{percentiles(times)}", flush=True)
+        commands(queries, name, url, want, work, args)
+        rate = clients(url, queries, want, args)
+    finally:
+        server.terminate()
+        server.wait(60)
     import wavedp
     from wavedp.dbsearch.api import Searcher
 
     searcher = Searcher(args.database, wavedp.Scoring(), device=args.device)
-    # batches of --clients, and of the queries the last server's searches took together
-    # (what the service's batching alone costs)
-    for size in (args.clients, max(1, round(together))):
-        batch = [queries[k % len(queries)] for k in range(size)]
-        path = os.path.join(work, "batch.fa")
-        open(path, "w").write("".join(batch))
-        searcher.search(path)  # warm
-        start, count = time.perf_counter(), 0
-        while time.perf_counter() - start < min(args.seconds, 20):
-            searcher.search(path)
-            count += len(batch)
-        direct = count / (time.perf_counter() - start)
-        print(f"Searcher, batches of {size}: {direct:.1f} queries/s; the service "
-              + ", ".join(f"{rate / direct:.2f}x of it (window {window:g} ms)"
-                          for window, rate in rates.items()), flush=True)
+    # batches of --clients queries taken in turn, as the clients send them (the queries
+    # differ 38-fold in length: each batch starting where the last one stopped)
+    paths = []
+    for b in range(len(queries)):
+        path = os.path.join(work, f"batch{b}.fa")
+        open(path, "w").write("".join(queries[(b * args.clients + k) % len(queries)]
+                                      for k in range(args.clients)))
+        paths.append(path)
+    searcher.search(paths[0])  # warm
+    start, count = time.perf_counter(), 0
+    while time.perf_counter() - start < min(args.seconds, 20) or count % len(queries):
+        searcher.search(paths[count // args.clients % len(paths)])
+        count += args.clients
+    direct = count / (time.perf_counter() - start)
+    print(f"Searcher, batches of {args.clients}: {direct:.1f} queries/s; the service "
+          f"{rate / direct:.2f}x of it", flush=True)
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -350,29 +350,6 @@ def _lone(folder, text: str, **options) -> str:
     return TestClient(make_app(service)).post("/search", json={"queries": text, **options}).text
 
 
-def test_requests_together_are_searched_together_each_as_alone(served, monkeypatch):
-    """Eight clients at once with one key: fewer searches than requests, and each answer is
-    the one its request gets alone; a request of another key waits its turn."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    folder, _ = served
-    records = (folder / "q.fa").read_text().split(">")[1:]
-    texts = [">" + records[k % len(records)] for k in range(8)]
-    service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")
-    sizes: list[int] = []
-    run = service.run
-    monkeypatch.setattr(service, "run", lambda jobs: (sizes.append(len(jobs)), run(jobs))[1])
-    client = TestClient(make_app(service, window=0.5))
-    with ThreadPoolExecutor(9) as pool:
-        answers = list(pool.map(lambda t: client.post("/search", json={"queries": t}),
-                                texts))
-        other = pool.submit(client.post, "/search", json={"queries": texts[0], "top": 1})
-        assert other.result().text == _lone(folder, texts[0], top=1)
-    assert all(a.status_code == 200 for a in answers)
-    assert [a.text for a in answers] == [_lone(folder, t) for t in texts]
-    assert sum(sizes) == 9 and len(sizes) < 9 and max(sizes) > 1
-
-
 def test_a_full_queue_is_429_with_retry_after(served, monkeypatch):
     import threading
     from concurrent.futures import ThreadPoolExecutor
@@ -388,7 +365,7 @@ def test_a_full_queue_is_429_with_retry_after(served, monkeypatch):
         run(jobs)
 
     monkeypatch.setattr(service, "run", slow)
-    client = TestClient(make_app(service, window=0.0, queue=1))
+    client = TestClient(make_app(service, queue=1))
     body = {"queries": ">a\nMKVLAAGIVALLLAAG\n"}
     with ThreadPoolExecutor(2) as pool:
         first = pool.submit(client.post, "/search", json=body)  # being searched
@@ -412,15 +389,16 @@ def test_a_full_queue_is_429_with_retry_after(served, monkeypatch):
     assert scanned and float(scanned[0]) == 2 * len(service.databases["prot"].residues)
 
 
-def test_requests_queued_behind_a_search_go_together_with_no_window(served, monkeypatch):
-    """With no window, the requests queued while a search runs are the next search, all of
-    them, each answered as alone."""
+def test_requests_queued_behind_a_search_are_the_next_search_each_as_alone(served,
+                                                                            monkeypatch):
+    """The requests queued while a search runs are the next search, all of them of its key
+    (each answer the one its request gets alone); a request of another key waits its turn."""
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
     folder, _ = served
     records = (folder / "q.fa").read_text().split(">")[1:]
-    texts = [">" + records[k % len(records)] for k in range(4)]
+    texts = [">" + records[k % len(records)] for k in range(8)]
     service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")
     release, began, sizes = threading.Event(), threading.Event(), []
     run = service.run
@@ -432,38 +410,21 @@ def test_requests_queued_behind_a_search_go_together_with_no_window(served, monk
         run(jobs)
 
     monkeypatch.setattr(service, "run", slow)
-    client = TestClient(make_app(service, window=0.0))
-    with ThreadPoolExecutor(4) as pool:
+    client = TestClient(make_app(service))
+    with ThreadPoolExecutor(9) as pool:
         first = pool.submit(client.post, "/search", json={"queries": texts[0]})
         assert began.wait(30)
-        rest = [pool.submit(client.post, "/search", json={"queries": t}) for t in texts[1:]]
-        for _ in range(400):
-            if "wavedp_queue_length 3.0" in client.get("/metrics").text:
+        rest = [pool.submit(client.post, "/search", json={"queries": t}) for t in texts[1:4]]
+        other = pool.submit(client.post, "/search", json={"queries": texts[0], "top": 1})
+        rest += [pool.submit(client.post, "/search", json={"queries": t}) for t in texts[4:]]
+        for _ in range(1000):
+            if "wavedp_queue_length 8.0" in client.get("/metrics").text:
                 break
         release.set()
         answers = [first.result(), *(r.result() for r in rest)]
-    assert sizes == [1, 3]
+        assert other.result().text == _lone(folder, texts[0], top=1)
+    assert sizes[0] == 1 and sorted(sizes[1:]) == [1, 7]  # the other key first or last
     assert [a.text for a in answers] == [_lone(folder, t) for t in texts]
-
-
-def test_a_request_to_an_idle_server_does_not_wait_the_window(served, monkeypatch):
-    """After a search of one request, the next goes at once: a window of seconds is waited
-    only after a search of several."""
-    import time
-
-    folder, _ = served
-    service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")
-    waited: list[float] = []
-    run = service.run
-    monkeypatch.setattr(service, "run", lambda jobs: (
-        waited.append(time.monotonic() - jobs[0].queued), run(jobs))[1])
-    monkeypatch.setattr(service, "prepare", lambda request, prepare=service.prepare: (
-        setattr(job := prepare(request), "queued", time.monotonic()), job)[1])
-    client = TestClient(make_app(service, window=5.0))
-    for _ in range(2):
-        assert client.post("/search", json={"queries": ">a\nMKVLAAGIVALLLAAG\n"}
-                           ).status_code == 200
-    assert len(waited) == 2 and max(waited) < 2.5
 
 
 def test_a_request_whose_client_left_is_not_searched(served, monkeypatch):

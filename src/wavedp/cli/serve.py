@@ -40,13 +40,8 @@ Needs the optional packages of pip install 'wavedp[serve]'.
               help="Queries one request may hold.")
 @click.option("--max-residues", type=click.IntRange(min=1), default=10_000_000,
               show_default=True, help="Query residues one request may hold.")
-@click.option("--window", type=click.FloatRange(min=0, max=1000), default=5.0,
-              show_default=True, metavar="MS",
-              help="After a search of several requests, milliseconds the next search waits "
-                   "for more to join it (those queued join at once; after a search of one "
-                   "request, none).")
 def serve(databases: tuple[str, ...], host: str, port: int, device: str, token: str | None,
-          max_queries: int, max_residues: int, window: float) -> None:
+          max_queries: int, max_residues: int) -> None:
     token = token or os.environ.get("WAVEDP_TOKEN") or None
     if not _loopback(host) and token is None:
         raise InputError(f"--host {host} serves other machines: give --token (or set "
@@ -76,8 +71,7 @@ def serve(databases: tuple[str, ...], host: str, port: int, device: str, token: 
     click.echo(f"wavedp: serving {', '.join(named)} on http://{host}:{port}", err=True)
     # uvicorn's own signal handling: SIGTERM and Ctrl-C stop taking connections and finish
     # the requests in flight
-    app = make_app(service, token, window=window / 1000)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(make_app(service, token), host=host, port=port, log_level="warning")
 
 
 def _loopback(host: str) -> bool:

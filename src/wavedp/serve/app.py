@@ -13,16 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from ..version import __version__
-from .batching import QUEUE, WINDOW, Batcher, Full
+from .batching import QUEUE, Batcher, Full
 from .requests import FORMATS, RequestError, parse
 from .service import Job, Service
 
 
-def make_app(service: Service, token: str | None = None, *, window: float = WINDOW,
-             queue: int = QUEUE):
+def make_app(service: Service, token: str | None = None, *, queue: int = QUEUE):
     """The application answering for ``service`` (``token``: the bearer token asked of
-    every request but ``/health``); requests within ``window`` seconds of one another are
-    searched together, at most ``queue`` wait (``batching.py``)."""
+    every request but ``/health``); the requests that wait while a search runs are searched
+    together next, at most ``queue`` wait (``batching.py``)."""
     import asyncio
 
     from starlette.applications import Starlette
@@ -32,7 +31,7 @@ def make_app(service: Service, token: str | None = None, *, window: float = WIND
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    batcher = Batcher(service, window, queue)
+    batcher = Batcher(service, queue)
     metrics = Metrics(batcher)
 
     def refused(message: str, status: int) -> JSONResponse:
