@@ -89,16 +89,17 @@ def test_statistics_never_change_scores(protein):
 
 def test_the_evalue_cutoff_loses_no_hit(protein):
     """The scan's threshold comes from the fit: a cut search keeps exactly the hits of the
-    uncut one at or below the cutoff."""
+    uncut one at or below the cutoff (one past the database's size: every hit)."""
     queries, texts = protein
     for stats in ("fitted", "empirical", "composition"):
         every = wavedp.search(queries, texts, PROT, top=0, evalue=None, device="cpu",
                               stats=stats)
-        cut = wavedp.search(queries, texts, PROT, top=0, evalue=1.0, device="cpu",
-                            stats=stats)
-        for a, b in zip(cut, every, strict=True):
-            assert [(h.target_id, h.evalue) for h in a] == \
-                [(h.target_id, h.evalue) for h in b if h.evalue <= 1.0]
+        for cutoff in (1.0, 1e6):
+            cut = wavedp.search(queries, texts, PROT, top=0, evalue=cutoff, device="cpu",
+                                stats=stats)
+            for a, b in zip(cut, every, strict=True):
+                assert [(h.target_id, h.evalue) for h in a] == \
+                    [(h.target_id, h.evalue) for h in b if h.evalue <= cutoff]
 
 
 def test_relatives_are_significant_and_random_pairs_are_not(protein):

@@ -197,7 +197,7 @@ OPENAPI: dict[str, Any] = {
                     "database": {"type": "string",
                                  "description": "a name from /databases (optional with one)"},
                     "top": {"type": "integer", "minimum": 0, "default": 10},
-                    "evalue": {"type": "number", "minimum": 0},
+                    "evalue": {"type": "number", "exclusiveMinimum": 0},
                     "min_score": {"type": "integer"},
                     "stats": {"type": "string", "default": "fitted"},
                     "mode": {"type": "string", "enum": ["local", "global", "semiglobal"]},

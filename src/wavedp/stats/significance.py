@@ -212,8 +212,9 @@ class QueryStats:
         the raw one: the ratio is at most 1), or None."""
         if evalue is None or math.isinf(evalue) or not self.available or not lengths.size:
             return None
-        if self.fit is not None:
-            return math.floor(float(np.min(self.fit.threshold(evalue, lengths)))) - 1
+        if self.fit is not None:  # -inf where every score passes (evalue past the count)
+            lowest = float(np.min(self.fit.threshold(evalue, lengths)))
+            return None if math.isinf(lowest) else math.floor(lowest) - 1
         assert self.method.table is not None
         return self.method.table.floor(evalue, self.m, self.residues)
 
