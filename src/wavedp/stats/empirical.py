@@ -73,8 +73,6 @@ SHAPE = {"local": 1.0, "semiglobal": 1.0, "global": 8.0}
 #: with shape FAR_SHAPE (their best global alignment is a best placement: Gumbel-like)
 FAR = 2.0
 FAR_SHAPE = 2.0
-#: the shapes ``shape="fit"`` tries (by profile likelihood)
-SHAPES = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 
 
 def kernels():
@@ -296,40 +294,18 @@ def _robust_start(s: np.ndarray, group: np.ndarray, gbl: np.ndarray, gbs: np.nda
 
 
 def _fit_shape(k: float, s: np.ndarray, group: np.ndarray, gbl: np.ndarray, gbs: np.ndarray,
-               trim: float, censor: float, theta: np.ndarray | None = None, *,
-               rounds: int = 20) -> tuple[np.ndarray, float, tuple]:
+               trim: float, censor: float, *, rounds: int = 20
+               ) -> tuple[np.ndarray, float, tuple]:
     """Maximum likelihood for one shape k, the cut sets recomputed until they are stable:
     (theta, minus log-likelihood, the last design: kept, observed, cut_low, cut_high).
     Score j's subject has the length of group ``group[j]``, whose regressors are row
     ``group[j]`` of ``gbl`` (location) and ``gbs`` (log-scale)."""
-    if theta is None:
-        theta = _robust_start(s, group, gbl, gbs, k)
+    theta = _robust_start(s, group, gbl, gbs, k)
     theta, value, *design = kernels().fit_shape(
         float(k), s, group, gbl, gbs, float(trim), _upper_quantile(k, trim),
         _upper_quantile(k, 1.0 - censor), np.ascontiguousarray(theta, dtype=np.float64),
         rounds)
     return theta, value, tuple(design)
-
-
-def _choose_shape(s: np.ndarray, group: np.ndarray, gbl: np.ndarray, gbs: np.ndarray,
-                  trim: float, censor: float) -> tuple[float, np.ndarray]:
-    """The shape of SHAPES with the largest likelihood, every shape fitted to the same data
-    under the same censoring (the cuts, in score units, of a Gumbel fit; cut scores censored
-    above their cut, the lowest below theirs): (k, its theta)."""
-    _, _, (kept, observed, cut_low, cut_high) = _fit_shape(1.0, s, group, gbl, gbs, trim,
-                                                           censor)
-    state = np.where(~kept, 1, np.where(observed, 0, -1)).astype(np.int8)
-    cut = np.where(kept, cut_low, cut_high)
-    none = np.zeros(gbl.shape[0])
-    size = gbl.shape[1] + gbs.shape[1]
-    best = (math.inf, 1.0, None)
-    for k in SHAPES:
-        theta, value = kernels().minimise(_robust_start(s, group, gbl, gbs, k), k, s, group,
-                                           state, cut, gbl, gbs, none, none,
-                                           np.zeros((size, size)))
-        if value < best[0]:
-            best = (value, k, theta)
-    return best[1], best[2]
 
 
 def _pieces(mode: str, x: np.ndarray, query_length: int | None, need: int
@@ -410,8 +386,7 @@ def fit_or_reason(scores: np.ndarray, lengths: np.ndarray, mode: str = "local", 
                   query_length: int | None = None, count: int | None = None,
                   min_subjects: int = MIN_SUBJECTS, trim: float = TRIM,
                   censor: float = CENSOR, sample: int | None = SAMPLE,
-                  shape: float | str | None = None, layout: Layout | None = None
-                  ) -> tuple[Fit | None, str]:
+                  layout: Layout | None = None) -> tuple[Fit | None, str]:
     """(the fit of one query's ``scores`` against subjects of ``lengths``, ""), or
     (None, why not). See the module's notes for the model.
 
@@ -419,18 +394,14 @@ def fit_or_reason(scores: np.ndarray, lengths: np.ndarray, mode: str = "local", 
     composition-adjusted effective scores), or a sample of them; ``count``: the number of
     sequences E-values count (default: ``len(scores)``); ``query_length`` splits global
     mode's lengths and gives bit scores; ``sample``: fit at most this many evenly spaced
-    scores (None: all); ``shape``: the family's k everywhere (default: the mode's, SHAPE
-    and FAR_SHAPE; ``"fit"``: chosen from SHAPES by profile likelihood); ``layout``: the
-    :class:`Layout` of these lengths (a sample fitted for many queries), built here when
-    None or not of these scores (some were not finite or had no length)."""
+    scores (None: all); ``layout``: the :class:`Layout` of these lengths (a sample fitted
+    for many queries), built here when None or not of these scores (some were not finite or
+    had no length)."""
     if mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if not 0 < trim < 0.5 or not 0 <= censor < 0.5:
         raise InputError(f"trim must be in (0, 0.5) and censor in [0, 0.5), got {trim}, "
                          f"{censor}")
-    if shape is not None and shape != "fit" and (
-            isinstance(shape, str) or not float(shape) > 0):
-        raise InputError(f"shape must be a positive number or 'fit', got {shape!r}")
     s = np.asarray(scores, dtype=np.float64).ravel()
     n = np.asarray(lengths, dtype=np.float64).ravel()
     if s.size != n.size:
@@ -452,14 +423,9 @@ def fit_or_reason(scores: np.ndarray, lengths: np.ndarray, mode: str = "local", 
     pieces, used, censored = [], 0, 0
     for part in layout.parts:
         ss = s[part.select]
-        theta = None
         k = part.shape
-        if shape == "fit":
-            k, theta = _choose_shape(ss, part.group, part.gbl, part.gbs, trim, censor)
-        elif shape is not None:
-            k = float(shape)
         theta, value, (kept, observed, _, _) = _fit_shape(k, ss, part.group, part.gbl,
-                                                          part.gbs, trim, censor, theta)
+                                                          part.gbs, trim, censor)
         if not np.isfinite(value) or not np.all(np.isfinite(theta)):
             return None, "the empirical fit did not converge"
         p = part.gbl.shape[1]
