@@ -504,15 +504,14 @@ def _written(request: _Request, results: Iterator[tuple[int, list[Alignment]]],
         with outputs.opened(request.destination) as out, meter:
             if chosen is not None:
                 common.note(chosen)
-            writer = _Writer(out, fmt)
-            writer.header(head)
-            for k, hits in results:
-                rows = text.render(hits, fmt, columns, scoring)
-                writer.query(rows if block is None else block(k, rows))
-                out.flush()
-                meter.query_done()
-            if block is not None:
-                out.write(fields.processed(count))
+
+            def rendered() -> Iterator[tuple[int, str]]:
+                for k, hits in results:
+                    yield k, text.render(hits, fmt, columns, scoring)
+                    out.flush()  # the query is written: _write_text asks for the next
+                    meter.query_done()
+
+            _write_text(out, fmt, head, block, count, rendered())
     else:
         journal.start()
         if chosen is not None:
@@ -522,13 +521,20 @@ def _written(request: _Request, results: Iterator[tuple[int, list[Alignment]]],
                 journal.commit(k, text.render(hits, fmt, columns, scoring))
                 meter.query_done()
         with journal.assemble() as out:
-            writer = _Writer(out, fmt)
-            writer.header(head)
-            for k in range(count):
-                rows = journal.text(k)
-                writer.query(rows if block is None else block(k, rows))
-            if block is not None:
-                out.write(fields.processed(count))
+            _write_text(out, fmt, head, block, count,
+                        ((k, journal.text(k)) for k in range(count)))
+
+
+def _write_text(out: TextIO, fmt: str, head: Iterable[str], block: Blocks | None,
+                count: int, rows: Iterable[tuple[int, str]]) -> None:
+    """The text output: the SAM header ``head``, each query's ``rows`` (``--header``: in
+    its ``block``) as they come, and the ``--header`` closing count of ``count`` queries."""
+    writer = _Writer(out, fmt)
+    writer.header(head)
+    for k, lines in rows:
+        writer.query(lines if block is None else block(k, lines))
+    if block is not None:
+        out.write(fields.processed(count))
 
 
 def _counted(results: Iterable[tuple[int, list[Alignment]]],
