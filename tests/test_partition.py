@@ -22,7 +22,12 @@ GIB = 1 << 30
 def paswas_need(cell_bytes: int):
     """PaSWAS's memory model: every pair keeps its whole matrix, padded to the batch's longest
     query and subject, ``cell_bytes`` per cell (row and column 0 included)."""
-    return lambda lq, nq, ls, ns: int(nq) * int(ns) * (int(lq) + 1) * (int(ls) + 1) * cell_bytes
+
+    def need(lq, nq, ls, ns):
+        return nq * ns * (lq + 1) * (ls + 1) * cell_bytes
+
+    need.affine = True  # in each count (and takes an array of longest subjects)
+    return need
 
 
 PASWAS = paswas_need(4)
@@ -38,7 +43,10 @@ S16 = [5480, 5152, 4744, 4552, 4064, 3568, 3008, 2504, 2008, 1504, 1000, 856, 73
 
 def linear_need(lq: int, nq: int, ls: int, ns: int) -> int:
     """A score-only engine's memory: two rows of the longer side per pair, 4 bytes a cell."""
-    return nq * ns * 2 * (max(lq, ls) + 1) * 4
+    return nq * ns * 2 * (np.maximum(lq, ls) + 1) * 4
+
+
+linear_need.affine = True
 
 
 def scan_need(longest_query: int, n_queries: int, longest_subject: int, n_subjects: int) -> int:
@@ -47,6 +55,9 @@ def scan_need(longest_query: int, n_queries: int, longest_subject: int, n_subjec
     passes = -(-max(longest_query, 1) // 128)
     scratch = 0 if passes == 1 else 1056 * 32 * (longest_subject + 2) * 8
     return 4 * n_queries * n_subjects + scratch + 4 * 24 * passes * 128 * n_queries
+
+
+scan_need.affine = True
 
 
 def skewed(seed: int) -> list[int]:
@@ -245,27 +256,13 @@ def test_parameter_errors():
         part.static([1], [1], GIB, PASWAS, threshold=-1)
 
 
-@pytest.mark.parametrize("name", ["static", "dynamic1", "dynamic2"])
-def test_runs_sized_in_closed_form_equal_runs_searched(name):
-    """The engine's need is affine in the counts, so runs are sized directly; the same need
-    without that mark is searched, and cuts alike."""
-    from wavedp.engines.cuda.scan.shapes import scan_need as engine_need
+def test_a_need_not_marked_affine_is_refused():
+    def need(lq, nq, ls, ns):
+        return PASWAS(lq, nq, ls, ns)
 
-    rng = np.random.default_rng(12)
-    affine = engine_need(24, 132)
-
-    def searched(*args):
-        return affine(*args)
-
-    assert getattr(affine, "affine", False) and not hasattr(searched, "affine")
-    for budget in (64 << 20, 16 << 20):
-        q = np.maximum(rng.lognormal(np.log(350), 0.8, 60), 1).astype(np.int64)
-        s = np.maximum(rng.lognormal(np.log(350), 1.1, 2000), 1).astype(np.int64)
-        q[0] = 20_000
-        a = part.partition(name, q, s, budget, affine)
-        b = part.partition(name, q, s, budget, searched)
-        assert [(x.queries.tolist(), x.subjects.tolist()) for x in a] == \
-            [(y.queries.tolist(), y.subjects.tolist()) for y in b]
+    for name in NAMES:
+        with pytest.raises(TypeError, match="need.affine = True"):
+            part.partition(name, [5], [6], GIB, need)
 
 
 @settings(max_examples=100, deadline=None)

@@ -217,7 +217,11 @@ def test_launches_too_short_for_the_host_join_the_one_before():
                 for b in raw]
     assert sum(seconds) <= sum(cost.pipelined([h for h, _ in unjoined],
                                                  [g for _, g in unjoined]))
-    pairs = lambda lq, nq, ls, ns: nq * ns  # noqa: E731  (a budget of pairs per launch)
+
+    def pairs(lq, nq, ls, ns):  # a budget of pairs per launch
+        return nq * ns
+
+    pairs.affine = True
     _, batches, _ = planner.schedule(model, "dynamic2", unit_m, subj_n, 24, True, pairs, 6_000)
     covered_once(batches, unit_m.size, subj_n.size)
     assert max(b.queries.size * b.subjects.size for b in batches) <= 6_000

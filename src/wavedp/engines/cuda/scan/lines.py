@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import inf
 
 import numpy as np
 
+#: (longest_query, n_queries, longest_subject, n_subjects) -> the bytes of a batch: affine in
+#: each count (the other arguments fixed), taking an array of longest subjects (one size each)
+#: and marked ``need.affine = True``, as ``shapes.scan_need``: runs are sized in closed form
 Need = Callable[[int, int, int, int], int]
 Lengths = Sequence[int] | np.ndarray
 Fits = Callable[[int, int], bool]  # (longest, count) of a run -> within the budget
@@ -107,20 +110,23 @@ def subject_fits(need: Need, budget: int, longest_query: int, n_queries: int) ->
     return lambda longest, n: need(longest_query, n_queries, longest, n) <= budget
 
 
-def _subject_most(need: Need, budget: int, longest_query: int, n_queries: int
-                  ) -> Most | None:
-    """The largest subject batch of a longest (or of each of an array of them, where ``need``
-    takes one) beside a query group, where ``need`` is affine in the counts (else None:
-    searched)."""
-    return closed_form(need, budget,
-                        lambda longest, n: need(longest_query, n_queries, longest, n))
-
-
-def closed_form(need: Need, budget: int, size: Callable[[int, int], int]) -> Most | None:
-    """The most items of a run of a longest, ``size(longest, n)`` within ``budget``, where
-    ``need`` (which ``size`` calls) is affine in the counts; else None."""
+def check_need(need: Need) -> Need:
+    """``need`` when it is marked affine (:data:`Need`), else a TypeError."""
     if not getattr(need, "affine", False):
-        return None
+        raise TypeError("a partition's need must be affine in the counts and say so "
+                        f"(need.affine = True), got {need!r}")
+    return need
+
+
+def _subject_most(need: Need, budget: int, longest_query: int, n_queries: int) -> Most:
+    """The largest subject batch of a longest (or of each of an array of them) beside a
+    query group."""
+    return closed_form(budget, lambda longest, n: need(longest_query, n_queries, longest, n))
+
+
+def closed_form(budget: int, size: Callable[[int, int], int]) -> Most:
+    """The most items of a run of a longest, ``size(longest, n)`` (affine in n) within
+    ``budget``."""
     return lambda longest: _most(lambda n: size(longest, n), budget)
 
 
@@ -140,48 +146,21 @@ def _most(size: Callable[[int], int], budget: int):
 
 class Caps:
     """The most items, up to ``limit``, that a run padded to a given longest length holds
-    within the budget (0 if not one), memoized: in closed form where ``most`` gives it (an
-    affine need, as the scan's), else bisected between the caps of the nearest longer and
-    shorter lengths known (``fits`` cannot turn true as the length grows)."""
+    within the budget (0 if not one), in closed form (``most``), memoized."""
 
-    def __init__(self, fits: Fits, limit: int, most: Most | None = None) -> None:
-        self.fits, self.limit, self.most = fits, limit, most
+    def __init__(self, most: Most, limit: int) -> None:
+        self.most, self.limit = most, limit
         self.known: dict[int, int] = {}
-        self.lengths: list[int] = []  # those known, ascending (searched caps only)
 
     def __call__(self, longest: int) -> int:
         cap = self.known.get(longest)
-        if cap is not None:
-            return cap
-        if self.most is not None:  # the cap in closed form: no search
+        if cap is None:
             cap = self.known[longest] = min(self.most(longest), self.limit)
-            return cap
-        lengths, known = self.lengths, self.known
-        k = bisect_left(lengths, longest)
-        good = known[lengths[k]] if k < len(lengths) else 0  # fits (or is 0)
-        bad = (known[lengths[k - 1]] if k else self.limit) + 1  # does not fit
-        while bad - good > 1:
-            mid = (good + bad) // 2
-            if self.fits(longest, mid):
-                good = mid
-            else:
-                bad = mid
-        known[longest] = good
-        lengths.insert(k, longest)
-        return good
+        return cap
 
     def holds(self, longest: int, count: int) -> bool:
-        """Whether the cap at ``longest`` is at least ``count``: told by the caps known where
-        they can, else by one need() call."""
-        if self.most is not None:
-            return count <= self(longest)
-        lengths, known = self.lengths, self.known
-        k = bisect_left(lengths, longest)
-        if k < len(lengths) and known[lengths[k]] >= count:
-            return True  # a length at least as long holds as many
-        if k and known[lengths[k - 1]] < count:
-            return False  # a shorter one does not
-        return count <= self.limit and self.fits(longest, count)
+        """Whether the cap at ``longest`` is at least ``count``."""
+        return count <= self(longest)
 
 
 class Line(ABC):
@@ -314,17 +293,12 @@ class SortedLine(Line):
         self.ends = memoryview(bounds[np.searchsorted(-lengths, -least, side="right")])
 
     @functools.cached_property
-    def cells(self) -> list[tuple[list[int], np.ndarray]]:
-        """Cells of runs whose lengths + 1 lie within 2% of each other, and those cells
-        merged 4 and 16 at a time: each cell's shortest length, and how many items it
-        holds."""
+    def cells(self) -> tuple[list[int], np.ndarray]:
+        """Cells of runs whose lengths + 1 lie within 2% of each other: each cell's shortest
+        length, and how many items it holds."""
         lengths, bounds = np.asarray(self.lengths), np.asarray(self.starts)
         last = np.flatnonzero(np.diff(cell_of(lengths), append=-1))  # each cell's last run
-        cells = []
-        for k in (16, 4, 1):
-            ends = last[np.minimum(np.arange(k - 1, last.size + k - 1, k), last.size - 1)]
-            cells.append((lengths[ends].tolist(), np.diff(bounds[ends + 1], prepend=0)))
-        return cells
+        return lengths[last].tolist(), np.diff(bounds[last + 1], prepend=0)
 
     def longest(self, start: int, stop: int) -> int:
         return self.at(start)
@@ -354,7 +328,7 @@ class SortedLine(Line):
             p = stop
         return cuts
 
-    def fewest(self, sizes: np.ndarray, caps: list[int]) -> float:
+    def fewest(self, sizes: np.ndarray, caps: np.ndarray) -> float:
         """A lower bound on the number of runs, from cells of ``sizes`` items and an upper
         bound on the cap at each one's shortest length: a run padded to L holds at most cap(L)
         items, and cap(L) <= cap(l) for each length l <= L it holds, so its items' 1 / cap(l)
@@ -407,9 +381,9 @@ class SubjectLine:
     def __init__(self, index: np.ndarray, line: Line, budget: int, need: Need,
                  at: int | None = None) -> None:
         """``at``: where ``index`` starts in the whole sorted order (None: not a range of
-        it)."""
+        it); ``need`` affine (:data:`Need`; else a TypeError)."""
         self.index, self.line, self.at = index, line, at
-        self.need, self.budget = need, budget
+        self.need, self.budget = check_need(need), budget
         self.known: dict[tuple[int, int], tuple[list[int] | None, float]] = {}
         self.caps: dict[tuple[int, int], Caps] = {}
 
@@ -429,11 +403,8 @@ class SubjectLine:
         if bound <= tried:
             return None
         line = self.line
-        # in closed form the finest cells bound the most, at no more cost than the others
-        if bound < inf and count > 1 and isinstance(line, SortedLine) and any(
-                line.fewest(sizes, self._cell_caps(lengths, longest, count))
-                > bound * (1 + 1e-9) for lengths, sizes in (
-                    line.cells[-1:] if self._caps(longest, count).most else line.cells)):
+        if bound < inf and count > 1 and isinstance(line, SortedLine) and \
+                self._fewest(line, longest, count) > bound * (1 + 1e-9):
             cuts = None
         else:
             cuts = line.cuts(self._caps(longest, count), bound)
@@ -452,16 +423,14 @@ class SubjectLine:
         """The caps beside ``count`` queries up to ``longest``."""
         key = longest, count
         if key not in self.caps:
-            self.caps[key] = Caps(subject_fits(self.need, self.budget, longest, count),
-                                  self.line.n, _subject_most(self.need, self.budget, longest,
-                                                             count))
+            self.caps[key] = Caps(_subject_most(self.need, self.budget, longest, count),
+                                  self.line.n)
         return self.caps[key]
 
-    def _cell_caps(self, lengths: list[int], longest: int, count: int) -> list[int]:
-        """The caps at ``lengths`` beside ``count`` queries (an affine need's in closed form,
-        all at once)."""
-        caps = self._caps(longest, count)
-        if caps.most is not None:
-            runs = np.asarray(lengths)
-            return np.broadcast_to(np.minimum(caps.most(runs), self.line.n), runs.shape)
-        return [caps(length) for length in lengths]
+    def _fewest(self, line: SortedLine, longest: int, count: int) -> float:
+        """:meth:`SortedLine.fewest` of the ``line``'s cells beside ``count`` queries up to
+        ``longest``, the caps at the cells' lengths all at once."""
+        lengths, sizes = line.cells
+        runs = np.asarray(lengths)
+        caps = np.minimum(self._caps(longest, count).most(runs), line.n)
+        return line.fewest(sizes, np.broadcast_to(caps, runs.shape))

@@ -2,11 +2,13 @@
 
 A batch is a cartesian product, some queries x some subjects, computed together and padded to
 its longest query and longest subject; ``need(longest_query, n_queries, longest_subject,
-n_subjects)`` gives the bytes such a batch takes on the device and must not decrease when any
-argument grows. Every scheduler covers each (query, subject) pair exactly once, lists each
-batch's sequences longest first and keeps every batch within ``budget`` bytes, except a single
-query x single subject that alone needs more: it still gets a batch of its own, which the
-engine must check and handle itself (the thesis's run script skips such runs).
+n_subjects)`` gives the bytes such a batch takes on the device, must not decrease when any
+argument grows, and must be affine in each count, the other arguments fixed (marked
+``need.affine = True``, as ``shapes.scan_need``; else a TypeError): runs are sized in closed
+form. Every scheduler covers each (query, subject) pair exactly once, lists each batch's
+sequences longest first and keeps every batch within ``budget`` bytes, except a single query x
+single subject that alone needs more: it still gets a batch of its own, which the engine must
+check and handle itself (the thesis's run script skips such runs).
 
 The grid is cut in the order of the thesis's partitioner (PaSWAS ``partitioner/
 partitioner_alg_threshold.c``: greedy on sequences, then greedy on targets): the queries are cut
@@ -192,7 +194,7 @@ def _grid(qi: np.ndarray, ql: np.ndarray, subjects: SubjectLine,
     queries = line_of(ql[qi], share or 0.0)
     longest_subject = subjects.line.longest(0, subjects.line.n)
     fits = _query_fits(need, budget, longest_subject)
-    caps = Caps(fits, queries.n, most=_query_most(need, budget, longest_subject))
+    caps = Caps(_query_most(need, budget, longest_subject), queries.n)
     stops = [0]
     while stops[-1] < queries.n:
         stops.append(stops[-1] + _group(queries, stops[-1], caps, subjects))
@@ -214,10 +216,9 @@ def _query_fits(need: Need, budget: int, longest_subject: int) -> Fits:
     return lambda longest, n: need(longest, n, longest_subject, 1) <= budget
 
 
-def _query_most(need: Need, budget: int, longest_subject: int) -> Most | None:
-    """The largest query group of a longest beside one subject of the longest, where ``need``
-    is affine in the counts (else None: searched)."""
-    return closed_form(need, budget, lambda longest, n: need(longest, n, longest_subject, 1))
+def _query_most(need: Need, budget: int, longest_subject: int) -> Most:
+    """The largest query group of a longest beside one subject of the longest."""
+    return closed_form(budget, lambda longest, n: need(longest, n, longest_subject, 1))
 
 
 def _group(queries: Line, start: int, caps: Caps, subjects: SubjectLine) -> int:
