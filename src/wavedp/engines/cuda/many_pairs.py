@@ -488,6 +488,7 @@ class _Run:
         import cupy
 
         done.synchronize()
+        self._mark("ready")
         k = int(size[0])
         end = self.runs_at + k
         if end > self.runs.size:  # room for about 1.25 times the runs a pair so far
@@ -498,7 +499,17 @@ class _Run:
             transfer.download(packed[:k], out=self.runs[self.runs_at:end])
             transfer.download(self.res5[5 * lo:5 * hi], out=self.coords[lo:hi].reshape(-1))
             transfer.download(self.ends[3 * lo:3 * hi:3].copy(), out=self.scores[lo:hi])
+            self._mark("down")
         self.runs_at = end
+
+    def _mark(self, name: str) -> None:
+        """A timeline mark on the settler's thread and the download stream (only a timeline:
+        the phases are waited for on the calling thread)."""
+        if self.clock.timeline is not None:
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                self.clock(name, self.down)
 
     def close(self) -> None:
         """Downloads not started cancelled, running ones waited for (their errors, if an
