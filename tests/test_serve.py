@@ -118,6 +118,7 @@ def test_health_databases_openapi(served):
     ({"queries": ">a\nMKV\n"}, 400, "name one of prot, dna"),
     ({"queries": ">a\nMKV\n", "database": "prot", "top": -1}, 400, "top: at least 0"),
     ({"queries": ">a\nMKV\n", "database": "prot", "top": "5"}, 400, "top: an integer"),
+    ({"queries": ">a\nMKV\n", "database": "prot", "evalue": 0}, 400, "evalue: a number above 0"),
     ({"queries": ">a\nMKV\n", "database": "prot", "format": "xml"}, 400, "format: one of"),
     ({"queries": ">a\nMKV\n", "database": "prot", "colour": 1}, 400, "unknown field"),
     ({"queries": ">a\nMK1V\n", "database": "prot"}, 400, "invalid character"),
@@ -368,22 +369,21 @@ def test_a_full_queue_is_429_with_retry_after(served, monkeypatch):
     client = TestClient(make_app(service, queue=1))
     body = {"queries": ">a\nMKVLAAGIVALLLAAG\n"}
     with ThreadPoolExecutor(2) as pool:
-        first = pool.submit(client.post, "/search", json=body)  # being searched
-        assert began.wait(30)
-        second = pool.submit(client.post, "/search", json=body)  # queued
-        for _ in range(200):
-            if client.get("/metrics").text.count("wavedp_queue_length 1.0"):
-                break
-        third = client.post("/search", json=body)
-        assert third.status_code == 429 and third.headers["retry-after"] == "1"
-        assert "searches are waiting" in third.json()["error"]
-        release.set()
+        try:
+            first = pool.submit(client.post, "/search", json=body)  # being searched
+            assert began.wait(30)
+            second = pool.submit(client.post, "/search", json=body)  # queued
+            _metric(client, "wavedp_queue_length 1.0")
+            third = client.post("/search", json=body)
+            assert third.status_code == 429 and third.headers["retry-after"] == "1"
+            assert "searches are waiting" in third.json()["error"]
+        finally:
+            release.set()
         assert first.result().status_code == 200 and second.result().status_code == 200
-    metrics = client.get("/metrics").text
+    metrics = _metric(client, "wavedp_search_seconds_count 2.0")  # after the answers
     assert 'wavedp_requests_total{status="200"} 2.0' in metrics
     assert 'wavedp_requests_total{status="429"} 1.0' in metrics
     assert "wavedp_request_seconds_bucket" in metrics
-    assert "wavedp_search_seconds_count 2.0" in metrics
     scanned = [line.split()[1] for line in metrics.splitlines()
                if line.startswith("wavedp_residues_scanned_total ")]
     assert scanned and float(scanned[0]) == 2 * len(service.databases["prot"].residues)
@@ -412,19 +412,108 @@ def test_requests_queued_behind_a_search_are_the_next_search_each_as_alone(serve
     monkeypatch.setattr(service, "run", slow)
     client = TestClient(make_app(service))
     with ThreadPoolExecutor(9) as pool:
-        first = pool.submit(client.post, "/search", json={"queries": texts[0]})
-        assert began.wait(30)
-        rest = [pool.submit(client.post, "/search", json={"queries": t}) for t in texts[1:4]]
-        other = pool.submit(client.post, "/search", json={"queries": texts[0], "top": 1})
-        rest += [pool.submit(client.post, "/search", json={"queries": t}) for t in texts[4:]]
-        for _ in range(1000):
-            if "wavedp_queue_length 8.0" in client.get("/metrics").text:
-                break
-        release.set()
+        try:
+            first = pool.submit(client.post, "/search", json={"queries": texts[0]})
+            assert began.wait(30)
+            rest = [pool.submit(client.post, "/search", json={"queries": t})
+                    for t in texts[1:4]]
+            other = pool.submit(client.post, "/search", json={"queries": texts[0], "top": 1})
+            rest += [pool.submit(client.post, "/search", json={"queries": t})
+                     for t in texts[4:]]
+            _metric(client, "wavedp_queue_length 8.0")
+        finally:
+            release.set()
         answers = [first.result(), *(r.result() for r in rest)]
         assert other.result().text == _lone(folder, texts[0], top=1)
     assert sizes[0] == 1 and sorted(sizes[1:]) == [1, 7]  # the other key first or last
     assert [a.text for a in answers] == [_lone(folder, t) for t in texts]
+
+
+def _metric(client, line: str, seconds: float = 30.0) -> str:
+    """The /metrics text once it holds ``line`` (an AssertionError after ``seconds``)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        text = client.get("/metrics").text
+        if line in text:
+            return text
+        assert time.monotonic() < deadline, f"/metrics never showed {line!r}"
+        time.sleep(0.01)
+
+
+def test_requests_held_for_a_later_search_count_toward_the_bound(served, monkeypatch):
+    """Requests of other keys, taken from the queue and held for later searches, still wait:
+    beyond ``queue`` of them a request is refused with 429, however the keys mix."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    folder, _ = served
+    service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")
+    permits, started = threading.Semaphore(0), []
+    run = service.run
+
+    def slow(jobs):
+        started.append(len(jobs))
+        permits.acquire(timeout=30)
+        run(jobs)
+
+    monkeypatch.setattr(service, "run", slow)
+    client = TestClient(make_app(service, queue=2))
+
+    def ask(top: int):
+        return client.post("/search", json={"queries": ">a\nMKVLAAGIVALLLAAG\n", "top": top})
+
+    with ThreadPoolExecutor(4) as pool:
+        try:
+            a = pool.submit(ask, 1)  # searched
+            _until(lambda: len(started) == 1)
+            b, c = pool.submit(ask, 2), pool.submit(ask, 3)  # two keys waiting
+            _metric(client, "wavedp_queue_length 2.0")
+            assert ask(4).status_code == 429
+            permits.release()  # a answered; b searched, c held for later
+            _until(lambda: len(started) == 2)
+            e = pool.submit(ask, 5)
+            _metric(client, "wavedp_queue_length 2.0")
+            assert ask(6).status_code == 429
+        finally:
+            for _ in range(4):
+                permits.release()
+        assert [f.result().status_code for f in (a, b, c, e)] == [200] * 4
+
+
+def _until(done, seconds: float = 30.0) -> None:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_a_search_that_fails_answers_every_request_of_its_batch(served, monkeypatch):
+    """A failure outside the search proper (here: before any answer is set) still answers
+    each waiting request, a 500 without a traceback, and the service goes on."""
+    folder, _ = served
+    service = Service({"prot": str(folder / "prot.wdb")}, device="cpu")
+    run, calls = service.run, []
+
+    def failing(jobs):
+        calls.append(len(jobs))
+        if len(calls) == 1:
+            raise RuntimeError("the device fell over")
+        run(jobs)
+
+    monkeypatch.setattr(service, "run", failing)
+    from concurrent.futures import ThreadPoolExecutor
+
+    client = TestClient(make_app(service), raise_server_exceptions=False)
+    body = {"queries": ">a\nMKVLAAGIVALLLAAG\n"}
+    pool = ThreadPoolExecutor(1)  # not waited for: a request left hanging fails the test
+    broken = pool.submit(client.post, "/search", json=body).result(timeout=30)
+    pool.shutdown(wait=False)
+    assert broken.status_code == 500 and "Traceback" not in broken.text
+    assert client.post("/search", json=body).text == _lone(folder, body["queries"])
 
 
 def test_a_request_whose_client_left_is_not_searched(served, monkeypatch):

@@ -23,29 +23,33 @@ class Full(Exception):
 
 
 class Batcher:
-    """Runs ``service``'s jobs in batches on a thread of its own (started here, a daemon)."""
+    """Runs ``service``'s jobs in batches on a thread of its own (started here, a daemon);
+    at most ``size`` requests wait, queued or held for a later batch."""
 
     def __init__(self, service: Service, size: int = QUEUE) -> None:
-        self.service = service
+        self.service, self.size = service, size
         # told each batch's queries and its search's seconds (the metrics)
         self.searched = lambda queries, seconds: None
-        self._queue: queue.Queue[Job] = queue.Queue(size)
+        self._queue: queue.SimpleQueue[Job] = queue.SimpleQueue()
         self._held: deque[Job] = deque()  # taken from the queue, of another key than a batch
+        self._waiting = 0  # submitted, not yet in a batch
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="wavedp-batches", daemon=True)
         self._thread.start()
 
     def submit(self, job: Job) -> Job:
-        """``job`` queued (its answer comes on ``job.future``); Full where the queue is."""
-        try:
-            self._queue.put_nowait(job)
-        except queue.Full:
-            raise Full from None
+        """``job`` queued (its answer comes on ``job.future``); Full where ``size`` wait."""
+        with self._lock:
+            if self._waiting >= self.size:
+                raise Full
+            self._waiting += 1
+        self._queue.put(job)
         return job
 
     @property
     def waiting(self) -> int:
-        """Requests queued, not yet searched."""
-        return self._queue.qsize() + len(self._held)
+        """Requests queued or held, not yet searched."""
+        return self._waiting
 
     def _loop(self) -> None:
         while True:
@@ -57,23 +61,28 @@ class Batcher:
             for job in [*held, *self._queued()]:  # those held before, then those queued
                 self._take(job, first, batch, others, limits)
             self._held.extend(others)
+            with self._lock:
+                self._waiting -= len(batch)
             started = time.perf_counter()
             try:
                 self.service.run(batch)
-            except BaseException:  # noqa: BLE001 - each job's future holds the error
-                pass
-            self.searched(sum(len(job.records) for job in batch),
-                          time.perf_counter() - started)
+            except BaseException as exc:  # noqa: BLE001 - every job left unanswered learns it
+                for job in batch:
+                    if not job.future.done():
+                        job.future.set_exception(exc)
+            searched = [job for job in batch if not job.future.cancelled()]
+            if searched:  # those whose clients left were dropped unsearched
+                self.searched(sum(len(job.records) for job in searched),
+                              time.perf_counter() - started)
 
     def _queued(self) -> list[Job]:
         """The requests queued now, taken."""
         jobs = []
-        for _ in range(self._queue.qsize()):
+        while True:
             try:
                 jobs.append(self._queue.get_nowait())
             except queue.Empty:
-                break
-        return jobs
+                return jobs
 
     @staticmethod
     def _take(job: Job, first: Job, batch: list[Job], others: list[Job],

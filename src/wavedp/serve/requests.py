@@ -136,8 +136,8 @@ def _number(body: dict, name: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not math.isfinite(value) or value < 0:
-        raise RequestError(f"{name}: a number at least 0, got {value!r}")
+            not math.isfinite(value) or value <= 0:
+        raise RequestError(f"{name}: a number above 0, got {value!r}")
     return float(value)
 
 
