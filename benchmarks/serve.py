@@ -15,6 +15,7 @@ the clients are httpx on threads of this process.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import socket
@@ -190,17 +191,22 @@ def main() -> None:
     searcher = Searcher(args.database, wavedp.Scoring(), device=args.device)
     # batches of --clients queries taken in turn, as the clients send them (the queries
     # differ 38-fold in length: each batch starting where the last one stopped)
-    paths = []
-    for b in range(len(queries)):
-        path = os.path.join(work, f"batch{b}.fa")
-        open(path, "w").write("".join(queries[(b * args.clients + k) % len(queries)]
-                                      for k in range(args.clients)))
-        paths.append(path)
-    searcher.search(paths[0])  # warm
-    start, count = time.perf_counter(), 0
-    while time.perf_counter() - start < min(args.seconds, 20) or count % len(queries):
-        searcher.search(paths[count // args.clients % len(paths)])
-        count += args.clients
+    distinct = len(queries) // math.gcd(args.clients, len(queries))  # batches till they repeat
+    rounds = distinct if distinct <= 10 else 1  # whole rounds where they are few
+
+    def batch(b: int) -> str:
+        path = os.path.join(work, f"batch{b % distinct}.fa")
+        if not os.path.exists(path):
+            open(path, "w").write("".join(queries[(b * args.clients + k) % len(queries)]
+                                          for k in range(args.clients)))
+        return path
+
+    searcher.search(batch(0))  # warm
+    start, done = time.perf_counter(), 0
+    while time.perf_counter() - start < min(args.seconds, 20) or done % rounds:
+        searcher.search(batch(done))
+        done += 1
+    count = done * args.clients
     direct = count / (time.perf_counter() - start)
     print(f"Searcher, batches of {args.clients}: {direct:.1f} queries/s; the service "
           f"{rate / direct:.2f}x of it", flush=True)

@@ -155,10 +155,10 @@ def test_the_ticket_queue_is_its_definition(seed):
     assert ticket_waves._queue(*args) == pytest.approx(_tickets_one_by_one(*args), rel=1e-12)
 
 
-def test_a_launch_adds_the_longer_of_the_host_and_the_gpu_but_the_first_adds_both():
-    """The host prepares a launch while the one before runs: among others a launch adds the
-    longer of the host's work and its GPU work (kernel, its start, the work besides it);
-    the first of a scan adds both."""
+def test_a_launch_adds_the_longer_of_the_host_and_the_gpu():
+    """The host prepares a launch while the one before runs: a launch adds the longer of
+    the host's work and its GPU work (kernel, its start, the work besides it); the first of
+    a scan adds both (the pipeline's tests below)."""
     bare = calibration.kernel_only(gpu_model_mod.DEFAULT_GPU, start=False)
     m, n = np.full(4, 300), np.full(2_000, 300.0)
     kernel = cost.gpu_seconds(bare, m, n, 24, True)

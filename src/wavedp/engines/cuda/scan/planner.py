@@ -154,7 +154,8 @@ def _cut(price: _Pricing, name: str, need: part.Need, budget: int) -> list:
 def _priced(price: _Pricing, name: str, need: part.Need, budget: int, bound: float,
             exact: bool = True) -> tuple[list[part.Batch], list[Priced] | None]:
     """The launches of partitioning ``name`` and their pricing, joined by :func:`coalesce`
-    (None once they cannot beat ``bound``), see :func:`schedule`. A sorted partitioning's
+    (None once the host's least work and the planning of them cannot beat ``bound``, a
+    candidate's total). A sorted partitioning's
     are priced on their runs, except (``exact``) those of at most EXACT subjects, priced on
     their subjects as those of ``none`` are."""
     found = _cut(price, name, need, budget)
