@@ -53,14 +53,18 @@ def available() -> bool:
     return True
 
 
+#: tantan's repeat model (its defaults) and the repeat probability above which a residue is
+#: masked
+MODEL = {"repeat_start": 0.005, "repeat_end": 0.05, "decay": 0.9}
+THRESHOLD = 0.5
+
+
 def soft_mask(texts: Iterable[str], protein: bool = True) -> list[str]:
-    """Each sequence with its tantan repeats in lowercase (the rest uppercase): a residue of
-    repeat probability above 0.5, tantan's model its defaults. ``protein``: BLOSUM62
-    scoring (tantan's protein default), else DNA."""
+    """Each sequence with its tantan repeats in lowercase (the rest uppercase): MODEL and
+    THRESHOLD. ``protein``: BLOSUM62 scoring (tantan's protein default), else DNA."""
     tantan = _tantan()
     matrix = tantan.default_scoring_matrix(protein)
-    finder = tantan.RepeatFinder(matrix, repeat_start=0.005, repeat_end=0.05, decay=0.9,
-                                 protein=protein)
+    finder = tantan.RepeatFinder(matrix, protein=protein, **MODEL)
     known = set(finder.alphabet.letters)
     out = []
     for text in texts:
@@ -68,7 +72,7 @@ def soft_mask(texts: Iterable[str], protein: bool = True) -> list[str]:
         # tantan refuses some letters (the stop '*'): it sees them as an unknown letter
         safe = "".join(c if c in known else "X" for c in upper) \
             if not set(upper) <= known else upper
-        mask = lowercase(finder.mask_repeats(safe, threshold=0.5))
+        mask = lowercase(finder.mask_repeats(safe, threshold=THRESHOLD))
         raw = np.frombuffer(upper.encode("ascii", "replace"), dtype=np.uint8).copy()
         raw[mask & (raw >= ord("A")) & (raw <= ord("Z"))] += ord("a") - ord("A")
         out.append(raw.tobytes().decode("ascii"))

@@ -193,13 +193,12 @@ def _grid(qi: np.ndarray, ql: np.ndarray, subjects: SubjectLine,
     need, budget = subjects.need, subjects.budget
     queries = line_of(ql[qi], share or 0.0)
     longest_subject = subjects.line.longest(0, subjects.line.n)
-    fits = _query_fits(need, budget, longest_subject)
     caps = Caps(_query_most(need, budget, longest_subject), queries.n)
     stops = [0]
     while stops[-1] < queries.n:
         stops.append(stops[-1] + _group(queries, stops[-1], caps, subjects))
     if share is not None:
-        stops = queries.join(stops, fits, share)
+        stops = queries.join(stops, _query_fits(need, budget, longest_subject), share)
     batches = []
     for start, stop in zip(stops[:-1], stops[1:], strict=True):
         longest, count = queries.longest(start, stop), stop - start
