@@ -435,15 +435,15 @@ if want cpuscale; then
 fi
 if want ncupairs; then
     # Nsight Compute on many pairs (DNA, 200,000, local): the sweeps (score-only, then with
-    # the saved borders) and the traceback; counters read with the clocks left alone
+    # the direction bits) and the traceback; counters read with the clocks left alone
     sections="--section SpeedOfLight --section LaunchStats --section Occupancy
         --section WarpStateStats --section MemoryWorkloadAnalysis --section SchedulerStats"
     bench=(benchmarks/pairs.py --kind dna --count 200000 --modes local --repeats 1 --check 0)
     ncu --clock-control none -k regex:many_pairs16 --launch-skip 1 --launch-count 5 \
         $sections python3 "${bench[@]}" > "$out/ncu_sweep.txt" 2>&1
-    ncu --clock-control none -k regex:trace_saved --launch-skip 1 --launch-count 1 \
+    ncu --clock-control none -k regex:trace_ --launch-skip 1 --launch-count 1 \
         $sections python3 "${bench[@]}" > "$out/ncu_trace.txt" 2>&1
-    grep -E "many_pairs16|trace_saved|Duration|Registers|Achieved Occupancy|Theoretical Occ|Issue Slots Busy|No Eligible|Memory Throughput|DRAM Throughput|Stall" \
+    grep -E "many_pairs16|trace_|Duration|Registers|Achieved Occupancy|Theoretical Occ|Issue Slots Busy|No Eligible|Memory Throughput|DRAM Throughput|Stall" \
         "$out/ncu_sweep.txt" "$out/ncu_trace.txt" | head -80
 fi
 if want bench || want all; then
