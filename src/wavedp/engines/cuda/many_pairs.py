@@ -185,7 +185,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
         clock("begin", slots.stream)
         with compute:
             run = _Run(g, mode, traceback, packed, np.asarray(sub), gap_open, gap_extend,
-                       clock=clock, count=count, chunks=len(cuts), down=slots.stream,
+                       clock=clock, count=count, chunks=len(cuts), down=slots.down,
                        units=units)
         whole = None
         if qi is not None:  # pairs index the records: every record goes up once
@@ -378,9 +378,9 @@ class _Run:
     """The launches of one call on the current stream: group size, mode, kernel (many_pairs16
     where ``packed``), scoring, the phases' clock, and the results of its ``count`` pairs (in
     ``chunks`` chunks): score-only on the GPU until :meth:`results`; with a traceback, each
-    chunk's scores, coordinates and runs come down two chunks later, on the slots' stream
-    (``down``) and a thread of their own (:func:`_settler`), while this thread sends the
-    chunks after it."""
+    chunk's scores, coordinates and runs come down as soon as it is done, on the slots'
+    download stream (``down``) and a thread of their own (:func:`_settler`), while this
+    thread sends the chunks after it."""
 
     def __init__(self, g: int, mode: int, traceback: bool, packed: bool, sub: np.ndarray,
                  go: int, ge: int, *, clock: _Clock, count: int, chunks: int,
@@ -397,7 +397,6 @@ class _Run:
         self.a, self.go, self.ge, self.clock = a, go, ge, clock
         self.ends = cupy.empty(3 * count, cupy.int32)
         self.res5 = cupy.full(5 * count, -1, cupy.int32) if traceback else None
-        self.pending: list = []  # chunks not yet down: runs, size (page-locked), done, lo, hi
         self.settling: list = []  # the downloads under way (futures)
         self.sizes = pinned(8 * chunks).view(np.int64)
         self.count, self.down, self.chunks = count, down, 0
@@ -406,6 +405,8 @@ class _Run:
             self.scores = np.empty(count, np.int32)
             self.coords = np.empty((count, 5), np.int32)
             self.runs, self.runs_at = np.empty(0, np.uint32), 0
+            self.offsets = np.zeros(count + 1, np.int64)
+            self.base = cupy.zeros(1, cupy.int64)  # the runs of the chunks launched (GPU)
         a1 = a + 1 if packed else a  # the table's rows: a last one of PAD (and column)
         name = "many_pairs16" if packed else "many_pairs"
         self.sweep = function("many_pairs.cu", f"{name}<{mode}, {g}, {ROWS}, "
@@ -473,18 +474,18 @@ class _Run:
         size = self.sizes[self.chunks:][:1]
         self.chunks += 1
         poff[-1:].data.copy_to_host_async(size.ctypes.data, 8, stream)
+        ends_at = poff[1:] + self.base  # where each pair's runs end in the call's runs
+        self.base = ends_at[-1:]
         # an event the settler sleeps on (not spins: the host's copies need the cores)
         done = stream.record(cupy.cuda.Event(block=True, disable_timing=True))
-        self.pending.append((packed, size, done, lo, hi))
-        if len(self.pending) > 2:  # a chunk two back is (about) done: its results come down
-            if len(self.settling) >= 2:  # at most two behind: their runs hold GPU memory
-                self.settling[-2].result()
-            self.settling.append(_settler().submit(self._settle, *self.pending.pop(0)))
+        if len(self.settling) >= 3:  # at most three chunks not down: their runs hold GPU memory
+            self.settling[-3].result()
+        self.settling.append(_settler().submit(self._settle, packed, size, ends_at, done, lo, hi))
 
-    def _settle(self, packed, size, done, lo: int, hi: int) -> None:
-        """Chunk lo:hi's scores, coordinates and runs (``packed``, ``size`` words) on the
-        host once its work is ``done``, copied on the ``down`` stream (on the settler's
-        thread: one chunk at a time, in order)."""
+    def _settle(self, packed, size, ends_at, done, lo: int, hi: int) -> None:
+        """Chunk lo:hi's scores, coordinates, runs (``packed``, ``size`` words) and the
+        runs' offsets (``ends_at``) on the host once its work is ``done``, copied on the
+        ``down`` stream (on the settler's thread: one chunk at a time, in order)."""
         import cupy
 
         done.synchronize()
@@ -499,6 +500,7 @@ class _Run:
             transfer.download(packed[:k], out=self.runs[self.runs_at:end])
             transfer.download(self.res5[5 * lo:5 * hi], out=self.coords[lo:hi].reshape(-1))
             transfer.download(self.ends[3 * lo:3 * hi:3].copy(), out=self.scores[lo:hi])
+            transfer.download(ends_at, out=self.offsets[lo + 1:hi + 1])
             self._mark("down")
         self.runs_at = end
 
@@ -525,19 +527,12 @@ class _Run:
         1), coordinates and run counts (count x 5; None score-only), runs and their offsets
         (None score-only), on the host (the chunks' downloads waited for). A pair the
         traceback left unwritten is a DeviceError."""
-        import cupy
 
         if self.res5 is None:
             return transfer.download(self.ends).reshape(-1, 3), None, np.zeros(0, np.uint32), None
-        while self.pending:
-            self.settling.append(_settler().submit(self._settle, *self.pending.pop(0)))
         for future in self.settling:
             future.result()
         self.clock("settled")
-        sizes = self.res5[4::5]
-        if bool((sizes < 0).any()):
+        if bool((self.res5[4::5] < 0).any()):
             raise DeviceError("the pairs' traceback left results unwritten")
-        offsets = cupy.zeros(sizes.size + 1, cupy.int64)
-        cupy.cumsum(sizes, dtype=cupy.int64, out=offsets[1:])
-        return (self.scores.reshape(-1, 1), self.coords, self.runs[:self.runs_at],
-                transfer.download(offsets))
+        return self.scores.reshape(-1, 1), self.coords, self.runs[:self.runs_at], self.offsets

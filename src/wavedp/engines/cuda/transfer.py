@@ -86,8 +86,10 @@ class Slots:
     chunk's arrays are written into a host slot (:meth:`take`; the next chunk's may be taken
     and written before this one goes) and go up in one copy on the slots' own stream
     (:meth:`send`); a GPU slot is written again only after the work that reads it (the
-    event given to :meth:`release`), a host slot only after its copy has left. One caller at
-    a time holds ``lock``; :func:`slots` keeps them per GPU."""
+    event given to :meth:`release`), a host slot only after its copy has left. Results come
+    down on ``down``, a stream of their own: on ``stream`` they would wait behind uploads
+    that wait for their GPU slots. One caller at a time holds ``lock``; :func:`slots` keeps
+    them per GPU."""
 
     def __init__(self, size: int) -> None:
         import cupy
@@ -96,6 +98,7 @@ class Slots:
 
         self.size, self.turn, self.lock = size, 0, threading.Lock()
         self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.down = cupy.cuda.Stream(non_blocking=True)
         self.host = [pinned(size), pinned(size)]
         self.dev = [cupy.empty(size, cupy.uint8), cupy.empty(size, cupy.uint8)]
         self.copied: list = [None, None]  # the host slot's last copy up
