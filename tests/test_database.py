@@ -484,6 +484,15 @@ def test_fasta_readers_equal_the_record_reader(tmp_path_factory, records, blank_
             got_texts += [letters[e - n:e].tobytes().decode() for e, n in
                           zip(ends, lengths, strict=True)]
         assert list(zip(got_ids, got_texts, strict=True)) == want
+    lut = np.arange(256, dtype=np.uint8)[::-1].copy()  # codes: 255 - letter, W invalid
+    lut[ord("W")] = 255
+    coded = list(fasta_scan.pieces(str(path), lut, threads=2, piece=block))
+    assert all(np.array_equal(b.codes, lut[b.letters]) for b in coded)
+    assert sum(b.invalid for b in coded) == sum(t.count("W") for _, t in want)
+    bare = list(fasta_scan.pieces(str(path), threads=2, piece=block, letters=False))
+    assert [i for b in bare for i in b.ids.decode().splitlines()] == [i for i, _ in want]
+    assert [int(n) for b in bare for n in b.lengths] == [len(t) for _, t in want]
+    assert all(b.letters.size == 0 and b.codes is None for b in bare)
 
 
 def test_makedb_fast_and_record_paths_write_the_same_files(tmp_path: Path):

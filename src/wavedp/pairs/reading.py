@@ -25,15 +25,18 @@ CHUNK = 1 << 16
 BLOCK = 1 << 24
 
 
-def _blocks(path: str, scoring: Scoring | None = None) -> contextlib.closing[Iterator[Records]]:
-    """The file's pieces (``fasta_scan.pieces``), to be read in a ``with`` block: left early,
+def _blocks(path: str, scoring: Scoring | None = None, letters: bool = True
+            ) -> contextlib.closing[Iterator[Records]]:
+    """The file's pieces (``fasta_scan.pieces``; ``letters`` False: their records' lengths and
+    ids only), to be read in a ``with`` block: left early,
     its scanning threads are stopped there and then. (Left to the garbage collector, a
     generator holding threads may be finalized inside another thread's start-up, whose
     join then waits on a lock that thread holds: the process hangs.)"""
     from ..engines.cpu.compile import SECONDS, notice
 
     notice([(fasta_scan.kernel(), None, SECONDS["fasta"])])
-    return contextlib.closing(fasta_scan.pieces(path, None if scoring is None else scoring.lut))
+    return contextlib.closing(fasta_scan.pieces(path, None if scoring is None else scoring.lut,
+                                                letters=letters))
 
 
 def count_records(path: str) -> tuple[int, int, int | None]:
@@ -41,7 +44,7 @@ def count_records(path: str) -> tuple[int, int, int | None]:
     FASTA or FASTQ file, by one pass over it (FASTQ's empty records are found when read)."""
     if sniff(path) == "fasta":
         records, letters, empty = 0, 0, None
-        with _blocks(path) as blocks:
+        with _blocks(path, letters=False) as blocks:
             for block in blocks:
                 if empty is None and (zero := np.flatnonzero(block.lengths == 0)).size:
                     empty = records + int(zero[0]) + 1
@@ -160,7 +163,7 @@ def ids_and_lengths(path: str) -> Iterator[tuple[Sequence[str], Sequence[int]]]:
     """The records' ids and lengths, a chunk at a time, in order (a SAM header's @SQ
     lines)."""
     if path != STDIN and sniff(path) == "fasta":
-        with _blocks(path) as blocks:
+        with _blocks(path, letters=False) as blocks:
             for block in blocks:
                 yield Joined(block.ids), block.lengths
         return
