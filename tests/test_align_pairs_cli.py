@@ -75,6 +75,7 @@ def test_paf_gzip_and_standard_input(tmp_path):
     ("empty", "is empty: --pairs aligns every record with its mate"),
     ("paf", "--format paf needs the alignments' starts"),
     ("letter", "invalid character"),
+    ("target letter", "invalid character 'J'"),  # read as codes alone, the letter named
 ])
 def test_bad_input_one_line_nothing_written(tmp_path, case, message):
     q, t, _, _ = _files(tmp_path)
@@ -86,6 +87,9 @@ def test_bad_input_one_line_nothing_written(tmp_path, case, message):
         q.write_text(q.read_text() + ">more\nACGT\n")
     if case == "letter":
         q.write_text(q.read_text().replace("A", "J", 1))
+    if case == "target letter":
+        t.write_text(t.read_text().replace("A", "J", 1))
+        args = ["--format", "paf"]
     out = tmp_path / "out.txt"
     got = invoke("align", q, t, "--pairs", "-o", out, *args, *DNA_OPTS)
     assert got.exit_code == 2

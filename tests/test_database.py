@@ -489,6 +489,10 @@ def test_fasta_readers_equal_the_record_reader(tmp_path_factory, records, blank_
     coded = list(fasta_scan.pieces(str(path), lut, threads=2, piece=block))
     assert all(np.array_equal(b.codes, lut[b.letters]) for b in coded)
     assert sum(b.invalid for b in coded) == sum(t.count("W") for _, t in want)
+    alone = list(fasta_scan.pieces(str(path), lut, threads=2, piece=block, letters=False))
+    assert [b.codes.tobytes() for b in alone] == [b.codes.tobytes() for b in coded]
+    # the codes alone, but the letters too in a piece holding an INVALID code (its error)
+    assert all(b.letters.size == (b.codes.size if b.invalid else 0) for b in alone)
     bare = list(fasta_scan.pieces(str(path), threads=2, piece=block, letters=False))
     assert [i for b in bare for i in b.ids.decode().splitlines()] == [i for i, _ in want]
     assert [int(n) for b in bare for n in b.lengths] == [len(t) for _, t in want]

@@ -49,7 +49,8 @@ class Records(NamedTuple):
 @njit(cache=True, nogil=True)
 def _scan(buf, control, lut, letters, codes, lengths, ids, keep):  # pragma: no cover - compiled
     """Fills ``lengths`` and ``ids`` from ``buf``, and by ``keep`` (0: nothing more; 1:
-    ``letters``; 2: ``letters`` and ``codes``, ``lut`` of each letter) the records' letters;
+    ``letters``; 2: ``letters`` and ``codes``, ``lut`` of each letter; 3: ``codes``) the
+    records' letters;
     returns (fault, records, letters, id bytes, codes INVALID), fault 0 or 1 (named by the
     record reader). A line of letters is one inner loop (about 1.5 times as fast as a loop
     a byte that asks at each byte what the line is)."""
@@ -95,6 +96,19 @@ def _scan(buf, control, lut, letters, codes, lengths, ids, keep):  # pragma: no 
                 if control[buf[j]]:
                     return 1, r + 1, w, v, bad
                 letters[w] = buf[j]
+                w += 1
+                j += 1
+            lengths[r] += j - i
+        elif keep == 3:
+            while j < n:
+                c = buf[j]
+                if c == 10 or c == 13:
+                    break
+                if control[c]:
+                    return 1, r + 1, w, v, bad
+                code = lut[c]
+                codes[w] = code
+                bad += code == INVALID
                 w += 1
                 j += 1
             lengths[r] += j - i
@@ -164,16 +178,20 @@ def scan(data: bytes | memoryview, path: str, lut: np.ndarray | None = None,
          letters: bool = True) -> tuple[np.ndarray, np.ndarray, bytes, np.ndarray | None, int]:
     """(letters, lengths, ids, codes, invalid codes) of the records of ``data`` (whole
     records), the codes by ``lut`` (none without it); the ids are UTF-8 text. ``letters``
-    False: no letters (an empty array) and no codes, the records' lengths and ids only."""
+    False: no letters (an empty array), only the codes (or without ``lut``, only the
+    lengths and ids); the letters all the same where a code is INVALID, so that the error
+    can name the letter."""
     buf = np.frombuffer(data, np.uint8)
     heads = int(np.count_nonzero(buf == 62)) + 1  # at least the records
-    keep = 0 if not letters else 1 if lut is None else 2
-    held = np.empty(buf.size if keep else 0, np.uint8)
-    codes = np.empty(buf.size if keep == 2 else 0, np.uint8)
+    keep = (2 if letters else 3) if lut is not None else (1 if letters else 0)
+    held = np.empty(buf.size if keep in (1, 2) else 0, np.uint8)
+    codes = np.empty(buf.size if keep >= 2 else 0, np.uint8)
     lengths = np.empty(heads, np.int64)
     ids = np.empty(buf.size + heads, np.uint8)
     fault, records, w, v, bad = _scan(buf, _CONTROL, _IDENTITY if lut is None else lut,
                                       held, codes, lengths, ids, keep)
+    if not fault and bad and keep == 3:  # the letters too, for the error to name one
+        return scan(data, path, lut, True)
     text = ids[:v].tobytes()
     if fault:
         raise _named(path)
@@ -181,7 +199,7 @@ def scan(data: bytes | memoryview, path: str, lut: np.ndarray | None = None,
         text.decode("utf-8")
     except UnicodeDecodeError:  # the record reader names the byte
         raise _named(path) from None
-    return (held[:w], lengths[:records], text, codes[:w] if keep == 2 else None, int(bad))
+    return (held[:w], lengths[:records], text, codes[:w] if keep >= 2 else None, int(bad))
 
 
 def _last_header(data: bytes) -> int:
@@ -218,7 +236,7 @@ def pieces(path: str, lut: np.ndarray | None = None, threads: int = THREADS,
     """The records of a FASTA file (not standard input) a piece (about ``piece`` bytes,
     default PIECE) at a time, in order, ``threads`` pieces scanned at once (a bounded number
     held); their letters translated by ``lut`` (uint8[256]) where given (``letters`` False:
-    lengths and ids only, see :func:`scan`)."""
+    the codes alone, or without ``lut`` the lengths and ids; see :func:`scan`)."""
     first = 1
     with ThreadPoolExecutor(threads, thread_name_prefix="wavedp-fasta") as pool:
         ahead: deque = deque()

@@ -76,7 +76,8 @@ def _aligned(job: PairsJob, out: BinaryIO, chosen, progress: Progress,
     """The pairs aligned a chunk at a time on ``chosen``, each chunk's lines written on a
     thread while the next one aligns (``counts``: see :func:`read_pairs`). Left early, the
     readers stop here and then (see ``reading._blocks``)."""
-    chunks = contextlib.closing(read_pairs(job.query, job.target, job.scoring, counts))
+    chunks = contextlib.closing(read_pairs(job.query, job.target, job.scoring, counts,
+                                           query_letters=job.fmt == "sam"))
     with ThreadPoolExecutor(1, thread_name_prefix="wavedp-write") as writer, \
             chunks as pairs:
         written, last = None, None

@@ -68,9 +68,11 @@ def empty_record(name: str, what: str, k: int, rid: str | None = None) -> InputE
                       "record with its mate")
 
 
-def _chunks(path: str, scoring: Scoring, what: str, size: int) -> Iterator[Sequences]:
-    """The records of ``path`` encoded, ``size`` at a time; an empty record is an
-    InputError (a pair needs both sequences)."""
+def _chunks(path: str, scoring: Scoring, what: str, size: int, letters: bool = True
+            ) -> Iterator[Sequences]:
+    """The records of ``path`` encoded, ``size`` at a time (``letters`` False: a FASTA
+    file's without their letters, the codes alone); an empty record is an InputError (a
+    pair needs both sequences)."""
     name = "standard input" if path == STDIN else path
 
     def empty(k: int, rid: str) -> InputError:
@@ -92,7 +94,7 @@ def _chunks(path: str, scoring: Scoring, what: str, size: int) -> Iterator[Seque
         return
     held: list[Records] = []
     count = 0
-    with _blocks(path, scoring) as blocks:
+    with _blocks(path, scoring, letters) as blocks:
         for block in blocks:
             if (zero := np.flatnonzero(block.lengths == 0)).size:
                 raise empty(block.first + int(zero[0]), Joined(block.ids)[int(zero[0])])
@@ -102,14 +104,15 @@ def _chunks(path: str, scoring: Scoring, what: str, size: int) -> Iterator[Seque
             held.append(block)
             count += block.lengths.size
             while count >= size:
-                yield _cut(held, size)
+                yield _cut(held, size, letters)
                 count -= size
     if count:
-        yield _cut(held, count)
+        yield _cut(held, count, letters)
 
 
-def _cut(held: list[Records], size: int) -> Sequences:
-    """The first ``size`` records of the blocks ``held`` (taken out of it)."""
+def _cut(held: list[Records], size: int, letters: bool) -> Sequences:
+    """The first ``size`` records of the blocks ``held`` (taken out of it), with their
+    letters or not."""
     parts, need = [], size
     while need:
         block = held[0]
@@ -128,18 +131,20 @@ def _cut(held: list[Records], size: int) -> Sequences:
     np.cumsum(np.concatenate([p.lengths for p in parts]), out=offsets[1:])
     return Sequences(np.concatenate([p.codes for p in parts]), offsets,
                      Joined(b"".join(p.ids for p in parts)),
-                     np.concatenate([p.letters for p in parts]))
+                     np.concatenate([p.letters for p in parts]) if letters else None)
 
 
 def read_pairs(queries: str, targets: str, scoring: Scoring,
-               counts: Callable[[], tuple[int, int]], size: int | None = None
-               ) -> Iterator[tuple[Sequences, Sequences]]:
+               counts: Callable[[], tuple[int, int]], size: int | None = None,
+               query_letters: bool = True) -> Iterator[tuple[Sequences, Sequences]]:
     """(queries, targets) chunks of the two files, ``size`` pairs each (default CHUNK), the
     next read on a thread while the caller works on one; where a file ends early, an
     InputError with ``counts()`` (each file's records: called then only, it may raise the
-    error itself)."""
-    streams = [_chunks(path, scoring, what, size or CHUNK)
-               for path, what in ((queries, "query"), (targets, "target"))]
+    error itself). The targets come without their letters, and the queries too with
+    ``query_letters`` False (no output prints them but SAM's)."""
+    streams = [_chunks(path, scoring, what, size or CHUNK, keep)
+               for path, what, keep in ((queries, "query", query_letters),
+                                        (targets, "target", False))]
     try:
         with ThreadPoolExecutor(1, thread_name_prefix="wavedp-read") as pool:
             ahead = pool.submit(_next_pair, streams)
