@@ -6,7 +6,7 @@
 # uvicorn. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
 #       labquick|energy|barriers|compare|scores|makedb|stats|versus|timeline|coldscan|twogpus|
-#       pairs|bigpairs|cpuscale|ncupairs|onequery|profiles|serve|all][,...] [-k expr]
+#       pairs|pairshost|bigpairs|cpuscale|ncupairs|onequery|profiles|serve|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -402,6 +402,11 @@ if want pairs || want all; then
     else
         python3 benchmarks/pairs.py ${PAIRS_ARGS:-} $anchors 2>&1 | tee "$out/pairs_bench.log"
     fi
+fi
+if want pairshost; then
+    # align --pairs with its aligner replaced by fixed results: the host's own work (reading,
+    # encoding, SAM's header, writing) on this machine's cores (PAIRS_HOST_ARGS: its options)
+    python3 benchmarks/pairs_host.py ${PAIRS_HOST_ARGS:-} 2>&1 | tee "$out/pairs_host.log"
 fi
 if want bigpairs; then
     # the command's time and peak memory on BIG_PAIRS DNA pairs (default 10,000,000: a
