@@ -28,6 +28,9 @@ from .seqio import CONTROL, iter_records, open_bytes
 PIECE = 1 << 22
 THREADS = min(8, os.cpu_count() or 1)
 
+#: what a scan keeps beside each record's length and id (``_scan``'s ``keep``)
+LENGTHS, LETTERS, BOTH, CODES = 0, 1, 2, 3  # nothing more; letters; letters and codes; codes
+
 _CONTROL = np.zeros(256, np.uint8)
 _CONTROL[sorted(CONTROL)] = 1
 _IDENTITY = np.arange(256, dtype=np.uint8)
@@ -48,12 +51,11 @@ class Records(NamedTuple):
 
 @njit(cache=True, nogil=True)
 def _scan(buf, control, lut, letters, codes, lengths, ids, keep):  # pragma: no cover - compiled
-    """Fills ``lengths`` and ``ids`` from ``buf``, and by ``keep`` (0: nothing more; 1:
-    ``letters``; 2: ``letters`` and ``codes``, ``lut`` of each letter; 3: ``codes``) the
-    records' letters;
-    returns (fault, records, letters, id bytes, codes INVALID), fault 0 or 1 (named by the
-    record reader). A line of letters is one inner loop (about 1.5 times as fast as a loop
-    a byte that asks at each byte what the line is)."""
+    """Fills ``lengths`` and ``ids`` from ``buf``, and by ``keep`` (LENGTHS, LETTERS, BOTH or
+    CODES) ``letters`` and ``codes`` (``lut`` of each letter); returns (fault, records,
+    letters, id bytes, codes INVALID), fault 0 or 1 (named by the record reader). A line of
+    letters is one inner loop (about 1.5 times as fast as a loop that asks at each byte
+    what the line is)."""
     n = buf.size
     r, w, v, i, bad = -1, 0, 0, 0, 0
     while i < n:
@@ -85,13 +87,13 @@ def _scan(buf, control, lut, letters, codes, lengths, ids, keep):  # pragma: no 
             i += 1
             continue
         j = i  # a line of letters, to its end
-        if keep == 0:
+        if keep == LENGTHS:
             while j < n and buf[j] != 10 and buf[j] != 13:
                 if control[buf[j]]:
                     return 1, r + 1, w, v, bad
                 j += 1
             lengths[r] += j - i
-        elif keep == 1:
+        elif keep == LETTERS:
             while j < n and buf[j] != 10 and buf[j] != 13:
                 if control[buf[j]]:
                     return 1, r + 1, w, v, bad
@@ -99,8 +101,8 @@ def _scan(buf, control, lut, letters, codes, lengths, ids, keep):  # pragma: no 
                 w += 1
                 j += 1
             lengths[r] += j - i
-        elif keep == 3:  # keep 2's loop less the letters' store (one loop with the store
-            # under a test of keep: that mode 10-15% slower on the 2-core machine)
+        elif keep == CODES:  # BOTH's loop less the letters' store (one loop with the
+            # store under a test of keep: that mode 10-15% slower on the 2-core machine)
             while j < n:
                 c = buf[j]
                 if c == 10 or c == 13:
@@ -184,14 +186,17 @@ def scan(data: bytes | memoryview, path: str, lut: np.ndarray | None = None,
     can name the letter."""
     buf = np.frombuffer(data, np.uint8)
     heads = int(np.count_nonzero(buf == 62)) + 1  # at least the records
-    keep = (2 if letters else 3) if lut is not None else (1 if letters else 0)
-    held = np.empty(buf.size if keep in (1, 2) else 0, np.uint8)
-    codes = np.empty(buf.size if keep >= 2 else 0, np.uint8)
+    if lut is not None:
+        keep = BOTH if letters else CODES
+    else:
+        keep = LETTERS if letters else LENGTHS
+    held = np.empty(buf.size if keep in (LETTERS, BOTH) else 0, np.uint8)
+    codes = np.empty(buf.size if keep in (BOTH, CODES) else 0, np.uint8)
     lengths = np.empty(heads, np.int64)
     ids = np.empty(buf.size + heads, np.uint8)
     fault, records, w, v, bad = _scan(buf, _CONTROL, _IDENTITY if lut is None else lut,
                                       held, codes, lengths, ids, keep)
-    if not fault and bad and keep == 3:  # the letters too, for the error to name one
+    if not fault and bad and keep == CODES:  # the letters too, for the error to name one
         return scan(data, path, lut, True)
     text = ids[:v].tobytes()
     if fault:
@@ -200,7 +205,8 @@ def scan(data: bytes | memoryview, path: str, lut: np.ndarray | None = None,
         text.decode("utf-8")
     except UnicodeDecodeError:  # the record reader names the byte
         raise _named(path) from None
-    return (held[:w], lengths[:records], text, codes[:w] if keep >= 2 else None, int(bad))
+    coded = codes[:w] if keep in (BOTH, CODES) else None
+    return held[:w], lengths[:records], text, coded, int(bad)
 
 
 def _last_header(data: bytes) -> int:
