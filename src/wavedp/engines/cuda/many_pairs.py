@@ -185,7 +185,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
         clock("begin", slots.stream)
         with compute:
             run = _Run(g, mode, traceback, packed, np.asarray(sub), gap_open, gap_extend,
-                       clock=clock, count=count, chunks=len(cuts), down=slots.down,
+                       clock=clock, count=count, down=slots.down,
                        units=units)
         whole = None
         if qi is not None:  # pairs index the records: every record goes up once
@@ -376,18 +376,15 @@ def _grid(kernel, smem: int) -> int:
 
 class _Run:
     """The launches of one call on the current stream: group size, mode, kernel (many_pairs16
-    where ``packed``), scoring, the phases' clock, and the results of its ``count`` pairs (in
-    ``chunks`` chunks): score-only on the GPU until :meth:`results`; with a traceback, each
-    chunk's scores, coordinates and runs come down as soon as it is done, on the slots'
+    where ``packed``), scoring, the phases' clock, and the results of its ``count`` pairs:
+    score-only on the GPU until :meth:`results`; with a traceback, each chunk's scores, coordinates and runs come down as soon as it is done, on the slots'
     download stream (``down``) and a thread of their own (:func:`_settler`), while this
     thread sends the chunks after it."""
 
     def __init__(self, g: int, mode: int, traceback: bool, packed: bool, sub: np.ndarray,
-                 go: int, ge: int, *, clock: _Clock, count: int, chunks: int,
-                 down=None, units=saved_units) -> None:
+                 go: int, ge: int, *, clock: _Clock, count: int, down=None,
+                 units=saved_units) -> None:
         import cupy
-
-        from .staging import pinned
 
         self.g, self.mode, self.traceback, self.packed = g, mode, traceback, packed
         # a pair's saved words: direction bits (many_pairs16's DIRS) or borders
@@ -398,8 +395,7 @@ class _Run:
         self.ends = cupy.empty(3 * count, cupy.int32)
         self.res5 = cupy.full(5 * count, -1, cupy.int32) if traceback else None
         self.settling: list = []  # the downloads under way (futures)
-        self.sizes = pinned(8 * chunks).view(np.int64)
-        self.count, self.down, self.chunks = count, down, 0
+        self.count, self.down = count, down
         self.device = cupy.cuda.Device().id
         if traceback:  # the results on the host: runs in a buffer grown as they come
             self.scores = np.empty(count, np.int32)
@@ -471,36 +467,33 @@ class _Run:
             runs, roff, res5, poff, np.int32(count), packed))
         self.clock("pack")
         stream = cupy.cuda.get_current_stream()
-        size = self.sizes[self.chunks:][:1]
-        self.chunks += 1
-        poff[-1:].data.copy_to_host_async(size.ctypes.data, 8, stream)
         ends_at = poff[1:] + self.base  # where each pair's runs end in the call's runs
         self.base = ends_at[-1:]
         # an event the settler sleeps on (not spins: the host's copies need the cores)
         done = stream.record(cupy.cuda.Event(block=True, disable_timing=True))
         if len(self.settling) >= 3:  # at most three chunks not down: their runs hold GPU memory
             self.settling[-3].result()
-        self.settling.append(_settler().submit(self._settle, packed, size, ends_at, done, lo, hi))
+        self.settling.append(_settler().submit(self._settle, packed, ends_at, done, lo, hi))
 
-    def _settle(self, packed, size, ends_at, done, lo: int, hi: int) -> None:
-        """Chunk lo:hi's scores, coordinates, runs (``packed``, ``size`` words) and the
-        runs' offsets (``ends_at``) on the host once its work is ``done``, copied on the
-        ``down`` stream (on the settler's thread: one chunk at a time, in order)."""
+    def _settle(self, packed, ends_at, done, lo: int, hi: int) -> None:
+        """Chunk lo:hi's scores, coordinates, runs (``packed``) and the runs' offsets in
+        the call's runs (``ends_at``, whose last says how many) on the host once its work is
+        ``done``, copied on the ``down`` stream (on the settler's thread: one chunk at a
+        time, in order)."""
         import cupy
 
         done.synchronize()
         self._mark("ready")
-        k = int(size[0])
-        end = self.runs_at + k
-        if end > self.runs.size:  # room for about 1.25 times the runs a pair so far
-            grown = np.empty(max(end, end * self.count // hi * 5 // 4), np.uint32)
-            grown[:self.runs_at] = self.runs[:self.runs_at]
-            self.runs = grown
         with cupy.cuda.Device(self.device), self.down:
-            transfer.download(packed[:k], out=self.runs[self.runs_at:end])
+            transfer.download(ends_at, out=self.offsets[lo + 1:hi + 1])
+            end = int(self.offsets[hi])
+            if end > self.runs.size:  # room for about 1.25 times the runs a pair so far
+                grown = np.empty(max(end, end * self.count // hi * 5 // 4), np.uint32)
+                grown[:self.runs_at] = self.runs[:self.runs_at]
+                self.runs = grown
+            transfer.download(packed[:end - self.runs_at], out=self.runs[self.runs_at:end])
             transfer.download(self.res5[5 * lo:5 * hi], out=self.coords[lo:hi].reshape(-1))
             transfer.download(self.ends[3 * lo:3 * hi:3].copy(), out=self.scores[lo:hi])
-            transfer.download(ends_at, out=self.offsets[lo + 1:hi + 1])
             self._mark("down")
         self.runs_at = end
 
