@@ -377,9 +377,10 @@ def _grid(kernel, smem: int) -> int:
 class _Run:
     """The launches of one call on the current stream: group size, mode, kernel (many_pairs16
     where ``packed``), scoring, the phases' clock, and the results of its ``count`` pairs:
-    score-only on the GPU until :meth:`results`; with a traceback, each chunk's scores, coordinates and runs come down as soon as it is done, on the slots'
-    download stream (``down``) and a thread of their own (:func:`_settler`), while this
-    thread sends the chunks after it."""
+    score-only on the GPU until :meth:`results`; with a traceback, each chunk's scores,
+    coordinates and runs come down as soon as it is done, on the slots' download stream
+    (``down``) and a thread of their own (:func:`_settler`), while this thread sends the
+    chunks after it."""
 
     def __init__(self, g: int, mode: int, traceback: bool, packed: bool, sub: np.ndarray,
                  go: int, ge: int, *, clock: _Clock, count: int, down=None,
