@@ -19,14 +19,10 @@ import time
 
 import numpy as np
 import pyopal
+from search import BACKGROUND, LETTERS
 
 import wavedp
 from wavedp.trace import Trace
-
-LETTERS = "ARNDCQEGHILKMFPSTWYV"
-#: BLOSUM62 background frequencies (Henikoff & Henikoff), in LETTERS order
-BACKGROUND = [0.074, 0.052, 0.045, 0.054, 0.025, 0.034, 0.054, 0.074, 0.026, 0.068,
-              0.099, 0.058, 0.025, 0.047, 0.039, 0.057, 0.051, 0.013, 0.032, 0.073]
 
 
 def proteins(rng: np.random.Generator, count: int) -> list[str]:

@@ -29,12 +29,9 @@ array in pair order, or None), begins/ends where printed, ``cigars`` (GASAL2 ``-
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import subprocess
-import sys
-import tempfile
 import time
 
 import numpy as np
@@ -236,104 +233,3 @@ def run_adept(kind: str, files: dict, bin_dir: str = BIN, scores_only: bool = Fa
                       query_end=rows[:, 4])
     return result, ""
 
-
-def local_score(query: bytes, target: bytes, sub: list[list[int]], gap_open: int,
-                gap_extend: int) -> int:
-    """Plain Gotoh local score (a gap of length k costs gap_open + (k-1)*gap_extend), for the
-    self-check on a few pairs; ``sub[a][b]`` by byte value."""
-    neg = -(1 << 30)
-    n = len(target)
-    above, up_gap = [0] * (n + 1), [neg] * (n + 1)
-    best = 0
-    for a in query:
-        row, here = sub[a], [0] * (n + 1)
-        diag, left, left_gap = 0, 0, neg
-        for j in range(1, n + 1):
-            up = max(above[j] - gap_open, up_gap[j] - gap_extend)
-            left_gap = max(left - gap_open, left_gap - gap_extend)
-            h = max(0, diag + row[target[j - 1]], up, left_gap)
-            up_gap[j], diag, here[j], left = up, above[j], h, h
-            best = max(best, h)
-        above = here
-    return best
-
-
-def _substitution(kind: str) -> list[list[int]] | None:
-    """``sub[a][b]`` for the self-check: DNA from SCORING, protein from wavedp's BLOSUM62."""
-    if kind == "dna":
-        s = SCORING["dna"]
-        return [[s["match"] if a == b else -s["mismatch"] for b in range(256)]
-                for a in range(256)]
-    try:
-        from wavedp.scoring import Scoring
-    except ImportError:
-        return None
-    scoring = Scoring(matrix="BLOSUM62")
-    sub = [[-4] * 256 for _ in range(256)]
-    for i, a in enumerate(scoring.alphabet):
-        for j, b in enumerate(scoring.alphabet):
-            sub[ord(a)][ord(b)] = int(scoring.table[i, j])
-    return sub
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bin", default=os.path.dirname(BIN),
-                        help="the build folder (programs in BIN/bin) [%(default)s]")
-    parser.add_argument("--count", type=int, default=1000)
-    parser.add_argument("--check", type=int, default=20,
-                        help="pairs to score with a plain Python Gotoh as reference")
-    parser.add_argument("--folder", default=None, help="inputs and outputs [a temp folder]")
-    args = parser.parse_args()
-    bin_dir = os.path.join(args.bin, "bin")
-    folder = args.folder or tempfile.mkdtemp(prefix="pair_anchors_")
-    failures = 0
-    for kind in ("dna", "protein"):
-        print(f"== {kind}, {args.count} pairs: {scoring_note(kind)}")
-        q, ql, t, tl = getattr(pairs_data, kind)(args.count)
-        files = write_inputs(kind, q, ql, t, tl, os.path.join(folder, kind))
-        runs = {"ADEPT": run_adept(kind, files, bin_dir)}
-        if kind == "dna":
-            runs["GASAL2"] = run_gasal2(files, bin_dir)
-            runs["GASAL2 unprinted"] = run_gasal2(files, bin_dir, print_results=False)
-        else:
-            runs["ADEPT scores-only"] = run_adept(kind, files, bin_dir, scores_only=True)
-        sub = _substitution(kind)
-        ref = None
-        if sub is not None and args.check:
-            qe, te = np.cumsum(ql), np.cumsum(tl)
-            qb, tb = q.tobytes(), t.tobytes()
-            g = SCORING[kind]
-            ref = np.array([local_score(qb[qe[k] - ql[k]:qe[k]], tb[te[k] - tl[k]:te[k]], sub,
-                                        g["gap_open"], g["gap_extend"])
-                            for k in range(min(args.check, args.count))])
-            print(f"reference (Python Gotoh) first scores: {ref[:10].tolist()}")
-        scored = []
-        for name, (res, why) in runs.items():
-            if res is None:
-                print(f"{name}: not run: {why}")
-                failures += 1
-                continue
-            own = "-" if res["own_seconds"] is None else f"{res['own_seconds']:.3f}"
-            print(f"{name}: {res['seconds']:.3f} s whole process, {own} s own timer "
-                  f"({res['own_timer']})")
-            print(f"   {' '.join(res['command'])}")
-            if res["scores"] is None:
-                continue
-            scored.append((name, res["scores"]))
-            print(f"   first scores {res['scores'][:10].tolist()}")
-            if res.get("cigars"):
-                print(f"   first CIGAR {res['cigars'][0]}")
-            if ref is not None:
-                same = int((res["scores"][:ref.size] == ref).sum())
-                print(f"   equal to the reference on {same} of {ref.size} pairs")
-                failures += same != ref.size
-        for name, scores in scored[1:]:
-            same = int((scores == scored[0][1]).sum())
-            print(f"{scored[0][0]} vs {name}: equal scores on {same} of {args.count} pairs")
-    print(f"inputs and outputs in {folder}")
-    sys.exit(1 if failures else 0)
-
-
-if __name__ == "__main__":
-    main()
