@@ -639,29 +639,6 @@ def test_every_single_bit_flip_of_the_header_is_refused(tmp_path: Path, text, al
     assert len(Database.open(folder)) == 5
 
 
-def test_an_old_version_is_named_and_rebuilt_in_place(tmp_path: Path):
-    """A version 1 folder (arrays beside the header): one line to rebuild it; makedb over it
-    leaves the new layout only."""
-    db = build(tmp_path, PROTEIN_FA)
-    folder = tmp_path / "db.wdb"
-    data = db_data(folder)
-    header = json.loads((folder / dbfiles.HEADER).read_text())
-    for name in dbmod.FILES:
-        (data / name).rename(folder / name)
-    data.rmdir()
-    del header["data"], header[dbfiles.SEAL]
-    header["version"] = 1
-    (folder / dbfiles.HEADER).write_text(json.dumps(header))
-    del db
-    with pytest.raises(InputError, match="version 1 is not supported.*rebuild it with wavedp "
-                                         "makedb"):
-        Database.open(folder)
-    build(tmp_path, PROTEIN_FA)
-    left = sorted(os.listdir(folder))
-    assert left == sorted([dbfiles.HEADER, dbfiles.LOCK, db_data(folder).name])
-    assert_contents(Database.open(folder), PROTEIN_EXPECTED, BLOSUM62)
-
-
 def _contents(db: Database) -> tuple[list[str], bytes]:
     return list(db.ids[:]), bytes(db.residues)
 

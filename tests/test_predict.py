@@ -706,11 +706,11 @@ def test_auto_prunes_only_candidates_that_cannot_win():
     price = planner._pricing(model, unit_m, lengths, subjects, 24, True, True)
     full = {name: planner._priced(price, name, need, budget, np.inf, False)
             for name in planner.CANDIDATES}
-    want = min(full, key=lambda name: planner._total(full[name][1], True))
+    want = min(full, key=lambda name: planner._total(full[name][1]))
     assert planner.plan(model, "auto", unit_m, lengths, subjects, 24, True, need,
                         budget=budget, wide=True).name == want
     pruned = planner._candidates(price, need, budget)
     assert any(parts is None for _, parts in pruned.values())  # something was pruned
     for name, (_, parts) in pruned.items():  # only what could not win
-        assert parts is not None or planner._total(full[name][1], True) > \
-            planner._total(full[want][1], True)
+        assert parts is not None or planner._total(full[name][1]) > \
+            planner._total(full[want][1])

@@ -14,7 +14,7 @@ from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
 
 import wavedp
 from wavedp import InputError
-from wavedp.score_matrix import memory_needed, save, scores, sequence_ids, write_tsv
+from wavedp.score_matrix import memory_needed, prepared, save, scores, write_tsv
 
 MODULE = importlib.import_module("wavedp.score_matrix")
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
@@ -84,9 +84,9 @@ def test_inputs_fasta_paths_records_and_batches(tmp_path, monkeypatch):
                                  device="cpu"), want)
     monkeypatch.setattr(MODULE, "BATCH_BYTES", 1)  # one query a batch
     assert np.array_equal(scores(queries, targets, scoring, device="cpu"), want)
-    assert sequence_ids(str(qf), scoring) == [f"q{k}" for k in range(len(queries))]
-    assert sequence_ids(records, scoring) == [f"r{k}" for k in range(len(queries))]
-    assert sequence_ids(["MKV", "WW"], scoring, "target") == ["target1", "target2"]
+    assert prepared(str(qf), scoring, "query").ids == [f"q{k}" for k in range(len(queries))]
+    assert prepared(records, scoring, "query").ids == [f"r{k}" for k in range(len(queries))]
+    assert prepared(["MKV", "WW"], scoring, "target").ids == ["target1", "target2"]
 
 
 def test_a_database_on_either_side(tmp_path):
@@ -106,7 +106,7 @@ def test_a_database_on_either_side(tmp_path):
     assert np.array_equal(scores(str(wdb), queries, scoring, device="cpu"), want.T)
     assert np.array_equal(scores(queries, wavedp.Database.open(wdb), scoring, device="cpu"),
                           want)
-    assert sequence_ids(str(wdb), scoring, "target") == [f"t{k}" for k in range(len(targets))]
+    assert prepared(str(wdb), scoring, "target").ids == [f"t{k}" for k in range(len(targets))]
     qf = tmp_path / "q.fa"
     qf.write_text("".join(f">q{k}\n{s}\n" for k, s in enumerate(queries)))
     runner = CliRunner()

@@ -84,12 +84,6 @@ def prepared(seqs: Any, scoring: Scoring, what: str) -> Prepared:
                     scoring, what)
 
 
-def sequence_ids(seqs: Any, scoring: Scoring, what: str = "query") -> list[str]:
-    """The ids :func:`scores` gives ``seqs`` (record ids; ``query1``, ``target1``, ... for
-    plain strings): the rows and columns of :func:`save`'s ``.tsv``."""
-    return prepared(seqs, check_scoring(scoring), what).ids
-
-
 def _edge(length: np.ndarray, scoring: Scoring, code: int) -> np.ndarray:
     """The score of sequences of ``length`` against an empty one: a gap in global mode."""
     if code != GLOBAL:

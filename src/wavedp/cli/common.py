@@ -102,7 +102,7 @@ def scoring_options(command: Callable) -> Callable:
 
 def devices_options(command: Callable) -> Callable:
     """--device and --devices."""
-    return _apply(device_options(gpus=True), command)
+    return _apply(device_options(), command)
 
 
 def output_options(default_format: str,
@@ -113,7 +113,7 @@ def output_options(default_format: str,
         click.option("--format", "fmt", type=click.Choice((*FORMATS, *more)),
                      default=default_format,
                      show_default=True, help="Output format."),
-        *device_options(gpus=True),
+        *device_options(),
         click.option("-o", "--output", default=None, metavar="FILE",
                      help="Write results to FILE instead of stdout ('-' is stdout)."),
     ], command)
@@ -160,17 +160,14 @@ def threads_option(command: Callable) -> Callable:
                         help=THREADS_HELP)(run)
 
 
-def device_options(gpus: bool = False) -> list[Callable]:
-    """--device (and with ``gpus`` --devices)."""
-    options = [click.option("--device", type=click.Choice(DEVICES), default="auto",
-                            show_default=True,
-                            help="auto picks the GPU when one is usable, else the CPU.")]
-    if gpus:
-        options.append(click.option(
-            "--devices", default=None, metavar="LIST",
-            help="GPUs to use, e.g. 0,1 (CUDA_VISIBLE_DEVICES numbering). "
-                 "[default: every visible GPU]"))
-    return options
+def device_options() -> list[Callable]:
+    """--device and --devices."""
+    return [click.option("--device", type=click.Choice(DEVICES), default="auto",
+                         show_default=True,
+                         help="auto picks the GPU when one is usable, else the CPU."),
+            click.option("--devices", default=None, metavar="LIST",
+                         help="GPUs to use, e.g. 0,1 (CUDA_VISIBLE_DEVICES numbering). "
+                              "[default: every visible GPU]")]
 
 
 def device_and_output(command: Callable) -> Callable:

@@ -221,13 +221,11 @@ def _locked(out: str) -> Iterator[None]:
 
 
 def _remove_replaced(out: str, keep: str) -> None:
-    """The data folders other than ``keep`` that a finished build left (and the files of a
-    version 1 database), removed from ``out``; builds under way are left alone."""
+    """The data folders other than ``keep`` that a finished build left, removed from
+    ``out``; builds under way are left alone."""
     with contextlib.suppress(OSError):
         for entry in os.listdir(out):
             path = os.path.join(out, entry)
             with contextlib.suppress(OSError):
                 if entry.startswith(DATA) and entry != keep:
                     shutil.rmtree(path)
-                elif entry in FILES:
-                    os.unlink(path)

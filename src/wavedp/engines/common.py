@@ -17,7 +17,6 @@ SEMIGLOBAL = 2
 MODES = {"local": LOCAL, "global": GLOBAL, "semiglobal": SEMIGLOBAL}
 #: the GPU engine's pairwise strategies (``cuda/pairs.py``): the default and the lab's two
 STRATEGIES = ("multipass", "diagonal", "tiled")
-MODE_NAMES = {v: k for k, v in MODES.items()}
 
 #: "minus infinity" for E and F on the boundaries; subtracting a penalty cannot underflow int32.
 NEG = -(1 << 30)

@@ -117,15 +117,6 @@ def function(name: str, expression: str, cooperative: bool = False):
     return module(name, cooperative).get_function(expression)
 
 
-def compile_all(arch: str) -> dict[str, int]:
-    """Compile every kernel file with NVRTC for ``arch`` (e.g. ``sm_90``) without a GPU.
-
-    Returns the size of each resulting binary; raises RuntimeError with NVRTC's log on failure.
-    """
-    return {name: len(compile_cubin(name, expressions, arch))
-            for name, expressions in KERNELS.items()}
-
-
 def compile_cubin(name: str, expressions: list[str], arch: str) -> bytes:
     """The kernel file ``name`` with the template instances ``expressions`` compiled with
     NVRTC for ``arch`` (no GPU needed), as CuPy returns the binary (see

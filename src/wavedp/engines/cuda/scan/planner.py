@@ -120,7 +120,7 @@ def plan(model: Model, name: str, unit_m: np.ndarray, lengths: np.ndarray,
     price = _pricing(model, unit_m, lengths, subjects, alphabet, packed, wide)
     if name == "auto":
         found = _candidates(price, need, budget)
-        name = min(found, key=lambda n: _total(found[n][1], True))
+        name = min(found, key=lambda n: _total(found[n][1]))
     batches, parts = _priced(price, name, need, budget, np.inf)
     assert parts is not None  # no bound
     ordered = CANDIDATES.get(name, (name,))[0] != "none"
@@ -194,10 +194,10 @@ def _seconds(parts: list[Priced] | None) -> list[float]:
                                                     [p.gpu for p in parts])
 
 
-def _total(parts: list[Priced] | None, planning: bool = False) -> float:
-    """A schedule's predicted seconds, see :func:`_seconds` (``planning``: and those of
-    planning its launches, PLAN_LAUNCH each)."""
-    return sum(_seconds(parts)) + (PLAN_LAUNCH * len(parts) if planning and parts else 0.0)
+def _total(parts: list[Priced] | None) -> float:
+    """A schedule's predicted seconds, see :func:`_seconds`, and those of planning its
+    launches, PLAN_LAUNCH each."""
+    return sum(_seconds(parts)) + (PLAN_LAUNCH * len(parts) if parts else 0.0)
 
 
 def _host_least(model: Model, batches: list[part.Batch]) -> float:
@@ -268,5 +268,5 @@ def _candidates(price: _Pricing, need: part.Need, budget: int
     best = np.inf
     for name in CANDIDATES:
         found[name] = _priced(price, name, need, budget, best, False)
-        best = min(best, _total(found[name][1], True))
+        best = min(best, _total(found[name][1]))
     return found
