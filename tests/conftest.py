@@ -26,3 +26,11 @@ def _no_compile_notice():
     from wavedp.engines.cpu import compile as jit
 
     jit.quiet()
+
+
+@pytest.fixture
+def poison(monkeypatch):
+    """The multipass engine's output buffers poisoned (``multipass.POISON``)."""
+    from wavedp.engines.cuda import multipass
+
+    monkeypatch.setattr(multipass, "POISON", True)

@@ -1,12 +1,12 @@
 """Shared test helpers: random inputs, rescoring from a CIGAR, the reference oracle, fresh
-interpreters importing the wavedp under test."""
+interpreters importing the wavedp under test, the command line through click's CliRunner."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -81,6 +81,13 @@ def as_raw(aln: Alignment) -> tuple:
     if aln.cigar is None and aln.mode == "global":
         qs = ts = -1
     return (aln.score, qs, aln.query_end, ts, aln.target_end, ops)
+
+
+def dna_table(match: int, mismatch: int) -> np.ndarray:
+    """ACGT + N (code 4): N scores the mismatch value against everything, N included."""
+    sub = np.full((5, 5), mismatch, dtype=np.int32)
+    sub[np.arange(4), np.arange(4)] = match
+    return sub
 
 
 def random_seq(rng: np.random.Generator, letters: str, n: int) -> str:
@@ -212,3 +219,46 @@ def covered_once(batches: list, n_queries: int, n_subjects: int) -> None:
         assert min(q.min(), s.min()) >= 0, b
         times[np.ix_(q, s)] += 1
     assert (times == 1).all(), np.argwhere(times != 1)[:3]
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def fasta_text(records: Iterable[tuple[str, str]] | Mapping[str, str]) -> str:
+    """FASTA of (id, sequence) pairs (or a mapping id -> sequence), a line each."""
+    pairs = records.items() if isinstance(records, Mapping) else records
+    return "".join(f">{rid}\n{seq}\n" for rid, seq in pairs)
+
+
+def write_fasta(path: Path, records: Iterable[tuple[str, str]] | Mapping[str, str]) -> Path:
+    return write(path, fasta_text(records))
+
+
+def invoke(*args, stdin: str | bytes | None = None, **kwargs):
+    """``wavedp *args`` through click's CliRunner (``stdin``: standard input, the other
+    keywords CliRunner.invoke's); the copy of standard input forgotten first, as each
+    invocation is a process of its own."""
+    from click.testing import CliRunner
+
+    from wavedp import seqio
+    from wavedp.cli import cli
+
+    seqio.stdin_copy.cache_clear()
+    return CliRunner().invoke(cli, [str(a) for a in args], input=stdin, **kwargs)
+
+
+def assert_user_error(result, *needles: str) -> str:
+    """Exit status 2, exactly one stderr line ``wavedp: error: ...`` holding ``needles``,
+    nothing on stdout, no traceback; that line."""
+    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("wavedp: error: "), result.stderr
+    assert "Traceback" not in result.output
+    assert result.stdout == ""
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]

@@ -11,18 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-from helpers import DNA, fresh, random_seq, related
+from helpers import DNA, fresh, invoke, random_seq, related
 
 from wavedp import fasta_scan
-from wavedp.cli import cli
 from wavedp.pairs import reading
 
 DNA_OPTS = ["--match", "2", "--mismatch", "-3", "--device", "cpu"]
-
-
-def invoke(*args, **kwargs):
-    return CliRunner().invoke(cli, [str(a) for a in args], **kwargs)
 
 
 def _files(tmp_path: Path, count: int = 9, seed: int = 3) -> tuple[Path, Path, list, list]:
@@ -62,7 +56,7 @@ def test_paf_gzip_and_standard_input(tmp_path):
     zipped = tmp_path / "t.fa.gz"
     zipped.write_bytes(gzip.compress(t.read_bytes()))
     got = invoke("align", "-", zipped, "--pairs", "--format", "paf", *DNA_OPTS,
-                 input=q.read_text())
+                 stdin=q.read_text())
     assert got.exit_code == 0, got.output
     rows = [x.split("\t") for x in got.stdout.splitlines()]
     assert [r[0] for r in rows] == [f"r{k}" for k in range(len(queries))]

@@ -12,7 +12,7 @@ from wavedp.api import Prepared
 from wavedp.engines import cpu
 from wavedp.engines.common import GLOBAL, LOCAL, SEMIGLOBAL
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("poison")]
 
 # strips are 128 (R = 4) or 256 (R = 8) rows: shapes on both sides of one and several strips
 SHAPES = [(1, 1), (1, 60), (60, 1), (2, 3), (31, 33), (127, 129), (128, 128), (129, 40),
@@ -25,13 +25,6 @@ SCORINGS = {
     "ties": wavedp.Scoring(match=1, mismatch=-1, gap_open=2, gap_extend=1),
 }
 MODES = {"local": LOCAL, "global": GLOBAL, "semiglobal": SEMIGLOBAL}
-
-
-@pytest.fixture(autouse=True)
-def poison(monkeypatch):
-    from wavedp.engines.cuda import multipass
-
-    monkeypatch.setattr(multipass, "POISON", True)
 
 
 def _problem(alphabet: str, seed: int):

@@ -8,12 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from helpers import fresh
+from helpers import assert_user_error, fasta_text, fresh, invoke, write, write_fasta
 
 import wavedp
 from wavedp import InputError
-from wavedp.cli import cli
 from wavedp.device import gpu_status
 from wavedp.engines import reference
 from wavedp.engines.common import MODES
@@ -25,32 +23,9 @@ PROTEIN_Q = ">p1 first protein\nMKTAYIAKQRQISFVKSHFSRQ\n>p2\nGSHMLEDPVDAFQLGK\n"
 PROTEIN_T = ">t1\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQ\n>t2 second\nPVDAFQLGKWW\n>t3\nHHHH\n"
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(text)
-    return path
-
-
 @pytest.fixture
 def fasta(tmp_path: Path) -> tuple[Path, Path]:
     return write(tmp_path / "q.fa", PROTEIN_Q), write(tmp_path / "t.fa", PROTEIN_T)
-
-
-def assert_user_error(result, *needles: str) -> str:
-    """Exit status 2, exactly one stderr line, no traceback, nothing on stdout."""
-    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("wavedp: error: ")
-    assert "Traceback" not in result.output
-    assert result.stdout == ""
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
 
 
 def json_rows(text: str) -> list[dict]:
@@ -319,13 +294,13 @@ def test_fastq_and_gzip_inputs_give_the_same_result(tmp_path: Path, suffix: str)
     if suffix.startswith(".fq"):
         text = "".join(f"@{n}\n{s}\n+\n{'I' * len(s)}\n" for n, s in reads)
     else:
-        text = "".join(f">{n}\n{s}\n" for n, s in reads)
+        text = fasta_text(reads)
     path = tmp_path / f"reads{suffix}"
     if suffix.endswith(".gz"):
         path.write_bytes(gzip.compress(text.encode()))
     else:
         path.write_text(text)
-    plain = write(tmp_path / "reads_plain.fa", "".join(f">{n}\n{s}\n" for n, s in reads))
+    plain = write_fasta(tmp_path / "reads_plain.fa", reads)
     ref = write(tmp_path / "ref.fa", ">chr\nGGGACGTTGCAACGTAGCTGGG\n")
     args = ["--match", "2", "--mismatch", "-3", "--format", "sam", "--device", "cpu"]
     a = invoke("align", path, ref, *args)

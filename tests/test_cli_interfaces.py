@@ -9,36 +9,30 @@ import sys
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from helpers import invoke
 from test_streams import EXAMPLES, Q, T
 
 import wavedp
 from wavedp import columns, seqio
-from wavedp.cli import cli
 from wavedp.dbsearch import tables
 from wavedp.dbsearch.api import open_database
 
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 
 
-def run(*args, stdin: bytes | None = None):
-    seqio.stdin_copy.cache_clear()
-    return CliRunner().invoke(cli, [str(a) for a in args], input=stdin)
-
-
 def test_default_columns_and_std_equal_blast6():
-    want = run("search", Q, T, "--device", "cpu").stdout
-    assert run("search", Q, T, "--device", "cpu", "--columns", "std").stdout == want
+    want = invoke("search", Q, T, "--device", "cpu").stdout
+    assert invoke("search", Q, T, "--device", "cpu", "--columns", "std").stdout == want
     spelled = " ".join(columns.DEFAULT)
-    assert run("search", Q, T, "--device", "cpu", "--columns", spelled).stdout == want
-    assert run("search", Q, T, "--device", "cpu", "--columns",
-               ",".join(columns.DEFAULT)).stdout == want
+    assert invoke("search", Q, T, "--device", "cpu", "--columns", spelled).stdout == want
+    assert invoke("search", Q, T, "--device", "cpu", "--columns",
+                  ",".join(columns.DEFAULT)).stdout == want
 
 
 def test_chosen_columns_in_their_order_with_a_header():
     """--header: each query's block as -outfmt 7 writes it, then how many queries."""
-    got = run("search", Q, T, "--device", "cpu", "--columns", "sseqid,score btop qseqid",
-              "--header")
+    got = invoke("search", Q, T, "--device", "cpu", "--columns", "sseqid,score btop qseqid",
+                 "--header")
     assert got.exit_code == 0
     hits = wavedp.search(str(Q), str(T), PROT, device="cpu")
     titles = [seqio.whole_title(rid, title)
@@ -52,8 +46,8 @@ def test_chosen_columns_in_their_order_with_a_header():
 
 
 def test_align_takes_columns_too():
-    got = run("align", Q, T, "--device", "cpu", "--format", "blast6", "--columns",
-              "qseqid sseqid score cigar qseq sseq")
+    got = invoke("align", Q, T, "--device", "cpu", "--format", "blast6", "--columns",
+                 "qseqid sseqid score cigar qseq sseq")
     assert got.exit_code == 0
     fields = [line.split("\t") for line in got.stdout.splitlines()]
     queries, targets = seqio.read_records(str(Q)), seqio.read_records(str(T))
@@ -75,7 +69,7 @@ def test_align_takes_columns_too():
 ])
 def test_bad_column_requests_are_one_line(args, says):
     for command in ("search", "align"):
-        got = run(command, Q, T, "--device", "cpu", *args)
+        got = invoke(command, Q, T, "--device", "cpu", *args)
         assert got.exit_code == 2, got.output
         assert got.stderr.count("\n") == 1 and says in got.stderr
         assert "Traceback" not in got.output
@@ -85,7 +79,7 @@ def test_parquet_round_trips_the_alignment_fields(tmp_path):
     pandas = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
     out = tmp_path / "hits.parquet"
-    got = run("search", Q, T, "--device", "cpu", "--format", "parquet", "-o", out)
+    got = invoke("search", Q, T, "--device", "cpu", "--format", "parquet", "-o", out)
     assert got.exit_code == 0, got.output
     table = pandas.read_parquet(out)
     hits = wavedp.search(str(Q), str(T), PROT, device="cpu")
@@ -98,18 +92,18 @@ def test_parquet_round_trips_the_alignment_fields(tmp_path):
     assert table["qstart"].tolist() == [h.query_start + 1 for h in rows]
     assert table["target_index"].tolist() == [list(db.ids).index(h.target_id) for h in rows]
     # to standard output too: the same bytes
-    assert run("search", Q, T, "--device", "cpu", "--format", "parquet").stdout_bytes \
+    assert invoke("search", Q, T, "--device", "cpu", "--format", "parquet").stdout_bytes \
         == out.read_bytes()
 
 
 def test_parquet_refusals_are_one_line(tmp_path, monkeypatch):
     pytest.importorskip("pyarrow")
-    got = run("search", Q, T, "--format", "parquet", "-o", tmp_path / "x.parquet", "--resume")
+    got = invoke("search", Q, T, "--format", "parquet", "-o", tmp_path / "x.parquet", "--resume")
     assert got.exit_code == 2 and "--resume" in got.stderr
-    got = run("search", Q, T, "--format", "parquet", "-o", tmp_path / "x.parquet.gz")
+    got = invoke("search", Q, T, "--format", "parquet", "-o", tmp_path / "x.parquet.gz")
     assert got.exit_code == 2 and ".gz" in got.stderr
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)  # as if not installed
-    got = run("search", Q, T, "--format", "parquet", "-o", tmp_path / "x.parquet")
+    got = invoke("search", Q, T, "--format", "parquet", "-o", tmp_path / "x.parquet")
     assert got.exit_code == 2 and "pip install 'wavedp[tables]'" in got.stderr
     assert got.stderr.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
@@ -117,22 +111,22 @@ def test_parquet_refusals_are_one_line(tmp_path, monkeypatch):
 
 def test_scores_command_writes_the_matrix(tmp_path):
     want = wavedp.scores(str(Q), str(T), PROT, device="cpu")
-    got = run("scores", Q, T, "--device", "cpu", "-o", tmp_path / "m.npy")
+    got = invoke("scores", Q, T, "--device", "cpu", "-o", tmp_path / "m.npy")
     assert got.exit_code == 0
     assert np.array_equal(np.load(tmp_path / "m.npy"), want)
-    text = run("scores", Q, T, "--device", "cpu").stdout
+    text = invoke("scores", Q, T, "--device", "cpu").stdout
     rows = [line.split("\t") for line in text.splitlines()]
     assert rows[0][1:] == [rid for rid, _ in seqio.read_records(str(T))]
     assert np.array_equal(np.array([r[1:] for r in rows[1:]], dtype=np.int64), want)
-    assert run("scores", Q, T, "--device", "cpu", "-o", tmp_path / "m.tsv.gz").exit_code == 0
+    assert invoke("scores", Q, T, "--device", "cpu", "-o", tmp_path / "m.tsv.gz").exit_code == 0
     assert gzip.decompress((tmp_path / "m.tsv.gz").read_bytes()).decode() == text
-    npy = run("scores", Q, T, "--device", "cpu", "--format", "npy").stdout_bytes
+    npy = invoke("scores", Q, T, "--device", "cpu", "--format", "npy").stdout_bytes
     assert np.array_equal(np.load(io.BytesIO(npy)), want)
 
 
 def test_scores_command_all_vs_all_and_modes(tmp_path):
     for mode in ("local", "global", "semiglobal"):
-        got = run("scores", Q, "--device", "cpu", "--mode", mode, "--format", "npy")
+        got = invoke("scores", Q, "--device", "cpu", "--mode", mode, "--format", "npy")
         matrix = np.load(io.BytesIO(got.stdout_bytes))
         records = [s for _, s in seqio.read_records(str(Q))]
         want = [[wavedp.align(a, b, PROT, mode=mode, traceback=False).score for b in records]
@@ -141,10 +135,10 @@ def test_scores_command_all_vs_all_and_modes(tmp_path):
 
 
 def test_scores_command_refusals(tmp_path):
-    got = run("scores", Q, T, "-o", tmp_path / "m.npy", "--format", "tsv")
+    got = invoke("scores", Q, T, "-o", tmp_path / "m.npy", "--format", "tsv")
     assert got.exit_code == 2 and "names a .npy file" in got.stderr
-    got = run("scores", "-", "-", stdin=Q.read_bytes())
+    got = invoke("scores", "-", "-", stdin=Q.read_bytes())
     assert got.exit_code == 2 and "both be standard input" in got.stderr
-    got = run("scores", Q, EXAMPLES / "missing.fa")
+    got = invoke("scores", Q, EXAMPLES / "missing.fa")
     assert got.exit_code == 2 and "missing.fa" in got.stderr
     assert list(tmp_path.iterdir()) == []

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related
+from helpers import DNA, MODE_NAMES, PROTEIN, random_seq, related, write_fasta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,15 +57,10 @@ needs_blastn = pytest.mark.skipif(shutil.which("blastn") is None,
                                   reason="blastn (ncbi-blast+) absent")
 
 
-def _fasta(path: Path, records: list[tuple[str, str]]) -> Path:
-    path.write_text("".join(f">{rid}\n{seq}\n" for rid, seq in records))
-    return path
-
-
 def _blast(args: tuple[str, ...], query: tuple[str, str], library: Path, n: int,
            tmp: Path, fields: tuple[str, ...] = BLAST_FIELDS) -> dict[str, list[str]]:
     """BLAST's best HSP per subject of one query (search space m*n): subject id -> fields."""
-    qf = _fasta(tmp / "query.fa", [query])
+    qf = write_fasta(tmp / "query.fa", [query])
     out = subprocess.run([*args, "-query", str(qf), "-subject", str(library), "-searchsp",
                           str(len(query[1]) * n), "-evalue", "1000", "-max_hsps", "1",
                           "-outfmt", "6 " + " ".join(fields)],
@@ -84,9 +79,9 @@ def _compare(args: tuple[str, ...], queries: list[tuple[str, str]],
     score, E-value and bit score; where the two align it over the same ranges also BLAST's
     coordinates and coverage, and where they align it the same way (the same rows) every
     field: (pairs with every field compared, pairs with BLAST's score)."""
-    lib = _fasta(tmp / "library.fa", library)
+    lib = write_fasta(tmp / "library.fa", library)
     n = sum(len(s) for _, s in library)
-    hits = wavedp.search(str(_fasta(tmp / "queries.fa", queries)), str(lib), scoring, top=0,
+    hits = wavedp.search(str(write_fasta(tmp / "queries.fa", queries)), str(lib), scoring, top=0,
                          evalue=None, device="cpu", stats="blast")
     same_score = compared = 0
     for (qid, text), found in zip(queries, hits, strict=True):
@@ -170,7 +165,7 @@ def _substituted(rng: np.random.Generator, text: str, rate: float) -> str:
 
 @needs_blastp
 def test_header_line_equals_blastp_outfmt_7(tmp_path):
-    q = _fasta(tmp_path / "q.fa", [("q", "MKVLAAGICWTERHHKLMNPQ")])
+    q = write_fasta(tmp_path / "q.fa", [("q", "MKVLAAGICWTERHHKLMNPQ")])
     for fields in (BLAST_FIELDS, STD, DEFAULT, ()):
         out = subprocess.run([*PROTEIN_ARGS, "-query", str(q), "-subject", str(q), "-outfmt",
                               " ".join(("7", *fields))], capture_output=True, text=True,
@@ -446,7 +441,7 @@ def _halves_apart(tmp_path: Path) -> tuple[Path, Path]:
     query = [("q", first + second)]
     library = [("s", first + random_seq(rng, PROTEIN, 500) + second),
                ("t", random_seq(rng, PROTEIN, 40) + second[:30] + random_seq(rng, PROTEIN, 40))]
-    return _fasta(tmp_path / "q.fa", query), _fasta(tmp_path / "lib.fa", library)
+    return write_fasta(tmp_path / "q.fa", query), write_fasta(tmp_path / "lib.fa", library)
 
 
 @needs_blastp
@@ -521,8 +516,8 @@ def test_max_hsps_counts_both_strands_as_blastn(tmp_path, most):
     genome = "".join([random_seq(rng, DNA, 300), _substituted(rng, gene, 0.02),
                       random_seq(rng, DNA, 500), minus, random_seq(rng, DNA, 400),
                       _substituted(rng, gene, 0.08), random_seq(rng, DNA, 300)])
-    qf = _fasta(tmp_path / "q.fa", [("gene", gene)])
-    lib = _fasta(tmp_path / "genome.fa", [("chr", genome)])
+    qf = write_fasta(tmp_path / "q.fa", [("gene", gene)])
+    lib = write_fasta(tmp_path / "genome.fa", [("chr", genome)])
     ours, theirs = _max_hsps_rows(qf, lib, most, ["--match", "2", "--mismatch", "-3",
                                                   "--gap-open", "7", "--gap-extend", "2"],
                                   DNA_ARGS)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import db_data, fresh
+from helpers import db_data, fresh, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -51,11 +51,6 @@ DNA_FA = ">d1\nACGTacgt\n>d2 iupac\nRYSWKMBDHVNryswkmbdhvn\n>d3\nuU\n>d4\n\n>d5\
 DNA_EXPECTED = [
     ("d1", "ACGTACGT"), ("d2", "N" * 22), ("d3", "TT"), ("d4", ""), ("d5", "G"),
 ]
-
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(text)
-    return path
 
 
 def to_fastq(text: str) -> str:

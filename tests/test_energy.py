@@ -16,11 +16,10 @@ from importlib import resources
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from helpers import assert_user_error, invoke
 
 import wavedp
 from wavedp import energy
-from wavedp.cli import cli
 from wavedp.errors import DeviceError, InputError
 from wavedp.lab import energy as lab
 from wavedp.lab import energy_model as model
@@ -179,17 +178,6 @@ def test_summary_is_one_line_with_joules_and_gcups_per_watt():
 
 # --- the command line ---------------------------------------------------------------------------
 
-def user_error(result, *needles: str) -> str:
-    """Exit status 2 and exactly one stderr line, naming ``needles``."""
-    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("wavedp: error: "), result.stderr
-    assert result.stdout == ""
-    for needle in needles:
-        assert needle in lines[0]
-    return lines[0]
-
-
 @pytest.fixture
 def pair(tmp_path):
     (tmp_path / "q.fa").write_text(">q\nMKTAYIAKQRQISFVKSHFSRQ\n")
@@ -200,9 +188,8 @@ def pair(tmp_path):
 @pytest.mark.parametrize("command", ["align", "search"])
 def test_energy_on_the_cpu_is_one_line_and_status_2(pair, command, tmp_path):
     out = tmp_path / "out.txt"
-    result = CliRunner().invoke(cli, [command, *pair, "--device", "cpu", "--energy",
-                                      "-o", str(out)])
-    user_error(result, "--energy", "CPU")
+    result = invoke(command, *pair, "--device", "cpu", "--energy", "-o", out)
+    assert_user_error(result, "--energy", "CPU")
     assert not out.exists()
 
 
@@ -213,14 +200,14 @@ def test_energy_without_nvml_is_one_line_and_status_2(pair, command, monkeypatch
     monkeypatch.setitem(sys.modules, "pynvml", None)
     monkeypatch.setattr(device, "_kind", lambda name: "gpu")  # as if a GPU were present
     out = tmp_path / "out.txt"
-    result = CliRunner().invoke(cli, [command, *pair, "--energy", "-o", str(out)])
-    user_error(result, "nvidia-ml-py")
+    result = invoke(command, *pair, "--energy", "-o", out)
+    assert_user_error(result, "nvidia-ml-py")
     assert not out.exists()
 
 
 def test_energy_with_a_cluster_is_refused(pair):
-    result = CliRunner().invoke(cli, ["search", *pair, "--energy", "--cluster", "local"])
-    user_error(result, "--energy", "--cluster")
+    result = invoke("search", *pair, "--energy", "--cluster", "local")
+    assert_user_error(result, "--energy", "--cluster")
 
 
 # --- the energy lab on synthetic rows -----------------------------------------------------------

@@ -8,10 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from helpers import invoke
 
 import wavedp
-from wavedp.cli import cli
 
 FASTA = (">sp|P1|ONE first protein\nMKTAYIAKQRQISFVKSHFSRQ\n"
          ">sp|P2|TWO second\n" + "ACDEFGHIKLMNPQRSTVWY" * 5 + "\n>p3\nWWW\n")
@@ -22,10 +21,6 @@ def _db(tmp_path: Path) -> Path:
     fa.write_text(FASTA.replace("sp|P1|ONE", "P1").replace("sp|P2|TWO", "P2"))
     wavedp.Database.build(fa, tmp_path / "d.wdb", progress=False)
     return tmp_path / "d.wdb"
-
-
-def invoke(*args, stdin: str | None = None):
-    return CliRunner().invoke(cli, [str(a) for a in args], input=stdin)
 
 
 def test_fetch_by_id_in_the_order_asked(tmp_path):

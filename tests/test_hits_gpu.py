@@ -16,7 +16,7 @@ from wavedp.api import Prepared
 from wavedp.dbsearch.waterman_eggert import run_hits
 from wavedp.device import choose
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("poison")]
 
 QUERIES = next((p for p in (Path(__file__).resolve().parents[2] / "shared" / "data",
                              Path(__file__).resolve().parents[1] / ".carry")
@@ -30,13 +30,6 @@ SCORINGS = {
 # strips are 128 (R = 4) or 256 (R = 8) rows: pairs inside one strip and across several
 SHAPES = [(1, 1), (5, 60), (60, 5), (31, 33), (127, 129), (128, 128), (129, 40), (255, 257),
           (300, 700), (600, 500), (1100, 90)]
-
-
-@pytest.fixture(autouse=True)
-def poison(monkeypatch):
-    from wavedp.engines.cuda import multipass
-
-    monkeypatch.setattr(multipass, "POISON", True)
 
 
 def _pairs(name: str, seed: int):

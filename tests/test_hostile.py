@@ -15,29 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from helpers import db_data, fresh, fresh_env
+from helpers import assert_user_error, db_data, fresh, fresh_env, invoke
 
 import wavedp
-from wavedp.cli import cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PROT = wavedp.Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def one_error(result, *needles: str, status: int = 2) -> str:
-    """Exit ``status``, exactly one stderr line ``wavedp: error: ...`` holding ``needles``."""
-    assert result.exit_code == status, (result.exit_code, result.output, result.exception)
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("wavedp: error: "), result.stderr
-    assert "Traceback" not in result.output
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
 
 
 def digest(path: Path) -> str:
@@ -100,7 +83,7 @@ def test_output_to_a_fifo_streams_to_its_reader(tmp_path, pair):
 
 
 def test_output_to_a_full_device_is_one_line(pair):
-    one_error(search(*pair, "-o", "/dev/full"), "/dev/full", "No space left")
+    assert_user_error(search(*pair, "-o", "/dev/full"), "/dev/full", "No space left")
 
 
 # ---- 2. an output that is an input is refused before any work ---------------------------
@@ -109,7 +92,7 @@ def test_output_to_a_full_device_is_one_line(pair):
 def test_output_equal_to_an_input_is_refused(tmp_path, pair, which):
     q, t = pair
     before = digest(q), digest(t)
-    one_error(search(q, t, "-o", q if which == "query" else t), "would overwrite the input")
+    assert_user_error(search(q, t, "-o", q if which == "query" else t), "would overwrite the input")
     assert (digest(q), digest(t)) == before
 
 
@@ -119,7 +102,7 @@ def test_output_inside_the_database_read_is_refused(tmp_path, pair):
     assert invoke("makedb", t, "-o", wdb).exit_code == 0
     residues = db_data(wdb) / "residues.u8"
     before = digest(residues)
-    one_error(search(q, wdb, "-o", residues), "would overwrite the input")
+    assert_user_error(search(q, wdb, "-o", residues), "would overwrite the input")
     assert digest(residues) == before
     assert search(q, wdb).exit_code == 0  # the database is intact
 
@@ -128,7 +111,8 @@ def test_fold_output_equal_to_its_input_is_refused(tmp_path):
     rna = tmp_path / "rna.fa"
     rna.write_text(">r\nGGGAAAUCC\n")
     before = digest(rna)
-    one_error(invoke("fold", rna, "--device", "cpu", "-o", rna), "would overwrite the input")
+    assert_user_error(invoke("fold", rna, "--device", "cpu", "-o", rna),
+                      "would overwrite the input")
     assert digest(rna) == before
 
 
@@ -137,7 +121,7 @@ def test_output_with_a_symlink_to_an_input_is_refused(tmp_path, pair):
     link = tmp_path / "link.fa"
     link.symlink_to(q)
     before = digest(q)
-    one_error(search(q, t, "-o", link), "would overwrite the input")
+    assert_user_error(search(q, t, "-o", link), "would overwrite the input")
     assert digest(q) == before
 
 
@@ -260,8 +244,9 @@ def test_no_hit_has_an_evalue_of_zero_from_a_score_of_zero():
 def test_a_nul_byte_is_an_input_error(tmp_path):
     fa = tmp_path / "nul.fa"
     fa.write_bytes(b">a\nMKT\x00AYI\n>b\nACDEFG\n")
-    one_error(invoke("align", fa, fa, "--device", "cpu"), "record 'a'", "position 4", "0x00")
-    one_error(invoke("makedb", fa, "-o", tmp_path / "n.wdb"), "record 'a'", "position 4")
+    assert_user_error(invoke("align", fa, fa, "--device", "cpu"), "record 'a'", "position 4",
+                      "0x00")
+    assert_user_error(invoke("makedb", fa, "-o", tmp_path / "n.wdb"), "record 'a'", "position 4")
     assert not (tmp_path / "n.wdb").exists()
 
 
@@ -277,7 +262,7 @@ def test_align_all_refuses_a_bare_string():
 @pytest.mark.parametrize("args", [["--match", "1099511627776", "--mismatch", "-1"],
                                   ["--gap-open", "1099511627776"]])
 def test_huge_scores_are_one_line(pair, args):
-    one_error(invoke("align", *pair, "--device", "cpu", *args), "int32 score range")
+    assert_user_error(invoke("align", *pair, "--device", "cpu", *args), "int32 score range")
 
 
 def test_evalue_inf_keeps_every_hit(pair):
@@ -329,9 +314,9 @@ def test_a_full_stdout_is_one_line(pair):
 
 def test_no_command_creates_a_missing_folder(tmp_path, pair):
     q, t = pair
-    one_error(search(q, t, "-o", tmp_path / "no" / "out.tsv"), "does not exist")
-    one_error(search(q, t, "-o", tmp_path / "no" / "out.tsv", "--resume"), "does not exist")
-    one_error(invoke("makedb", t, "-o", tmp_path / "no" / "t.wdb"), "does not exist")
+    assert_user_error(search(q, t, "-o", tmp_path / "no" / "out.tsv"), "does not exist")
+    assert_user_error(search(q, t, "-o", tmp_path / "no" / "out.tsv", "--resume"), "does not exist")
+    assert_user_error(invoke("makedb", t, "-o", tmp_path / "no" / "t.wdb"), "does not exist")
     assert not (tmp_path / "no").exists()
 
 
@@ -339,7 +324,7 @@ def test_sam_with_duplicate_database_ids_is_refused(tmp_path, pair):
     q, _ = pair
     db = tmp_path / "dup.fa"
     db.write_text(">a\nMKTAYIAKQR\n>a\nMKTAYIAKQQ\n")
-    one_error(search(q, db, "--format", "sam"), "'a'", "unique")
+    assert_user_error(search(q, db, "--format", "sam"), "'a'", "unique")
     assert search(q, db, "--format", "blast6").exit_code == 0
 
 
@@ -350,14 +335,14 @@ def test_sam_of_align_with_duplicate_target_ids_is_refused(tmp_path, pairs):
     t.write_text(">a x\nMKTAYIAKQR\n>a y\nMKTAYIAKQQ\n")
     out = tmp_path / "out.sam"
     extra = ["--pairs"] if pairs else []
-    one_error(invoke("align", q, t, *extra, "--device", "cpu", "--format", "sam", "-o", out),
-              "'a'", "unique", str(t))
+    assert_user_error(invoke("align", q, t, *extra, "--device", "cpu", "--format", "sam", "-o",
+                             out), "'a'", "unique", str(t))
     assert not out.exists()
     assert invoke("align", q, t, *extra, "--device", "cpu").exit_code == 0
 
 
 def test_strand_on_a_protein_search_is_refused(pair):
-    one_error(search(*pair, "--strand", "plus"), "DNA")
+    assert_user_error(search(*pair, "--strand", "plus"), "DNA")
 
 
 def test_makedb_guesses_dna(tmp_path):
@@ -380,14 +365,15 @@ def test_the_matrices_offered_are_the_matrices_taken():
 
 def test_messages_name_what_is_wrong(tmp_path, pair):
     q, t = pair
-    one_error(search(q, t, "-o", "/proc/version"), "/proc/version", "temporary file")
-    one_error(invoke("align", q, t, "--device", "cpu", "--strategy", "bogus"),
-              "strategy must be one of")
-    one_error(invoke("chain", tmp_path / "nothere.txt"), "no such file")
+    assert_user_error(search(q, t, "-o", "/proc/version"), "/proc/version", "temporary file")
+    assert_user_error(invoke("align", q, t, "--device", "cpu", "--strategy", "bogus"),
+                      "strategy must be one of")
+    assert_user_error(invoke("chain", tmp_path / "nothere.txt"), "no such file")
     dna = tmp_path / "d.wdb"
     (tmp_path / "d.fa").write_text(">d\nACGTACGT\n")
     assert invoke("makedb", tmp_path / "d.fa", "-o", dna).exit_code == 0
-    line = one_error(search(tmp_path / "d.fa", dna, "--matrix", "NUC.4.4"), "matrix scoring")
+    line = assert_user_error(search(tmp_path / "d.fa", dna, "--matrix", "NUC.4.4"),
+                             "matrix scoring")
     assert "protein scoring" not in line
 
 
@@ -524,21 +510,15 @@ def test_a_search_refuses_a_traceback_that_cannot_fit_before_its_scan(monkeypatc
 def test_undecodable_header_and_duplicate_ids_named(tmp_path):
     """A byte that is not UTF-8 is named by line, column and record; SAM's duplicate ids by
     the database file given (not '(in memory)')."""
-    from click.testing import CliRunner
-
-    from wavedp.cli import cli
-
     examples = Path(__file__).resolve().parent.parent / "examples"
     latin = tmp_path / "latin.fa"
     latin.write_bytes(b">a\nMKV\n>caf\xe9 b\nMKVW\n")
-    got = CliRunner().invoke(cli, ["search", str(latin), str(examples / "target.fa"),
-                                   "--device", "cpu"])
+    got = invoke("search", latin, examples / "target.fa", "--device", "cpu")
     assert got.exit_code == 2
     assert "byte 0xe9 at line 3, column 5, in record" in got.stderr
     dup = tmp_path / "dup.fa"
     dup.write_text(">a\nMKVWACDEFG\n>a\nMKVWACDEFG\n")
-    got = CliRunner().invoke(cli, ["search", str(examples / "query.fa"), str(dup),
-                                   "--format", "sam", "--device", "cpu"])
+    got = invoke("search", examples / "query.fa", dup, "--format", "sam", "--device", "cpu")
     assert got.exit_code == 2 and f"database {dup}: the id 'a'" in got.stderr
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import dna_table
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,13 +17,6 @@ from wavedp.engines.cpu.score import score_only
 MODES = (LOCAL, GLOBAL, SEMIGLOBAL)
 WIDTHS = (8, 16, 32, "auto")
 BLOSUM62 = np.ascontiguousarray(Scoring(matrix="BLOSUM62").table, dtype=np.int32)
-
-
-def dna_table(match: int, mismatch: int) -> np.ndarray:
-    """ACGT + N (code 4): N scores the mismatch value against everything."""
-    sub = np.full((5, 5), mismatch, dtype=np.int32)
-    sub[np.arange(4), np.arange(4)] = match
-    return sub
 
 
 def database(seqs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

@@ -298,13 +298,6 @@ def test_report_with_traffic_and_energy(tmp_path):
 gpu = pytest.mark.gpu
 
 
-@pytest.fixture
-def poison(monkeypatch):
-    from wavedp.engines.cuda import multipass
-
-    monkeypatch.setattr(multipass, "POISON", True)
-
-
 @gpu
 @pytest.mark.parametrize("sync", syncs.SYNCS)
 def test_fft_equals_numpy(sync):

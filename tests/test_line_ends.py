@@ -1,5 +1,6 @@
 """Line ends ``\\n``, ``\\r\\n`` and ``\\r`` alone read alike: the same records by the record
-reader and the piece parser, the same database and the same search output."""
+reader, the same database and the same search output (the piece parser's, against the record
+reader's: test_makedb.py's ``test_line_ends_of_a_carriage_return``)."""
 
 from __future__ import annotations
 
@@ -46,15 +47,6 @@ def test_search_and_makedb(tmp_path):
         assert found.exit_code == 0, found.output
         outputs.append(found.stdout)
     assert outputs[0] == outputs[1] == outputs[2] and outputs[0]
-
-
-def test_the_parser_reads_line_ends_of_a_carriage_return():
-    from wavedp.fasta_parser import encode_range
-
-    for end in ("\r", "\r\n"):
-        parsed = encode_range(_fasta(end), bytes(range(256)), 256, 2**31 - 1)
-        assert parsed.lengths.tolist() == [len(s) for _, s in RECORDS]
-        assert parsed.codes.tobytes().decode() == "".join(s for _, s in RECORDS)
 
 
 def test_one_long_line_is_read_in_linear_time(tmp_path):

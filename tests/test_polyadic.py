@@ -11,13 +11,12 @@ import zlib
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from helpers import assert_user_error, invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wavedp
 from wavedp import InputError
-from wavedp.cli import cli
 from wavedp.polyadic import Pairs, reference, solve
 from wavedp.polyadic.nussinov import pair_table, rna_codes
 from wavedp.polyadic.problem import LIMIT, PACK_LIMIT, encode
@@ -350,17 +349,6 @@ def test_nussinov_letters():
 
 
 # -- the commands --------------------------------------------------------------------------
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def assert_user_error(result, needle: str) -> None:
-    assert result.exit_code == 2, (result.output, result.exception)
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("wavedp: error: ") and needle in lines[0]
-    assert result.stdout == ""
-
 
 def test_chain_command(tmp_path):
     result = invoke("chain", 30, 35, 15, 5, 10, 20, 25, "--device", "cpu")

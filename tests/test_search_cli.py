@@ -20,11 +20,9 @@ import zlib
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from helpers import db_data, fresh, fresh_env
+from helpers import assert_user_error, db_data, fasta_text, fresh, fresh_env, invoke, write
 
 import wavedp
-from wavedp.cli import cli
 from wavedp.cli import cluster as dask_connection
 from wavedp.cli import search as search_command
 from wavedp.db.database import Database
@@ -38,19 +36,6 @@ AMINO = "ARNDCQEGHILKMFPSTWYV"
 COMPLEMENT = str.maketrans("ACGT", "TGCA")
 #: blastn's default scores in wavedp's gap convention (BLAST's 5/2 is wavedp's 7/2)
 DNA_ARGS = ["--match", "2", "--mismatch", "-3", "--gap-open", "7", "--gap-extend", "2"]
-
-
-def invoke(*args: object):
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def fasta_text(records: list[tuple[str, str]]) -> str:
-    return "".join(f">{rid}\n{seq}\n" for rid, seq in records)
-
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(text)
-    return path
 
 
 def protein_set(seed: int, n_db: int, n_queries: int) -> tuple[list, list]:
@@ -427,18 +412,6 @@ BAD = ["empty query file", "empty database file", "bad letter in a query",
        "cluster with a FASTA database", "bad cluster"]
 
 
-def assert_user_error(result, *needles: str) -> str:
-    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("wavedp: error: ")
-    assert result.stdout == ""
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
-
-
 @pytest.mark.parametrize("case", BAD)
 def test_bad_input_is_one_line_and_status_2(tmp_path: Path, protein, dna, monkeypatch,
                                             case: str):
@@ -687,8 +660,8 @@ def test_gzip_output_same_bytes_with_and_without_resume(tmp_path):
     args = ["search", str(examples / "query.fa"), str(examples / "target.fa"), "--device",
             "cpu"]
     plain, resumed = tmp_path / "a.tsv.gz", tmp_path / "b.tsv.gz"
-    assert CliRunner().invoke(cli, [*args, "-o", str(plain)]).exit_code == 0
-    assert CliRunner().invoke(cli, [*args, "--resume", "-o", str(resumed)]).exit_code == 0
+    assert invoke(*args, "-o", plain).exit_code == 0
+    assert invoke(*args, "--resume", "-o", resumed).exit_code == 0
     assert plain.read_bytes() == resumed.read_bytes()
 
 

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import write_fasta
 
 import wavedp
 from wavedp.stats.karlin_altschul import (
@@ -225,11 +226,6 @@ def mutate(seq: str, rate: float, letters: str, rng: random.Random) -> str:
         else:
             out.append(residue)
     return "".join(out)
-
-
-def write_fasta(path: Path, records: dict[str, str]) -> Path:
-    path.write_text("".join(f">{name}\n{seq}\n" for name, seq in records.items()))
-    return path
 
 
 @needs_blast

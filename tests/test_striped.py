@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import dna_table
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,13 +15,6 @@ from wavedp.engines.cpu.striped import LANES, striped_score
 MODES = (LOCAL, GLOBAL, SEMIGLOBAL)
 #: lengths on and just off the striped layout's boundaries (segment counts change here)
 EDGE_LENGTHS = sorted({k * LANES + d for k in (1, 2) for d in (-1, 0, 1)} | {1, 2})
-
-
-def dna_table(match: int, mismatch: int) -> np.ndarray:
-    """ACGT + N (code 4): N scores the mismatch value against everything, N included."""
-    sub = np.full((5, 5), mismatch, dtype=np.int32)
-    sub[np.arange(4), np.arange(4)] = match
-    return sub
 
 
 def expected(q, t, sub, gap_open, gap_extend, mode):
