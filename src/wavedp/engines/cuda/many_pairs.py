@@ -1,9 +1,10 @@
-"""Many pairs per launch on the GPU (``kernels/many_pairs.cu``): a group of G lanes per pair,
-pairs sorted by shape on the GPU. With a traceback the sweep saves the borders of blocks of
-8 rows by CKPT columns, and the traceback recomputes the blocks its path crosses; the CIGAR
-runs are made on the GPU, and only scores, coordinates and runs come back. Calls whose values
-fit int16 (:func:`packs`) sweep two pairs a group, one in each half of every word. The pairs
-go in chunks, so one chunk's copies overlap another's sweep.
+"""Many pairs per launch on the GPU (``kernels/many_pairs.cu``; the traceback in
+``kernels/pairs_trace.cu``): a group of G lanes per pair, pairs sorted by shape on the GPU.
+With a traceback the sweep saves the borders of blocks of 8 rows by CKPT columns, and the
+traceback recomputes the blocks its path crosses; the CIGAR runs are made on the GPU, and
+only scores, coordinates and runs come back. Calls whose values fit int16 (:func:`packs`)
+sweep two pairs a group, one in each half of every word. The pairs go in chunks, so one
+chunk's copies overlap another's sweep.
 
 Takes the pairs of :func:`taken`; the caller sends the others (an empty sequence, a pair too
 large or whose scores could outgrow the local end key) to the pairwise engines.
@@ -27,7 +28,7 @@ from .module import function
 GROUPS = (4, 8, 16, 32)
 #: rows a lane
 ROWS = 8
-#: the kernels' blocks (kernels/many_pairs.cu's PAIRS_BLOCK and TRACE_BLOCK)
+#: the kernels' blocks (kernels/many_pairs.cu's PAIRS_BLOCK, pairs_trace.cu's TRACE_BLOCK)
 BLOCK = 256
 TRACE_BLOCK = 128
 #: sides and cells of the pairs taken (the scratch rows hold MAX_SIDE columns a group)
@@ -51,9 +52,9 @@ DIRS = os.environ.get("WAVEDP_PAIRS_DIRS", "1") != "0"
 #: GPU memory for the saved borders of the two chunks on the GPU at once (at most a third of
 #: the free memory)
 SAVE_BYTES = 48 << 30
-#: steps whose saved bottoms lie side by side, stored at once (kernels/many_pairs.cu's RUN)
+#: steps whose saved bottoms lie side by side, stored at once (kernels/pairs_layout.cuh's RUN)
 RUN = 4
-#: columns between two saved columns of a strip (kernels/many_pairs.cu's CKPT)
+#: columns between two saved columns of a strip (kernels/pairs_layout.cuh's CKPT)
 CKPT = 16
 CKPT_BITS = 4
 #: bytes a chunk (residues and PAIR_BYTES a pair), so its copies overlap another chunk's
@@ -455,7 +456,7 @@ class _Run:
         wide = "false" if self.packed else "true"
         trace = (f"trace_dirs<{self.mode}, {g}>" if self.dirs
                  else f"trace_saved<{self.mode}, {g}, {wide}>")
-        function("many_pairs.cu", trace)(
+        function("pairs_trace.cu", trace)(
             (blocks,), (TRACE_BLOCK,), (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count),
                                 self.d_sub, np.int32(self.a), np.int32(self.go),
                                 np.int32(self.ge), save, soff, d_ends, roff, runs, res5),
@@ -464,7 +465,7 @@ class _Run:
         poff = cupy.zeros(count + 1, cupy.int64)
         cupy.cumsum(res5[4::5].astype(cupy.int64), out=poff[1:])
         packed = cupy.empty(runs.size, cupy.uint32)
-        function("many_pairs.cu", "pack_runs")((blocks,), (TRACE_BLOCK,), (
+        function("pairs_trace.cu", "pack_runs")((blocks,), (TRACE_BLOCK,), (
             runs, roff, res5, poff, np.int32(count), packed))
         self.clock("pack")
         stream = cupy.cuda.get_current_stream()

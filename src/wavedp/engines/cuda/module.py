@@ -44,9 +44,9 @@ KERNELS: dict[str, list[str]] = {
         f"{kernel}<{mode}, {lanes}, 8, {save}>" for kernel in ("many_pairs", "many_pairs16")
         for mode in (0, 1, 2) for lanes in (4, 8, 16, 32) for save in ("true", "false")
     ] + [f"many_pairs16<{mode}, {lanes}, 8, true, true>" for mode in (0, 1, 2)
-         for lanes in (4, 8, 16, 32)]
-    + [f"trace_saved<{mode}, {lanes}, {wide}>" for mode in (0, 1, 2)
-       for lanes in (4, 8, 16, 32) for wide in ("true", "false")]
+         for lanes in (4, 8, 16, 32)],
+    "pairs_trace.cu": [f"trace_saved<{mode}, {lanes}, {wide}>" for mode in (0, 1, 2)
+                       for lanes in (4, 8, 16, 32) for wide in ("true", "false")]
     + [f"trace_dirs<{mode}, {lanes}>" for mode in (0, 1, 2) for lanes in (4, 8, 16, 32)]
     + ["pack_runs"],
     "ceiling.cu": ["ceiling<16>"],
@@ -102,7 +102,7 @@ def module(name: str, cooperative: bool = False):
 
 #: files whose instances are compiled one at a time, on first use (a search
 #: needs two or three of search.cu's 128)
-SEPARATE = {"search.cu", "batch.cu", "many_pairs.cu"}
+SEPARATE = {"search.cu", "batch.cu", "many_pairs.cu", "pairs_trace.cu"}
 
 
 @functools.cache
