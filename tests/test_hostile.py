@@ -184,7 +184,7 @@ def test_a_stop_swallowed_on_the_way_still_stops(tmp_path, pair, monkeypatch):
     """A signal's exception raised inside a native callback (Numba's compiler calls back into
     Python) is swallowed there: the command still stops, and puts no output in place."""
     from wavedp.cli import search as search_cli
-    from wavedp.cli.stops import Stopped
+    from wavedp.stops import Stopped
 
     def swallowing(*args, **kwargs):
         try:
@@ -425,7 +425,7 @@ def test_after_a_stop_a_teardown_error_prints_nothing():
     Numba's compiler left half made raised in its ``__del__``, printing a traceback after
     the stop's line): after a stop, those errors are dropped."""
     code = ("import os, signal, sys, time\n"
-            "from wavedp.cli.stops import Stopped, stop_on_signals\n"
+            "from wavedp.stops import Stopped, stop_on_signals\n"
             "class HalfMade:\n"
             "    def __del__(self):\n"
             "        raise AttributeError('half made')\n"
@@ -528,7 +528,7 @@ def test_a_signal_swallowed_by_a_native_callback_still_stops(monkeypatch):
     place, SIGINT as KeyboardInterrupt (exit 130), SIGTERM as Stopped."""
     import ctypes
 
-    from wavedp.cli import stops
+    from wavedp import stops
 
     callback = ctypes.CFUNCTYPE(None)
     for signum, raised in ((signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, stops.Stopped)):
@@ -536,3 +536,29 @@ def test_a_signal_swallowed_by_a_native_callback_still_stops(monkeypatch):
             with stops.stop_on_signals():
                 callback(lambda s=signum: signal.raise_signal(s))()  # swallowed in there
                 assert stops._pending == [signum]  # remembered
+
+
+def test_a_swallowed_stop_takes_effect_at_the_next_kernel():
+    """A stop swallowed while a kernel compiled does not wait for the command's end: the CPU
+    pool's next kernel does not start (a search under load had run on for a minute), and the
+    next command starts clean."""
+    import ctypes
+
+    import numpy as np
+
+    from wavedp import stops
+    from wavedp.engines.cpu import threads
+
+    ran = []
+
+    def kernel(first, step, out):
+        ran.append(first)
+
+    callback = ctypes.CFUNCTYPE(None)
+    with pytest.raises(stops.Stopped):
+        with stops.stop_on_signals():
+            callback(lambda: signal.raise_signal(signal.SIGTERM))()  # swallowed in there
+            threads.spread(kernel, 4, np.zeros(4))
+    assert ran == [] and stops._pending == []
+    threads.spread(kernel, 2, np.zeros(2))
+    assert sorted(ran) == list(range(min(2, threads.numba.get_num_threads())))

@@ -25,9 +25,9 @@ from collections.abc import Iterator
 import click
 
 from ..errors import DeviceError, EmptyWarning, InputError, StatisticsWarning
+from ..stops import Stopped, stop_on_signals
 from ..version import __version__
 from .outputs import OutputError
-from .stops import Stopped, stop_on_signals
 
 #: exit status for user errors (click's usage errors use it too)
 USAGE_EXIT = 2

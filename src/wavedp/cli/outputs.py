@@ -26,9 +26,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, TextIO
 
-from .. import partfiles
+from .. import partfiles, stops
 from ..errors import InputError
-from . import stops
 
 
 class OutputError(InputError):

@@ -18,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 from numba.core.dispatcher import Dispatcher
 
+from ...stops import raise_if_stopped
+
 _pools: dict[tuple[int, int], ThreadPoolExecutor] = {}
 _lock = threading.Lock()
 _compiled: set[tuple] = set()  # (kernel, argument dtypes) compiled or loaded here
@@ -37,11 +39,13 @@ def spread(kernel: Callable, units: int, *args) -> None:
     """``kernel(first, step, *args)`` for first = 0 .. step - 1 on ``step`` threads of the
     pool, step = min(Numba's thread count, units). The calling thread only waits, in a wait
     a signal interrupts: a stop (Ctrl-C, SIGTERM) takes effect at once instead of after the
-    kernel (the pool's threads finish their slices behind it)."""
+    kernel (the pool's threads finish their slices behind it). A stop that a compile swallowed
+    (Numba's compiler calls back into Python) takes effect before the kernel runs."""
     workers = min(numba.get_num_threads(), units)
     if workers < 1:
         return
     compile_here(kernel, (0, workers, *args))
+    raise_if_stopped()
     futures = [_pool(workers).submit(kernel, w, workers, *args) for w in range(workers)]
     for future in futures:
         future.result()

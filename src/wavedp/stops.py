@@ -46,7 +46,8 @@ def _ignore(unraisable) -> None:
 
 def raise_if_stopped() -> None:
     """Raise :class:`Stopped` for a stop signal that arrived but was swallowed (for SIGINT,
-    KeyboardInterrupt): before an output is put in place, and when the command returns."""
+    KeyboardInterrupt): before the CPU pool's work (``engines.cpu.threads.spread``), before an
+    output is put in place, and when the command returns."""
     if _pending:
         if _pending[0] == signal.SIGINT:
             raise KeyboardInterrupt
@@ -69,5 +70,7 @@ def stop_on_signals() -> Iterator[None]:
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
-        if not _pending:  # after a stop the process is ending: its teardown stays quiet
+        stopped = bool(_pending)
+        _pending.clear()  # what runs next in this process (a test's next command) starts clean
+        if not stopped:  # after a stop the process is ending: its teardown stays quiet
             sys.unraisablehook = hook
