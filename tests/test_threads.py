@@ -140,3 +140,30 @@ def test_a_signal_interrupts_the_wait_for_a_kernel():
     finally:
         timer.cancel()
         signal.signal(signal.SIGUSR1, old)
+
+
+def test_a_pool_left_by_an_exception_drops_its_queued_work():
+    """A stop inside a block of wavedp.threads.pool waits for the running task only: the
+    queued ones never run (a stopped search had waited for every query's queued fit)."""
+    import threading
+
+    from wavedp.threads import pool
+
+    started, release, ran = threading.Event(), threading.Event(), []
+
+    def task(k):
+        if k == 0:
+            started.set()
+            release.wait(10)
+        ran.append(k)
+
+    with pytest.raises(KeyboardInterrupt):
+        with pool(1, "test") as executor:
+            for k in range(5):
+                executor.submit(task, k)
+            started.wait(10)
+            threading.Timer(0.2, release.set).start()  # once the queue is dropped
+            raise KeyboardInterrupt
+    assert ran == [0]
+    with pool(2, "test") as executor:
+        assert sorted(executor.map(lambda k: k * k, range(4))) == [0, 1, 4, 9]

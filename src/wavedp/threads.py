@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 from .errors import InputError
 
@@ -45,3 +46,17 @@ def limited(threads: int | None) -> Iterator[None]:
         yield
     finally:
         numba.set_num_threads(old)
+
+
+@contextlib.contextmanager
+def pool(threads: int, name: str) -> Iterator[ThreadPoolExecutor]:
+    """A pool of ``threads`` threads for the block: when the block raises (a stop, an error),
+    the work still queued is dropped and only the running tasks are waited for (a plain
+    ``with ThreadPoolExecutor`` runs every queued task first)."""
+    executor = ThreadPoolExecutor(threads, thread_name_prefix=name)
+    try:
+        yield executor
+    except BaseException:
+        executor.shutdown(cancel_futures=True)
+        raise
+    executor.shutdown()

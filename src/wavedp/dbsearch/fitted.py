@@ -32,6 +32,7 @@ from ..stats import empirical
 from ..stats.composition import ProfileComposition
 from ..stats.significance import Method, QueryStats, Sample, subject_freqs
 from ..threads import cores
+from ..threads import pool as thread_pool
 from .hitlist import Ranked, align_ranked, at_most, batch_jobs, query_batches
 from .options import Context, Options
 from .reverse import reversed_scores
@@ -78,7 +79,7 @@ def run_fitted(context: Context, q: Prepared, todo: list[int], options: Options,
     said: set[str] = set()
     threads = max(1, min(16, cores()))
     cells = sum(q.codes[k].size for k in todo) * n * len(wanted)
-    with ThreadPoolExecutor(threads, thread_name_prefix="wavedp-stats") as pool:
+    with thread_pool(threads, "wavedp-stats") as pool:
         early = device.gpu and method.fitted and sample is not None and cells < EARLY_CELLS
         if early:  # a short GPU scan cannot hide the fits' kernels' load: it starts now
             pool.submit(_load_fit, method)
