@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import get_num_threads, njit
 
+from ...threads import pool as thread_pool
 from ..common import DIR_DIAG, DIR_E, DIR_F, DIR_ZERO, E_OPEN, F_OPEN, LOCAL, NEG
 from .compile import SECONDS, notice
 from .rows import walk_skewed
@@ -343,7 +343,7 @@ def hits(qcodes: list[np.ndarray], tcodes: list[np.ndarray], pairs: np.ndarray,
         # thread took twice the time
         found[order[0]] = one(rows[order[0]])
         order = order[1:]
-    with ThreadPoolExecutor(get_num_threads()) as pool:
+    with thread_pool(get_num_threads(), "wavedp-hits") as pool:
         for k, hits_of in zip(order, pool.map(one, [rows[k] for k in order]), strict=True):
             found[k] = hits_of
     return found
