@@ -139,11 +139,22 @@ def test_the_direction_step_in_machine_code():
     """Four steps a loop (RUN): per step and row, a word's four differences and the diagonal
     (VIADD.16x2 on the FMA pipe, beside X - go), per step 16 sign spreads and 14 bit selects,
     and two 16-byte stores per four steps (a lane's words of each pair); no local memory."""
-    loop = _step("many_pairs16<0, 8, 8, true, true>")
-    base = _step("many_pairs16<0, 8, 8, false>")
+    loop = _step("many_pairs16<0, 8, 8, true, true, false>")  # the table's (protein)
+    base = _step("many_pairs16<0, 8, 8, false, false, false>")
     steps = loop.count("VIADDMNMX") // 32
     assert steps == 4 and base.count("VIADDMNMX") == 32 * steps
     assert loop.opcodes["VIADD.16x2"] == base.opcodes["VIADD.16x2"] + 40 * steps
     assert loop.opcodes["STG.E.128"] == 2 and not loop.count("LDL") and not loop.count("STL")
     assert loop.count("LOP3") <= base.count("LOP3") + 14 * steps
     assert loop.size <= base.size + 80 * steps, (loop.opcodes, base.opcodes)
+
+
+@pytest.mark.parametrize("flags", ["false, false", "true, true"])
+def test_the_profile_step_in_machine_code(flags):
+    """PROF: a row's scores come from one load of each pair's profile for two rows at an
+    immediate offset, against two loads a row from the table at computed addresses."""
+    prof = _step(f"many_pairs16<0, 8, 8, {flags}, true>")
+    table = _step(f"many_pairs16<0, 8, 8, {flags}, false>")
+    assert prof.count("LDS") == 8 * 4 and table.count("LDS") == 16 * 4
+    assert prof.size <= table.size - 16 * 4, (prof.opcodes, table.opcodes)
+    assert not prof.count("LDL") and not prof.count("STL")

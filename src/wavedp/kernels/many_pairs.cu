@@ -54,7 +54,8 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
         ssub[w] = w >> 5 < A * A ? sub[w >> 5] + go : PAD;
     __syncthreads();
     constexpr int T = G * R;
-    constexpr int GPW = 32 / G;  // groups a warp
+    constexpr int GPW = 32 / G;
+    constexpr unsigned PROF_LETTER = R / 2 * PAIRS_BLOCK;  // a letter's words in a profile  // groups a warp
     static_assert(R == 8, "the saved blocks and the local key hold 8 rows");
     const int lane32 = threadIdx.x & 31;
     const int lane = lane32 % G;
@@ -214,6 +215,15 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
 // go RUN at a time; after the first G - 1 (lanes waiting for their first column) every lane
 // computes every step, the cells past its pair's columns harmless (kept out of the best, the
 // saved borders and the scratch row).
+//
+// PROF (small alphabets: DNA): in place of the table, each thread keeps a profile of its rows
+// in shared memory, made at the start of a pass: for each pair of its group's word and each
+// letter t (A: past the target), word k holds rows 2k + 1 and 2k + 2 (low and high half) of
+// score(row, t) + go, PAD16 past the query, at words (P * (A + 1) + t) * PROF_LETTER +
+// k * PAIRS_BLOCK + the thread (P = 0 for pair a, 1 for b: no bank is shared). A column's code
+// holds the two pairs' letter offsets, so a row's scores are one load of each profile (at an
+// immediate offset) for two rows and a byte select, against two loads, two address adds and a
+// select from the table.
 #define PAD16 (-16384)
 #define NEG16 (-16384)
 // a compile-time flag passed to a generic lambda
@@ -348,7 +358,7 @@ __device__ __forceinline__ unsigned dir_nibbles(const unsigned (&sF)[8], const u
                                    bit_select<0x30303030u>(b45, b67));
 }
 
-template <int MODE, int G, int R, bool SAVE, bool DIRS = false>
+template <int MODE, int G, int R, bool SAVE, bool DIRS = false, bool PROF = false>
 __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
     const u8* __restrict__ qres, const u8* __restrict__ tres, const i64* __restrict__ qoff,
     const i64* __restrict__ toff, const int* __restrict__ ms, const int* __restrict__ ns,
@@ -358,21 +368,28 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
     unsigned eight) {
     // eight: 8 from the host, so a key's multiply-add stays on the FMA pipe (a constant 8
     // becomes a shift-add on the ALU pipe, which bounds the sweep)
-    extern __shared__ int ssub[];  // (A + 1) x (A + 1) entries, 32 copies each
-    const int A1 = A + 1;
-    for (int w = threadIdx.x; w < A1 * A1 * 32; w += PAIRS_BLOCK) {
+    extern __shared__ int ssub[];  // the table, (A + 1) x (A + 1) entries, 32 copies each
+    const int A1 = A + 1;          // (PROF: the threads' profiles)
+    for (int w = threadIdx.x; !PROF && w < A1 * A1 * 32; w += PAIRS_BLOCK) {
         const int e = w >> 5, qc = e / A1, tc = e % A1;
         ssub[w] = qc < A && tc < A ? sub[qc * A + tc] + go : PAD16;
     }
     __syncthreads();
     constexpr int T = G * R;
     constexpr int GPW = 32 / G;
+    constexpr unsigned PROF_LETTER = R / 2 * PAIRS_BLOCK;  // a letter's words in a profile
     static_assert(R == 8 && RUN == 4 && G % RUN == 0,
                   "the local key holds 8 rows; steps go four at a time, one 16-byte store");
     const int lane32 = threadIdx.x & 31;
     const int lane = lane32 % G;
     const int gw = lane32 / G;
     const unsigned base = (unsigned)__cvta_generic_to_shared(ssub + lane32);
+    unsigned* const prof = reinterpret_cast<unsigned*>(ssub) + threadIdx.x;
+    // a column's code: the two pairs' table offsets in bytes, or (PROF) profile offsets in words
+    auto code = [&](unsigned ab) {
+        if (!PROF) return code_of(ab);
+        return (ab & 0xffu) * PROF_LETTER | ((ab >> 8) + A1) * PROF_LETTER << 16;
+    };
     uint2* scr = scratch + ((i64)(blockIdx.x * PAIRS_BLOCK + threadIdx.x) / G) * stride;
     const int row_bytes = A1 * 128;
     const unsigned mgo = splat16(-go), mge = splat16(-ge), neg = splat16(NEG16);
@@ -424,6 +441,21 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
                 Hg[r] = splat16(edge<MODE>(row0 + r + 1, go, ge) - go);
                 E[r] = neg;
             }
+            if (PROF) {  // this pass's profiles: pair a's, then b's
+                for (int t = 0; t < A1; ++t) {
+#pragma unroll
+                    for (int r = 0; r < R; r += 2) {
+                        auto score = [&](const u8* q, int v, int x) {
+                            return x < v && t < A ? sub[q[row0 + x] * A + t] + go : PAD16;
+                        };
+                        const unsigned h = r / 2 * PAIRS_BLOCK;
+                        prof[t * PROF_LETTER + h] = (unsigned)(score(qa, va, r) & 0xffff) |
+                                                    (unsigned)score(qa, va, r + 1) << 16;
+                        prof[(A1 + t) * PROF_LETTER + h] = (unsigned)(score(qb, vb, r) & 0xffff) |
+                                                           (unsigned)score(qb, vb, r + 1) << 16;
+                    }
+                }
+            }
             const int ra = ma - 1 - row0, rb = mb - 1 - row0;  // row m's place, each pair
             const bool hold_a = ra >= 0 && ra < R, hold_b = rb >= 0 && rb < R;
             unsigned diag = splat16(edge<MODE>(row0, go, ge) - go);
@@ -438,7 +470,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
             unsigned cur = 0, nxt = 0;
             uint2 top = make_uint2(0, neg), ntop = top;
             if (live) {
-                cur = code_of(letters(ta, tb, lane, na, nb, A));
+                cur = code(letters(ta, tb, lane, na, nb, A));
                 nxt = letters(ta, tb, G + lane, na, nb, A);
                 top = above(lane), ntop = above(G + lane);
             }
@@ -451,7 +483,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
             auto step = [&](const int st, const int u, auto guard) {
                 constexpr bool GUARD = decltype(guard)::value;
                 if (u == 0 && st % G == 0 && st > 0) {  // the next G columns of lane 0
-                    cur = code_of(nxt);
+                    cur = code(nxt);
                     top = ntop;
                     if (live) {
                         nxt = letters(ta, tb, st + G + lane, na, nb, A);
@@ -470,6 +502,8 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
                 const bool in = live && j >= 1 && j <= n;
                 if (!GUARD || in) {
                     const unsigned cola = base + (c & 0xffff), colb = base + (c >> 16);
+                    const unsigned *pa = prof + (c & 0xffff), *pb = prof + (c >> 16);
+                    unsigned wa = 0, wb = 0;  // PROF: rows r and r + 1 of each pair's profile
                     unsigned f = uf, hup = uh, d = diag, xg = 0;
                     unsigned xs[R];
                     // DIRS: differences whose sign bits (15 and 31) are the cell's flags (see
@@ -477,8 +511,11 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
                     unsigned sF[R], sX[R], sE[R], sO[R];
 #pragma unroll
                     for (int r = 0; r < R; ++r) {
+                        if (PROF && r % 2 == 0)
+                            wa = pa[r / 2 * PAIRS_BLOCK], wb = pb[r / 2 * PAIRS_BLOCK];
                         const unsigned sc =
-                            __byte_perm(lds(cola + oa[r]), lds(colb + ob[r]), 0x5410);
+                            PROF ? __byte_perm(wa, wb, r % 2 ? 0x7632 : 0x5410)
+                                 : __byte_perm(lds(cola + oa[r]), lds(colb + ob[r]), 0x5410);
                         const unsigned e = __viaddmax_s16x2(E[r], mge, Hg[r]);
                         const unsigned x = MODE == WAVEDP_LOCAL
                                                ? __viaddmax_s16x2_relu(d, sc, e)

@@ -49,6 +49,12 @@ LIMIT16 = 16383
 #: 0.120-0.123 -> 0.108-0.109 s). False (WAVEDP_PAIRS_DIRS=0): the borders and trace_saved,
 #: as the int32 kernel always does
 DIRS = os.environ.get("WAVEDP_PAIRS_DIRS", "1") != "0"
+#: many_pairs16 keeps each thread's rows as a profile (kernels/many_pairs.cu's PROF) where the
+#: block's profiles take at most this much shared memory (DNA: 48 KiB): 8 loads a step fewer
+#: and no address adds, 136 -> 115 instructions a step score-only, 213 -> 194 with DIRS (one
+#: H200, 2,000,000 DNA pairs, local: the sweep 38.8 -> 35.8 ms, 63.5 -> 60.4 with direction
+#: bits; the call with CIGARs 0.100-0.101 -> 0.097 s; global and semiglobal alike)
+PROFILE_BYTES = 64 << 10
 #: GPU memory for the saved borders of the two chunks on the GPU at once (at most a third of
 #: the free memory)
 SAVE_BYTES = 48 << 30
@@ -406,11 +412,15 @@ class _Run:
             self.offsets = np.zeros(count + 1, np.int64)
             self.base = cupy.zeros(1, cupy.int64)  # the runs of the chunks launched (GPU)
         a1 = a + 1 if packed else a  # the table's rows: a last one of PAD (and column)
-        name = "many_pairs16" if packed else "many_pairs"
-        self.sweep = function("many_pairs.cu", f"{name}<{mode}, {g}, {ROWS}, "
-                              f"{'true' if traceback else 'false'}"
-                              f"{', true' if self.dirs else ''}>")
         self.smem = (a + 1) * a1 * 32 * 4
+        flags = [traceback]
+        if packed:  # many_pairs16's DIRS and PROF
+            prof = 2 * (a + 1) * ROWS // 2 * BLOCK * 4
+            flags += [self.dirs, prof <= PROFILE_BYTES]
+            self.smem = prof if prof <= PROFILE_BYTES else self.smem
+        name = "many_pairs16" if packed else "many_pairs"
+        flags = ", ".join(str(f).lower() for f in flags)
+        self.sweep = function("many_pairs.cu", f"{name}<{mode}, {g}, {ROWS}, {flags}>")
         if self.smem > 48 << 10:
             self.sweep.max_dynamic_shared_size_bytes = self.smem
         self.grid = _grid(self.sweep, self.smem)

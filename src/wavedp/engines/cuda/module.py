@@ -41,10 +41,12 @@ KERNELS: dict[str, list[str]] = {
         for prof in ("true", "false")
     ] + [f"align_batch<0, {rows}, true, true, false>" for rows in (4, 8)],
     "many_pairs.cu": [
-        f"{kernel}<{mode}, {lanes}, 8, {save}>" for kernel in ("many_pairs", "many_pairs16")
-        for mode in (0, 1, 2) for lanes in (4, 8, 16, 32) for save in ("true", "false")
-    ] + [f"many_pairs16<{mode}, {lanes}, 8, true, true>" for mode in (0, 1, 2)
-         for lanes in (4, 8, 16, 32)],
+        f"many_pairs<{mode}, {lanes}, 8, {save}>" for mode in (0, 1, 2)
+        for lanes in (4, 8, 16, 32) for save in ("true", "false")
+    ] + [f"many_pairs16<{mode}, {lanes}, 8, {save}, {dirs}, {prof}>" for mode in (0, 1, 2)
+         for lanes in (4, 8, 16, 32) for save, dirs in (("false", "false"), ("true", "false"),
+                                                      ("true", "true"))
+         for prof in ("true", "false")],
     "pairs_trace.cu": [f"trace_saved<{mode}, {lanes}, {wide}>" for mode in (0, 1, 2)
                        for lanes in (4, 8, 16, 32) for wide in ("true", "false")]
     + [f"trace_dirs<{mode}, {lanes}>" for mode in (0, 1, 2) for lanes in (4, 8, 16, 32)]
