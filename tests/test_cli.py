@@ -48,6 +48,7 @@ def _bad_cases(tmp: Path) -> dict[str, tuple[list[str], tuple[str, ...]]]:
     data = gzip.compress((">a\n" + "".join(PROTEIN_T.split()) * 50 + "\n").encode())
     cut_gz.write_bytes(data[:len(data) - 6])
     dna = write(tmp / "dna.fa", ">d1\nACGTACGT\n")
+    twice = write(tmp / "twice.fa", ">t1\nMKV\n>t2\nMKV\n>t1 again\nMKVL\n")
     folder = tmp / "folder"
     folder.mkdir()
     return {
@@ -76,6 +77,8 @@ def _bad_cases(tmp: Path) -> dict[str, tuple[list[str], tuple[str, ...]]]:
         "huge gap open": ([str(q), str(t), "--gap-open", "900000000"], ("int32",)),
         "bad mode": ([str(q), str(t), "--mode", "fuzzy"], ("--mode", "fuzzy")),
         "bad format": ([str(q), str(t), "--format", "xml"], ("--format",)),
+        "an id twice in SAM": ([str(q), str(twice), "--format", "sam"],
+                               ("twice.fa", "'t1'", "targets 1 and 3", "unique")),
         "non-integer penalty": ([str(q), str(t), "--gap-open", "1.5"], ("--gap-open",)),
         "unknown option": ([str(q), str(t), "--fast"], ("--fast",)),
         "missing argument": ([str(q)], ("TARGET",)),
@@ -90,7 +93,7 @@ BAD_CASES = [
     "truncated fastq", "fastq without plus line", "record without id", "truncated gzip",
     "negative gap open", "negative gap extend", "open below extend", "unknown matrix",
     "matrix and match", "match without mismatch", "int32 overflow", "huge gap open", "bad mode",
-    "bad format",
+    "bad format", "an id twice in SAM",
     "non-integer penalty", "unknown option", "missing argument",
     "output into a missing folder", "output is a folder",
 ]

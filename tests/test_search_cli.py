@@ -196,6 +196,15 @@ def test_sam_header_lists_the_database(protein):
     assert all(f in ("0", "256") for _, f in flags) and "256" in [f for _, f in flags]
 
 
+def test_sam_needs_each_database_id_once(tmp_path, protein):
+    twice = write(tmp_path / "twice.fa", ">t1\nMKTAYIAK\n>t2\nMKTAYI\n>t1 again\nMKTAYIAKQ\n")
+    out = tmp_path / "out.sam"
+    result = invoke("search", protein["q"], twice, "--device", "cpu", "--format", "sam",
+                    "-o", out)
+    assert_user_error(result, "twice.fa", "'t1'", "sequences 1 and 3", "unique")
+    assert not out.exists()
+
+
 @pytest.mark.skipif(shutil.which("samtools") is None, reason="needs samtools (Debian)")
 @pytest.mark.parametrize("command", ["search", "align"])
 def test_sam_passes_samtools_with_one_primary_a_query(tmp_path, protein, command):

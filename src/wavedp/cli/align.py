@@ -112,7 +112,7 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
     tlens = np.array([c.size for c in targets.codes], dtype=np.int64)
     scoring.check_range(int(qlens.max()), int(tlens.max()))  # the worst pair, before any work
     if fmt == "sam":
-        _check_unique(targets.ids, target)
+        common.check_unique_names(targets.ids, f"file {target}", "targets")
     chunks = _chunks(qlens, tlens)
     total = sum(cells for _, cells in chunks)
     argv = (obj or {}).get("argv", [])
@@ -144,14 +144,3 @@ def align(obj, query: str, target: str, mode: str, matrix: str | None, match: in
                 out.flush()
                 progress.advance(cells, done=len(pairs))
     common.energy_line(meter, int(qlens.sum()) * int(tlens.sum()))
-
-
-def _check_unique(ids: list[str], path: str) -> None:
-    """SAM names each reference once: an InputError naming a target id held twice."""
-    seen: dict[str, int] = {}
-    for k, rid in enumerate(ids):
-        first = seen.setdefault(rid, k)
-        if first != k:
-            raise InputError(f"file {path}: the id {rid!r} names targets {first + 1} and "
-                             f"{k + 1}; SAM needs unique reference names (rename them, or "
-                             "choose another --format)")

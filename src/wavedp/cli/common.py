@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import click
 
@@ -178,3 +178,15 @@ def device_and_output(command: Callable) -> Callable:
         click.option("-o", "--output", default=None, metavar="FILE",
                      help="Write results to FILE instead of stdout ('-' is stdout)."),
     ], command)
+
+
+def check_unique_names(ids: Iterable[str], place: str, what: str) -> None:
+    """SAM names each reference once: an InputError naming an id that ``place`` holds twice
+    (its ``what``, 1-based)."""
+    seen: dict[str, int] = {}
+    for k, rid in enumerate(ids):
+        first = seen.setdefault(rid, k)
+        if first != k:
+            raise InputError(f"{place}: the id {rid!r} names {what} {first + 1} and {k + 1}; "
+                             "SAM needs unique reference names (rename them, or choose "
+                             "another --format)")

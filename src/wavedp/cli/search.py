@@ -149,19 +149,6 @@ class _Writer:
         self.started = True
 
 
-def _check_unique_ids(db: Database, name: str) -> None:
-    """SAM names each reference once: an InputError naming a database id held twice
-    (``name``: the database as the command line gave it)."""
-    seen: dict[str, int] = {}
-    for start in range(0, len(db), SQ_BLOCK):
-        for k, rid in enumerate(db.ids[start:start + SQ_BLOCK], start):
-            first = seen.setdefault(rid, k)
-            if first != k:
-                raise InputError(f"database {db.path or name}: the id {rid!r} names "
-                                 f"sequences {first + 1} and {k + 1}; SAM needs unique reference "
-                                 "names (rename them, or choose another --format)")
-
-
 def _sam_header(db: Database, argv: list[str]) -> Iterator[str]:
     """The search's SAM header, its @SQ lines streamed from the database."""
 
@@ -398,8 +385,11 @@ def _opened(request: _Request
     db = open_database(request.database, request.scoring, verify="background")  # checked
     # before any output
     if request.fmt == "sam":
-        _check_unique_ids(db, "standard input" if request.database == "-"
-                          else request.database)
+        name = "standard input" if request.database == "-" else request.database
+        common.check_unique_names(
+            (rid for start in range(0, len(db), SQ_BLOCK)
+             for rid in db.ids[start:start + SQ_BLOCK]), f"database {db.path or name}",
+            "sequences")
     journal = (Journal(request.destination.real, request.signature()) if request.resume
                else None)
     dask = None if request.local else Dask(request.scheduler, request.cluster,
