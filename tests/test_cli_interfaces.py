@@ -41,7 +41,8 @@ def test_chosen_columns_in_their_order_with_a_header():
     for title, found in zip(titles, hits, strict=True):
         want += [f"# wavedp {wavedp.__version__}", f"# Query: {title}", f"# Database: {T}",
                  "# Fields: subject id, score, BTOP, query id", f"# {len(found)} hits found"]
-        want += [f"{h.target_id}\t{h.score}\t{columns.btop(h)}\t{h.query_id}" for h in found]
+        for h in found:
+            want.append(f"{h.target_id}\t{h.score}\t{columns.values(h, ['btop'])[0]}\t{h.query_id}")
     assert got.stdout.splitlines() == [*want, f"# wavedp processed {len(titles)} queries"]
 
 

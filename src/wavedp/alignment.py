@@ -37,13 +37,9 @@ def column_positions(ops: np.ndarray, query_start: int, target_start: int
             target_start + np.cumsum(_TARGET_STEPS[ops]) - 1)
 
 
-def cigar_from_ops(ops: bytes | str | np.ndarray) -> str:
-    """Run-length encode single-letter ops (``b"==XID"`` -> ``"2=1X1I1D"``)."""
-    return cigars_from_ops([ops])[0]
-
-
 def cigars_from_ops(many: Sequence[bytes | str | np.ndarray]) -> list[str]:
-    """:func:`cigar_from_ops` of each, all runs counted and written at once."""
+    """Each of ``many`` single-letter ops run-length encoded (``b"==XID"`` -> ``"2=1X1I1D"``),
+    all runs counted and written at once."""
     arrays = [np.frombuffer(o.encode("ascii") if isinstance(o, str) else o, np.uint8)
               if isinstance(o, (str, bytes)) else np.asarray(o, np.uint8) for o in many]
     sizes = np.array([a.size for a in arrays], np.int64)

@@ -145,16 +145,6 @@ def percent_match(part: int, whole: int) -> int:
     return min(99, int(0.5 + 100.0 * part / whole))
 
 
-def btop(aln: Alignment) -> str:
-    """BLAST traceback operations: each run of identities as its length, each other column
-    as the query letter then the subject letter (``-`` for a gap), in BLAST's orientation."""
-    found = _Hit(aln, None).btop
-    if found is None:
-        raise InputError("btop needs a traceback and the aligned texts: align with "
-                         "traceback=True")
-    return found
-
-
 def values(aln: Alignment, columns: Sequence[str], scoring: Scoring | None = None,
            covered: int | None = None) -> list:
     """The typed value of each field of ``columns`` for ``aln``: int, float, str, or None

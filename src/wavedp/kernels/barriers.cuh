@@ -102,10 +102,6 @@ __device__ __forceinline__ uint4 bar_load_acquire4(const unsigned* p) {
     return v;
 }
 
-__device__ __forceinline__ void bar_store_relaxed(unsigned* p, unsigned v) {
-    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
 __device__ __forceinline__ void bar_store_release(unsigned* p, unsigned v) {
     asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }

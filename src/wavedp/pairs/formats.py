@@ -100,15 +100,6 @@ def sq_lines(ids: Sequence[str], lengths: np.ndarray) -> bytes:
     return line.array(Scratch()).tobytes()
 
 
-def blocks(batch: PairBatch, fmt: str, columns: Sequence[str] | None = None, *,
-           scoring: Scoring | None = None, follows: bool = False,
-           threads: int | None = None) -> Iterator[bytes]:
-    """``write``'s bytes, a block of whole lines at a time; the arguments are checked (an
-    InputError) before the first block."""
-    chunks = _chunks(batch, fmt, columns, scoring, follows, threads, None)
-    return (bytes(chunk) for chunk in chunks)
-
-
 def _chunks(batch: PairBatch, fmt: str, columns: Sequence[str] | None,
             scoring: Scoring | None, follows: bool, threads: int | None, after: str | None
             ) -> Iterator[bytes | np.ndarray]:
