@@ -6,7 +6,6 @@ ADEPT on the same pairs (benchmarks/pair_anchors.py), their scores compared.
     python3 benchmarks/pairs.py --kind dna --count 2000000 --device gpu
     python3 benchmarks/pairs.py --kind protein --count 500000 --device gpu --anchors /tmp/anchors
     python3 benchmarks/pairs.py --all-against-all 100x1000 --device gpu
-    python3 benchmarks/pairs.py --kind dna --modes local --dirs both --device gpu
 
 Each line: workload, seconds (best of --repeats, each from a fresh call), TCUPS (cells over
 seconds), and the GPU engine's phases of the last turn.
@@ -528,9 +527,6 @@ def main() -> None:
                         help="also one local call's marks (host and GPU clocks)")
     parser.add_argument("--copies", action="store_true",
                         help="also the copy rates up to the GPU (the residues' floor)")
-    parser.add_argument("--dirs", choices=("off", "on", "both"), default=None,
-                        help="CIGARs from the sweep's direction bits (many_pairs.DIRS): off, "
-                        "on, or each workload both ways [default: the engine's, on]")
     args = parser.parse_args()
     if args.copies:
         copies()
@@ -541,18 +537,10 @@ def main() -> None:
     if args.all_against_all:
         all_against_all(args)
         return
-    from wavedp.engines.cuda import many_pairs
-
-    settings = {"off": (False,), "on": (True,), "both": (False, True),
-                None: (many_pairs.DIRS,)}[args.dirs]
     for kind in ("dna", "protein") if args.kind == "both" else (args.kind,):
         count = args.count
         args.count = count or (2_000_000 if kind == "dna" else 500_000)
-        for dirs in settings:
-            many_pairs.DIRS = dirs
-            if len(settings) > 1:
-                print(f"direction bits {'on' if dirs else 'off'}", flush=True)
-            pairs_run(args, kind)
+        pairs_run(args, kind)
         args.count = count
 
 

@@ -285,25 +285,6 @@ def test_gpu_many_and_left_over(mode, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("kind", sorted(SCORINGS))
-@pytest.mark.parametrize("mode", MODES)
-def test_gpu_saved_borders_equal_cpu(kind, mode, monkeypatch):
-    """CIGARs from the packed sweep's saved borders (many_pairs.DIRS off: trace_saved
-    recomputes the blocks the path crosses, as for the int32 kernel) equal the CPU's at every
-    group size, tiles' edges and small pairs; for DNA also with N, pairs of mixed shapes in a
-    warp and at the int16 bounds. The other tests run the default, direction bits."""
-    from wavedp.engines.cuda import many_pairs
-
-    monkeypatch.setattr(many_pairs, "DIRS", False)
-    monkeypatch.setattr(many_pairs, "PACKED", True)
-    test_gpu_equals_cpu(kind, mode, True, monkeypatch)
-    if kind == "dna":
-        test_gpu_letter_n(mode, True, monkeypatch)
-        test_gpu_mixed_warp(mode, True, monkeypatch)
-        test_gpu_packed_at_its_bounds(mode, True)
-
-
-@pytest.mark.gpu
 def test_gpu_copies_through_pinned_buffers():
     """Arrays past transfer.SMALL go up and down in pieces through page-locked buffers."""
     import cupy

@@ -24,7 +24,7 @@ MODES = ("local", "global", "semiglobal")
 
 
 def nibbles(q, t, sub, go: int, ge: int, mode: int) -> np.ndarray:
-    """Each cell's nibble as many_pairs16<..., true, true> makes it: bit 0, F beats X; bit 1,
+    """Each cell's nibble as many_pairs16<..., true, ...> makes it: bit 0, F beats X; bit 1,
     X beats the diagonal; bit 2, E extends; bit 3, F extends (signs of the sweep's
     differences). Down a lane's 8 rows F runs from X - go of the row above (max(F - ge, X - go)
     equals max(F - ge, H - go) where go >= ge), from H - go at a lane's first row."""
@@ -139,8 +139,8 @@ def test_the_direction_step_in_machine_code():
     """Four steps a loop (RUN): per step and row, a word's four differences and the diagonal
     (VIADD.16x2 on the FMA pipe, beside X - go), per step 16 sign spreads and 14 bit selects,
     and two 16-byte stores per four steps (a lane's words of each pair); no local memory."""
-    loop = _step("many_pairs16<0, 8, 8, true, true, false>")  # the table's (protein)
-    base = _step("many_pairs16<0, 8, 8, false, false, false>")
+    loop = _step("many_pairs16<0, 8, 8, true, false>")  # the table's (protein)
+    base = _step("many_pairs16<0, 8, 8, false, false>")
     steps = loop.count("VIADDMNMX") // 32
     assert steps == 4 and base.count("VIADDMNMX") == 32 * steps
     assert loop.opcodes["VIADD.16x2"] == base.opcodes["VIADD.16x2"] + 40 * steps
@@ -149,12 +149,12 @@ def test_the_direction_step_in_machine_code():
     assert loop.size <= base.size + 80 * steps, (loop.opcodes, base.opcodes)
 
 
-@pytest.mark.parametrize("flags", ["false, false", "true, true"])
-def test_the_profile_step_in_machine_code(flags):
+@pytest.mark.parametrize("save", ["false", "true"])
+def test_the_profile_step_in_machine_code(save):
     """PROF: a row's scores come from one load of each pair's profile for two rows at an
     immediate offset, against two loads a row from the table at computed addresses."""
-    prof = _step(f"many_pairs16<0, 8, 8, {flags}, true>")
-    table = _step(f"many_pairs16<0, 8, 8, {flags}, false>")
+    prof = _step(f"many_pairs16<0, 8, 8, {save}, true>")
+    table = _step(f"many_pairs16<0, 8, 8, {save}, false>")
     assert prof.count("LDS") == 8 * 4 and table.count("LDS") == 16 * 4
     assert prof.size <= table.size - 16 * 4, (prof.opcodes, table.opcodes)
     assert not prof.count("LDL") and not prof.count("STL")

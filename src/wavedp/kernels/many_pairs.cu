@@ -260,60 +260,38 @@ __device__ __forceinline__ void write_end(int lane, bool real, int p, int bv, in
     }
 }
 
-// SAVE of many_pairs16, one pair of a group: the lane's bottoms and saved columns in this
-// pass (set once a pass; null where the pass or the lane's rows are past the pair's query),
-// and the pair's columns. put() saves the pair's halves (``half``: __byte_perm's selector of
-// the low halves, 0x5410, or the high, 0x7632) at step st, column j.
+// SAVE of many_pairs16, one pair of a group: the lane's direction words in this pass (set
+// once a pass; null where the pass or the lane's rows are past the pair's query), stored a run
+// of RUN steps at a time.
 struct Saver {
-    unsigned* bottoms;  // the lane's bottoms of steps RUN k .. RUN k + RUN - 1 at bottoms + RUN kG
-    unsigned* columns;  // the lane's saved column c at columns + (c + 1) * 8 - 8
+    unsigned* words;  // the lane's words of steps RUN k .. RUN k + RUN - 1 at words + RUN kG
     int n;
-    unsigned word[RUN];  // the bottoms of the run of steps in hand
+    unsigned word[RUN];  // the words of the run of steps in hand
     template <int G>
-    __device__ __forceinline__ void pass(unsigned* sp, int m, int s, int lane, int T, int R,
-                                         bool live) {
-        const i64 sb = saved_bottoms(m, n, G, T);
-        bottoms = live ? sp + bottom_unit(n, G, s, 0, lane) : nullptr;
-        columns = live ? sp + sb + ((i64)(s * G + lane) * (n / CKPT) - 1) * R : nullptr;
+    __device__ __forceinline__ void pass(unsigned* sp, int s, int lane, bool live) {
+        words = live ? sp + bottom_unit(n, G, s, 0, lane) : nullptr;
     }
-    // the bottom of step st (u = st % RUN; held until its run's store) and, at every CKPT-th
-    // column, the rows
-    template <int G, int R>
-    __device__ __forceinline__ void put(int u, int j, unsigned hup, unsigned f,
-                                        const unsigned (&Hg)[R], const unsigned (&E)[R],
-                                        unsigned half) {
-        word[u] = __byte_perm(hup, f, half);  // u = st % RUN, a constant where it is called
-        if (bottoms == nullptr || j > n) return;
-        if (j % CKPT == 0) {
-            uint4* ck = reinterpret_cast<uint4*>(columns + (j / CKPT) * R);
-#pragma unroll
-            for (int r = 0; r < R; r += 4)
-                ck[r / 4] = make_uint4(__byte_perm(Hg[r], E[r], half),
-                                       __byte_perm(Hg[r + 1], E[r + 1], half),
-                                       __byte_perm(Hg[r + 2], E[r + 2], half),
-                                       __byte_perm(Hg[r + 3], E[r + 3], half));
-        }
-    }
-    // DIRS: the step's direction word (the pair's 8 rows' nibbles) in place of its bottom
-    __device__ __forceinline__ void put_word(int u, unsigned w) { word[u] = w; }
-    // the bottoms of the run ending at step st in one store, within the pair's runs
+    // the step's direction word (the pair's 8 rows' nibbles; u = st % RUN, a constant where
+    // it is called), held until its run's store
+    __device__ __forceinline__ void put(int u, unsigned w) { word[u] = w; }
+    // the words of the run ending at step st in one store, within the pair's runs
     template <int G>
     __device__ __forceinline__ void store(int st) const {
-        if (bottoms == nullptr || st / RUN >= bottom_runs(n, G)) return;
-        *reinterpret_cast<uint4*>(bottoms + (i64)(st / RUN) * RUN * G) =
+        if (words == nullptr || st / RUN >= bottom_runs(n, G)) return;
+        *reinterpret_cast<uint4*>(words + (i64)(st / RUN) * RUN * G) =
             make_uint4(word[0], word[1], word[2], word[3]);
     }
 };
 
-// DIRS (the sweep's direction bits, many_pairs16<..., SAVE, DIRS>): in place of the borders,
-// each lane stores, every step, a word a pair of its 8 rows' flags at the step's column, row r's
+// SAVE (many_pairs16's traceback: the sweep's direction bits): each lane stores, every step,
+// a word a pair of its 8 rows' flags at the step's column, row r's
 // at bits 4r .. 4r + 3 (nibble bits): bit 0, F beats X (F > X: H's source is F); bit 1, X beats
 // the diagonal (X > H[i-1][j-1] + s: H's source is E unless X = 0 in local mode); bit 2, E
 // extends (E[i][j-1] - ge > H[i][j-1] - go); bit 3, F extends (F[i-1][j] - ge > H[i-1][j] - go).
 // These are recompute()'s DIR_* and E_OPEN / F_OPEN decisions (F only where it beats X, then
 // local zero, then the diagonal, then E; open where open >= extend) but for local zero, which
 // trace_dirs reads off the score it carries along the path (H = 0 exactly where recompute says
-// DIR_ZERO). The word of pass s, step st, lane l sits where SAVE puts the bottom
+// DIR_ZERO). The word of pass s, step st, lane l sits where many_pairs' SAVE puts the bottom
 // (bottom_unit: a lane's four steps of a run in one 16-byte store); a pair's words number
 // saved_bottoms(m, n, G, T). Each flag is the sign bit of an int16 difference (a - b < 0
 // where b = max(a, ...)), whose size the host's int16 bounds keep within range; prmt's sign
@@ -358,7 +336,7 @@ __device__ __forceinline__ unsigned dir_nibbles(const unsigned (&sF)[8], const u
                                    bit_select<0x30303030u>(b45, b67));
 }
 
-template <int MODE, int G, int R, bool SAVE, bool DIRS = false, bool PROF = false>
+template <int MODE, int G, int R, bool SAVE, bool PROF>
 __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
     const u8* __restrict__ qres, const u8* __restrict__ tres, const i64* __restrict__ qoff,
     const i64* __restrict__ toff, const int* __restrict__ ms, const int* __restrict__ ns,
@@ -417,7 +395,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
         const int pas = (ma + T - 1) / T, pbs = (mb + T - 1) / T;  // each pair's passes
         unsigned* spa = SAVE && k < count ? save + soff[pa] : nullptr;
         unsigned* spb = SAVE && k + 1 < count ? save + soff[pb] : nullptr;
-        Saver sva{nullptr, nullptr, na}, svb{nullptr, nullptr, nb};
+        Saver sva{nullptr, na}, svb{nullptr, nb};
         const int wpasses = __reduce_max_sync(FULL, passes);
         const int steps = __reduce_max_sync(FULL, n) + G - 1;
         int av = MODE == WAVEDP_GLOBAL ? WAVEDP_INT_MIN : 0;
@@ -429,8 +407,8 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
             const int row0 = s * T + lane * R;  // this lane's rows: row0 + 1 .. row0 + R
             const int va = min(max(ma - row0, 0), R), vb = min(max(mb - row0, 0), R);
             if (SAVE) {
-                sva.pass<G>(spa, ma, s, lane, T, R, spa != nullptr && s < pas && va > 0);
-                svb.pass<G>(spb, mb, s, lane, T, R, spb != nullptr && s < pbs && vb > 0);
+                sva.pass<G>(spa, s, lane, spa != nullptr && s < pas && va > 0);
+                svb.pass<G>(spb, s, lane, spb != nullptr && s < pbs && vb > 0);
             }
             int oa[R], ob[R];  // the rows' table rows, in bytes (PAD16's past the query)
             unsigned Hg[R], E[R];
@@ -506,8 +484,8 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
                     unsigned wa = 0, wb = 0;  // PROF: rows r and r + 1 of each pair's profile
                     unsigned f = uf, hup = uh, d = diag, xg = 0;
                     unsigned xs[R];
-                    // DIRS: differences whose sign bits (15 and 31) are the cell's flags (see
-                    // DIRS above): F beats X, X beats the diagonal, E extends, F extends
+                    // SAVE: differences whose sign bits (15 and 31) are the cell's flags (see
+                    // SAVE above): F beats X, X beats the diagonal, E extends, F extends
                     unsigned sF[R], sX[R], sE[R], sO[R];
 #pragma unroll
                     for (int r = 0; r < R; ++r) {
@@ -520,28 +498,25 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
                         const unsigned x = MODE == WAVEDP_LOCAL
                                                ? __viaddmax_s16x2_relu(d, sc, e)
                                                : __viaddmax_s16x2(d, sc, e);
-                        if (DIRS) {
+                        if (SAVE) {
                             sE[r] = __vsub2(Hg[r], e);               // H - go < E - ge
                             sX[r] = __vsub2(__vadd2(d, sc), x);      // diagonal < X
                             sO[r] = hup;                             // H - go above
                         }
                         f = __viaddmax_s16x2(f, mge, r == 0 ? hup : xg);
-                        if (DIRS) sO[r] = __vsub2(sO[r], f);         // H - go above < F
+                        if (SAVE) sO[r] = __vsub2(sO[r], f);         // H - go above < F
                         xg = __vadd2(x, mgo);
                         d = Hg[r];
                         Hg[r] = hup = __viaddmax_s16x2(f, mgo, xg);
-                        if (DIRS) sF[r] = __vsub2(xg, hup);          // X - go < H - go
+                        if (SAVE) sF[r] = __vsub2(xg, hup);          // X - go < H - go
                         E[r] = e;
                         xs[r] = x;
                     }
-                    if (SAVE && DIRS) {  // each pair's word: row r's nibble at bits 4r
+                    if (SAVE) {  // each pair's word: row r's nibble at bits 4r
                         const unsigned X = dir_nibbles(sF, sX, sE, sO, 0);
                         const unsigned Y = dir_nibbles(sF, sX, sE, sO, 4);
-                        sva.put_word(u, __byte_perm(X, Y, 0x5410));
-                        svb.put_word(u, __byte_perm(X, Y, 0x7632));
-                    } else if (SAVE) {  // each pair's halves, within its own passes and columns
-                        sva.put<G, R>(u, j, hup, f, Hg, E, 0x5410);
-                        svb.put<G, R>(u, j, hup, f, Hg, E, 0x7632);
+                        sva.put(u, __byte_perm(X, Y, 0x5410));
+                        svb.put(u, __byte_perm(X, Y, 0x7632));
                     }
                     if (MODE == WAVEDP_LOCAL) {  // keys X << 3 | 7 - r, X in 0..4095
                         unsigned ky[R];

@@ -52,26 +52,20 @@ struct RunWriter {  // runs written backwards from the end of a pair's slot
     }
 };
 
-// A pair's saved borders (see SAVE above): many_pairs' int2 units (WIDE) or many_pairs16's
-// u32 words (H - go or E low, F or E high)
-template <int G, bool WIDE>
+// A pair's saved borders (many_pairs' SAVE): int2 units
+template <int G>
 struct Saved {
-    const void* base;
+    const int2* base;
     i64 bottoms;  // units before the saved columns
     int n, per;   // the pair's columns, saved columns a strip
-    __device__ int2 unit(i64 u) const {
-        if (WIDE) return static_cast<const int2*>(base)[u];
-        const unsigned w = static_cast<const unsigned*>(base)[u];
-        return make_int2((int)(short)(w & 0xffffu), (int)w >> 16);
-    }
     // (H - go, F) of strip g's bottom row at column j >= 1
     __device__ int2 bottom(int g, int j) const {
         const int s = g / G, l = g % G;
-        return unit(bottom_unit(n, G, s, j - 1 + l, l));
+        return base[bottom_unit(n, G, s, j - 1 + l, l)];
     }
     // (H - go, E) of strip g's row r at saved column c (column (c + 1) * CKPT)
     __device__ int2 column(int g, int c, int r) const {
-        return unit(bottoms + ((i64)g * per + c) * 8 + r);
+        return base[bottoms + ((i64)g * per + c) * 8 + r];
     }
 };
 
@@ -80,8 +74,8 @@ struct Saved {
 // CKPT), recomputed from the saved borders: dirs[x * TRACE_BLOCK] holds column c0 + 1 + x's 8
 // codes, 4 bits a row. The borders are loaded first (their loads in flight together), the
 // columns unrolled.
-template <int MODE, int G, bool WIDE>
-__device__ __forceinline__ void recompute(const Saved<G, WIDE>& sv, const u8* q, const u8* t,
+template <int MODE, int G>
+__device__ __forceinline__ void recompute(const Saved<G>& sv, const u8* q, const u8* t,
                                           int m, int g, int c0, int j, const int* ssub, int A,
                                           int go, int ge, unsigned* dirs) {
     const int width = j - c0;
@@ -144,7 +138,7 @@ __device__ __forceinline__ void recompute(const Saved<G, WIDE>& sv, const u8* q,
 // blocks a multiprocessor): block by block (8 rows by CKPT columns), each recomputed from
 // many_pairs' saved borders by every thread of a warp at once, then followed to its edge; res5[5p..] = query start, query end, target start, target
 // end, runs; the runs (BAM's length << 4 | op) end at runs[roff[p + 1]].
-template <int MODE, int G, bool WIDE>
+template <int MODE, int G>
 __global__ void __launch_bounds__(TRACE_BLOCK, 4) trace_saved(
     const u8* __restrict__ qres, const u8* __restrict__ tres, const i64* __restrict__ qoff,
     const i64* __restrict__ toff, const int* __restrict__ ms, const int* __restrict__ ns,
@@ -164,9 +158,8 @@ __global__ void __launch_bounds__(TRACE_BLOCK, 4) trace_saved(
         const int m = ms[p], n = ns[p];
         const u8* q = qres + qoff[p];
         const u8* t = tres + toff[p];
-        const Saved<G, WIDE> sv{
-            static_cast<const char*>(save) + soff[p] * (WIDE ? 8 : 4),
-            saved_bottoms(m, n, G, T), n, n / CKPT};
+        const Saved<G> sv{static_cast<const int2*>(save) + soff[p], saved_bottoms(m, n, G, T), n,
+                          n / CKPT};
         int i = ends[3 * (i64)p + 1], j = ends[3 * (i64)p + 2];
         const int qe = i, te = j;
         RunWriter w{runs + roff[p + 1], 0, 0u, 0u};
@@ -175,7 +168,7 @@ __global__ void __launch_bounds__(TRACE_BLOCK, 4) trace_saved(
         bool stopped = empty;
         while (!stopped && i > 0 && j > 0) {
             const int g = (i - 1) / 8, c0 = (j - 1) / CKPT * CKPT;
-            recompute<MODE, G, WIDE>(sv, q, t, m, g, c0, j, ssub, A, go, ge, dirs);
+            recompute<MODE, G>(sv, q, t, m, g, c0, j, ssub, A, go, ge, dirs);
             while (!stopped && i > 8 * g && j > c0) {  // the path inside the block
                 const int a = i - 1, b = j - 1;
                 const unsigned dir = dirs[(b - c0) * TRACE_BLOCK] >> (4 * (a % 8)) & 15u;

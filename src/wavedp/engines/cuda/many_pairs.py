@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -43,15 +42,9 @@ PACKED = True
 #: semiglobal values stay within +-LIMIT16 (PAD16 = -16384 a score, rows past a query)
 KEY16 = 4095
 LIMIT16 = 16383
-#: with a traceback, many_pairs16 (``packed``) saves direction bits instead of borders: 4
-#: bits a cell (kernels/many_pairs.cu's DIRS), and trace_dirs walks them with no recompute
-#: (one H200, 2,000,000 DNA pairs, local: the traceback 25.6-26.9 -> 16.4-17.1 ms, the call
-#: 0.120-0.123 -> 0.108-0.109 s). False (WAVEDP_PAIRS_DIRS=0): the borders and trace_saved,
-#: as the int32 kernel always does
-DIRS = os.environ.get("WAVEDP_PAIRS_DIRS", "1") != "0"
 #: many_pairs16 keeps each thread's rows as a profile (kernels/many_pairs.cu's PROF) where the
 #: block's profiles take at most this much shared memory (DNA: 48 KiB): 8 loads a step fewer
-#: and no address adds, 136 -> 115 instructions a step score-only, 213 -> 194 with DIRS (one
+#: and no address adds, 136 -> 115 instructions a step score-only, 213 -> 194 with SAVE (one
 #: H200, 2,000,000 DNA pairs, local: the sweep 38.8 -> 35.8 ms, 63.5 -> 60.4 with direction
 #: bits; the call with CIGARs 0.100-0.101 -> 0.097 s; global and semiglobal alike)
 PROFILE_BYTES = 64 << 10
@@ -124,7 +117,7 @@ def _passes(m, g: int):
 
 def dir_units(m, n, g: int):
     """The 4-byte words of an m x n pair's direction bits (or arrays of them) for groups of
-    g lanes (kernels/many_pairs.cu's DIRS): a word (8 rows' nibbles) a strip and step,
+    g lanes (many_pairs16's SAVE): a word (8 rows' nibbles) a strip and step,
     (n + g + 2) // 4 runs of RUN steps a pass, each pair's on an aligned 8 words. The saved
     borders' bottoms (:func:`saved_units`) have this layout. Shifts, not divisions (g * ROWS
     and RUN are powers of two), and in place: within MAX_SIDE every count fits int32."""
@@ -140,8 +133,7 @@ def dir_units(m, n, g: int):
 def saved_units(m, n, g: int):
     """The units of an m x n pair's saved borders (or arrays of them) for groups of g lanes:
     a bottom row a strip and step (:func:`dir_units`' words), and the rows of every CKPT-th
-    column, each pair's on an aligned 8 units. A unit is a 4-byte word in many_pairs16
-    (int16 halves), two in many_pairs (int32 pairs)."""
+    column, each pair's on an aligned 8 units (many_pairs' SAVE: a unit is two int32)."""
     units = dir_units(m, n, g)
     columns = n >> CKPT_BITS
     columns *= g * ROWS
@@ -182,8 +174,9 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     g = lanes_for(m[::step], n[::step])
     packed = PACKED and packs(int(m.max()), int(n.max()), sub, gap_open, gap_extend, mode, g)
     unit = 1 if packed else 2  # saved words a unit
-    dirs = DIRS and packed and traceback
-    units = dir_units if dirs else saved_units
+    # with a traceback, many_pairs16 saves 4 direction bits a cell that trace_dirs walks
+    # (kernels/many_pairs.cu's SAVE); many_pairs saves borders that trace_saved recomputes from
+    units = dir_units if packed and traceback else saved_units
     slots = transfer.slots(cupy.cuda.Device().id, CHUNK_BYTES + SLACK)
     compute = stream(cupy.cuda.Device().id)
     cuts = chunks(m, n, (g, unit) if traceback else None,
@@ -395,7 +388,7 @@ class _Run:
         import cupy
 
         self.g, self.mode, self.traceback, self.packed = g, mode, traceback, packed
-        # a pair's saved words: direction bits (many_pairs16's DIRS) or borders
+        # a pair's saved words: direction bits (many_pairs16) or borders (many_pairs)
         self.units, self.dirs = units, units is dir_units
         a = int(sub.shape[0])
         self.d_sub = cupy.asarray(np.ascontiguousarray(sub, np.int32).ravel())
@@ -414,9 +407,9 @@ class _Run:
         a1 = a + 1 if packed else a  # the table's rows: a last one of PAD (and column)
         self.smem = (a + 1) * a1 * 32 * 4
         flags = [traceback]
-        if packed:  # many_pairs16's DIRS and PROF
+        if packed:  # many_pairs16's PROF
             prof = 2 * (a + 1) * ROWS // 2 * BLOCK * 4
-            flags += [self.dirs, prof <= PROFILE_BYTES]
+            flags.append(prof <= PROFILE_BYTES)
             self.smem = prof if prof <= PROFILE_BYTES else self.smem
         name = "many_pairs16" if packed else "many_pairs"
         flags = ", ".join(str(f).lower() for f in flags)
@@ -463,9 +456,7 @@ class _Run:
                           cupy.uint32)
         res5 = self.res5[5 * lo:5 * hi]
         blocks = min(-(-count // TRACE_BLOCK), 65535)
-        wide = "false" if self.packed else "true"
-        trace = (f"trace_dirs<{self.mode}, {g}>" if self.dirs
-                 else f"trace_saved<{self.mode}, {g}, {wide}>")
+        trace = f"trace_{'dirs' if self.dirs else 'saved'}<{self.mode}, {g}>"
         function("pairs_trace.cu", trace)(
             (blocks,), (TRACE_BLOCK,), (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count),
                                 self.d_sub, np.int32(self.a), np.int32(self.go),

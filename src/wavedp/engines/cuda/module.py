@@ -43,12 +43,10 @@ KERNELS: dict[str, list[str]] = {
     "many_pairs.cu": [
         f"many_pairs<{mode}, {lanes}, 8, {save}>" for mode in (0, 1, 2)
         for lanes in (4, 8, 16, 32) for save in ("true", "false")
-    ] + [f"many_pairs16<{mode}, {lanes}, 8, {save}, {dirs}, {prof}>" for mode in (0, 1, 2)
-         for lanes in (4, 8, 16, 32) for save, dirs in (("false", "false"), ("true", "false"),
-                                                      ("true", "true"))
-         for prof in ("true", "false")],
-    "pairs_trace.cu": [f"trace_saved<{mode}, {lanes}, {wide}>" for mode in (0, 1, 2)
-                       for lanes in (4, 8, 16, 32) for wide in ("true", "false")]
+    ] + [f"many_pairs16<{mode}, {lanes}, 8, {save}, {prof}>" for mode in (0, 1, 2)
+         for lanes in (4, 8, 16, 32) for save in ("true", "false") for prof in ("true", "false")],
+    "pairs_trace.cu": [f"trace_saved<{mode}, {lanes}>" for mode in (0, 1, 2)
+                       for lanes in (4, 8, 16, 32)]
     + [f"trace_dirs<{mode}, {lanes}>" for mode in (0, 1, 2) for lanes in (4, 8, 16, 32)]
     + ["pack_runs"],
     "ceiling.cu": ["ceiling<16>"],
