@@ -54,8 +54,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK) many_pairs(
         ssub[w] = w >> 5 < A * A ? sub[w >> 5] + go : PAD;
     __syncthreads();
     constexpr int T = G * R;
-    constexpr int GPW = 32 / G;
-    constexpr unsigned PROF_LETTER = R / 2 * PAIRS_BLOCK;  // a letter's words in a profile  // groups a warp
+    constexpr int GPW = 32 / G;  // groups a warp
     static_assert(R == 8, "the saved blocks and the local key hold 8 rows");
     const int lane32 = threadIdx.x & 31;
     const int lane = lane32 % G;
