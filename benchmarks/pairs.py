@@ -14,6 +14,7 @@ seconds), and the GPU engine's phases of the last turn.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shutil
 import sys
@@ -48,6 +49,12 @@ def encoded(kind: str, count: int):
 _KEPT_THREADS = transfer.THREADS
 
 
+def fresh(s: Sequences) -> Sequences:
+    """The same arrays in a new Sequences: what it derives (its lengths) made again, as in a
+    user's first call on sequences just read."""
+    return dataclasses.replace(s)
+
+
 def timed(call, repeats: int) -> tuple[float, object]:
     best, out = float("inf"), None
     for _ in range(repeats):
@@ -80,11 +87,11 @@ def _pairs_of(best: dict, values: list) -> str:
 
 def engine(qs, ts, scoring, mode: str, traceback: bool, **marks):
     """The GPU engine's call on the pairs (``marks``: its ``phases`` or ``timeline``)."""
-    from wavedp.engines.common import MODES
+    from wavedp.engines.common import MODES, Sides
     from wavedp.engines.cuda import many_pairs
 
     return many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, None, None,
-                            qs.lengths, ts.lengths, sub=scoring.table,
+                            Sides.of(qs.lengths, ts.lengths), sub=scoring.table,
                             gap_open=scoring.gap_open, gap_extend=scoring.gap_extend,
                             mode=MODES[mode], traceback=traceback, **marks)
 
@@ -134,9 +141,9 @@ def pairs_run(args, kind: str) -> None:
     scores = None
     for mode in args.modes:
         for traceback in (False, True):
-            def call(m=mode, tb=traceback):
-                return wavedp.align_pairs(qs, ts, scoring, mode=m, traceback=tb,
-                                          device=args.device)
+            def call(m=mode, tb=traceback):  # fresh: no lengths kept from a call before
+                return wavedp.align_pairs(fresh(qs), fresh(ts), scoring, mode=m,
+                                          traceback=tb, device=args.device)
             call()  # this shape's kernels compiled
             seconds, batch = timed(call, args.repeats)
             what = "cigar" if traceback else "score"
@@ -181,7 +188,8 @@ def pairs_run(args, kind: str) -> None:
         print(f"{kind:8} local      strings {whole:8.3f} s {cells / whole / 1e12:7.3f} TCUPS "
               f"(encoding the strings: {enc:.3f} s)", flush=True)
     def call(tb: bool):
-        return wavedp.align_pairs(qs, ts, scoring, traceback=tb, device=args.device)
+        return wavedp.align_pairs(fresh(qs), fresh(ts), scoring, traceback=tb,
+                                  device=args.device)
 
     if args.chunks:  # the chunk sizes in turns, alternating (one chunk: no overlap)
         from wavedp.engines.cuda import many_pairs

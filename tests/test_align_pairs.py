@@ -9,6 +9,7 @@ import pytest
 from helpers import as_raw, oracle, pair_texts
 
 import wavedp
+from wavedp.engines.common import Sides
 from wavedp.errors import InputError
 from wavedp.pairs import PairBatch, Sequences
 
@@ -344,8 +345,8 @@ def test_chunks_from_offsets_equal_running_sums(monkeypatch):
         monkeypatch.setattr(mp, "CHUNK_BYTES", int(rng.integers(1, 5000)))
         qoff = np.concatenate([[7], 7 + np.cumsum(m)])
         toff = np.concatenate([[3], 3 + np.cumsum(n)])
-        cuts = mp.chunks(m, n, None, (qoff, toff))
-        assert cuts == mp.chunks(m, n, None)
+        cuts = list(mp.chunks(Sides.of(m, n), None, (qoff, toff)))
+        assert cuts == list(mp.chunks(Sides.of(m, n), None))
         assert cuts[0][0] == 0 and cuts[-1][1] == count
         assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:], strict=False))
         sizes = m + n + mp.PAIR_BYTES

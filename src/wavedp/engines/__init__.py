@@ -14,7 +14,7 @@ import numpy as np
 
 from ..device import Device
 from ..trace import Trace
-from .common import Columns, empty_columns
+from .common import Columns, Sides, empty_columns
 from .protocol import Scanner
 
 if TYPE_CHECKING:
@@ -54,20 +54,20 @@ def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarra
 def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray,
                  toff: np.ndarray, qi: np.ndarray | None, ti: np.ndarray | None, *,
                  sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, traceback: bool,
-                 lengths: tuple[np.ndarray, np.ndarray] | None = None) -> Columns:
+                 sides: Sides | None = None) -> Columns:
     """Pair k (query ``qi[k]`` against target ``ti[k]``, sequences as one array with offsets
     each; ``qi`` and ``ti`` None: query k against target k) aligned, as columns: empty
     sequences by the boundary, on the GPU the batch engine (``cuda/many_pairs.py``) over the
     device's GPUs and the pairwise engines for what it does not take, else the CPU engine on
-    every core. ``lengths``: the pairs' (m, n) where the caller has them."""
-    if lengths is not None:
-        m, n = lengths
-    elif qi is None or ti is None:
-        m, n = np.diff(qoff), np.diff(toff)
-    else:
-        m, n = qoff[1:][qi] - qoff[:-1][qi], toff[1:][ti] - toff[:-1][ti]
+    every core. ``sides``: the pairs' sides where the caller has them."""
+    if sides is None:
+        if qi is None or ti is None:
+            sides = Sides.of(np.diff(qoff), np.diff(toff))
+        else:
+            sides = Sides.of(qoff[1:][qi] - qoff[:-1][qi], toff[1:][ti] - toff[:-1][ti])
+    m, n = sides.m, sides.n
     count = int(m.size)
-    none_empty = count == 0 or (int(m.min()) > 0 and int(n.min()) > 0)
+    none_empty = count == 0 or (sides.m_min > 0 and sides.n_min > 0)
     parts = []
     empty = np.zeros(count, bool) if none_empty else (m == 0) | (n == 0)
     if not none_empty:
@@ -77,9 +77,9 @@ def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.nd
     if device.gpu:
         from .cuda import many_pairs  # lazy: see above
 
-        fast = many_pairs.taken(m, n, int(sub.max()))
+        fast = many_pairs.taken(sides, int(sub.max()))
         if none_empty and fast.all() and len(device.gpus) == 1:  # the common case
-            return many_pairs.align(qcat, qoff, tcat, toff, qi, ti, m, n, sub=sub,
+            return many_pairs.align(qcat, qoff, tcat, toff, qi, ti, sides, sub=sub,
                                     gap_open=gap_open, gap_extend=gap_extend, mode=mode,
                                     traceback=traceback)
         fast &= ~empty
@@ -89,7 +89,7 @@ def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.nd
         idx = np.flatnonzero(fast)
         if idx.size:
             parts += _on_gpus(device, idx, m * n, lambda sel: many_pairs.align(
-                qcat, qoff, tcat, toff, qi[sel], ti[sel], m[sel], n[sel], sub=sub,
+                qcat, qoff, tcat, toff, qi[sel], ti[sel], sides.select(sel), sub=sub,
                 gap_open=gap_open, gap_extend=gap_extend, mode=mode, traceback=traceback))
         if rest.size:
             (qcodes, qrows), (tcodes, trows) = (_records(cat, off, which[rest]) for

@@ -141,6 +141,41 @@ class Columns(NamedTuple):
         return cls(*fields, runs, offsets)
 
 
+class Sides(NamedTuple):
+    """Pairs' sides (pair k is m[k] x n[k]) and their extremes, taken once a call: the
+    checks and plans that need only the extremes read them here, not the arrays."""
+
+    m: np.ndarray
+    n: np.ndarray
+    m_min: int
+    m_max: int
+    n_min: int
+    n_max: int
+
+    @classmethod
+    def of(cls, m: np.ndarray, n: np.ndarray) -> Sides:
+        """The sides ``m`` and ``n`` and their extremes (0 where there is no pair)."""
+        m, n = np.asarray(m), np.asarray(n)
+        if not m.size:
+            return cls(m, n, 0, 0, 0, 0)
+        return cls(m, n, int(m.min()), int(m.max()), int(n.min()), int(n.max()))
+
+    @property
+    def uniform(self) -> bool:
+        """Whether every pair has one shape."""
+        return self.m_min == self.m_max and self.n_min == self.n_max
+
+    def part(self, lo: int, hi: int) -> Sides:
+        """Pairs lo:hi (one shape: no pass over them)."""
+        if self.uniform:
+            return self._replace(m=self.m[lo:hi], n=self.n[lo:hi])
+        return Sides.of(self.m[lo:hi], self.n[lo:hi])
+
+    def select(self, which: np.ndarray) -> Sides:
+        """The pairs ``which`` (indices or a mask)."""
+        return Sides.of(self.m[which], self.n[which])
+
+
 def empty_columns(m: np.ndarray, n: np.ndarray, mode: int, gap_open: int, gap_extend: int,
                   traceback: bool) -> Columns:
     """:func:`empty_pair` of many pairs (each m or n 0) as columns; a global pair's gap

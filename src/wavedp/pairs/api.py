@@ -12,7 +12,7 @@ from .. import engines
 from ..api import Prepared as _Prepared
 from ..api import check_flag, check_scoring, mode_code, pair_results
 from ..device import Device, choose
-from ..engines.common import GLOBAL
+from ..engines.common import GLOBAL, Sides
 from ..errors import InputError
 from ..scoring import Scoring
 from ..threads import check as check_threads
@@ -71,11 +71,11 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
     sends every pair to the pairwise engines."""
     code = mode_code(mode)
     m, n = queries.lengths, targets.lengths
-    if qi is not None and ti is not None:
-        m, n = m[qi], n[ti]
+    sides = Sides.of(m, n) if qi is None or ti is None else Sides.of(m[qi], n[ti])
+    m, n = sides.m, sides.n
     if m.size:  # the int32 range: the longest pair decides (the extremes, where they pass)
         try:
-            scoring.check_range(int(m.max()), int(n.max()))
+            scoring.check_range(sides.m_max, sides.n_max)
         except InputError:
             k = int(np.argmax(m + n))
             scoring.check_range(int(m[k]), int(n[k]))
@@ -90,7 +90,7 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
         cols = engines.pair_columns(device, queries.codes, queries.offsets, targets.codes,
                                     targets.offsets, qi, ti, sub=scoring.table,
                                     gap_open=scoring.gap_open, gap_extend=scoring.gap_extend,
-                                    mode=code, traceback=traceback, lengths=(m, n))
+                                    mode=code, traceback=traceback, sides=sides)
     qs, ts = cols.query_start, cols.target_start
     if not traceback and code == GLOBAL:  # a global alignment starts at the origin
         qs = ts = np.broadcast_to(np.int32(0), qs.shape)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import bisect
 import functools
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ...errors import DeviceError, InputError
-from ..common import Columns
+from ..common import Columns, Sides
 from . import transfer
 from .module import function
 
@@ -66,17 +67,18 @@ SLACK = 4096
 #: in 35.2 ms with groups of 4 (five passes) and 35.7 ms with 8 (three) score-only, 124 and
 #: 79 ms saving the borders (one run); int32, score-only: 166, 69 and 94 ms (16, two passes)
 PASS_CELLS = 32
+#: pairs sampled for :func:`lanes_for` (one where every pair has one shape)
+LANES_SAMPLE = 4096
 
 
-def taken(m: np.ndarray, n: np.ndarray, top: int) -> np.ndarray:
-    """Which m x n pairs this engine aligns, ``top`` the largest substitution score."""
-    m, n = np.asarray(m, np.int64), np.asarray(n, np.int64)
+def taken(sides: Sides, top: int) -> np.ndarray:
+    """Which pairs of ``sides`` this engine aligns, ``top`` the largest substitution score."""
     top = max(int(top), 0)
-    if m.size:  # the common case, every pair taken, from the extremes
-        hm, hn = int(m.max()), int(n.max())
-        if (m.min() >= 1 and n.min() >= 1 and max(hm, hn) <= MAX_SIDE
-                and hm * hn <= MAX_CELLS and min(hm, hn) * top <= MAX_SCORE):
-            return np.ones(m.size, bool)
+    hm, hn = sides.m_max, sides.n_max
+    if (min(sides.m_min, sides.n_min) >= 1 and max(hm, hn) <= MAX_SIDE and hm * hn <= MAX_CELLS
+            and min(hm, hn) * top <= MAX_SCORE):  # the common case: from the extremes
+        return np.ones(sides.m.size, bool)
+    m, n = np.asarray(sides.m, np.int64), np.asarray(sides.n, np.int64)
     return ((m >= 1) & (n >= 1) & (m <= MAX_SIDE) & (n <= MAX_SIDE) & (m * n <= MAX_CELLS)
             & (np.minimum(m, n) * top <= MAX_SCORE))
 
@@ -145,118 +147,125 @@ def saved_units(m, n, g: int):
 
 
 def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray,
-          qi: np.ndarray | None, ti: np.ndarray | None, m: np.ndarray, n: np.ndarray, *,
-          sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, traceback: bool,
+          qi: np.ndarray | None, ti: np.ndarray | None, sides: Sides, *, sub: np.ndarray,
+          gap_open: int, gap_extend: int, mode: int, traceback: bool,
           phases: dict[str, float] | None = None, timeline: list | None = None) -> Columns:
-    """Pair k aligns query ``qi[k]`` (``qcat[qoff[qi[k]]:qoff[qi[k] + 1]]``, m[k] letters)
-    against target ``ti[k]`` (n[k] letters); ``qi`` and ``ti`` None: query k against target
-    k. Every pair :func:`taken`. ``phases`` (benchmarks) gains each phase's seconds (the
-    host's clock, the GPU waited for at each phase's end, so nothing overlaps); ``timeline``
-    (benchmarks) gains (phase, host seconds, an event recorded on the phase's stream) at each
-    phase's end, nothing waited for.
+    """Pair k aligns query ``qi[k]`` (``qcat[qoff[qi[k]]:qoff[qi[k] + 1]]``,
+    ``sides.m[k]`` letters) against target ``ti[k]`` (``sides.n[k]`` letters); ``qi`` and
+    ``ti`` None: query k against target k. Every pair :func:`taken`. ``phases``
+    (benchmarks) gains each phase's seconds (the host's clock, the GPU waited for at each
+    phase's end, so nothing overlaps); ``timeline`` (benchmarks) gains (phase, host seconds,
+    an event recorded on the phase's stream) at each phase's end, nothing waited for.
 
     The pairs go in chunks (:func:`chunks`): a thread writes a chunk's arrays into a
-    page-locked slot (``transfer.Slots``) while this one sends the chunk before and the GPU
-    sweeps the ones before that (one-to-one, its residues and sides: the GPU makes the
-    offsets); score-only results come down at the end, in one copy, CIGAR results a chunk
-    at a time (``_Run``)."""
+    page-locked slot (``transfer.Slots``), the first while this one plans the launches, the
+    others while it sends the chunk before and the GPU sweeps the ones before that
+    (one-to-one, its residues and sides: the GPU makes the offsets); score-only results come
+    down at the end, in one copy, CIGAR results a chunk at a time (``_Run``)."""
     import cupy
 
     from .gpus import stream  # lazy: the scanner's modules
 
-    count = int(m.size)
+    count = int(sides.m.size)
     if not count:
         return _columns(np.empty((0, 3), np.int32), np.empty((0, 5), np.int32) if traceback
                         else None, np.zeros(0, np.uint32), np.zeros(1, np.int64))
     clock = _Clock(phases, timeline)
-    m, n = np.asarray(m), np.asarray(n)
-    step = max(1, count // 20000)
-    g = lanes_for(m[::step], n[::step])
-    packed = PACKED and packs(int(m.max()), int(n.max()), sub, gap_open, gap_extend, mode, g)
+    m, n = sides.m, sides.n
+    sample = slice(0, 1) if sides.uniform else slice(None, None, max(1, count // LANES_SAMPLE))
+    g = lanes_for(m[sample], n[sample])
+    packed = PACKED and packs(sides.m_max, sides.n_max, sub, gap_open, gap_extend, mode, g)
     unit = 1 if packed else 2  # saved words a unit
     # with a traceback, many_pairs16 saves 4 direction bits a cell that trace_dirs walks
     # (kernels/many_pairs.cu's SAVE); many_pairs saves borders that trace_saved recomputes from
     units = dir_units if packed and traceback else saved_units
     slots = transfer.slots(cupy.cuda.Device().id, CHUNK_BYTES + SLACK)
     compute = stream(cupy.cuda.Device().id)
-    cuts = chunks(m, n, (g, unit) if traceback else None,
+    cuts = chunks(sides, (g, unit) if traceback else None,
                   None if qi is not None else (qoff, toff), units=units)
+
+    def written(lo: int, hi: int):
+        """Chunk lo:hi's arrays in the next host slot, written on the filler's thread (a
+        future) while this one plans, or sends and launches the chunk before."""
+        k = hi - lo
+        if qi is None:  # query k against target k: the chunk's residues
+            a, b, c, d = int(qoff[lo]), int(qoff[hi]), int(toff[lo]), int(toff[hi])
+            views, ticket = slots.take([(np.uint8, b - a), (np.uint8, d - c),
+                                        (np.int32, k), (np.int32, k)])
+            sources = [qcat[a:b], tcat[c:d], m[lo:hi], n[lo:hi]]
+        else:
+            views, ticket = slots.take([(np.int64, k), (np.int64, k), (np.int32, k),
+                                        (np.int32, k)])
+            sources = [qi[lo:hi], ti[lo:hi], m[lo:hi], n[lo:hi]]
+        clock("slot", slots.stream)
+        return _filler().submit(_write, views, sources), ticket, lo, hi
+
+    def launch(run: _Run, whole, filled, ticket, lo: int, hi: int) -> None:
+        """Chunk lo:hi sent once written, and launched (``whole``: every record on the GPU
+        where pairs index them)."""
+        filled.result()
+        clock("written", slots.stream)
+        arrays, slot = slots.send(ticket)
+        clock("upload", slots.stream)
+        compute.wait_event(slots.copied[slot])
+        with compute:
+            if whole is None:  # the chunk's offsets from its sides
+                arrays[2:2] = [_starts(arrays[2]), _starts(arrays[3])]
+            else:  # the records' offsets of the chunk's pairs
+                d_q, d_t, d_qo, d_to = whole
+                arrays = [d_q, d_t, d_qo[arrays[0]], d_to[arrays[1]], *arrays[2:]]
+            part = sides.part(lo, hi)
+            run.launch(arrays, lo, hi, part, _words(part, g, units) * unit if traceback
+                       else None)
+            slots.release(slot, compute.record())
+
     with slots.lock:
         clock("begin", slots.stream)
-        with compute:
-            run = _Run(g, mode, traceback, packed, np.asarray(sub), gap_open, gap_extend,
-                       clock=clock, count=count, down=slots.down,
-                       units=units)
-        whole = None
-        if qi is not None:  # pairs index the records: every record goes up once
-            with slots.stream:
-                d_q = transfer.upload(qcat)
-                whole = (d_q, d_q if tcat is qcat else transfer.upload(tcat),
-                         transfer.upload(qoff), transfer.upload(toff))
-
-        def written(lo: int, hi: int):
-            """Chunk lo:hi's arrays in the next host slot, written on the filler's thread
-            (a future) while this one sends and launches the chunk before."""
-            k = hi - lo
-            if whole is None:  # query k against target k: the chunk's residues
-                a, b, c, d = int(qoff[lo]), int(qoff[hi]), int(toff[lo]), int(toff[hi])
-                views, ticket = slots.take([(np.uint8, b - a), (np.uint8, d - c),
-                                            (np.int32, k), (np.int32, k)])
-                sources = [qcat[a:b], tcat[c:d], m[lo:hi], n[lo:hi]]
-            else:
-                views, ticket = slots.take([(np.int64, k), (np.int64, k), (np.int32, k),
-                                            (np.int32, k)])
-                sources = [qi[lo:hi], ti[lo:hi], m[lo:hi], n[lo:hi]]
-            clock("slot", slots.stream)
-            return _filler().submit(_write, views, sources), ticket, lo, hi
-
-        def launch(filled, ticket, lo: int, hi: int) -> None:
-            filled.result()
-            clock("written", slots.stream)
-            arrays, slot = slots.send(ticket)
-            clock("upload", slots.stream)
-            compute.wait_event(slots.copied[slot])
-            with compute:
-                if whole is None:  # the chunk's offsets from its sides
-                    arrays[2:2] = [_starts(arrays[2]), _starts(arrays[3])]
-                else:  # the records' offsets of the chunk's pairs
-                    d_q, d_t, d_qo, d_to = whole
-                    arrays = [d_q, d_t, d_qo[arrays[0]], d_to[arrays[1]], *arrays[2:]]
-                run.launch(arrays, lo, hi, m[lo:hi], n[lo:hi], int(
-                    units(m[lo:hi], n[lo:hi], g).sum(dtype=np.int64)) * unit
-                    if traceback else None)
-                slots.release(slot, compute.record())
-
         pending: list = []  # chunks written or being written, not yet launched
+        run = None
         try:
+            pending.append(written(*next(cuts)))  # written while the launches are planned
+            with compute:
+                run = _Run(g, mode, traceback, packed, np.asarray(sub), gap_open, gap_extend,
+                           clock=clock, count=count, down=slots.down, units=units)
+            clock("planned", compute)
+            whole = None
+            if qi is not None:  # pairs index the records: every record goes up once
+                with slots.stream:
+                    d_q = transfer.upload(qcat)
+                    whole = (d_q, d_q if tcat is qcat else transfer.upload(tcat),
+                             transfer.upload(qoff), transfer.upload(toff))
             for lo, hi in cuts:
                 pending.append(written(lo, hi))
-                if len(pending) > 1:
-                    launch(*pending.pop(0))
+                launch(run, whole, *pending.pop(0))
             while pending:
-                launch(*pending.pop(0))
+                launch(run, whole, *pending.pop(0))
             with compute:
                 ends, res5, runs, offsets = run.results()
             clock("download", compute)
         finally:
             for filled, *_ in pending:  # no write left running into a slot
                 filled.exception()
-            run.close()  # no download of this call left running: the next call's slots
+            if run is not None:
+                run.close()  # no download of this call left running: the next call's slots
     columns = _columns(ends, res5, runs, offsets)
     clock("columns")
     return columns
 
 
-def chunks(m: np.ndarray, n: np.ndarray, saved: tuple[int, int] | None,
+def chunks(sides: Sides, saved: tuple[int, int] | None,
            offsets: tuple[np.ndarray, np.ndarray] | None = None, *,
-           units=saved_units) -> list[tuple[int, int]]:
+           units=saved_units) -> Iterator[tuple[int, int]]:
     """Consecutive pair ranges of about CHUNK_BYTES (residues and PAIR_BYTES a pair) whose
-    saved words fit a launch's share of the GPU's memory (two chunks are on the GPU at once):
-    ``saved`` (g, words a unit) with a traceback (:func:`saved_units`), None score-only; the
-    pairs' words are counted only where a bound (the longest sides') says they can bind.
+    saved words fit a launch's share of the GPU's memory (two chunks are on the GPU at once),
+    each cut as it is asked for: ``saved`` (g,
+    words a unit) with a traceback (:func:`saved_units`), None score-only; the pairs' words
+    are counted only where a bound (the longest sides', the most pairs a chunk holds) says
+    they can bind, and a pair whose words alone cannot fit is an InputError at the first cut.
     ``offsets``: the one-to-one pairs' query and target offsets, whose differences are the
     residues' running sums (no pass over the pairs). ``units``: a pair's words
     (:func:`saved_units`, or :func:`dir_units` for direction bits)."""
+    m, n = sides.m, sides.n
     count = int(m.size)
 
     def running(values: np.ndarray):
@@ -271,35 +280,37 @@ def chunks(m: np.ndarray, n: np.ndarray, saved: tuple[int, int] | None,
                     CHUNK_BYTES)]
     else:
         weights = [(running(m + n + PAIR_BYTES), CHUNK_BYTES)]
-    cuts = _cut(count, weights)
     if saved is not None:
         import cupy
 
         g, unit = saved
         free, _ = cupy.cuda.runtime.memGetInfo()
         budget = min(SAVE_BYTES, free // 3) // 8
-        bound = int(units(np.int64(m.max()), np.int64(n.max()), g)) * unit
-        if any((hi - lo) * bound > budget for lo, hi in cuts):  # the words can bind
+        bound = int(units(np.int64(sides.m_max), np.int64(sides.n_max), g)) * unit
+        most = CHUNK_BYTES // (PAIR_BYTES + sides.m_min + sides.n_min) + 1
+        if min(most, count) * bound > budget:  # the words can bind
             words = units(m.astype(np.int64), n.astype(np.int64), g) * unit
             largest = int(words.max())
             if largest > budget:
                 raise InputError(f"a batch of pairs needs {4 * largest / 2**20:.1f} MiB of "
                                  f"GPU memory for its largest pair, {free / 2**20:.1f} MiB "
                                  "free")
-            cuts = _cut(count, [*weights, (running(words), budget)])
-    return cuts
-
-
-def _cut(count: int, weights: list) -> list[tuple[int, int]]:
-    """The most pairs from each start whose every running sum stays in its cap."""
-    cuts, start = [], 0
-    while start < count:
+            weights.append((running(words), budget))
+    start = 0
+    while start < count:  # the most pairs from start whose every running sum stays in its cap
         stop = min(bisect.bisect_right(range(count + 1), total(start) + cap, key=total) - 1
                    for total, cap in weights)
         stop = max(stop, start + 1)
-        cuts.append((start, stop))
+        yield start, stop
         start = stop
-    return cuts
+
+
+def _words(part: Sides, g: int, units) -> int:
+    """The saved units of the pairs ``part`` (``units``: :func:`saved_units` or
+    :func:`dir_units`); one shape: no pass over them."""
+    if part.uniform:
+        return part.m.size * int(units(np.int64(part.m_max), np.int64(part.n_max), g))
+    return int(units(part.m.astype(np.int64), part.n.astype(np.int64), g).sum(dtype=np.int64))
 
 
 def _columns(ends: np.ndarray, res5: np.ndarray | None, runs: np.ndarray,
@@ -418,16 +429,15 @@ class _Run:
             self.sweep.max_dynamic_shared_size_bytes = self.smem
         self.grid = _grid(self.sweep, self.smem)
 
-    def launch(self, args: list, lo: int, hi: int, m: np.ndarray, n: np.ndarray,
-               words: int | None) -> None:
-        """Sort, sweep and (with ``words`` saved words) trace pairs lo:hi (sides ``m`` and
-        ``n``); ``args``: their residues, offsets and sides on the GPU."""
+    def launch(self, args: list, lo: int, hi: int, part: Sides, words: int | None) -> None:
+        """Sort, sweep and (with ``words`` saved words) trace pairs lo:hi (sides ``part``);
+        ``args``: their residues, offsets and sides on the GPU."""
         import cupy
 
         d_q, d_t, d_qs, d_ts, d_m, d_n = args
         g, count, t, grid = self.g, hi - lo, self.g * ROWS, self.grid
-        longest_m, longest_n = int(m.max()), int(n.max())
-        if longest_m <= t * -(-int(m.min()) // t) and longest_n == int(n.min()):
+        longest_m, longest_n = part.m_max, part.n_max
+        if longest_m <= t * -(-part.m_min // t) and longest_n == part.n_min:
             order = cupy.arange(count, dtype=cupy.int32)  # one shape: nothing to sort
         else:  # by passes, then columns, longest first (keys below 2**24)
             order = cupy.argsort(-(((d_m + t - 1) // t) * 65536 + d_n).astype(cupy.int32))
@@ -452,8 +462,9 @@ class _Run:
             return
         roff = cupy.zeros(count + 1, cupy.int64)
         cupy.cumsum((d_m + d_n + 1).astype(cupy.int64), out=roff[1:])
-        runs = cupy.empty(count + int(m.sum(dtype=np.int64) + n.sum(dtype=np.int64)),
-                          cupy.uint32)
+        letters = count * (longest_m + longest_n) if part.uniform else int(
+            part.m.sum(dtype=np.int64) + part.n.sum(dtype=np.int64))
+        runs = cupy.empty(count + letters, cupy.uint32)
         res5 = self.res5[5 * lo:5 * hi]
         blocks = min(-(-count // TRACE_BLOCK), 65535)
         trace = f"trace_{'dirs' if self.dirs else 'saved'}<{self.mode}, {g}>"
