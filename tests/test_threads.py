@@ -167,3 +167,26 @@ def test_a_pool_left_by_an_exception_drops_its_queued_work():
     assert ran == [0]
     with pool(2, "test") as executor:
         assert sorted(executor.map(lambda k: k * k, range(4))) == [0, 1, 4, 9]
+
+
+def test_pieces_cover_the_range_in_order(monkeypatch):
+    """in_pieces: consecutive pieces, in order, covering 0..size once, on several threads
+    where the size allows it; the sides' extremes and the records' lengths made from them
+    equal NumPy's own."""
+    import wavedp.threads as threads
+    from wavedp.engines.common import Sides
+    from wavedp.pairs import Sequences
+
+    monkeypatch.setattr(threads, "PIECE", 1000)
+    monkeypatch.setattr(threads, "cores", lambda: 4)
+    for size in (0, 1, 999, 1000, 4001, 12345):
+        pieces = threads.in_pieces(lambda a, b: (a, b), size)
+        assert pieces[0][0] == 0 and pieces[-1][1] == size
+        assert all(p[1] == q[0] for p, q in zip(pieces, pieces[1:], strict=False))
+        assert len(pieces) == max(1, min(4, size // 1000))
+    rng = np.random.default_rng(3)
+    m, n = rng.integers(0, 10**6, 12345), rng.integers(5, 9, 12345)
+    assert Sides.of(m, n)[2:] == (m.min(), m.max(), n.min(), n.max())
+    offsets = np.concatenate([[0], np.cumsum(m)])
+    seqs = Sequences(np.zeros(0, np.uint8), offsets, [])
+    assert np.array_equal(seqs.lengths, m) and not seqs.lengths.flags.writeable

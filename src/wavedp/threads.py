@@ -4,11 +4,18 @@ command line): every core by default; 1 runs each kernel on one thread."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from .errors import InputError
+
+T = TypeVar("T")
+#: :func:`in_pieces`' threads, and the fewest elements a piece worth a thread of its own
+HELPERS = 16
+PIECE = 1 << 17
 
 
 def cores() -> int:
@@ -60,3 +67,19 @@ def pool(threads: int, name: str) -> Iterator[ThreadPoolExecutor]:
         executor.shutdown(cancel_futures=True)
         raise
     executor.shutdown()
+
+
+@functools.cache
+def _helpers() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(HELPERS, thread_name_prefix="wavedp-numpy")
+
+
+def in_pieces(work: Callable[[int, int], T], size: int) -> list[T]:
+    """``work(a, b)``'s results over consecutive pieces a:b of 0..size, in order: on up to
+    HELPERS threads (NumPy lets go of the interpreter's lock in its loops over arrays), one
+    piece on this thread where ``size`` is small."""
+    count = max(1, min(HELPERS, cores(), size // PIECE))
+    if count == 1:
+        return [work(0, size)]
+    step = -(-size // count)
+    return list(_helpers().map(lambda a: work(a, min(a + step, size)), range(0, size, step)))

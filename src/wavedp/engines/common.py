@@ -9,6 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import InputError
+from ..threads import in_pieces
 
 LOCAL = 0
 GLOBAL = 1
@@ -158,7 +159,10 @@ class Sides(NamedTuple):
         m, n = np.asarray(m), np.asarray(n)
         if not m.size:
             return cls(m, n, 0, 0, 0, 0)
-        return cls(m, n, int(m.min()), int(m.max()), int(n.min()), int(n.max()))
+        parts = np.array(in_pieces(lambda a, b: (m[a:b].min(), m[a:b].max(), n[a:b].min(),
+                                                 n[a:b].max()), m.size), np.int64)
+        lo, hi = parts.min(axis=0), parts.max(axis=0)
+        return cls(m, n, int(lo[0]), int(hi[1]), int(lo[2]), int(hi[3]))
 
     @property
     def uniform(self) -> bool:

@@ -13,6 +13,7 @@ import numpy as np
 from ..api import encoded, record_text, sequences
 from ..errors import InputError
 from ..scoring import Scoring
+from ..threads import in_pieces
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,7 +34,10 @@ class Sequences:
     @functools.cached_property
     def lengths(self) -> np.ndarray:
         """Each record's length (int64; made once, read-only)."""
-        lengths = np.diff(self.offsets)
+        offsets = self.offsets
+        lengths = np.empty(len(offsets) - 1, np.int64)
+        in_pieces(lambda a, b: np.subtract(offsets[a + 1:b + 1], offsets[a:b],
+                                           out=lengths[a:b]), lengths.size)
         lengths.flags.writeable = False
         return lengths
 
