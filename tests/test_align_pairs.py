@@ -349,6 +349,8 @@ def test_chunks_from_offsets_equal_running_sums(monkeypatch):
         assert cuts == list(mp.chunks(Sides.of(m, n), None))
         assert cuts[0][0] == 0 and cuts[-1][1] == count
         assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:], strict=False))
-        sizes = m + n + mp.PAIR_BYTES
-        assert all(hi - lo == 1 or sizes[lo:hi].sum() <= mp.CHUNK_BYTES for lo, hi in cuts)
-        assert all(hi == count or sizes[lo:hi + 1].sum() > mp.CHUNK_BYTES for lo, hi in cuts)
+        sizes, most = m + n + mp.PAIR_BYTES, -(-count // mp.LEAST_CHUNKS)
+        assert all(hi - lo == 1 or (sizes[lo:hi].sum() <= mp.CHUNK_BYTES and hi - lo <= most)
+                   for lo, hi in cuts)
+        assert all(hi == count or sizes[lo:hi + 1].sum() > mp.CHUNK_BYTES or hi - lo == most
+                   for lo, hi in cuts)
