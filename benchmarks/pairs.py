@@ -85,13 +85,19 @@ def _pairs_of(best: dict, values: list) -> str:
     return "; ".join(f"{v}: {best[v, False]:.3f}, {best[v, True]:.3f}" for v in values)
 
 
-def engine(qs, ts, scoring, mode: str, traceback: bool, **marks):
-    """The GPU engine's call on the pairs (``marks``: its ``phases`` or ``timeline``)."""
+def engine(qs, ts, scoring, mode: str, traceback: bool, every: bool = False, **marks):
+    """The GPU engine's call on the pairs, one-to-one (``every``: every query against every
+    target; ``marks``: its ``phases`` or ``timeline``)."""
     from wavedp.engines.common import MODES, Sides
     from wavedp.engines.cuda import many_pairs
 
-    return many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, None, None,
-                            Sides.of(qs.lengths, ts.lengths), sub=scoring.table,
+    qi = ti = None
+    sides = Sides.of(qs.lengths, ts.lengths)
+    if every:
+        qi, ti = np.divmod(np.arange(len(qs) * len(ts), dtype=np.int64), len(ts))
+        sides = Sides.of(qs.lengths[qi], ts.lengths[ti])
+    return many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, qi, ti, sides,
+                            sub=scoring.table,
                             gap_open=scoring.gap_open, gap_extend=scoring.gap_extend,
                             mode=MODES[mode], traceback=traceback, **marks)
 
@@ -103,13 +109,14 @@ def phases(qs, ts, scoring, mode: str, traceback: bool) -> str:
     return " ".join(f"{k} {v * 1e3:.1f}" for k, v in found.items()) + " ms"
 
 
-def timeline(qs, ts, scoring, traceback: bool) -> str:
-    """One local call's marks: phase, host ms, GPU ms (its stream's event), from the start."""
+def timeline(qs, ts, scoring, traceback: bool, every: bool = False) -> str:
+    """One local call's marks: phase, host ms, GPU ms (its stream's event), from the start
+    (``every``: every query against every target)."""
     import cupy
 
     marks: list = []
     start = time.perf_counter()
-    engine(qs, ts, scoring, "local", traceback, timeline=marks)
+    engine(qs, ts, scoring, "local", traceback, every, timeline=marks)
     whole = time.perf_counter() - start
     cupy.cuda.Device().synchronize()
     first = marks[0][2]
@@ -499,8 +506,14 @@ def all_against_all(args) -> None:
                                     device=args.device)
         call()
         seconds, _ = timed(call, args.repeats)
-        print(f"all-against-all {q_count}x{t_count} {'cigar' if traceback else 'score'} "
-              f"{seconds:.3f} s {cells / seconds / 1e12:.3f} TCUPS (from strings)", flush=True)
+        what = "cigar" if traceback else "score"
+        print(f"all-against-all {q_count}x{t_count} {what} {seconds * 1e3:.1f} ms "
+              f"{cells / seconds / 1e12:.3f} TCUPS (from strings)", flush=True)
+        if args.timeline:
+            head_q, head_t = _head(qs, q_count), _head(ts, t_count)
+            timeline(head_q, head_t, scoring, traceback, every=True)  # compiled
+            print(f"# all-against-all {what} timeline (ms)\n"
+                  f"{timeline(head_q, head_t, scoring, traceback, every=True)}", flush=True)
 
 
 def main() -> None:
