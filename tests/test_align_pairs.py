@@ -335,8 +335,7 @@ def test_gpu_reads_against_windows(traceback):
 
 def test_chunks_from_offsets_equal_running_sums(monkeypatch):
     """The one-to-one cut (residues' running sums read off the offsets, by bisection) equals
-    the cut over running sums of the pairs' sizes; each chunk is the most pairs within its
-    caps (the bytes' ramping up from FIRST_BYTES, a LEAST_CHUNKS-th of the pairs)."""
+    the cut over running sums of the pairs' sizes."""
     from wavedp.engines.cuda import many_pairs as mp
 
     rng = np.random.default_rng(1)
@@ -344,8 +343,6 @@ def test_chunks_from_offsets_equal_running_sums(monkeypatch):
         count = int(rng.integers(1, 300))
         m, n = rng.integers(0, 500, count), rng.integers(0, 500, count)
         monkeypatch.setattr(mp, "CHUNK_BYTES", int(rng.integers(1, 5000)))
-        first = min(int(rng.integers(1, 5000)), mp.CHUNK_BYTES)
-        monkeypatch.setattr(mp, "FIRST_BYTES", first)
         qoff = np.concatenate([[7], 7 + np.cumsum(m)])
         toff = np.concatenate([[3], 3 + np.cumsum(n)])
         cuts = list(mp.chunks(Sides.of(m, n), None, (qoff, toff)))
@@ -353,11 +350,7 @@ def test_chunks_from_offsets_equal_running_sums(monkeypatch):
         assert cuts[0][0] == 0 and cuts[-1][1] == count
         assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:], strict=False))
         sizes, most = m + n + mp.PAIR_BYTES, -(-count // mp.LEAST_CHUNKS)
-        caps, size = [], float(first)
-        for _ in cuts:
-            caps.append(int(size))
-            size = min(size * mp.RAMP, mp.CHUNK_BYTES)
-        assert all(hi - lo == 1 or (sizes[lo:hi].sum() <= cap and hi - lo <= most)
-                   for (lo, hi), cap in zip(cuts, caps, strict=True))
-        assert all(hi == count or sizes[lo:hi + 1].sum() > cap or hi - lo == most
-                   for (lo, hi), cap in zip(cuts, caps, strict=True))
+        assert all(hi - lo == 1 or (sizes[lo:hi].sum() <= mp.CHUNK_BYTES and hi - lo <= most)
+                   for lo, hi in cuts)
+        assert all(hi == count or sizes[lo:hi + 1].sum() > mp.CHUNK_BYTES or hi - lo == most
+                   for lo, hi in cuts)

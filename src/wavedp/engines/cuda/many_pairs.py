@@ -62,11 +62,6 @@ CKPT_BITS = 4
 CHUNK_BYTES = 96 << 20
 PAIR_BYTES = 24
 SLACK = 4096
-#: the first chunk holds at most FIRST_BYTES, each next one RAMP times the one before, up to
-#: CHUNK_BYTES: the GPU starts on a chunk written quickly, and each later chunk's fill (the
-#: host writes about 17 GB/s) ends while the GPU runs the one before (DNA with CIGARs: 12 GB/s)
-FIRST_BYTES = 12 << 20
-RAMP = 1.4
 #: a call goes in at least this many chunks (each at most its share of the pairs), so a small
 #: call's results come down while its later chunks run
 LEAST_CHUNKS = 4
@@ -264,16 +259,15 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
 def chunks(sides: Sides, saved: tuple[int, int] | None,
            offsets: tuple[np.ndarray, np.ndarray] | None = None, *,
            units=saved_units) -> Iterator[tuple[int, int]]:
-    """Consecutive pair ranges of about CHUNK_BYTES (residues and PAIR_BYTES a pair; the
-    first ones fewer, FIRST_BYTES growing by RAMP), at most a LEAST_CHUNKS-th of the pairs,
-    whose saved words fit a launch's share of the GPU's memory (two chunks are on the GPU at
-    once), each cut as it is asked for: ``saved`` (g, words a unit) with a traceback
-    (:func:`saved_units`), None score-only; the pairs' words are counted only where a bound
-    (the longest sides', the most pairs a chunk holds) says they can bind, and a pair whose
-    words alone cannot fit is an InputError at the first cut. ``offsets``: the one-to-one
-    pairs' query and target offsets, whose differences are the residues' running sums (no
-    pass over the pairs). ``units``: a pair's words (:func:`saved_units`, or
-    :func:`dir_units` for direction bits)."""
+    """Consecutive pair ranges of about CHUNK_BYTES (residues and PAIR_BYTES a pair), at
+    most a LEAST_CHUNKS-th of the pairs, whose saved words fit a launch's share of the GPU's
+    memory (two chunks are on the GPU at once), each cut as it is asked for: ``saved`` (g,
+    words a unit) with a traceback (:func:`saved_units`), None score-only; the pairs' words
+    are counted only where a bound (the longest sides', the most pairs a chunk holds) says
+    they can bind, and a pair whose words alone cannot fit is an InputError at the first cut.
+    ``offsets``: the one-to-one pairs' query and target offsets, whose differences are the
+    residues' running sums (no pass over the pairs). ``units``: a pair's words
+    (:func:`saved_units`, or :func:`dir_units` for direction bits)."""
     m, n = sides.m, sides.n
     count = int(m.size)
 
@@ -306,14 +300,13 @@ def chunks(sides: Sides, saved: tuple[int, int] | None,
                                  f"GPU memory for its largest pair, {free / 2**20:.1f} MiB "
                                  "free")
             weights.append((running(words), budget))
-    start, size = 0, float(min(FIRST_BYTES, CHUNK_BYTES))
+    start = 0
     while start < count:  # the most pairs from start whose every running sum stays in its cap
-        weights[0] = weights[0][0], int(size)  # the bytes' cap, ramping up
         stop = min(bisect.bisect_right(range(count + 1), total(start) + cap, key=total) - 1
                    for total, cap in weights)
         stop = max(stop, start + 1)
         yield start, stop
-        start, size = stop, min(size * RAMP, CHUNK_BYTES)
+        start = stop
 
 
 def _words(part: Sides, g: int, units) -> int:
