@@ -335,7 +335,8 @@ def test_gpu_reads_against_windows(traceback):
 
 def test_chunks_from_offsets_equal_running_sums(monkeypatch):
     """The one-to-one cut (residues' running sums read off the offsets, by bisection) equals
-    the cut over running sums of the pairs' sizes."""
+    the cut over running sums of the pairs' sizes; each chunk is the most pairs within its
+    caps (CHUNK_BYTES, a LEAST_CHUNKS-th of the pairs or LEAST_PAIRS)."""
     from wavedp.engines.cuda import many_pairs as mp
 
     rng = np.random.default_rng(1)
@@ -343,13 +344,15 @@ def test_chunks_from_offsets_equal_running_sums(monkeypatch):
         count = int(rng.integers(1, 300))
         m, n = rng.integers(0, 500, count), rng.integers(0, 500, count)
         monkeypatch.setattr(mp, "CHUNK_BYTES", int(rng.integers(1, 5000)))
+        least = int(rng.integers(1, 100))
+        monkeypatch.setattr(mp, "LEAST_PAIRS", least)
         qoff = np.concatenate([[7], 7 + np.cumsum(m)])
         toff = np.concatenate([[3], 3 + np.cumsum(n)])
         cuts = list(mp.chunks(Sides.of(m, n), None, (qoff, toff)))
         assert cuts == list(mp.chunks(Sides.of(m, n), None))
         assert cuts[0][0] == 0 and cuts[-1][1] == count
         assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:], strict=False))
-        sizes, most = m + n + mp.PAIR_BYTES, -(-count // mp.LEAST_CHUNKS)
+        sizes, most = m + n + mp.PAIR_BYTES, max(-(-count // mp.LEAST_CHUNKS), least)
         assert all(hi - lo == 1 or (sizes[lo:hi].sum() <= mp.CHUNK_BYTES and hi - lo <= most)
                    for lo, hi in cuts)
         assert all(hi == count or sizes[lo:hi + 1].sum() > mp.CHUNK_BYTES or hi - lo == most

@@ -62,9 +62,11 @@ CKPT_BITS = 4
 CHUNK_BYTES = 96 << 20
 PAIR_BYTES = 24
 SLACK = 4096
-#: a call goes in at least this many chunks (each at most its share of the pairs), so a small
-#: call's results come down while its later chunks run
+#: a call goes in at least this many chunks (each at most its share of the pairs, but at least
+#: LEAST_PAIRS), so its results come down while its later chunks run (one H200, 500,000
+#: proteins with CIGARs: 0.057 -> 0.049-0.050 s); a chunk costs the host about 0.3 ms
 LEAST_CHUNKS = 4
+LEAST_PAIRS = 4096
 #: a pass boundary costs about this many cells a column (the scratch row's store and load,
 #: the pass's setup): on the H200, 2,000,000 reads of 150 against 300 (local, int16 x 2) swept
 #: in 35.2 ms with groups of 4 (five passes) and 35.7 ms with 8 (three) score-only, 124 and
@@ -260,14 +262,15 @@ def chunks(sides: Sides, saved: tuple[int, int] | None,
            offsets: tuple[np.ndarray, np.ndarray] | None = None, *,
            units=saved_units) -> Iterator[tuple[int, int]]:
     """Consecutive pair ranges of about CHUNK_BYTES (residues and PAIR_BYTES a pair), at
-    most a LEAST_CHUNKS-th of the pairs, whose saved words fit a launch's share of the GPU's
-    memory (two chunks are on the GPU at once), each cut as it is asked for: ``saved`` (g,
-    words a unit) with a traceback (:func:`saved_units`), None score-only; the pairs' words
-    are counted only where a bound (the longest sides', the most pairs a chunk holds) says
-    they can bind, and a pair whose words alone cannot fit is an InputError at the first cut.
-    ``offsets``: the one-to-one pairs' query and target offsets, whose differences are the
-    residues' running sums (no pass over the pairs). ``units``: a pair's words
-    (:func:`saved_units`, or :func:`dir_units` for direction bits)."""
+    most a LEAST_CHUNKS-th of the pairs (or LEAST_PAIRS), whose saved words fit a launch's
+    share of the GPU's memory (two chunks are on the GPU at once), each cut as it is asked
+    for: ``saved`` (g, words a unit) with a traceback (:func:`saved_units`), None
+    score-only; the pairs' words are counted only where a bound (the longest sides', the most
+    pairs a chunk holds) says they can bind, and a pair whose words alone cannot fit is an
+    InputError at the first cut. ``offsets``: the one-to-one pairs' query and target
+    offsets, whose differences are the residues' running sums (no pass over the pairs).
+    ``units``: a pair's words (:func:`saved_units`, or :func:`dir_units` for direction
+    bits)."""
     m, n = sides.m, sides.n
     count = int(m.size)
 
@@ -283,7 +286,7 @@ def chunks(sides: Sides, saved: tuple[int, int] | None,
                     CHUNK_BYTES)]
     else:
         weights = [(running(m + n + PAIR_BYTES), CHUNK_BYTES)]
-    weights.append((lambda k: k, -(-count // LEAST_CHUNKS)))
+    weights.append((lambda k: k, max(-(-count // LEAST_CHUNKS), LEAST_PAIRS)))
     if saved is not None:
         import cupy
 
