@@ -3,6 +3,7 @@ same results as the default (every core)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numba
@@ -190,3 +191,29 @@ def test_pieces_cover_the_range_in_order(monkeypatch):
     offsets = np.concatenate([[0], np.cumsum(m)])
     seqs = Sequences(np.zeros(0, np.uint8), offsets, [])
     assert np.array_equal(seqs.lengths, m) and not seqs.lengths.flags.writeable
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_pieces_in_a_forked_child(monkeypatch):
+    """A child forked after the helper threads started makes its own (the parent's are not
+    in it): its in_pieces returns instead of waiting for threads that do not exist."""
+    import signal
+    import warnings
+
+    import wavedp.threads as threads
+
+    monkeypatch.setattr(threads, "PIECE", 1000)
+    monkeypatch.setattr(threads, "cores", lambda: 4)
+    monkeypatch.setattr(threads, "HELPERS", 4)
+    threads._helpers.cache_clear()  # a pool of 4, every thread started by the parent
+    assert threads.in_pieces(lambda a, b: b - a, 4000) == [1000] * 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads running
+        pid = os.fork()
+    if pid == 0:
+        signal.alarm(20)
+        ok = threads.in_pieces(lambda a, b: b - a, 4000) == [1000] * 4
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    threads._helpers.cache_clear()  # the next user makes a pool of HELPERS again
+    assert os.waitstatus_to_exitcode(status) == 0

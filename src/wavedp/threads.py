@@ -70,7 +70,8 @@ def pool(threads: int, name: str) -> Iterator[ThreadPoolExecutor]:
 
 
 @functools.cache
-def _helpers() -> ThreadPoolExecutor:
+def _helpers(pid: int) -> ThreadPoolExecutor:
+    """Process ``pid``'s helper threads (a forked child makes its own)."""
     return ThreadPoolExecutor(HELPERS, thread_name_prefix="wavedp-numpy")
 
 
@@ -82,4 +83,5 @@ def in_pieces(work: Callable[[int, int], T], size: int) -> list[T]:
     if count == 1:
         return [work(0, size)]
     step = -(-size // count)
-    return list(_helpers().map(lambda a: work(a, min(a + step, size)), range(0, size, step)))
+    return list(_helpers(os.getpid()).map(lambda a: work(a, min(a + step, size)),
+                                          range(0, size, step)))
