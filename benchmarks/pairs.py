@@ -92,10 +92,10 @@ def engine(qs, ts, scoring, mode: str, traceback: bool, every: bool = False, **m
     from wavedp.engines.cuda import many_pairs
 
     qi = ti = None
-    sides = Sides.of(qs.lengths, ts.lengths)
     if every:
         qi, ti = np.divmod(np.arange(len(qs) * len(ts), dtype=np.int64), len(ts))
-        sides = Sides.of(qs.lengths[qi], ts.lengths[ti])
+    sides = Sides.of(qs.lengths, ts.lengths) if qi is None else Sides.of(qs.lengths[qi],
+                                                                          ts.lengths[ti])
     return many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, qi, ti, sides,
                             sub=scoring.table,
                             gap_open=scoring.gap_open, gap_extend=scoring.gap_extend,
@@ -456,10 +456,8 @@ def copies(size: int = 900 << 20) -> None:
 
 
 def copy_threads(threads: int | None) -> None:
-    """The engine's host copies on ``threads`` threads (None: as many as it chose), the
-    former pool shut down."""
-    transfer._pool().shutdown()
-    transfer._pool.cache_clear()
+    """The engine's host copies on ``threads`` threads (None: as many as it chose; at most
+    ``wavedp.threads.HELPERS``)."""
     transfer.THREADS = _KEPT_THREADS if threads is None else threads
 
 

@@ -75,12 +75,15 @@ def _helpers(pid: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(HELPERS, thread_name_prefix="wavedp-numpy")
 
 
-def in_pieces(work: Callable[[int, int], T], size: int) -> list[T]:
-    """``work(a, b)``'s results over consecutive pieces a:b of 0..size, in order: on up to
-    HELPERS threads (NumPy lets go of the interpreter's lock in its loops over arrays), one
-    piece on this thread where ``size`` is small."""
-    count = max(1, min(HELPERS, cores(), size // PIECE))
-    if count == 1:
+def in_pieces(work: Callable[[int, int], T], size: int, count: int | None = None
+              ) -> list[T]:
+    """``work(a, b)``'s results over ``count`` consecutive pieces a:b of 0..size, in order, on
+    the helper threads (NumPy lets go of the interpreter's lock in its loops over arrays);
+    ``count`` None: up to HELPERS pieces of at least PIECE elements, one piece on this thread
+    where ``size`` is small."""
+    if count is None:
+        count = max(1, min(HELPERS, cores(), size // PIECE))
+    if count <= 1:
         return [work(0, size)]
     step = -(-size // count)
     return list(_helpers(os.getpid()).map(lambda a: work(a, min(a + step, size)),

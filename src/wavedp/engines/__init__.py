@@ -53,18 +53,13 @@ def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarra
 
 def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray,
                  toff: np.ndarray, qi: np.ndarray | None, ti: np.ndarray | None, *,
-                 sub: np.ndarray, gap_open: int, gap_extend: int, mode: int, traceback: bool,
-                 sides: Sides | None = None) -> Columns:
+                 sides: Sides, sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
+                 traceback: bool) -> Columns:
     """Pair k (query ``qi[k]`` against target ``ti[k]``, sequences as one array with offsets
     each; ``qi`` and ``ti`` None: query k against target k) aligned, as columns: empty
     sequences by the boundary, on the GPU the batch engine (``cuda/many_pairs.py``) over the
     device's GPUs and the pairwise engines for what it does not take, else the CPU engine on
-    every core. ``sides``: the pairs' sides where the caller has them."""
-    if sides is None:
-        if qi is None or ti is None:
-            sides = Sides.of(np.diff(qoff), np.diff(toff))
-        else:
-            sides = Sides.of(qoff[1:][qi] - qoff[:-1][qi], toff[1:][ti] - toff[:-1][ti])
+    every core. ``sides``: the pairs' sides (:class:`Sides`)."""
     m, n = sides.m, sides.n
     count = int(m.size)
     none_empty = count == 0 or (sides.m_min > 0 and sides.n_min > 0)

@@ -88,9 +88,9 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
             **strategy), traceback)
     else:
         cols = engines.pair_columns(device, queries.codes, queries.offsets, targets.codes,
-                                    targets.offsets, qi, ti, sub=scoring.table,
+                                    targets.offsets, qi, ti, sides=sides, sub=scoring.table,
                                     gap_open=scoring.gap_open, gap_extend=scoring.gap_extend,
-                                    mode=code, traceback=traceback, sides=sides)
+                                    mode=code, traceback=traceback)
     qs, ts = cols.query_start, cols.target_start
     if not traceback and code == GLOBAL:  # a global alignment starts at the origin
         qs = ts = np.broadcast_to(np.int32(0), qs.shape)

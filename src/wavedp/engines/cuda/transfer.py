@@ -16,9 +16,10 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+from ...threads import in_pieces
 
 #: bytes a piece (and each page-locked buffer)
 PIECE = 32 << 20
@@ -26,11 +27,6 @@ PIECE = 32 << 20
 SMALL = 4 << 20
 #: threads copying a piece on the host (the H200 machine, 16 cores: 44 GB/s; 8 threads 27-41)
 THREADS = min(16, os.cpu_count() or 1)
-
-
-@functools.cache
-def _pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(THREADS, thread_name_prefix="wavedp-copy")
 
 
 @functools.cache
@@ -44,13 +40,10 @@ def _buffers(device: int) -> tuple[list[np.ndarray], list]:
 
 
 def host_copy(dst: np.ndarray, src: np.ndarray) -> None:
-    """``dst[:] = src`` on the host's threads (NumPy lets go of the interpreter's lock)."""
-    step = -(-src.size // THREADS)
-    if step < (1 << 20):
-        np.copyto(dst, src)
-        return
-    list(_pool().map(lambda a: np.copyto(dst[a:a + step], src[a:a + step]),
-                     range(0, src.size, step)))
+    """``dst[:] = src`` on THREADS of the helper threads (``threads.in_pieces``), or on this
+    one where each would copy under 2**20 elements."""
+    pieces = 1 if -(-src.size // THREADS) < (1 << 20) else THREADS
+    in_pieces(lambda a, b: np.copyto(dst[a:b], src[a:b]), src.size, pieces)
 
 
 def upload(host: np.ndarray):
