@@ -213,14 +213,16 @@ def pairs_run(args, kind: str) -> None:
     for g in args.groups:  # the engine's phases with each group size forced
         from wavedp.engines.cuda import many_pairs
 
-        chosen, many_pairs.lanes_for = many_pairs.lanes_for, lambda m, n, g=g: g
+        chosen = many_pairs.shape_for  # its orientation kept
+        many_pairs.shape_for = lambda m, n, exchange=True, g=g, chosen=chosen: (
+            g, chosen(m, n, exchange)[1])
         try:
             for traceback in (False, True):
                 phases(qs, ts, scoring, "local", traceback)  # compiled
                 print(f"{kind:8} local G={g:<2} {'cigar' if traceback else 'score'}  "
                       f"{phases(qs, ts, scoring, 'local', traceback)}", flush=True)
         finally:
-            many_pairs.lanes_for = chosen
+            many_pairs.shape_for = chosen
     if args.device == "gpu":
         import cupy
 

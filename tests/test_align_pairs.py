@@ -158,25 +158,37 @@ def test_gpu_equals_cpu(kind, mode, traceback, monkeypatch):
 
     queries, targets, scoring, want = _gpu_cases(kind, mode, traceback, many_pairs.GROUPS)
     for g in many_pairs.GROUPS:
-        monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, g=g: g)
-        for packed in (True, False):  # two pairs a word, or one
+        # two pairs a word (the pairs exchanged, or not), or one
+        for packed, swap in ((True, False), (True, True), (False, False)):
+            _force(monkeypatch, g, swap)
             monkeypatch.setattr(many_pairs, "PACKED", packed)
             got = wavedp.align_pairs(queries, targets, scoring, mode=mode,
                                      traceback=traceback, device="gpu")
             _same(got, want)
 
 
+def _force(monkeypatch, g: int, swap: bool) -> None:
+    """The GPU engine's group size ``g`` and orientation (``swap``: the pairs exchanged where
+    the call lets it) forced."""
+    from wavedp.engines.cuda import many_pairs
+
+    monkeypatch.setattr(many_pairs, "shape_for",
+                        lambda m, n, exchange=True, g=g: (g, swap and exchange))
+
+
 def _gpu_at_every_group(queries, targets, scoring, mode: str, traceback: bool,
                         monkeypatch) -> None:
-    """The GPU's batch at every group size equals the CPU engine's."""
+    """The GPU's batch at every group size, the pairs exchanged or not, equals the CPU
+    engine's."""
     from wavedp.engines.cuda import many_pairs
 
     want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
                               device="cpu")
     for g in many_pairs.GROUPS:
-        monkeypatch.setattr(many_pairs, "lanes_for", lambda m, n, g=g: g)
-        _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
-                                 device="gpu"), want)
+        for swap in (False, True):
+            _force(monkeypatch, g, swap)
+            _same(wavedp.align_pairs(queries, targets, scoring, mode=mode,
+                                     traceback=traceback, device="gpu"), want)
 
 
 @pytest.mark.gpu
@@ -216,6 +228,17 @@ def test_gpu_mixed_warp(mode, traceback, monkeypatch):
     queries, targets = pair_texts("dna", MIXED, seed=23)
     scoring = SCORINGS["dna"]
     _gpu_at_every_group(queries, targets, scoring, mode, traceback, monkeypatch)
+
+
+def test_shape_for():
+    """Reads of 150 against windows of 300 go exchanged (the window down five passes of 64
+    rows, 94% used, against the read's three, 78%); equal sides, or ``exchange`` False, never."""
+    from wavedp.engines.cuda import many_pairs as mp
+
+    m, n = np.full(10, 150), np.full(10, 300)
+    assert mp.shape_for(m, n) == (8, True) and mp.shape_for(n, m) == (8, False)
+    assert mp.shape_for(m, n, exchange=False) == (8, False)
+    assert mp.shape_for(n, n) == (mp.shape_for(n, n, exchange=False)[0], False)
 
 
 def test_packs_bounds():

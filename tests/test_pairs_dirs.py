@@ -23,11 +23,12 @@ SCORINGS = {
 MODES = ("local", "global", "semiglobal")
 
 
-def nibbles(q, t, sub, go: int, ge: int, mode: int) -> np.ndarray:
+def nibbles(q, t, sub, go: int, ge: int, mode: int, swap: bool = False):
     """Each cell's nibble as many_pairs16<..., true, ...> makes it: bit 0, F beats X; bit 1,
     X beats the diagonal; bit 2, E extends; bit 3, F extends (signs of the sweep's
-    differences). Down a lane's 8 rows F runs from X - go of the row above (max(F - ge, X - go)
-    equals max(F - ge, H - go) where go >= ge), from H - go at a lane's first row."""
+    differences); ``swap`` (SWAP, the pair exchanged): bit 0, X beats F; bit 1, H beats the
+    diagonal. Down a lane's 8 rows F runs from X - go of the row above (max(F - ge, X - go)
+    equals max(F - ge, H - go) where go >= ge), from H - go at a lane's first row. With H."""
     m, n = len(q), len(t)
 
     def edge(k: int) -> int:
@@ -48,14 +49,33 @@ def nibbles(q, t, sub, go: int, ge: int, mode: int) -> np.ndarray:
             x = max(dg, e, 0) if mode == 0 else max(dg, e)
             f = max(F[i - 1, j] - ge, hg_up if (i - 1) % 8 == 0 else X[i - 1, j] - go)
             h = max(x, f)
-            nib[i, j] = ((x - go) - (h - go) < 0) | (dg - x < 0) << 1 | (hg_left - e < 0) << 2 \
-                | (hg_up - f < 0) << 3
+            low = (f - x < 0) | ((dg - go) - (h - go) < 0) << 1 if swap else \
+                ((x - go) - (h - go) < 0) | (dg - x < 0) << 1
+            nib[i, j] = low | (hg_left - e < 0) << 2 | (hg_up - f < 0) << 3
             H[i, j], E[i, j], F[i, j], X[i, j] = h, e, f, x
-    return nib
+    return nib, H
 
 
-def walk(q, t, sub, go: int, ge: int, mode: int, nib, score: int, i: int, j: int):
-    """trace_dirs' walk from end cell (i, j): (query start, end, target start, end, CIGAR)."""
+def end_cell(H: np.ndarray, mode: int, swap: bool = False) -> tuple[int, int, int]:
+    """The end cell (score, i, j) of docs/design.md's rule (a larger score, then a smaller
+    row, then a smaller column), or ``swap``'s (then a smaller column, then a smaller row)."""
+    m, n = H.shape[0] - 1, H.shape[1] - 1
+    if mode == 1:
+        return int(H[m, n]), m, n
+    if mode == 0:
+        cells = [(i, j) for i in range(1, m + 1) for j in range(1, n + 1)]
+    else:
+        cells = [(m, j) for j in range(n + 1)] + [(i, n) for i in range(m)]
+    v, i, j = max((int(H[i, j]), *((-j, -i) if swap else (-i, -j))) for i, j in cells)
+    i, j = (-j, -i) if swap else (-i, -j)
+    return (0, 0, 0) if mode == 0 and v <= 0 else (v, i, j)
+
+
+def walk(q, t, sub, go: int, ge: int, mode: int, nib, score: int, i: int, j: int,
+         swap: bool = False):
+    """trace_dirs' walk from end cell (i, j): (query start, end, target start, end, CIGAR);
+    ``swap``: at H the diagonal, then F, then E (SWAP's nibbles), and the result exchanged
+    back (I for D, the query's coordinates for the target's)."""
     ops: list[str] = []
     h, state, qe, te = score, 0, i, j
     empty = stopped = mode == 0 and score == 0
@@ -64,10 +84,10 @@ def walk(q, t, sub, go: int, ge: int, mode: int, nib, score: int, i: int, j: int
         if state == 0:
             if mode == 0 and h == 0:
                 stopped = True
-            elif d & 1:
-                state = 2
-            elif d & 2:
-                state = 1
+            elif swap and d & 2:
+                state = 1 if d & 1 else 2
+            elif not swap and d & 3:
+                state = 2 if d & 1 else 1
             else:
                 ops.append("=" if q[i - 1] == t[j - 1] else "X")
                 h -= sub[q[i - 1], t[j - 1]]
@@ -89,7 +109,14 @@ def walk(q, t, sub, go: int, ge: int, mode: int, nib, score: int, i: int, j: int
         while k >= 0 and ops[k] == ops[start]:
             k -= 1
         runs.append(f"{start - k}{ops[start]}")
-    return i, qe, j, te, "".join(runs)
+    result = (i, qe, j, te, "".join(runs))
+    return exchanged(result) if swap else result
+
+
+def exchanged(result: tuple) -> tuple:
+    """A walk's result with the query and target exchanged (their coordinates, I and D)."""
+    qs, qe, ts, te, cigar = result
+    return ts, te, qs, qe, cigar.translate(str.maketrans("ID", "DI"))
 
 
 @pytest.mark.parametrize("kind", sorted(SCORINGS))
@@ -107,12 +134,47 @@ def test_the_walk_over_the_sweeps_bits_is_the_cpus(kind, mode):
         if not a or not b:
             continue
         want = wavedp.align(a, b, scoring, mode=mode, device="cpu")
+        expected = (want.query_start, want.query_end, want.target_start, want.target_end,
+                    want.cigar)
         q, t = scoring.encode(a), scoring.encode(b)
-        nib = nibbles(q, t, sub, scoring.gap_open, scoring.gap_extend, code)
+        nib, H = nibbles(q, t, sub, scoring.gap_open, scoring.gap_extend, code)
+        assert end_cell(H, code) == (want.score, want.query_end, want.target_end), (a, b)
         got = walk(q, t, sub, scoring.gap_open, scoring.gap_extend, code, nib, want.score,
                    want.query_end, want.target_end)
-        assert got == (want.query_start, want.query_end, want.target_start, want.target_end,
-                       want.cigar), (a, b)
+        assert got == expected, (a, b)
+        # SWAP: the target's letters down the rows, the table transposed, the exchanged rules
+        nib, H = nibbles(t, q, sub.T, scoring.gap_open, scoring.gap_extend, code, swap=True)
+        score, i, j = end_cell(H, code, swap=True)
+        assert (score, j, i) == (want.score, want.query_end, want.target_end), (a, b)
+        got = walk(t, q, sub.T, scoring.gap_open, scoring.gap_extend, code, nib, score, i, j,
+                   swap=True)
+        assert got == expected, (a, b)
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_the_walks_rules_discriminate(swap):
+    """Each orientation's rules (the flags, the preferences at H, the end cell's order) on
+    the other orientation's sweep give other alignments: the test above can fail."""
+    scoring = SCORINGS["ties"]
+    rng = np.random.default_rng(9)  # two letters: ties everywhere
+    queries, targets = (["".join(rng.choice(list("AC"), int(k))) for k in rng.integers(5, 30, 60)]
+                        for _ in range(2))
+    sub = np.asarray(scoring.table, np.int64)
+    go, ge = scoring.gap_open, scoring.gap_extend
+    wrong = 0
+    for a, b in zip(queries, targets, strict=True):
+        want = wavedp.align(a, b, scoring, mode="local", device="cpu")
+        q, t = scoring.encode(a), scoring.encode(b)
+        if swap:  # the exchanged sweep with the unexchanged rules
+            nib, H = nibbles(t, q, sub.T, go, ge, 0)
+            got = exchanged(walk(t, q, sub.T, go, ge, 0, nib, *end_cell(H, 0)))
+        else:  # the unexchanged sweep with the exchanged rules
+            nib, H = nibbles(q, t, sub, go, ge, 0, swap=True)
+            got = exchanged(walk(q, t, sub, go, ge, 0, nib, *end_cell(H, 0, swap=True),
+                                 swap=True))
+        wrong += got != (want.query_start, want.query_end, want.target_start, want.target_end,
+                         want.cigar)
+    assert wrong >= 4, wrong  # 8 of 60 each way
 
 
 def test_direction_words_are_the_borders_bottoms():
@@ -132,15 +194,15 @@ def test_direction_words_are_the_borders_bottoms():
 
 
 def _step(expression: str):
-    return sass_step("many_pairs.cu", expression)
+    return sass_step("many_pairs16.cu", expression)
 
 
 def test_the_direction_step_in_machine_code():
     """Four steps a loop (RUN): per step and row, a word's four differences and the diagonal
     (VIADD.16x2 on the FMA pipe, beside X - go), per step 16 sign spreads and 14 bit selects,
     and two 16-byte stores per four steps (a lane's words of each pair); no local memory."""
-    loop = _step("many_pairs16<0, 8, 8, true, false>")  # the table's (protein)
-    base = _step("many_pairs16<0, 8, 8, false, false>")
+    loop = _step("many_pairs16<0, 8, 8, true, false, false>")  # the table's (protein)
+    base = _step("many_pairs16<0, 8, 8, false, false, false>")
     steps = loop.count("VIADDMNMX") // 32
     assert steps == 4 and base.count("VIADDMNMX") == 32 * steps
     assert loop.opcodes["VIADD.16x2"] == base.opcodes["VIADD.16x2"] + 40 * steps
@@ -153,8 +215,20 @@ def test_the_direction_step_in_machine_code():
 def test_the_profile_step_in_machine_code(save):
     """PROF: a row's scores come from one load of each pair's profile for two rows at an
     immediate offset, against two loads a row from the table at computed addresses."""
-    prof = _step(f"many_pairs16<0, 8, 8, {save}, true>")
-    table = _step(f"many_pairs16<0, 8, 8, {save}, false>")
+    prof = _step(f"many_pairs16<0, 8, 8, {save}, true, false>")
+    table = _step(f"many_pairs16<0, 8, 8, {save}, false, false>")
     assert prof.count("LDS") == 8 * 4 and table.count("LDS") == 16 * 4
     assert prof.size <= table.size - 16 * 4, (prof.opcodes, table.opcodes)
     assert not prof.count("LDL") and not prof.count("STL")
+
+
+@pytest.mark.parametrize("save", ["false", "true"])
+def test_the_exchanged_step_in_machine_code(save):
+    """SWAP: with SAVE, a row's flags one add more (the diagonal - go against H - go); the
+    local key's update (against the best's X alone) a few instructions more a step."""
+    swap = _step(f"many_pairs16<0, 8, 8, {save}, true, true>")
+    plain = _step(f"many_pairs16<0, 8, 8, {save}, true, false>")
+    extra = 8 * 4 if save == "true" else 0
+    assert swap.opcodes["VIADD.16x2"] == plain.opcodes["VIADD.16x2"] + extra
+    assert swap.size <= plain.size + extra + 7 * 4, (swap.opcodes, plain.opcodes)
+    assert not swap.count("LDL") and not swap.count("STL")

@@ -203,8 +203,9 @@ __global__ void __launch_bounds__(TRACE_BLOCK, 4) trace_saved(
 // run of RUN steps (16 bytes) at a time. The walk is trace_saved's; local mode carries the
 // score of the cell it stands on (H in state 0, E in 1, F in 2: each step subtracts the
 // diagonal's score or adds go or ge), and stops where H = 0 (recompute's DIR_ZERO). res5 and
-// the runs as trace_saved's.
-template <int MODE, int G>
+// the runs as trace_saved's. SWAP (the pairs exchanged, many_pairs16.cu's SWAP): bit 0 is X
+// beats F, bit 1 H beats the diagonal, and the walk takes at H the diagonal, then F, then E.
+template <int MODE, int G, bool SWAP>
 __global__ void __launch_bounds__(TRACE_BLOCK) trace_dirs(
     const u8* __restrict__ qres, const u8* __restrict__ tres, const i64* __restrict__ qoff,
     const i64* __restrict__ toff, const int* __restrict__ ms, const int* __restrict__ ns,
@@ -243,10 +244,8 @@ __global__ void __launch_bounds__(TRACE_BLOCK) trace_dirs(
             if (state == 0) {
                 if (MODE == WAVEDP_LOCAL && h == 0) {
                     stopped = true;
-                } else if (dir & 1u) {  // F beats X
-                    state = 2;
-                } else if (dir & 2u) {  // X beats the diagonal: E
-                    state = 1;
+                } else if (dir & (SWAP ? 2u : 3u)) {  // not the diagonal: F, else E
+                    state = (dir & 1u) == (SWAP ? 0u : 1u) ? 2 : 1;
                 } else {
                     const int qa = q[a], tb = t[b];
                     w.add(qa == tb ? OP_EQ : OP_X);
@@ -278,14 +277,18 @@ __global__ void __launch_bounds__(TRACE_BLOCK) trace_dirs(
 }
 
 // Each pair's runs (the last res5[5p + 4] words before runs[roff[p + 1]]) moved to start at
-// packed[poff[p]] (a thread a pair)
+// packed[poff[p]] (a thread a pair); swap: I and D exchanged (the pairs were swept exchanged)
 __global__ void pack_runs(const unsigned* __restrict__ runs, const i64* __restrict__ roff,
                           const int* __restrict__ res5, const i64* __restrict__ poff, int count,
-                          unsigned* __restrict__ packed) {
+                          unsigned* __restrict__ packed, int swap) {
+    const unsigned flip = swap ? OP_I ^ OP_D : 0u;
     for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < count; p += gridDim.x * blockDim.x) {
         const int k = res5[5 * (i64)p + 4];
         const unsigned* src = runs + roff[p + 1] - k;
         unsigned* dst = packed + poff[p];
-        for (int x = 0; x < k; ++x) dst[x] = src[x];
+        for (int x = 0; x < k; ++x) {
+            const unsigned w = src[x], op = w & 15u;
+            dst[x] = op == OP_I || op == OP_D ? w ^ flip : w;
+        }
     }
 }

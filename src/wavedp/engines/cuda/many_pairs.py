@@ -3,8 +3,9 @@
 With a traceback the sweep saves the borders of blocks of 8 rows by CKPT columns, and the
 traceback recomputes the blocks its path crosses; the CIGAR runs are made on the GPU, and
 only scores, coordinates and runs come back. Calls whose values fit int16 (:func:`packs`)
-sweep two pairs a group, one in each half of every word. The pairs go in chunks, so one
-chunk's copies overlap another's sweep.
+sweep two pairs a group, one in each half of every word (``kernels/many_pairs16.cu``,
+saving direction bits), the pairs exchanged where that pads fewer cells (:func:`shape_for`).
+The pairs go in chunks, so one chunk's copies overlap another's sweep.
 
 Takes the pairs of :func:`taken`; the caller sends the others (an empty sequence, a pair too
 large or whose scores could outgrow the local end key) to the pairwise engines.
@@ -24,7 +25,7 @@ from ..common import Columns, Sides
 from . import transfer
 from .module import function
 
-#: lanes a pair (the kernel instances); one is chosen per call by :func:`lanes_for`
+#: lanes a pair (the kernel instances); one is chosen per call by :func:`shape_for`
 GROUPS = (4, 8, 16, 32)
 #: rows a lane
 ROWS = 8
@@ -72,7 +73,10 @@ LEAST_PAIRS = 4096
 #: in 35.2 ms with groups of 4 (five passes) and 35.7 ms with 8 (three) score-only, 124 and
 #: 79 ms saving the borders (one run); int32, score-only: 166, 69 and 94 ms (16, two passes)
 PASS_CELLS = 32
-#: pairs sampled for :func:`lanes_for` (one where every pair has one shape)
+#: many_pairs16 may sweep the pairs exchanged (the target down the rows) where that pads
+#: fewer cells (:func:`shape_for`); False: never (for comparisons)
+EXCHANGE = True
+#: pairs sampled for :func:`shape_for` (one where every pair has one shape)
 LANES_SAMPLE = 4096
 
 
@@ -103,15 +107,19 @@ def packs(longest_m: int, longest_n: int, sub: np.ndarray, gap_open: int, gap_ex
     return best + gap_open <= LIMIT16 and depth <= LIMIT16
 
 
-def lanes_for(m: np.ndarray, n: np.ndarray) -> int:
-    """The group size G of the fewest padded cells (pass boundaries priced in)."""
+def shape_for(m: np.ndarray, n: np.ndarray, exchange: bool = True) -> tuple[int, bool]:
+    """The group size G and orientation of the fewest padded cells (pass boundaries priced
+    in): True, the pairs exchanged (n down the rows; many_pairs16's SWAP), considered only
+    where ``exchange``. Ties keep them."""
     m, n = np.asarray(m, np.int64), np.asarray(n, np.int64)
 
-    def cost(g: int) -> float:
+    def cost(shape: tuple[int, bool]) -> float:
+        g, swap = shape
+        rows, columns = (n, m) if swap else (m, n)
         t = g * ROWS
-        passes = -(-m // t)
-        return float(np.sum(passes * (t * (n + g - 1) + PASS_CELLS * n)))
-    return min(GROUPS, key=cost)
+        passes = -(-rows // t)
+        return float(np.sum(passes * (t * (columns + g - 1) + PASS_CELLS * columns)))
+    return min(((g, swap) for swap in (False, True)[:1 + exchange] for g in GROUPS), key=cost)
 
 
 def _passes(m, g: int):
@@ -176,10 +184,15 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
         return _columns(np.empty((0, 3), np.int32), np.empty((0, 5), np.int32) if traceback
                         else None, np.zeros(0, np.uint32), np.zeros(1, np.int64))
     clock = _Clock(phases, timeline)
-    m, n = sides.m, sides.n
     sample = slice(0, 1) if sides.uniform else slice(None, None, max(1, count // LANES_SAMPLE))
-    g = lanes_for(m[sample], n[sample])
+    g, swap = shape_for(sides.m[sample], sides.n[sample], EXCHANGE and PACKED)
+    if swap and not packs(sides.n_max, sides.m_max, sub, gap_open, gap_extend, mode, g):
+        g, swap = shape_for(sides.m[sample], sides.n[sample], False)  # only many_pairs16 swaps
+    if swap:  # the pairs exchanged: the targets down the rows, the table transposed
+        qcat, qoff, qi, tcat, toff, ti, sub = tcat, toff, ti, qcat, qoff, qi, sub.T
+        sides = Sides(sides.n, sides.m, sides.n_min, sides.n_max, sides.m_min, sides.m_max)
     packed = PACKED and packs(sides.m_max, sides.n_max, sub, gap_open, gap_extend, mode, g)
+    m, n = sides.m, sides.n
     unit = 1 if packed else 2  # saved words a unit
     # with a traceback, many_pairs16 saves 4 direction bits a cell that trace_dirs walks
     # (kernels/many_pairs.cu's SAVE); many_pairs saves borders that trace_saved recomputes from
@@ -232,7 +245,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
             pending.append(written(*next(cuts)))  # written while the launches are planned
             with compute:
                 run = _Run(g, mode, traceback, packed, np.asarray(sub), gap_open, gap_extend,
-                           clock=clock, count=count, down=slots.down, units=units)
+                           clock=clock, count=count, down=slots.down, units=units, swap=swap)
             clock("planned", compute)
             whole = None
             if qi is not None:  # pairs index the records: every record goes up once
@@ -253,7 +266,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                 filled.exception()
             if run is not None:
                 run.close()  # no download of this call left running: the next call's slots
-    columns = _columns(ends, res5, runs, offsets)
+    columns = _columns(ends, res5, runs, offsets, swap)
     clock("columns")
     return columns
 
@@ -321,13 +334,16 @@ def _words(part: Sides, g: int, units) -> int:
 
 
 def _columns(ends: np.ndarray, res5: np.ndarray | None, runs: np.ndarray,
-             offsets: np.ndarray | None) -> Columns:
+             offsets: np.ndarray | None, swap: bool = False) -> Columns:
     """The columns of the end cells, coordinates, runs and the runs' offsets (the last two
-    None score-only)."""
+    None score-only); ``swap``: the pairs were swept exchanged (their runs exchanged back
+    already), so the rows' coordinates are the targets'."""
     if res5 is None:
         unknown = np.broadcast_to(np.int32(-1), ends.shape[:1])  # no memory a pair
-        return Columns(ends[:, 0], unknown, ends[:, 1], unknown, ends[:, 2], None, None)
-    return Columns(ends[:, 0], *(res5[:, c] for c in range(4)), runs, offsets)
+        rows, columns = (ends[:, 2], ends[:, 1]) if swap else (ends[:, 1], ends[:, 2])
+        return Columns(ends[:, 0], unknown, rows, unknown, columns, None, None)
+    order = (2, 3, 0, 1) if swap else range(4)
+    return Columns(ends[:, 0], *(res5[:, c] for c in order), runs, offsets)
 
 
 class _Clock:
@@ -402,10 +418,11 @@ class _Run:
 
     def __init__(self, g: int, mode: int, traceback: bool, packed: bool, sub: np.ndarray,
                  go: int, ge: int, *, clock: _Clock, count: int, down=None,
-                 units=saved_units) -> None:
+                 units=saved_units, swap: bool = False) -> None:
         import cupy
 
         self.g, self.mode, self.traceback, self.packed = g, mode, traceback, packed
+        self.swap = swap  # many_pairs16's SWAP: the pairs exchanged
         # a pair's saved words: direction bits (many_pairs16) or borders (many_pairs)
         self.units, self.dirs = units, units is dir_units
         a = int(sub.shape[0])
@@ -425,13 +442,13 @@ class _Run:
         a1 = a + 1 if packed else a  # the table's rows: a last one of PAD (and column)
         self.smem = (a + 1) * a1 * 32 * 4
         flags = [traceback]
-        if packed:  # many_pairs16's PROF
+        if packed:  # many_pairs16's PROF and SWAP
             prof = 2 * (a + 1) * ROWS // 2 * BLOCK * 4
-            flags.append(prof <= PROFILE_BYTES)
+            flags += [prof <= PROFILE_BYTES, swap]
             self.smem = prof if prof <= PROFILE_BYTES else self.smem
         name = "many_pairs16" if packed else "many_pairs"
         flags = ", ".join(str(f).lower() for f in flags)
-        self.sweep = function("many_pairs.cu", f"{name}<{mode}, {g}, {ROWS}, {flags}>")
+        self.sweep = function(f"{name}.cu", f"{name}<{mode}, {g}, {ROWS}, {flags}>")
         if self.smem > 48 << 10:
             self.sweep.max_dynamic_shared_size_bytes = self.smem
         self.grid = _grid(self.sweep, self.smem)
@@ -474,7 +491,8 @@ class _Run:
         runs = cupy.empty(count + letters, cupy.uint32)
         res5 = self.res5[5 * lo:5 * hi]
         blocks = min(-(-count // TRACE_BLOCK), 65535)
-        trace = f"trace_{'dirs' if self.dirs else 'saved'}<{self.mode}, {g}>"
+        trace = (f"trace_dirs<{self.mode}, {g}, {str(self.swap).lower()}>" if self.dirs
+                 else f"trace_saved<{self.mode}, {g}>")
         function("pairs_trace.cu", trace)(
             (blocks,), (TRACE_BLOCK,), (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count),
                                 self.d_sub, np.int32(self.a), np.int32(self.go),
@@ -485,7 +503,7 @@ class _Run:
         cupy.cumsum(res5[4::5].astype(cupy.int64), out=poff[1:])
         packed = cupy.empty(runs.size, cupy.uint32)
         function("pairs_trace.cu", "pack_runs")((blocks,), (TRACE_BLOCK,), (
-            runs, roff, res5, poff, np.int32(count), packed))
+            runs, roff, res5, poff, np.int32(count), packed, np.int32(self.swap)))
         self.clock("pack")
         stream = cupy.cuda.get_current_stream()
         ends_at = poff[1:] + self.base  # where each pair's runs end in the call's runs

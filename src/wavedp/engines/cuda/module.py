@@ -43,11 +43,16 @@ KERNELS: dict[str, list[str]] = {
     "many_pairs.cu": [
         f"many_pairs<{mode}, {lanes}, 8, {save}>" for mode in (0, 1, 2)
         for lanes in (4, 8, 16, 32) for save in ("true", "false")
-    ] + [f"many_pairs16<{mode}, {lanes}, 8, {save}, {prof}>" for mode in (0, 1, 2)
-         for lanes in (4, 8, 16, 32) for save in ("true", "false") for prof in ("true", "false")],
+    ],
+    "many_pairs16.cu": [
+        f"many_pairs16<{mode}, {lanes}, 8, {save}, {prof}, {swap}>" for mode in (0, 1, 2)
+        for lanes in (4, 8, 16, 32) for save in ("true", "false") for prof in ("true", "false")
+        for swap in ("true", "false")
+    ],
     "pairs_trace.cu": [f"trace_saved<{mode}, {lanes}>" for mode in (0, 1, 2)
                        for lanes in (4, 8, 16, 32)]
-    + [f"trace_dirs<{mode}, {lanes}>" for mode in (0, 1, 2) for lanes in (4, 8, 16, 32)]
+    + [f"trace_dirs<{mode}, {lanes}, {swap}>" for mode in (0, 1, 2) for lanes in (4, 8, 16, 32)
+       for swap in ("true", "false")]
     + ["pack_runs"],
     "ceiling.cu": ["ceiling<16>"],
     "endcell.cu": ["best_cell"],
@@ -83,11 +88,18 @@ OPTIONS = ("--std=c++17", *_cuda_includes())
 
 @functools.cache
 def source(name: str) -> str:
-    """Text of one kernel file with the ``#include "*.cuh"`` headers it names inlined (NVRTC
-    sees one unit); read once per process (a search loads a module per kernel instance)."""
+    """Text of one kernel file with the ``#include "*.cuh"`` headers it names inlined, and
+    theirs, each once (NVRTC sees one unit); read once per process (a search loads a module
+    per kernel instance)."""
     kernels = resources.files("wavedp.kernels")
-    return re.sub(r'#include "(\w+\.cuh)"', lambda m: kernels.joinpath(m[1]).read_text(),
-                  kernels.joinpath(name).read_text())
+    seen: set[str] = set()
+
+    def inlined(m: re.Match) -> str:
+        if m[1] in seen:
+            return ""
+        seen.add(m[1])
+        return re.sub(r'#include "(\w+\.cuh)"', inlined, kernels.joinpath(m[1]).read_text())
+    return re.sub(r'#include "(\w+\.cuh)"', inlined, kernels.joinpath(name).read_text())
 
 
 @functools.cache
@@ -102,7 +114,7 @@ def module(name: str, cooperative: bool = False):
 
 #: files whose instances are compiled one at a time, on first use (a search
 #: needs two or three of search.cu's 128)
-SEPARATE = {"search.cu", "batch.cu", "many_pairs.cu", "pairs_trace.cu"}
+SEPARATE = {"search.cu", "batch.cu", "many_pairs.cu", "many_pairs16.cu", "pairs_trace.cu"}
 
 
 @functools.cache
