@@ -440,11 +440,13 @@ if want cpuscale; then
     done 2>&1 | tee "$out/cpuscale.log"
 fi
 if want ncupairs; then
-    # Nsight Compute on many pairs (DNA, 200,000, local): the sweeps (score-only, then with
-    # the direction bits) and the traceback; counters read with the clocks left alone
+    # Nsight Compute on many pairs (DNA, NCU_PAIRS of them, default 200,000, local): the
+    # sweeps (score-only, then with the direction bits) and the traceback; counters read with
+    # the clocks left alone (a call goes in at least four chunks)
     sections="--section SpeedOfLight --section LaunchStats --section Occupancy
         --section WarpStateStats --section MemoryWorkloadAnalysis --section SchedulerStats"
-    bench=(benchmarks/pairs.py --kind dna --count 200000 --modes local --repeats 1 --check 0)
+    bench=(benchmarks/pairs.py --kind dna --count "${NCU_PAIRS:-200000}" --modes local
+        --repeats 1 --check 0)
     ncu --clock-control none -k regex:many_pairs16 --launch-skip 1 --launch-count 5 \
         $sections python3 "${bench[@]}" > "$out/ncu_sweep.txt" 2>&1
     ncu --clock-control none -k regex:trace_ --launch-skip 1 --launch-count 1 \
