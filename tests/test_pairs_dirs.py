@@ -1,7 +1,8 @@
-"""The direction bits of many_pairs16's DIRS sweep and trace_dirs' walk (kernels/many_pairs.cu),
-on the CPU: the flags each cell's nibble holds, computed as the sweep computes them (its F
-chain included), walked as trace_dirs walks them (local zero from the score carried along the
-path), give the CPU engine's alignments; their layout's words a pair; the sweep's step in
+"""The direction bits of many_pairs16's sweep and trace_dirs' walk (kernels/many_pairs16.cu,
+kernels/pairs_trace.cu), on the CPU: the flags each cell's nibble holds, computed as the sweep
+computes them (its F chain included), walked as trace_dirs walks them (local zero from the
+score carried along the path), give the CPU engine's alignments, the pairs as given or
+exchanged (SWAP); their layout's words a pair; the sweep's step and the walk's loads in
 machine code (no GPU needed: NVRTC and nvdisasm)."""
 
 from __future__ import annotations

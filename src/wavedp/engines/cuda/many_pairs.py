@@ -29,7 +29,7 @@ from .module import function
 GROUPS = (4, 8, 16, 32)
 #: rows a lane
 ROWS = 8
-#: the kernels' blocks (kernels/many_pairs.cu's PAIRS_BLOCK, pairs_trace.cu's TRACE_BLOCK)
+#: the kernels' blocks (kernels/many_pairs.cuh's PAIRS_BLOCK, pairs_trace.cu's TRACE_BLOCK)
 BLOCK = 256
 TRACE_BLOCK = 128
 #: sides and cells of the pairs taken (the scratch rows hold MAX_SIDE columns a group)
@@ -44,7 +44,7 @@ PACKED = True
 #: semiglobal values stay within +-LIMIT16 (PAD16 = -16384 a score, rows past a query)
 KEY16 = 4095
 LIMIT16 = 16383
-#: many_pairs16 keeps each thread's rows as a profile (kernels/many_pairs.cu's PROF) where the
+#: many_pairs16 keeps each thread's rows as a profile (kernels/many_pairs16.cu's PROF) where the
 #: block's profiles take at most this much shared memory (DNA: 48 KiB): 8 loads a step fewer
 #: and no address adds, 136 -> 115 instructions a step score-only, 213 -> 194 with SAVE (one
 #: H200, 2,000,000 DNA pairs, local: the sweep 38.8 -> 35.8 ms, 63.5 -> 60.4 with direction
@@ -195,7 +195,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     m, n = sides.m, sides.n
     unit = 1 if packed else 2  # saved words a unit
     # with a traceback, many_pairs16 saves 4 direction bits a cell that trace_dirs walks
-    # (kernels/many_pairs.cu's SAVE); many_pairs saves borders that trace_saved recomputes from
+    # (kernels/many_pairs16.cu's SAVE); many_pairs saves borders that trace_saved recomputes from
     units = dir_units if packed and traceback else saved_units
     slots = transfer.slots(cupy.cuda.Device().id, CHUNK_BYTES + SLACK)
     compute = stream(cupy.cuda.Device().id)
