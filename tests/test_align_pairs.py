@@ -177,18 +177,17 @@ def _force(monkeypatch, g: int, swap: bool) -> None:
 
 
 def _gpu_at_every_group(queries, targets, scoring, mode: str, traceback: bool,
-                        monkeypatch) -> None:
-    """The GPU's batch at every group size, the pairs exchanged or not, equals the CPU
-    engine's."""
+                        monkeypatch, align=wavedp.align_pairs) -> None:
+    """The GPU's batch (``align``: ``align_pairs``, or ``align_all``) at every group size,
+    the pairs exchanged or not, equals the CPU engine's."""
     from wavedp.engines.cuda import many_pairs
 
-    want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
-                              device="cpu")
+    want = align(queries, targets, scoring, mode=mode, traceback=traceback, device="cpu")
     for g in many_pairs.GROUPS:
         for swap in (False, True):
             _force(monkeypatch, g, swap)
-            _same(wavedp.align_pairs(queries, targets, scoring, mode=mode,
-                                     traceback=traceback, device="gpu"), want)
+            _same(align(queries, targets, scoring, mode=mode, traceback=traceback,
+                        device="gpu"), want)
 
 
 @pytest.mark.gpu
@@ -239,6 +238,20 @@ def test_shape_for():
     assert mp.shape_for(m, n) == (8, True) and mp.shape_for(n, m) == (8, False)
     assert mp.shape_for(m, n, exchange=False) == (8, False)
     assert mp.shape_for(n, n) == (mp.shape_for(n, n, exchange=False)[0], False)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("traceback", [True, False])
+def test_gpu_align_all_exchanged(mode, traceback, monkeypatch):
+    """align_all (pairs that index the records, each record uploaded once), the pairs
+    exchanged or not, at every group size, equal to the CPU: short reads against longer
+    windows and the reverse, on a two-letter alphabet (ties everywhere)."""
+    rng = np.random.default_rng(29)
+    queries = ["".join(rng.choice(list("AC"), int(k))) for k in (3, 20, 65, 150, 200)]
+    targets = ["".join(rng.choice(list("AC"), int(k))) for k in (1, 40, 130, 300)]
+    _gpu_at_every_group(queries, targets, SCORINGS["ties"], mode, traceback, monkeypatch,
+                        align=wavedp.align_all)
 
 
 def test_packs_bounds():
