@@ -147,7 +147,7 @@ def pairs_run(args, kind: str) -> None:
                        device=args.device)  # compile
     scores = None
     for mode in args.modes:
-        for traceback in (False, True):
+        for traceback in args.calls:
             def call(m=mode, tb=traceback):  # fresh: no lengths kept from a call before
                 return wavedp.align_pairs(fresh(qs), fresh(ts), scoring, mode=m,
                                           traceback=tb, device=args.device)
@@ -524,6 +524,8 @@ def main() -> None:
     parser.add_argument("--modes", default="local,global,semiglobal")
     parser.add_argument("--device", default="gpu")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--calls", choices=("score", "cigar", "both"), default="both",
+                        help="the calls timed a mode: score-only, with CIGARs, or both")
     parser.add_argument("--check", type=int, default=2000, help="pairs checked on the CPU")
     parser.add_argument("--strings", action="store_true", help="also from Python strings")
     parser.add_argument("--anchors", default=None, help="folder of built GASAL2/ADEPT")
@@ -552,6 +554,7 @@ def main() -> None:
     if args.copies:
         copies()
     args.modes = args.modes.split(",")
+    args.calls = {"score": (False,), "cigar": (True,), "both": (False, True)}[args.calls]
     args.groups = [int(g) for g in args.groups.split(",") if g]
     args.chunks = [int(c) for c in args.chunks.split(",") if c]
     args.threads = [int(t) for t in args.threads.split(",") if t]
