@@ -188,6 +188,8 @@ def test_pieces_cover_the_range_in_order(monkeypatch):
     rng = np.random.default_rng(3)
     m, n = rng.integers(0, 10**6, 12345), rng.integers(5, 9, 12345)
     assert Sides.of(m, n)[2:] == (m.min(), m.max(), n.min(), n.max())
+    swapped = Sides.of(m, n).exchanged()
+    assert swapped.m is n and swapped[2:] == (n.min(), n.max(), m.min(), m.max())
     offsets = np.concatenate([[0], np.cumsum(m)])
     seqs = Sequences(np.zeros(0, np.uint8), offsets, [])
     assert np.array_equal(seqs.lengths, m) and not seqs.lengths.flags.writeable

@@ -179,6 +179,10 @@ class Sides(NamedTuple):
         """The pairs ``which`` (indices or a mask)."""
         return Sides.of(self.m[which], self.n[which])
 
+    def exchanged(self) -> Sides:
+        """The pairs with their sides exchanged (n x m; no pass over them)."""
+        return Sides(self.n, self.m, self.n_min, self.n_max, self.m_min, self.m_max)
+
 
 def empty_columns(m: np.ndarray, n: np.ndarray, mode: int, gap_open: int, gap_extend: int,
                   traceback: bool) -> Columns:

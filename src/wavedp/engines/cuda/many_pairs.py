@@ -190,7 +190,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
         g, swap = shape_for(sides.m[sample], sides.n[sample], False)  # only many_pairs16 swaps
     if swap:  # the pairs exchanged: the targets down the rows, the table transposed
         qcat, qoff, qi, tcat, toff, ti, sub = tcat, toff, ti, qcat, qoff, qi, sub.T
-        sides = Sides(sides.n, sides.m, sides.n_min, sides.n_max, sides.m_min, sides.m_max)
+        sides = sides.exchanged()
     packed = PACKED and packs(sides.m_max, sides.n_max, sub, gap_open, gap_extend, mode, g)
     m, n = sides.m, sides.n
     unit = 1 if packed else 2  # saved words a unit
