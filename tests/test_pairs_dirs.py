@@ -233,14 +233,3 @@ def test_the_exchanged_step_in_machine_code(save):
     assert swap.opcodes["VIADD.16x2"] == plain.opcodes["VIADD.16x2"] + extra
     assert swap.size <= plain.size + extra + 7 * 4, (swap.opcodes, plain.opcodes)
     assert not swap.count("LDL") and not swap.count("STL")
-
-
-def test_the_walk_reads_letters_eight_at_a_time():
-    """trace_dirs reads a pair's letters a block of 8 at a time (Letters), not a byte a step."""
-    from helpers import need_sass_tools
-
-    from wavedp.lab import sass
-
-    need_sass_tools()
-    text = sass.disassemble(sass.cubin("pairs_trace.cu", "trace_dirs<0, 8, true>"))
-    assert "LDG.E.U8" not in text and "LDG.E.64.CONSTANT" in text

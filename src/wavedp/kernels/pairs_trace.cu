@@ -52,25 +52,6 @@ struct RunWriter {  // runs written backwards from the end of a pair's slot
     }
 };
 
-// A sequence's letters read 8 bytes at a time: the aligned block of 8 holding letter x, kept
-// while the walk stays in it (a load a letter, 1,500 walks a multiprocessor, missed L1 and
-// fetched a sector from L2 or DRAM each step). The block never leaves the allocation: GPU
-// arrays start and end on multiples of 8 or more.
-struct Letters {
-    const uint2* base;  // the sequence's first letter's block
-    int shift;          // that letter's place in it
-    int at = -1;        // the block in hand
-    uint2 block;
-    __device__ explicit Letters(const u8* s)
-        : base(reinterpret_cast<const uint2*>(reinterpret_cast<size_t>(s) & ~(size_t)7)),
-          shift((int)(reinterpret_cast<size_t>(s) & 7)) {}
-    __device__ __forceinline__ unsigned operator()(int x) {
-        const int y = x + shift;
-        if (y >> 3 != at) at = y >> 3, block = __ldg(base + at);
-        return (y & 4 ? block.y : block.x) >> 8 * (y & 3) & 0xffu;
-    }
-};
-
 // A pair's saved borders (many_pairs' SAVE): int2 units
 template <int G>
 struct Saved {
@@ -242,7 +223,6 @@ __global__ void __launch_bounds__(TRACE_BLOCK) trace_dirs(
         const u8* q = qres + qoff[p];
         const u8* t = tres + toff[p];
         const unsigned* dw = save + soff[p];
-        Letters ql(q), tl(t);
         const int S = bottom_runs(n, G);
         int i = ends[3 * (i64)p + 1], j = ends[3 * (i64)p + 2];
         int h = ends[3 * (i64)p];  // local: the score of the cell the walk stands on
@@ -267,7 +247,7 @@ __global__ void __launch_bounds__(TRACE_BLOCK) trace_dirs(
                 } else if (dir & (SWAP ? 2u : 3u)) {  // not the diagonal: F, else E
                     state = (dir & 1u) == (SWAP ? 0u : 1u) ? 2 : 1;
                 } else {
-                    const int qa = ql(a), tb = tl(b);
+                    const int qa = q[a], tb = t[b];
                     w.add(qa == tb ? OP_EQ : OP_X);
                     if (MODE == WAVEDP_LOCAL) h -= ssub[qa * A + tb];
                     --i, --j;
