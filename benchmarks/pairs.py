@@ -64,16 +64,16 @@ def timed(call, repeats: int) -> tuple[float, object]:
     return best, out
 
 
-def alternated(values: list, put, call, repeats: int) -> dict:
-    """The best seconds of ``call(traceback)``, score-only and with CIGARs, for each of
-    ``values`` put in place by ``put(value)`` in turns, alternating (``put(None)``: back to
-    what was there)."""
+def alternated(values: list, put, call, repeats: int, tracebacks=(False, True)) -> dict:
+    """The best seconds of ``call(traceback)`` for each of ``tracebacks`` (score-only, with
+    CIGARs) and each of ``values`` put in place by ``put(value)`` in turns, alternating
+    (``put(None)``: back to what was there)."""
     best: dict = {}
     try:
         for _ in range(max(repeats, 2)):
             for value in values:
                 put(value)
-                for traceback in (False, True):
+                for traceback in tracebacks:
                     seconds, _ = timed(lambda tb=traceback: call(tb), 1)
                     best[value, traceback] = min(best.get((value, traceback), seconds), seconds)
     finally:
@@ -81,8 +81,9 @@ def alternated(values: list, put, call, repeats: int) -> dict:
     return best
 
 
-def _pairs_of(best: dict, values: list) -> str:
-    return "; ".join(f"{v}: {best[v, False]:.3f}, {best[v, True]:.3f}" for v in values)
+def _pairs_of(best: dict, values: list, tracebacks=(False, True)) -> str:
+    return "; ".join(f"{v}: " + ", ".join(f"{best[v, tb]:.3f}" for tb in tracebacks)
+                     for v in values)
 
 
 def engine(qs, ts, scoring, mode: str, traceback: bool, every: bool = False, **marks):
@@ -198,14 +199,17 @@ def pairs_run(args, kind: str) -> None:
         return wavedp.align_pairs(fresh(qs), fresh(ts), scoring, traceback=tb,
                                   device=args.device)
 
-    if args.chunks:  # the chunk sizes in turns, alternating (one chunk: no overlap)
-        from wavedp.engines.cuda import many_pairs
+    for name, values in args.switch:  # a constant of the engine in turns, alternating
+        import importlib
 
-        kept = many_pairs.CHUNK_BYTES
-        best = alternated(args.chunks, lambda size: setattr(
-            many_pairs, "CHUNK_BYTES", kept if size is None else size << 20), call, args.repeats)
-        print(f"{kind:8} local chunks (MiB: score, cigar seconds, best of turns): "
-              + _pairs_of(best, args.chunks), flush=True)
+        where, _, attr = name.rpartition(".")
+        module = importlib.import_module(f"wavedp.engines.cuda.{where or 'many_pairs'}")
+        kept = getattr(module, attr)
+        best = alternated(values, lambda v, a=attr, m=module, k=kept: setattr(
+            m, a, k if v is None else v), call, args.repeats, args.calls)
+        what = ", ".join("cigar" if tb else "score" for tb in args.calls)
+        print(f"{kind:8} local {name} ({what} seconds, best of turns): "
+              + _pairs_of(best, values, args.calls), flush=True)
     if args.threads:  # the host's copy threads in turns, alternating
         best = alternated(args.threads, copy_threads, call, args.repeats)
         print(f"{kind:8} local copy threads (score, cigar seconds, best of turns): "
@@ -542,8 +546,10 @@ def main() -> None:
                         "their tables in DIR")
     parser.add_argument("--command", action="store_true",
                         help="also the command, FASTA in, SAM and PAF out")
-    parser.add_argument("--chunks", default="", metavar="LIST",
-                        help="also local calls with these chunk sizes (MiB), turns alternating")
+    parser.add_argument("--switch", action="append", default=[], metavar="NAME=LIST",
+                        help="also local calls with the engine's constant NAME (of "
+                        "engines/cuda/many_pairs.py, or MODULE.NAME of another module there) "
+                        "at each value of LIST, turns alternating; repeatable")
     parser.add_argument("--threads", default="", metavar="LIST",
                         help="also local calls with these host copy threads, turns alternating")
     parser.add_argument("--timeline", action="store_true",
@@ -556,7 +562,8 @@ def main() -> None:
     args.modes = args.modes.split(",")
     args.calls = {"score": (False,), "cigar": (True,), "both": (False, True)}[args.calls]
     args.groups = [int(g) for g in args.groups.split(",") if g]
-    args.chunks = [int(c) for c in args.chunks.split(",") if c]
+    args.switch = [(name, [float(v) if "." in v else int(v) for v in values.split(",")])
+                   for name, _, values in (item.partition("=") for item in args.switch)]
     args.threads = [int(t) for t in args.threads.split(",") if t]
     if args.all_against_all:
         all_against_all(args)
