@@ -81,6 +81,18 @@ def alternated(values: list, put, call, repeats: int, tracebacks=(False, True)) 
     return best
 
 
+def _constant(name: str):
+    """The module of ``wavedp.engines.cuda`` (``MODULE.NAME``; many_pairs where no MODULE)
+    and the attribute an engine constant ``name`` is."""
+    import importlib
+
+    where, _, attr = name.rpartition(".")
+    module = importlib.import_module(f"wavedp.engines.cuda.{where or 'many_pairs'}")
+    if not hasattr(module, attr):
+        raise SystemExit(f"--switch: {module.__name__} has no {attr}")
+    return module, attr
+
+
 def _pairs_of(best: dict, values: list, tracebacks=(False, True)) -> str:
     return "; ".join(f"{v}: " + ", ".join(f"{best[v, tb]:.3f}" for tb in tracebacks)
                      for v in values)
@@ -200,20 +212,13 @@ def pairs_run(args, kind: str) -> None:
                                   device=args.device)
 
     for name, values in args.switch:  # a constant of the engine in turns, alternating
-        import importlib
-
-        where, _, attr = name.rpartition(".")
-        module = importlib.import_module(f"wavedp.engines.cuda.{where or 'many_pairs'}")
+        module, attr = _constant(name)
         kept = getattr(module, attr)
         best = alternated(values, lambda v, a=attr, m=module, k=kept: setattr(
             m, a, k if v is None else v), call, args.repeats, args.calls)
         what = ", ".join("cigar" if tb else "score" for tb in args.calls)
         print(f"{kind:8} local {name} ({what} seconds, best of turns): "
               + _pairs_of(best, values, args.calls), flush=True)
-    if args.threads:  # the host's copy threads in turns, alternating
-        best = alternated(args.threads, copy_threads, call, args.repeats)
-        print(f"{kind:8} local copy threads (score, cigar seconds, best of turns): "
-              + _pairs_of(best, args.threads), flush=True)
     for g in args.groups:  # the engine's phases with each group size forced
         from wavedp.engines.cuda import many_pairs
 
@@ -550,8 +555,6 @@ def main() -> None:
                         help="also local calls with the engine's constant NAME (of "
                         "engines/cuda/many_pairs.py, or MODULE.NAME of another module there) "
                         "at each value of LIST, turns alternating; repeatable")
-    parser.add_argument("--threads", default="", metavar="LIST",
-                        help="also local calls with these host copy threads, turns alternating")
     parser.add_argument("--timeline", action="store_true",
                         help="also one local call's marks (host and GPU clocks)")
     parser.add_argument("--copies", action="store_true",
@@ -564,7 +567,8 @@ def main() -> None:
     args.groups = [int(g) for g in args.groups.split(",") if g]
     args.switch = [(name, [float(v) if "." in v else int(v) for v in values.split(",")])
                    for name, _, values in (item.partition("=") for item in args.switch)]
-    args.threads = [int(t) for t in args.threads.split(",") if t]
+    for name, _ in args.switch:  # a misspelt name stops the run before any work
+        _constant(name)
     if args.all_against_all:
         all_against_all(args)
         return
