@@ -6,7 +6,7 @@
 # uvicorn. Usage:
 #   scripts/device_run.sh [tests|bench|search|hits|partition|terms|scaleout|polyadic|lab|
 #       labquick|energy|barriers|compare|scores|makedb|stats|versus|timeline|coldscan|twogpus|
-#       pairs|pairshost|bigpairs|cpuscale|ncupairs|onequery|profiles|serve|all][,...] [-k expr]
+#       pairs|pairshost|pairfills|bigpairs|cpuscale|ncupairs|onequery|profiles|serve|all][,...] [-k expr]
 # (several parts separated by commas run in one call, in the order of this script)
 # TESTS names the test files (default: the whole tests folder).
 set -uo pipefail
@@ -407,6 +407,12 @@ if want pairshost; then
     # align --pairs with its aligner replaced by fixed results: the host's own work (reading,
     # encoding, SAM's header, writing) on this machine's cores (PAIRS_HOST_ARGS: its options)
     python3 benchmarks/pairs_host.py ${PAIRS_HOST_ARGS:-} 2>&1 | tee "$out/pairs_host.log"
+fi
+if want pairfills; then
+    # the many-pairs engine's chunk writes timed piece by piece in its calls, then alone
+    for what in "dna score" "protein score" "dna cigar"; do
+        python3 benchmarks/pair_fills.py --kind "${what% *}" --calls "${what#* }"
+    done 2>&1 | tee "$out/pair_fills.log"
 fi
 if want bigpairs; then
     # the command's time and peak memory on BIG_PAIRS DNA pairs (default 10,000,000: a
