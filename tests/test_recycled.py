@@ -26,6 +26,7 @@ def test_like_np_empty(pool):
     assert big.flags.writeable
     big[:] = 3
     assert int(big.sum()) == 3 * big.size
+    assert pool.empty(np.int64(1 << 22), np.uint8).shape == (1 << 22,)
     small = pool.empty(10, np.uint8)  # under POOL_LEAST: NumPy's own
     assert small.flags.owndata
     pool.RECYCLE = False

@@ -78,7 +78,7 @@ def empty(shape: int | tuple[int, ...], dtype) -> np.ndarray:
     """An uninitialised array like ``np.empty(shape, dtype)``; from the pool where it holds
     at least POOL_LEAST bytes (and RECYCLE)."""
     dtype = np.dtype(dtype)
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
     count = math.prod(shape)
     nbytes = count * dtype.itemsize
     if not RECYCLE or nbytes < POOL_LEAST:
