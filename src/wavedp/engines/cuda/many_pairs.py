@@ -22,7 +22,7 @@ import numpy as np
 
 from ...errors import DeviceError, InputError
 from ..common import Columns, Sides
-from . import recycled, transfer
+from . import transfer
 from .module import function
 
 #: lanes a pair (the kernel instances); one is chosen per call by :func:`shape_for`
@@ -434,11 +434,10 @@ class _Run:
         self.count, self.down = count, down
         self.device = cupy.cuda.Device().id
         if traceback:  # the results on the host: runs in a buffer grown as they come
-            self.scores = recycled.empty(count, np.int32)
-            self.coords = recycled.empty((count, 5), np.int32)
+            self.scores = np.empty(count, np.int32)
+            self.coords = np.empty((count, 5), np.int32)
             self.runs, self.runs_at = np.empty(0, np.uint32), 0
-            self.offsets = recycled.empty(count + 1, np.int64)
-            self.offsets[0] = 0  # the rest come down with the chunks
+            self.offsets = np.zeros(count + 1, np.int64)
             self.base = cupy.zeros(1, cupy.int64)  # the runs of the chunks launched (GPU)
         a1 = a + 1 if packed else a  # the table's rows: a last one of PAD (and column)
         self.smem = (a + 1) * a1 * 32 * 4
@@ -528,7 +527,7 @@ class _Run:
             transfer.download(ends_at, out=self.offsets[lo + 1:hi + 1])
             end = int(self.offsets[hi])
             if end > self.runs.size:  # room for about 1.25 times the runs a pair so far
-                grown = recycled.empty(max(end, end * self.count // hi * 5 // 4), np.uint32)
+                grown = np.empty(max(end, end * self.count // hi * 5 // 4), np.uint32)
                 grown[:self.runs_at] = self.runs[:self.runs_at]
                 self.runs = grown
             transfer.download(packed[:end - self.runs_at], out=self.runs[self.runs_at:end])
@@ -562,8 +561,7 @@ class _Run:
         traceback left unwritten is a DeviceError."""
 
         if self.res5 is None:
-            ends = transfer.download(self.ends, out=recycled.empty(self.ends.shape, np.int32))
-            return ends.reshape(-1, 3), None, np.zeros(0, np.uint32), None
+            return transfer.download(self.ends).reshape(-1, 3), None, np.zeros(0, np.uint32), None
         for future in self.settling:
             future.result()
         self.clock("settled")
