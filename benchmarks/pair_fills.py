@@ -44,12 +44,12 @@ class Recorder:
     def __exit__(self, *exc) -> None:
         many_pairs._write, transfer.in_pieces = self._write, self._pieces
 
-    def write(self, views: list[np.ndarray], sources: list[np.ndarray]) -> None:
-        record = {"views": views, "sources": sources, "pieces": [], "calls": []}
+    def write(self, views: list[np.ndarray], sources: list[np.ndarray], *rest) -> None:
+        record = {"views": views, "sources": sources, "rest": rest, "pieces": [], "calls": []}
         record["start"] = time.perf_counter()
         self._local.record = record
         try:
-            self._write(views, sources)
+            self._write(views, sources, *rest)
         finally:
             self._local.record = None
         record["end"] = time.perf_counter()
@@ -80,7 +80,7 @@ def report(name: str, writes: list[dict]) -> None:
         late = max(start - began for began, start, _ in record["pieces"])
         slowest = max(end - start for _, start, end in record["pieces"])
         start = time.perf_counter()
-        many_pairs._write(record["views"], record["sources"])
+        many_pairs._write(record["views"], record["sources"], *record["rest"])
         alone = time.perf_counter() - start
         print(f"{name} write {k}: {nbytes / 2**20:6.1f} MiB, {span * 1e3:5.2f} ms "
               f"({nbytes / span / 1e9:5.1f} GB/s) in the call, {alone * 1e3:5.2f} ms "

@@ -22,7 +22,7 @@ import numpy as np
 
 from ...errors import DeviceError, InputError
 from ..common import Columns, Sides
-from . import transfer
+from . import nibbles, transfer
 from .module import function
 
 #: lanes a pair (the kernel instances); one is chosen per call by :func:`shape_for`
@@ -76,6 +76,9 @@ PASS_CELLS = 32
 #: many_pairs16 may sweep the pairs exchanged (the target down the rows) where that pads
 #: fewer cells (:func:`shape_for`); False: never (for comparisons)
 EXCHANGE = True
+#: one-to-one pairs of an alphabet of at most 16 letters (DNA) go up two letters a byte
+#: (:mod:`.nibbles`); False: one a byte (for comparisons)
+NIBBLES = True
 #: pairs sampled for :func:`shape_for` (one where every pair has one shape)
 LANES_SAMPLE = 4096
 
@@ -201,6 +204,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     compute = stream(cupy.cuda.Device().id)
     cuts = chunks(sides, (g, unit) if traceback else None,
                   None if qi is not None else (qoff, toff), units=units)
+    nibbled = NIBBLES and qi is None and nibbles.fits(int(sub.shape[0]))
 
     def written(lo: int, hi: int):
         """Chunk lo:hi's arrays in the next host slot, written on the filler's thread (a
@@ -208,7 +212,8 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
         k = hi - lo
         if qi is None:  # query k against target k: the chunk's residues
             a, b, c, d = int(qoff[lo]), int(qoff[hi]), int(toff[lo]), int(toff[hi])
-            views, ticket = slots.take([(np.uint8, b - a), (np.uint8, d - c),
+            size = nibbles.packed_size if nibbled else int
+            views, ticket = slots.take([(np.uint8, size(b - a)), (np.uint8, size(d - c)),
                                         (np.int32, k), (np.int32, k)])
             sources = [qcat[a:b], tcat[c:d], m[lo:hi], n[lo:hi]]
         else:
@@ -216,7 +221,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                                         (np.int32, k)])
             sources = [qi[lo:hi], ti[lo:hi], m[lo:hi], n[lo:hi]]
         clock("slot", slots.stream)
-        return _filler().submit(_write, views, sources), ticket, lo, hi
+        return _filler().submit(_write, views, sources, nibbled), ticket, lo, hi
 
     def launch(run: _Run, whole, filled, ticket, lo: int, hi: int) -> None:
         """Chunk lo:hi sent once written, and launched (``whole``: every record on the GPU
@@ -228,6 +233,9 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
         compute.wait_event(slots.copied[slot])
         with compute:
             if whole is None:  # the chunk's offsets from its sides
+                if nibbled:  # the residues one letter a byte
+                    arrays[:2] = [nibbles.unpack(arrays[0], int(qoff[hi] - qoff[lo])),
+                                  nibbles.unpack(arrays[1], int(toff[hi] - toff[lo]))]
                 arrays[2:2] = [_starts(arrays[2]), _starts(arrays[3])]
             else:  # the records' offsets of the chunk's pairs
                 d_q, d_t, d_qo, d_to = whole
@@ -376,10 +384,14 @@ def _filler() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(1, thread_name_prefix="wavedp-pairs-fill")
 
 
-def _write(views: list[np.ndarray], sources: list[np.ndarray]) -> None:
-    """Each source into its view of a page-locked slot (large ones on the copy threads)."""
-    for view, source in zip(views, sources, strict=True):
-        transfer.host_copy(view, source)
+def _write(views: list[np.ndarray], sources: list[np.ndarray], nibbled: bool = False
+           ) -> None:
+    """Each source into its view of a page-locked slot, all on the copy threads at once
+    (``transfer.host_work``); ``nibbled``: the first two (the residues) packed two letters a
+    byte."""
+    transfer.host_work([nibbles.packer(view, source) if nibbled and k < 2
+                        else transfer.copier(view, source)
+                        for k, (view, source) in enumerate(zip(views, sources, strict=True))])
 
 
 def _starts(sides):

@@ -54,6 +54,7 @@ KERNELS: dict[str, list[str]] = {
     + [f"trace_dirs<{mode}, {lanes}, {swap}>" for mode in (0, 1, 2) for lanes in (4, 8, 16, 32)
        for swap in ("true", "false")]
     + ["pack_runs"],
+    "nibbles.cu": ["unpack_nibbles"],
     "ceiling.cu": ["ceiling<16>"],
     "endcell.cu": ["best_cell"],
     "select.cu": ["chunk_best", "chunk_keys"],

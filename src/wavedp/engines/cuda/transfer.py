@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from collections.abc import Callable
 
 import numpy as np
 
@@ -39,11 +40,32 @@ def _buffers(device: int) -> tuple[list[np.ndarray], list]:
     return [pinned(PIECE), pinned(PIECE)], [None, None]
 
 
+def copier(dst: np.ndarray, src: np.ndarray) -> tuple[Callable[[int, int], None], int]:
+    """``dst[:] = src`` as :func:`host_work` takes it: (work(a, b) copying elements a:b,
+    elements)."""
+    return (lambda a, b: np.copyto(dst[a:b], src[a:b])), src.size
+
+
+def host_work(jobs: list[tuple[Callable[[int, int], None], int]]) -> None:
+    """Each job (work(a, b) over elements 0..size) cut in THREADS pieces, piece k of every
+    job on one of the helper threads (``threads.in_pieces``): one start and one wait for
+    them all. On this thread where a piece would hold under 2**20 elements."""
+    pieces = 1 if sum(size for _, size in jobs) // THREADS < (1 << 20) else THREADS
+
+    def piece(first: int, last: int) -> None:
+        for k in range(first, last):
+            for work, size in jobs:
+                step = -(-size // pieces)
+                a, b = min(k * step, size), min((k + 1) * step, size)
+                if b > a:
+                    work(a, b)
+
+    in_pieces(piece, pieces, pieces)
+
+
 def host_copy(dst: np.ndarray, src: np.ndarray) -> None:
-    """``dst[:] = src`` on THREADS of the helper threads (``threads.in_pieces``), or on this
-    one where each would copy under 2**20 elements."""
-    pieces = 1 if -(-src.size // THREADS) < (1 << 20) else THREADS
-    in_pieces(lambda a, b: np.copyto(dst[a:b], src[a:b]), src.size, pieces)
+    """``dst[:] = src`` on the helper threads (:func:`host_work`)."""
+    host_work([copier(dst, src)])
 
 
 def upload(host: np.ndarray):

@@ -1,0 +1,78 @@
+"""engines.cuda.nibbles: residues packed two letters a byte on the host and unpacked on the
+GPU are the letters themselves; DNA pairs sent that way, in many chunks whose letters start
+at odd offsets, align as when sent one letter a byte and as on the CPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import pair_texts
+
+import wavedp
+from wavedp.engines.cuda import nibbles
+
+
+def _packed_reference(letters: np.ndarray) -> np.ndarray:
+    padded = np.zeros(2 * nibbles.packed_size(letters.size), np.uint8)
+    padded[:letters.size] = letters
+    return padded[0::2] | padded[1::2] << 4
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 3, 8, 9, 1001, (1 << 23) + 3])
+@pytest.mark.parametrize("pieces", [1, 3])
+def test_pack_is_two_letters_a_byte(size, pieces, monkeypatch):
+    """Letter k in the low (k even) or high nibble of byte k // 2, on any number of threads,
+    nothing written past the packed bytes."""
+    from wavedp.engines.cuda import transfer
+
+    monkeypatch.setattr(transfer, "THREADS", pieces)
+    letters = np.random.default_rng(size).integers(0, nibbles.LETTERS, size, dtype=np.uint8)
+    out = np.full(nibbles.packed_size(size) + 1, 0xAB, np.uint8)
+    nibbles.pack(out[:-1], letters)
+    np.testing.assert_array_equal(out[:-1], _packed_reference(letters))
+    assert out[-1] == 0xAB
+
+
+def test_alphabets_that_fit():
+    """DNA's codes (and any alphabet of 16) pack; a protein alphabet's do not."""
+    assert nibbles.fits(5) and nibbles.fits(16)
+    assert not nibbles.fits(17) and not nibbles.fits(24)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("size", [0, 1, 7, 8, 9, 15, 16, 17, 4097, (1 << 20) + 5])
+def test_gpu_unpack_is_the_letters(size):
+    import cupy
+
+    letters = np.random.default_rng(size).integers(0, nibbles.LETTERS, size, dtype=np.uint8)
+    packed = np.empty(nibbles.packed_size(size), np.uint8)
+    nibbles.pack(packed, letters)
+    got = nibbles.unpack(cupy.asarray(packed), size).get()
+    np.testing.assert_array_equal(got, letters)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("traceback", [True, False])
+@pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
+def test_gpu_dna_pairs_in_odd_chunks(mode, traceback, monkeypatch):
+    """Many chunks, most starting at an odd letter: packed or not, the CPU's batch."""
+    from wavedp.engines.cuda import many_pairs
+
+    rng = np.random.default_rng(29)
+    sizes = [(int(m), int(n)) for m, n in zip(rng.integers(0, 200, 300),
+                                              rng.integers(1, 330, 300), strict=True)]
+    queries, targets = pair_texts("dna", sizes, seed=31)
+    scoring = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+    want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                              device="cpu")
+    monkeypatch.setattr(many_pairs, "LEAST_PAIRS", 7)
+    monkeypatch.setattr(many_pairs, "LEAST_CHUNKS", 40)
+    for nibbled in (True, False):
+        monkeypatch.setattr(many_pairs, "NIBBLES", nibbled)
+        got = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                                 device="gpu")
+        for name in ("score", "query_start", "query_end", "target_start", "target_end"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(want, name), name)
+        if traceback:
+            np.testing.assert_array_equal(got.cigar_offsets, want.cigar_offsets)
+            np.testing.assert_array_equal(got.cigar_runs, want.cigar_runs)
