@@ -28,21 +28,21 @@ from wavedp.engines.cuda import many_pairs, transfer  # noqa: E402
 
 class Recorder:
     """Wraps the engine's chunk writer (``many_pairs._write``) and the copy threads' pieces
-    (``transfer.in_pieces``) to record each write: its start, end, arrays and pieces."""
+    (``transfer.spread``) to record each write: its start, end, arrays and pieces."""
 
     def __init__(self) -> None:
         self.writes: list[dict] = []
         self.on = False
-        self._write, self._pieces = many_pairs._write, transfer.in_pieces
+        self._write, self._pieces = many_pairs._write, transfer.spread
         self._lock = threading.Lock()
         self._local = threading.local()  # the write under way on this thread (the filler's)
 
     def __enter__(self) -> Recorder:
-        many_pairs._write, transfer.in_pieces = self.write, self.pieces
+        many_pairs._write, transfer.spread = self.write, self.pieces
         return self
 
     def __exit__(self, *exc) -> None:
-        many_pairs._write, transfer.in_pieces = self._write, self._pieces
+        many_pairs._write, transfer.spread = self._write, self._pieces
 
     def write(self, views: list[np.ndarray], sources: list[np.ndarray], *rest) -> None:
         record = {"views": views, "sources": sources, "rest": rest, "pieces": [], "calls": []}
@@ -56,10 +56,10 @@ class Recorder:
         if self.on:
             self.writes.append(record)
 
-    def pieces(self, work, size: int, count: int | None = None):
+    def pieces(self, work, pieces: int, own: bool):
         record = getattr(self._local, "record", None)
         if record is None:  # not a chunk write (the results' copies down)
-            return self._pieces(work, size, count)
+            return self._pieces(work, pieces, own)
         began = time.perf_counter()
         record["calls"].append(began)
 
@@ -69,7 +69,7 @@ class Recorder:
             with self._lock:
                 record["pieces"].append((began, start, time.perf_counter()))
             return out
-        return self._pieces(timed, size, count)
+        return self._pieces(timed, pieces, own)
 
 
 def report(name: str, writes: list[dict]) -> None:
