@@ -4,7 +4,7 @@
 #include "common.cuh"
 
 __global__ void unpack_nibbles(const u8* __restrict__ packed, i64 letters,
-                                          u8* __restrict__ out) {
+                               u8* __restrict__ out) {
     const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     const i64 first = 8 * w;
     if (first >= letters) return;

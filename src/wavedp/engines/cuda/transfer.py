@@ -8,7 +8,8 @@ is on its way, so both links run at once. The buffers are made once per process 
 :class:`Slots` does the same for work that goes up in chunks: each chunk's arrays are
 written straight into one page-locked slot and go up in one copy into a GPU slot, two of
 each taking turns, so one chunk is written while the one before goes up and the one before
-that is worked on.
+that is worked on. :func:`host_work` writes several arrays at once, piece k of each on one
+thread.
 """
 
 from __future__ import annotations
