@@ -6,8 +6,9 @@ same writes again alone (the same slots and sources, no GPU work, no other threa
     python3 benchmarks/pair_fills.py --kind dna --calls score
 
 Each line: a chunk's bytes, its write's span and rate in the call and alone, how late its
-last piece started (the helpers' dispatch) and its slowest piece. The pipeline's writes
-pace score-only calls; this says whether they lose their time to copying or to waiting.
+last piece started (the threads' dispatch), its slowest piece, and the write on one thread.
+The pipeline's writes pace score-only calls; this says whether they lose their time to
+copying or to waiting.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pairs  # noqa: E402  (beside this script)
 
-from wavedp.engines.cuda import many_pairs, transfer  # noqa: E402
+from wavedp.engines.cuda import many_pairs, nibbles, transfer  # noqa: E402
 
 
 class Recorder:
@@ -82,11 +83,18 @@ def report(name: str, writes: list[dict]) -> None:
         start = time.perf_counter()
         many_pairs._write(record["views"], record["sources"], *record["rest"])
         alone = time.perf_counter() - start
+        start = time.perf_counter()  # the same write on this thread alone
+        nibbled = bool(record["rest"] and record["rest"][0])
+        for j, (view, source) in enumerate(zip(record["views"], record["sources"],
+                                                strict=True)):
+            work, size = (nibbles.packer if nibbled and j < 2 else transfer.copier)(view, source)
+            work(0, size)
+        single = time.perf_counter() - start
         print(f"{name} write {k}: {nbytes / 2**20:6.1f} MiB, {span * 1e3:5.2f} ms "
               f"({nbytes / span / 1e9:5.1f} GB/s) in the call, {alone * 1e3:5.2f} ms "
               f"({nbytes / alone / 1e9:5.1f} GB/s) alone; last piece started "
               f"{late * 1e3:4.2f} ms late, slowest piece {slowest * 1e3:4.2f} ms, "
-              f"{len(record['pieces'])} pieces", flush=True)
+              f"{len(record['pieces'])} pieces; one thread {single * 1e3:5.2f} ms", flush=True)
 
 
 def main() -> None:
