@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pairs  # noqa: E402  (beside this script)
 
-from wavedp.engines.cuda import many_pairs, nibbles, transfer  # noqa: E402
+from wavedp.engines.cuda import many_pairs, transfer  # noqa: E402
 
 
 class Recorder:
@@ -84,10 +84,8 @@ def report(name: str, writes: list[dict]) -> None:
         many_pairs._write(record["views"], record["sources"], *record["rest"])
         alone = time.perf_counter() - start
         start = time.perf_counter()  # the same write on this thread alone
-        nibbled = bool(record["rest"] and record["rest"][0])
-        for j, (view, source) in enumerate(zip(record["views"], record["sources"],
-                                                strict=True)):
-            work, size = (nibbles.packer if nibbled and j < 2 else transfer.copier)(view, source)
+        for work, size in many_pairs._jobs(record["views"], record["sources"],
+                                           bool(record["rest"] and record["rest"][0])):
             work(0, size)
         single = time.perf_counter() - start
         print(f"{name} write {k}: {nbytes / 2**20:6.1f} MiB, {span * 1e3:5.2f} ms "

@@ -9,7 +9,7 @@ import pytest
 from helpers import pair_texts
 
 import wavedp
-from wavedp.engines.cuda import nibbles
+from wavedp.engines.cuda import nibbles, transfer
 
 
 def _packed_reference(letters: np.ndarray) -> np.ndarray:
@@ -23,12 +23,10 @@ def _packed_reference(letters: np.ndarray) -> np.ndarray:
 def test_pack_is_two_letters_a_byte(size, pieces, monkeypatch):
     """Letter k in the low (k even) or high nibble of byte k // 2, on any number of threads,
     nothing written past the packed bytes."""
-    from wavedp.engines.cuda import transfer
-
     monkeypatch.setattr(transfer, "THREADS", pieces)
     letters = np.random.default_rng(size).integers(0, nibbles.LETTERS, size, dtype=np.uint8)
     out = np.full(nibbles.packed_size(size) + 1, 0xAB, np.uint8)
-    nibbles.pack(out[:-1], letters)
+    transfer.host_work([nibbles.packer(out[:-1], letters)])
     np.testing.assert_array_equal(out[:-1], _packed_reference(letters))
     assert out[-1] == 0xAB
 
@@ -46,7 +44,7 @@ def test_gpu_unpack_is_the_letters(size):
 
     letters = np.random.default_rng(size).integers(0, nibbles.LETTERS, size, dtype=np.uint8)
     packed = np.empty(nibbles.packed_size(size), np.uint8)
-    nibbles.pack(packed, letters)
+    transfer.host_work([nibbles.packer(packed, letters)])
     got = nibbles.unpack(cupy.asarray(packed), size).get()
     np.testing.assert_array_equal(got, letters)
 

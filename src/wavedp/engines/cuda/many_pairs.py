@@ -387,12 +387,15 @@ def _filler() -> ThreadPoolExecutor:
 def _write(views: list[np.ndarray], sources: list[np.ndarray], nibbled: bool = False
            ) -> None:
     """Each source into its view of a page-locked slot, all on the writers' threads at once
-    (``transfer.host_work``); ``nibbled``: the first two (the residues) packed two letters a
-    byte."""
-    transfer.host_work([nibbles.packer(view, source) if nibbled and k < 2
-                        else transfer.copier(view, source)
-                        for k, (view, source) in enumerate(zip(views, sources, strict=True))],
-                       own=True)
+    (``transfer.host_work``)."""
+    transfer.host_work(_jobs(views, sources, nibbled), own=True)
+
+
+def _jobs(views: list[np.ndarray], sources: list[np.ndarray], nibbled: bool) -> list:
+    """``transfer.host_work``'s jobs writing each source into its view; ``nibbled``: the
+    first two (the residues) packed two letters a byte."""
+    return [nibbles.packer(view, source) if nibbled and k < 2 else transfer.copier(view, source)
+            for k, (view, source) in enumerate(zip(views, sources, strict=True))]
 
 
 def _starts(sides):

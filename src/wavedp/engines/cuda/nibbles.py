@@ -10,7 +10,6 @@ import functools
 
 import numpy as np
 
-from . import transfer
 from .module import function
 
 #: codes a packed letter holds
@@ -51,11 +50,6 @@ def packer(dst: np.ndarray, src: np.ndarray) -> tuple:
     bytes), as ``transfer.host_work`` takes it: (work(a, b) writing bytes a:b, bytes)."""
     pack_run = _packer()
     return (lambda a, b: pack_run(src[2 * a:2 * b], dst[a:b])), packed_size(src.size)
-
-
-def pack(dst: np.ndarray, src: np.ndarray) -> None:
-    """``src`` packed into ``dst`` (:func:`packer`) on the helper threads."""
-    transfer.host_work([packer(dst, src)])
 
 
 def unpack(packed, letters: int):
