@@ -173,7 +173,7 @@ def _force(monkeypatch, g: int, swap: bool) -> None:
     from wavedp.engines.cuda import many_pairs
 
     monkeypatch.setattr(many_pairs, "shape_for",
-                        lambda m, n, exchange=True, g=g: (g, swap and exchange))
+                        lambda m, n, exchange=True, g=g, **_: (g, swap and exchange))
 
 
 def _gpu_at_every_group(queries, targets, scoring, mode: str, traceback: bool,
@@ -238,6 +238,25 @@ def test_shape_for():
     assert mp.shape_for(m, n) == (8, True) and mp.shape_for(n, m) == (8, False)
     assert mp.shape_for(m, n, exchange=False) == (8, False)
     assert mp.shape_for(n, n) == (mp.shape_for(n, n, exchange=False)[0], False)
+    # 16 rows a lane (local score-only): the window down five passes of groups of 4
+    assert mp.shape_for(m, n, rows=16) == (4, True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["dna", "ties", "flat"])
+def test_gpu_local_scores_tall_and_eight_rows(kind, monkeypatch):
+    """Local score-only calls, 16 rows a lane (TALL) or 8, at every group size, exchanged or
+    not, equal to the CPU (end cells by the tie rules: ties everywhere in ``ties``)."""
+    from wavedp.engines.cuda import many_pairs
+
+    queries, targets, scoring, want = _gpu_cases(kind, "local", False, many_pairs.GROUPS)
+    for tall in (16, many_pairs.ROWS):
+        monkeypatch.setattr(many_pairs, "TALL", tall)
+        for g in many_pairs.GROUPS:
+            for swap in (False, True):
+                _force(monkeypatch, g, swap)
+                _same(wavedp.align_pairs(queries, targets, scoring, mode="local",
+                                         traceback=False, device="gpu"), want)
 
 
 @pytest.mark.gpu

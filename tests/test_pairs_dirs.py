@@ -233,3 +233,14 @@ def test_the_exchanged_step_in_machine_code(save):
     assert swap.opcodes["VIADD.16x2"] == plain.opcodes["VIADD.16x2"] + extra
     assert swap.size <= plain.size + extra + 7 * 4, (swap.opcodes, plain.opcodes)
     assert not swap.count("LDL") and not swap.count("STL")
+
+
+@pytest.mark.parametrize("swap", ["false", "true"])
+def test_the_tall_step_in_machine_code(swap):
+    """TALL (16 rows a lane, local score-only): a step's shuffles and bookkeeping over twice
+    the cells, at most 6 instructions a cell against 7.5 with 8 rows, no local memory."""
+    tall = _step(f"many_pairs16<0, 4, 16, false, true, {swap}>")
+    eight = _step(f"many_pairs16<0, 8, 8, false, true, {swap}>")
+    assert tall.count("VIADDMNMX") == 64 * 4 and eight.count("VIADDMNMX") == 32 * 4
+    assert tall.size / (4 * 32) <= 6.0 and eight.size / (4 * 16) <= 7.5, (tall.size, eight.size)
+    assert not tall.count("LDL") and not tall.count("STL")

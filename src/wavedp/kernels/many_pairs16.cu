@@ -2,13 +2,16 @@
 // every word and pair k + 1 in the high half (Hopper DPX s16x2: the four add-max operations of
 // a cell serve two cells).
 // The host routes a launch here only where no value can leave its half: every score + go and
-// PAD16 within int16, and by the pairs' sides, the local end key X << 3 | 7 - r at most 32767
-// (X <= 4095) or, global and semiglobal, every H between -16384 and 16383. The table (score +
-// go) has a last row and a last column of PAD16: rows past a pair's query and columns past its
-// target (the group runs the longer pair's passes and columns) score PAD16, and no cell there
+// PAD16 within int16, and by the pairs' sides, the local end key X << K | R - 1 - r at most
+// 32767 (K = 3 for R = 8 rows a lane, X <= 4095; K = 4 for R = 16, X <= 2047) or, global and
+// semiglobal, every H between -16384 and 16383. The table (score + go) has a last row and a
+// last column of PAD16: rows past a pair's query and columns past its target (the group runs
+// the longer pair's passes and columns) score PAD16, and no cell there
 // beats the cells before it (a later column, or row, loses ties). The key of a cell is one
 // multiply-add on the word (X >= 0 in local mode, so no carry crosses the halves); a column's
-// key replaces a half's best only where larger, its column kept per half.
+// key replaces a half's best only where larger, its column kept per half. R = 16 (local,
+// score-only: TALL in engines/cuda/many_pairs.py) spreads a step's shuffles and bookkeeping
+// over twice the cells.
 //
 // Lane 0's columns come G at a time: lane l of the group loads the code (the two pairs' table
 // offsets) of column b + l and H - go and F above it (the first row's, or the scratch row's
@@ -143,9 +146,9 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
     const int* __restrict__ order, int count, const int* __restrict__ sub, int A, int go,
     int ge, unsigned* __restrict__ save, const i64* __restrict__ soff,
     uint2* __restrict__ scratch, int stride, int* __restrict__ ends, int* __restrict__ ticket,
-    unsigned eight) {
-    // eight: 8 from the host, so a key's multiply-add stays on the FMA pipe (a constant 8
-    // becomes a shift-add on the ALU pipe, which bounds the sweep)
+    unsigned scale) {
+    // scale: 1 << K (R) from the host, so a key's multiply-add stays on the FMA pipe (a
+    // constant becomes a shift-add on the ALU pipe, which bounds the sweep)
     extern __shared__ int ssub[];  // the table, (A + 1) x (A + 1) entries, 32 copies each
     const int A1 = A + 1;          // (PROF: the threads' profiles)
     for (int w = threadIdx.x; !PROF && w < A1 * A1 * 32; w += PAIRS_BLOCK) {
@@ -156,8 +159,9 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
     constexpr int T = G * R;
     constexpr int GPW = 32 / G;
     constexpr unsigned PROF_LETTER = R / 2 * PAIRS_BLOCK;  // a letter's words in a profile
-    static_assert(R == 8 && RUN == 4 && G % RUN == 0,
-                  "the local key holds 8 rows; steps go four at a time, one 16-byte store");
+    static_assert((R == 8 || (R == 16 && !SAVE && MODE == WAVEDP_LOCAL)) && RUN == 4 &&
+                      G % RUN == 0,
+                  "a saved word holds 8 rows; steps go four at a time, one 16-byte store");
     const int lane32 = threadIdx.x & 31;
     const int lane = lane32 % G;
     const int gw = lane32 / G;
@@ -326,22 +330,34 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
                         E[r] = e;
                         xs[r] = x;
                     }
-                    if (SAVE) {  // each pair's word: row r's nibble at bits 4r
+                    if constexpr (SAVE) {  // each pair's word: row r's nibble at bits 4r
                         const unsigned X = dir_nibbles(sF, sX, sE, sO, 0);
                         const unsigned Y = dir_nibbles(sF, sX, sE, sO, 4);
                         sva.put(u, __byte_perm(X, Y, 0x5410));
                         svb.put(u, __byte_perm(X, Y, 0x7632));
                     }
-                    if (MODE == WAVEDP_LOCAL) {  // keys X << 3 | 7 - r, X in 0..4095
+                    if (MODE == WAVEDP_LOCAL) {  // keys X << K | R - 1 - r
                         unsigned ky[R];
 #pragma unroll
-                        for (int r = 0; r < R; ++r) ky[r] = xs[r] * eight + (7u - r) * 0x10001u;
-                        const unsigned ck = __vimax3_s16x2(
-                            __vimax3_s16x2(ky[0], ky[1], ky[2]),
-                            __vimax3_s16x2(ky[3], ky[4], ky[5]), __vmaxs2(ky[6], ky[7]));
+                        for (int r = 0; r < R; ++r)
+                            ky[r] = xs[r] * scale + (unsigned)(R - 1 - r) * 0x10001u;
+                        unsigned ck;
+                        if constexpr (R == 8) {
+                            ck = __vimax3_s16x2(
+                                __vimax3_s16x2(ky[0], ky[1], ky[2]),
+                                __vimax3_s16x2(ky[3], ky[4], ky[5]), __vmaxs2(ky[6], ky[7]));
+                        } else {
+                            const unsigned a0 = __vimax3_s16x2(ky[0], ky[1], ky[2]);
+                            const unsigned a1 = __vimax3_s16x2(ky[3], ky[4], ky[5]);
+                            const unsigned a2 = __vimax3_s16x2(ky[6], ky[7], ky[8]);
+                            const unsigned a3 = __vimax3_s16x2(ky[9], ky[10], ky[11]);
+                            const unsigned a4 = __vimax3_s16x2(ky[12], ky[13], ky[14]);
+                            ck = __vimax3_s16x2(__vimax3_s16x2(a0, a1, a2),
+                                                __vimax3_s16x2(a3, a4, ky[15]), a0);
+                        }
                         // a later column: only a larger key (a half that changed), SWAP a larger
                         // X (the key against the best's X with the lowest row's bits)
-                        const unsigned b7 = SWAP ? bk | 0x70007u : bk;
+                        const unsigned b7 = SWAP ? bk | (unsigned)(R - 1) * 0x10001u : bk;
                         const unsigned nk = __vmaxs2(b7, GUARD || in ? ck : 0u);
                         const unsigned grew = nk ^ b7;
                         bja = grew & 0xffffu ? j : bja;
@@ -393,8 +409,9 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
             for (; s0 < steps; s0 += RUN) run(s0, Flag<false>{});
             if (MODE == WAVEDP_LOCAL) {
                 const int ka = lo16(bk), kb = hi16(bk);
-                if (ka >> 3 > 0) take(false, ka >> 3, row0 + 8 - (ka & 7), bja);
-                if (kb >> 3 > 0) take(true, kb >> 3, row0 + 8 - (kb & 7), bjb);
+                constexpr int KB = R == 8 ? 3 : 4;
+                if (ka >> KB > 0) take(false, ka >> KB, row0 + R - (ka & (R - 1)), bja);
+                if (kb >> KB > 0) take(true, kb >> KB, row0 + R - (kb & (R - 1)), bjb);
             }
             if (MODE == WAVEDP_SEMIGLOBAL) {
                 if (hold_a) take(false, lo16(mk) + go, ma, mkj & 0xffff);

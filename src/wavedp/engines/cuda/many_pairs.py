@@ -79,6 +79,12 @@ EXCHANGE = True
 #: one-to-one pairs of an alphabet of at most 16 letters (DNA) go up two letters a byte
 #: (:mod:`.nibbles`); False: one a byte (for comparisons)
 NIBBLES = True
+#: local score-only calls sweep TALL rows a lane (kernels/many_pairs16.cu with R = 16: a
+#: step's shuffles and bookkeeping over twice the cells, 7.4 -> 5.9 instructions a cell in its
+#: machine code, 117 registers) where their keys fit (X <= KEY16 // 2) and the profile takes
+#: at most TALL_PROFILE_BYTES (DNA: 96 KiB); ROWS: never
+TALL = 16
+TALL_PROFILE_BYTES = 96 << 10
 #: pairs sampled for :func:`shape_for` (one where every pair has one shape)
 LANES_SAMPLE = 4096
 
@@ -96,7 +102,7 @@ def taken(sides: Sides, top: int) -> np.ndarray:
 
 
 def packs(longest_m: int, longest_n: int, sub: np.ndarray, gap_open: int, gap_extend: int,
-          mode: int, g: int) -> bool:
+          mode: int, g: int, rows: int = ROWS) -> bool:
     """Whether pairs of at most ``longest_m`` x ``longest_n`` fit many_pairs16's int16 halves:
     every score + gap open and the local key (X <= KEY16), or every global and semiglobal H
     (between the all-gaps path and the best diagonal, rows past the query's tile included)."""
@@ -105,22 +111,23 @@ def packs(longest_m: int, longest_n: int, sub: np.ndarray, gap_open: int, gap_ex
         return False
     best = top * min(longest_m, longest_n)
     if mode == 0:  # local
-        return best <= KEY16 and gap_open + gap_extend <= LIMIT16
+        return best <= KEY16 * ROWS // rows and gap_open + gap_extend <= LIMIT16
     depth = 3 * gap_open + gap_extend * (longest_m + longest_n + g * ROWS + 2) - low
     return best + gap_open <= LIMIT16 and depth <= LIMIT16
 
 
-def shape_for(m: np.ndarray, n: np.ndarray, exchange: bool = True) -> tuple[int, bool]:
+def shape_for(m: np.ndarray, n: np.ndarray, exchange: bool = True, rows: int = ROWS
+              ) -> tuple[int, bool]:
     """The group size G and orientation of the fewest padded cells (pass boundaries priced
-    in): True, the pairs exchanged (n down the rows; many_pairs16's SWAP), considered only
-    where ``exchange``. Ties keep them."""
-    m, n = np.asarray(m, np.int64), np.asarray(n, np.int64)
+    in) with ``rows`` rows a lane: True, the pairs exchanged (n down the rows;
+    many_pairs16's SWAP), considered only where ``exchange``. Ties keep them."""
+    m, n, lanes_rows = np.asarray(m, np.int64), np.asarray(n, np.int64), rows
 
     def cost(shape: tuple[int, bool]) -> float:
         g, swap = shape
-        rows, columns = (n, m) if swap else (m, n)
-        t = g * ROWS
-        passes = -(-rows // t)
+        down, columns = (n, m) if swap else (m, n)
+        t = g * lanes_rows
+        passes = -(-down // t)
         return float(np.sum(passes * (t * (columns + g - 1) + PASS_CELLS * columns)))
     return min(((g, swap) for swap in (False, True)[:1 + exchange] for g in GROUPS), key=cost)
 
@@ -188,7 +195,11 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                         else None, np.zeros(0, np.uint32), np.zeros(1, np.int64))
     clock = _Clock(phases, timeline)
     sample = slice(0, 1) if sides.uniform else slice(None, None, max(1, count // LANES_SAMPLE))
-    g, swap = shape_for(sides.m[sample], sides.n[sample], EXCHANGE and PACKED)
+    tall = (PACKED and not traceback and mode == 0 and TALL > ROWS
+            and (sub.shape[0] + 1) * TALL * BLOCK * 4 <= TALL_PROFILE_BYTES
+            and packs(sides.m_max, sides.n_max, sub, gap_open, gap_extend, mode, 1, TALL))
+    rows = TALL if tall else ROWS  # a lane's rows (see TALL)
+    g, swap = shape_for(sides.m[sample], sides.n[sample], EXCHANGE and PACKED, rows=rows)
     if swap and not packs(sides.n_max, sides.m_max, sub, gap_open, gap_extend, mode, g):
         g, swap = shape_for(sides.m[sample], sides.n[sample], False)  # only many_pairs16 swaps
     if swap:  # the pairs exchanged: the targets down the rows, the table transposed
@@ -253,7 +264,8 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
             pending.append(written(*next(cuts)))  # written while the launches are planned
             with compute:
                 run = _Run(g, mode, traceback, packed, np.asarray(sub), gap_open, gap_extend,
-                           clock=clock, count=count, down=slots.down, units=units, swap=swap)
+                           clock=clock, count=count, down=slots.down, units=units, swap=swap,
+                           rows=rows if packed else ROWS)
             clock("planned", compute)
             whole = None
             if qi is not None:  # pairs index the records: every record goes up once
@@ -434,10 +446,11 @@ class _Run:
 
     def __init__(self, g: int, mode: int, traceback: bool, packed: bool, sub: np.ndarray,
                  go: int, ge: int, *, clock: _Clock, count: int, down=None,
-                 units=saved_units, swap: bool = False) -> None:
+                 units=saved_units, swap: bool = False, rows: int = ROWS) -> None:
         import cupy
 
         self.g, self.mode, self.traceback, self.packed = g, mode, traceback, packed
+        self.rows = rows  # a lane's rows (TALL: local score-only)
         self.swap = swap  # many_pairs16's SWAP: the pairs exchanged
         # a pair's saved words: direction bits (many_pairs16) or borders (many_pairs)
         self.units, self.dirs = units, units is dir_units
@@ -459,12 +472,13 @@ class _Run:
         self.smem = (a + 1) * a1 * 32 * 4
         flags = [traceback]
         if packed:  # many_pairs16's PROF and SWAP
-            prof = 2 * (a + 1) * ROWS // 2 * BLOCK * 4
-            flags += [prof <= PROFILE_BYTES, swap]
-            self.smem = prof if prof <= PROFILE_BYTES else self.smem
+            prof = (a + 1) * rows * BLOCK * 4
+            fits = prof <= (PROFILE_BYTES if rows == ROWS else TALL_PROFILE_BYTES)
+            flags += [fits, swap]
+            self.smem = prof if fits else self.smem
         name = "many_pairs16" if packed else "many_pairs"
         flags = ", ".join(str(f).lower() for f in flags)
-        self.sweep = function(f"{name}.cu", f"{name}<{mode}, {g}, {ROWS}, {flags}>")
+        self.sweep = function(f"{name}.cu", f"{name}<{mode}, {g}, {rows}, {flags}>")
         if self.smem > 48 << 10:
             self.sweep.max_dynamic_shared_size_bytes = self.smem
         self.grid = _grid(self.sweep, self.smem)
@@ -475,7 +489,7 @@ class _Run:
         import cupy
 
         d_q, d_t, d_qs, d_ts, d_m, d_n = args
-        g, count, t, grid = self.g, hi - lo, self.g * ROWS, self.grid
+        g, count, t, grid = self.g, hi - lo, self.g * self.rows, self.grid
         longest_m, longest_n = part.m_max, part.n_max
         if longest_m <= t * -(-part.m_min // t) and longest_n == part.n_min:
             order = cupy.arange(count, dtype=cupy.int32)  # one shape: nothing to sort
@@ -495,7 +509,7 @@ class _Run:
         head = (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count), self.d_sub,
                 np.int32(self.a), np.int32(self.go), np.int32(self.ge), save, soff, scratch,
                 np.int32(stride), d_ends, ticket)
-        self.sweep((grid,), (BLOCK,), (*head, np.uint32(8)) if self.packed else head,
+        self.sweep((grid,), (BLOCK,), (*head, np.uint32(self.rows)) if self.packed else head,
                    shared_mem=self.smem)
         self.clock("sweep")
         if words is None:
