@@ -173,7 +173,7 @@ def test_a_pool_left_by_an_exception_drops_its_queued_work():
 def test_pieces_cover_the_range_in_order(monkeypatch):
     """in_pieces: consecutive pieces, in order, covering 0..size once, on several threads
     where the size allows it; the sides' extremes and the records' lengths made from them
-    equal NumPy's own."""
+    equal NumPy's own, also the extremes taken with the lengths."""
     import wavedp.threads as threads
     from wavedp.engines.common import Sides
     from wavedp.pairs import Sequences
@@ -193,6 +193,12 @@ def test_pieces_cover_the_range_in_order(monkeypatch):
     offsets = np.concatenate([[0], np.cumsum(m)])
     seqs = Sequences(np.zeros(0, np.uint8), offsets, [])
     assert np.array_equal(seqs.lengths, m) and not seqs.lengths.flags.writeable
+    assert seqs.extremes == (m.min(), m.max())
+    for few in ([], [7], [0, 3, 0]):  # none, one, and empty records among them
+        seqs = Sequences(np.zeros(0, np.uint8), np.concatenate([[0], np.cumsum(few)]), [])
+        assert seqs.extremes == ((min(few), max(few)) if few else (0, 0))
+    given = Sides.of(m, n, (*Sequences(np.zeros(0, np.uint8), offsets, []).extremes, 5, 8))
+    assert given == Sides.of(m, n)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

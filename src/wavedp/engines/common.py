@@ -154,11 +154,15 @@ class Sides(NamedTuple):
     n_max: int
 
     @classmethod
-    def of(cls, m: np.ndarray, n: np.ndarray) -> Sides:
-        """The sides ``m`` and ``n`` and their extremes (0 where there is no pair)."""
+    def of(cls, m: np.ndarray, n: np.ndarray,
+           extremes: tuple[int, int, int, int] | None = None) -> Sides:
+        """The sides ``m`` and ``n`` and their extremes (0 where there is no pair), taken
+        here unless given (``extremes``: m's least and most, then n's)."""
         m, n = np.asarray(m), np.asarray(n)
         if not m.size:
             return cls(m, n, 0, 0, 0, 0)
+        if extremes is not None:
+            return cls(m, n, *(int(x) for x in extremes))
         parts = np.array(in_pieces(lambda a, b: (m[a:b].min(), m[a:b].max(), n[a:b].min(),
                                                  n[a:b].max()), m.size), np.int64)
         lo, hi = parts.min(axis=0), parts.max(axis=0)

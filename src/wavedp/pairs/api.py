@@ -71,7 +71,8 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
     sends every pair to the pairwise engines."""
     code = mode_code(mode)
     m, n = queries.lengths, targets.lengths
-    sides = Sides.of(m, n) if qi is None or ti is None else Sides.of(m[qi], n[ti])
+    sides = (Sides.of(m, n, (*queries.extremes, *targets.extremes)) if qi is None or ti is None
+             else Sides.of(m[qi], n[ti]))
     m, n = sides.m, sides.n
     if m.size:  # the int32 range: the longest pair decides (the extremes, where they pass)
         try:
