@@ -4,11 +4,13 @@ copy it, in the engine's own calls on the seeded pairs of ``benchmarks/pairs.py`
 same writes again alone (the same slots and sources, no GPU work, no other thread).
 
     python3 benchmarks/pair_fills.py --kind dna --calls score
+    python3 benchmarks/pair_fills.py --floor
 
 Each line: a chunk's bytes, its write's span and rate in the call and alone, how late its
 last piece started (the threads' dispatch), its slowest piece, and the write on one thread.
 The pipeline's writes pace score-only calls; this says whether they lose their time to
-copying or to waiting.
+copying or to waiting. ``--floor``: the host's own rates on letters beyond its caches (read,
+copied, packed), the floor under those writes.
 """
 
 from __future__ import annotations
@@ -95,13 +97,52 @@ def report(name: str, writes: list[dict]) -> None:
               f"{len(record['pieces'])} pieces; one thread {single * 1e3:5.2f} ms", flush=True)
 
 
+#: the --floor source: larger than the host's last-level cache (300 MiB on the H200 machine)
+FLOOR_BYTES = 2 << 30
+
+
+def floor(repeats: int = 8) -> None:
+    """The host's own rates on letters beyond its caches (a source of FLOOR_BYTES, a chunk of
+    94 MiB taken from it in turn), on the writers' threads: the letters read alone, copied
+    into page-locked memory, and packed there two a byte as the engine writes DNA; then the
+    time those rates give 900 MB of letters (two million DNA pairs)."""
+    from wavedp.engines.cuda import nibbles
+    from wavedp.engines.cuda.staging import pinned
+
+    chunk = 94 << 20
+    source = np.ones(FLOOR_BYTES, np.uint8)
+    page_locked = pinned(chunk)
+    ways = {
+        "read": lambda src: transfer.host_work([(lambda a, b: src[a:b].max(), src.size)],
+                                               own=True),
+        "copy": lambda src: transfer.host_work([transfer.copier(page_locked, src)], own=True),
+        "pack": lambda src: transfer.host_work([nibbles.packer(page_locked, src)], own=True),
+    }
+    turn = 0
+    for name, way in ways.items():
+        best = float("inf")
+        for _ in range(repeats):
+            at = turn % (FLOOR_BYTES // chunk) * chunk
+            turn += 1
+            start = time.perf_counter()
+            way(source[at:at + chunk])
+            best = min(best, time.perf_counter() - start)
+        print(f"floor {name}: 94 MiB of letters in {best * 1e3:5.2f} ms ({chunk / best / 1e9:5.1f} "
+              f"GB/s); 900 MB at that rate {900e6 / chunk * best * 1e3:5.1f} ms", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kind", choices=("dna", "protein"), default="dna")
     parser.add_argument("--count", type=int, default=None,
                         help="pairs (default: 2,000,000 DNA, 500,000 protein)")
     parser.add_argument("--calls", choices=("score", "cigar"), default="score")
+    parser.add_argument("--floor", action="store_true",
+                        help="instead, the host's rates on letters beyond its caches")
     args = parser.parse_args()
+    if args.floor:
+        floor()
+        return
     count = args.count or (2_000_000 if args.kind == "dna" else 500_000)
     scoring, qs, ts, _ = pairs.encoded(args.kind, count)
     traceback = args.calls == "cigar"

@@ -410,9 +410,11 @@ if want pairshost; then
 fi
 if want pairfills; then
     # the many-pairs engine's chunk writes timed piece by piece in its calls, then alone
+    # (and --floor: the host's own rates on letters beyond its caches)
     for what in "dna score" "protein score" "dna cigar"; do
         python3 benchmarks/pair_fills.py --kind "${what% *}" --calls "${what#* }"
     done 2>&1 | tee "$out/pair_fills.log"
+    python3 benchmarks/pair_fills.py --floor 2>&1 | tee -a "$out/pair_fills.log"
 fi
 if want bigpairs; then
     # the command's time and peak memory on BIG_PAIRS DNA pairs (default 10,000,000: a
