@@ -179,16 +179,10 @@ def pairs_run(args, kind: str) -> None:
             if mode == "local" and traceback:
                 scores = batch.score
     if args.profile:  # one local call each way under cProfile: the host's share
-        import cProfile
-        import pstats
-
         for traceback in (False, True):
-            prof = cProfile.Profile()
-            prof.runcall(wavedp.align_pairs, qs, ts, scoring, traceback=traceback,
-                         device=args.device)
-            what = "cigar" if traceback else "score"
-            with open(os.path.join(args.profile, f"api_{kind}_{what}.txt"), "w") as fh:
-                pstats.Stats(prof, stream=fh).sort_stats("tottime").print_stats(30)
+            profiled(os.path.join(args.profile, f"api_{kind}_{'cigar' if traceback else 'score'}"
+                                  ".txt"), lambda tb=traceback: wavedp.align_pairs(
+                qs, ts, scoring, traceback=tb, device=args.device))
     if args.timeline:
         for traceback in (False, True):
             timeline(qs, ts, scoring, traceback)  # compiled
@@ -503,6 +497,17 @@ def contended(host: np.ndarray, locked: np.ndarray, dev, chunk: int = 96 << 20) 
     print("# host writes of 96 MiB into page-locked memory: " + ", ".join(rows), flush=True)
 
 
+def profiled(path: str, call) -> None:
+    """``call()`` once under cProfile, its 30 costliest functions (own time) into ``path``."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.runcall(call)
+    with open(path, "w") as fh:
+        pstats.Stats(prof, stream=fh).sort_stats("tottime").print_stats(30)
+
+
 def all_against_all(args) -> None:
     q_count, t_count = (int(v) for v in args.all_against_all.split("x"))
     scoring, qs, ts, _ = encoded("protein", max(q_count, t_count))
@@ -518,6 +523,8 @@ def all_against_all(args) -> None:
         what = "cigar" if traceback else "score"
         print(f"all-against-all {q_count}x{t_count} {what} {seconds * 1e3:.1f} ms "
               f"{cells / seconds / 1e12:.3f} TCUPS (from strings)", flush=True)
+        if args.profile:
+            profiled(os.path.join(args.profile, f"all_{what}.txt"), call)
         if args.timeline:
             head_q, head_t = _head(qs, q_count), _head(ts, t_count)
             timeline(head_q, head_t, scoring, traceback, every=True)  # compiled
@@ -548,7 +555,7 @@ def main() -> None:
                         help="also the GPU engine's phases with these group sizes forced")
     parser.add_argument("--profile", default=None, metavar="DIR",
                         help="one API call and the SAM command once more under cProfile, "
-                        "their tables in DIR")
+                        "their tables in DIR (with --all-against-all: one align_all call)")
     parser.add_argument("--command", action="store_true",
                         help="also the command, FASTA in, SAM and PAF out")
     parser.add_argument("--switch", action="append", default=[], metavar="NAME=LIST",
