@@ -44,14 +44,12 @@ PACKED = True
 #: semiglobal values stay within +-LIMIT16 (PAD16 = -16384 a score, rows past a query)
 KEY16 = 4095
 LIMIT16 = 16383
-#: many_pairs16 keeps each thread's rows as a profile (kernels/many_pairs16.cu's PROF) where the
-#: block's profiles take at most this much shared memory (DNA: 48 KiB): 8 loads a step fewer
-#: and no address adds, 136 -> 115 instructions a step score-only, 213 -> 194 with SAVE (one
-#: H200, 2,000,000 DNA pairs, local: the sweep 38.8 -> 35.8 ms, 63.5 -> 60.4 with direction
-#: bits; the call with CIGARs 0.100-0.101 -> 0.097 s; global and semiglobal alike)
+#: many_pairs16 keeps each thread's rows as a profile (many_pairs16.cu's PROF) where the block's
+#: profiles take at most this much shared memory (DNA: 48 KiB): 136 -> 115 instructions a step
+#: score-only, 213 -> 194 with SAVE (one H200, 2,000,000 DNA pairs, local: the sweep 38.8 ->
+#: 35.8 ms, 63.5 -> 60.4 with direction bits; global and semiglobal alike)
 PROFILE_BYTES = 64 << 10
-#: GPU memory for the saved borders of the two chunks on the GPU at once (at most a third of
-#: the free memory)
+#: GPU memory for the saved borders of the two chunks on the GPU at once (at most a third free)
 SAVE_BYTES = 48 << 30
 #: steps whose saved bottoms lie side by side, stored at once (kernels/pairs_layout.cuh's RUN)
 RUN = 4
@@ -79,14 +77,19 @@ EXCHANGE = True
 #: one-to-one pairs of an alphabet of at most 16 letters (DNA) go up two letters a byte
 #: (:mod:`.nibbles`); False: one a byte (for comparisons)
 NIBBLES = True
-#: local score-only calls sweep TALL rows a lane (kernels/many_pairs16.cu with R = 16: a
-#: step's shuffles and bookkeeping over twice the cells, 7.4 -> 5.9 instructions a cell in its
-#: machine code, 117 registers) where their keys fit (X <= KEY16 // 2) and the profile takes
-#: at most TALL_PROFILE_BYTES (DNA: 96 KiB); ROWS: never
+#: local score-only calls sweep TALL rows a lane (many_pairs16.cu's R = 16: a step's shuffles
+#: and bookkeeping over twice the cells, 7.4 -> 5.9 instructions a cell, 117 registers) where
+#: keys fit (X <= KEY16 // 2) and the profile TALL_PROFILE_BYTES (DNA: 96 KiB); ROWS: never
 TALL = 16
 TALL_PROFILE_BYTES = 96 << 10
 #: pairs sampled for :func:`shape_for` (one where every pair has one shape)
 LANES_SAMPLE = 4096
+
+
+def _profile(letters: int, rows: int) -> int:
+    """A block's profile bytes (PROF; 0 where over PROFILE_BYTES, with TALL rows TALL_...)."""
+    size = (letters + 1) * rows * BLOCK * 4
+    return size if size <= (PROFILE_BYTES if rows == ROWS else TALL_PROFILE_BYTES) else 0
 
 
 def taken(sides: Sides, top: int) -> np.ndarray:
@@ -121,12 +124,12 @@ def shape_for(m: np.ndarray, n: np.ndarray, exchange: bool = True, rows: int = R
     """The group size G and orientation of the fewest padded cells (pass boundaries priced
     in) with ``rows`` rows a lane: True, the pairs exchanged (n down the rows;
     many_pairs16's SWAP), considered only where ``exchange``. Ties keep them."""
-    m, n, lanes_rows = np.asarray(m, np.int64), np.asarray(n, np.int64), rows
+    m, n = np.asarray(m, np.int64), np.asarray(n, np.int64)
 
     def cost(shape: tuple[int, bool]) -> float:
         g, swap = shape
         down, columns = (n, m) if swap else (m, n)
-        t = g * lanes_rows
+        t = g * rows
         passes = -(-down // t)
         return float(np.sum(passes * (t * (columns + g - 1) + PASS_CELLS * columns)))
     return min(((g, swap) for swap in (False, True)[:1 + exchange] for g in GROUPS), key=cost)
@@ -195,10 +198,9 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                         else None, np.zeros(0, np.uint32), np.zeros(1, np.int64))
     clock = _Clock(phases, timeline)
     sample = slice(0, 1) if sides.uniform else slice(None, None, max(1, count // LANES_SAMPLE))
-    tall = (PACKED and not traceback and mode == 0 and TALL > ROWS
-            and (sub.shape[0] + 1) * TALL * BLOCK * 4 <= TALL_PROFILE_BYTES
-            and packs(sides.m_max, sides.n_max, sub, gap_open, gap_extend, mode, 1, TALL))
-    rows = TALL if tall else ROWS  # a lane's rows (see TALL)
+    tall = PACKED and not traceback and mode == 0 and TALL > ROWS and _profile(len(sub), TALL)
+    rows = TALL if tall and packs(sides.m_max, sides.n_max, sub, gap_open, gap_extend, mode, 1,
+                                  TALL) else ROWS  # a lane's rows (see TALL)
     g, swap = shape_for(sides.m[sample], sides.n[sample], EXCHANGE and PACKED, rows=rows)
     if swap and not packs(sides.n_max, sides.m_max, sub, gap_open, gap_extend, mode, g):
         g, swap = shape_for(sides.m[sample], sides.n[sample], False)  # only many_pairs16 swaps
@@ -449,8 +451,7 @@ class _Run:
                  units=saved_units, swap: bool = False, rows: int = ROWS) -> None:
         import cupy
 
-        self.g, self.mode, self.traceback, self.packed = g, mode, traceback, packed
-        self.rows = rows  # a lane's rows (TALL: local score-only)
+        self.g, self.mode, self.traceback, self.packed, self.rows = g, mode, traceback, packed, rows
         self.swap = swap  # many_pairs16's SWAP: the pairs exchanged
         # a pair's saved words: direction bits (many_pairs16) or borders (many_pairs)
         self.units, self.dirs = units, units is dir_units
@@ -472,10 +473,9 @@ class _Run:
         self.smem = (a + 1) * a1 * 32 * 4
         flags = [traceback]
         if packed:  # many_pairs16's PROF and SWAP
-            prof = (a + 1) * rows * BLOCK * 4
-            fits = prof <= (PROFILE_BYTES if rows == ROWS else TALL_PROFILE_BYTES)
-            flags += [fits, swap]
-            self.smem = prof if fits else self.smem
+            prof = _profile(a, rows)
+            flags += [prof > 0, swap]
+            self.smem = prof or self.smem
         name = "many_pairs16" if packed else "many_pairs"
         flags = ", ".join(str(f).lower() for f in flags)
         self.sweep = function(f"{name}.cu", f"{name}<{mode}, {g}, {rows}, {flags}>")
