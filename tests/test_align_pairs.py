@@ -342,7 +342,8 @@ def test_gpu_many_and_left_over(mode, monkeypatch):
 
 @pytest.mark.gpu
 def test_gpu_copies_through_pinned_buffers():
-    """Arrays past transfer.SMALL go up and down in pieces through page-locked buffers."""
+    """Arrays past transfer.SMALL go up and down in pieces through page-locked buffers;
+    several go up in one copy (``upload_all``)."""
     import cupy
 
     from wavedp.engines.cuda import transfer
@@ -361,6 +362,12 @@ def test_gpu_copies_through_pinned_buffers():
     first, second = (rng.integers(0, 255, 3 * transfer.PIECE, dtype=np.uint8) for _ in "ab")
     a, b = transfer.upload(first), transfer.upload(second)
     assert bool((a == cupy.asarray(first)).all()) and bool((b == cupy.asarray(second)).all())
+    # several arrays in one copy, small and large, of several types, one empty
+    arrays = [rng.integers(0, 4, 1001, dtype=np.uint8), np.arange(17, dtype=np.int64),
+              np.zeros(0, np.int32), rng.integers(-9, 9, (transfer.SMALL // 8, 2))]
+    for dev, host in zip(transfer.upload_all(arrays), arrays, strict=True):
+        assert dev.dtype == host.dtype and dev.shape == host.shape
+        np.testing.assert_array_equal(dev.get(), host)
 
 
 @pytest.mark.gpu
@@ -390,14 +397,17 @@ def test_gpu_reads_against_windows(traceback):
 
 def test_chunks_from_offsets_equal_running_sums(monkeypatch):
     """The one-to-one cut (residues' running sums read off the offsets, by bisection) equals
-    the cut over running sums of the pairs' sizes; each chunk is the most pairs within its
-    caps (CHUNK_BYTES, a LEAST_CHUNKS-th of the pairs or LEAST_PAIRS)."""
+    the cut over running sums of the pairs' sizes (multiples, where they have one shape);
+    each chunk is the most pairs within its caps (CHUNK_BYTES, a LEAST_CHUNKS-th of the
+    pairs or LEAST_PAIRS)."""
     from wavedp.engines.cuda import many_pairs as mp
 
     rng = np.random.default_rng(1)
-    for _ in range(100):
+    for _ in range(150):
         count = int(rng.integers(1, 300))
         m, n = rng.integers(0, 500, count), rng.integers(0, 500, count)
+        if rng.random() < 0.3:  # one shape: the sums as multiples
+            m, n = np.full(count, m[0]), np.full(count, n[0])
         monkeypatch.setattr(mp, "CHUNK_BYTES", int(rng.integers(1, 5000)))
         least = int(rng.integers(1, 100))
         monkeypatch.setattr(mp, "LEAST_PAIRS", least)

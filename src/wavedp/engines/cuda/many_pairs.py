@@ -23,6 +23,7 @@ import numpy as np
 from ...errors import DeviceError, InputError
 from ..common import Columns, Sides
 from . import nibbles, transfer
+from .marks import Clock
 from .module import function
 
 #: lanes a pair (the kernel instances); one is chosen per call by :func:`shape_for`
@@ -196,7 +197,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     if not count:
         return _columns(np.empty((0, 3), np.int32), np.empty((0, 5), np.int32) if traceback
                         else None, np.zeros(0, np.uint32), np.zeros(1, np.int64))
-    clock = _Clock(phases, timeline)
+    clock = Clock(phases, timeline)
     sample = slice(0, 1) if sides.uniform else slice(None, None, max(1, count // LANES_SAMPLE))
     tall = PACKED and not traceback and mode == 0 and TALL > ROWS and _profile(len(sub), TALL)
     rows = TALL if tall and packs(sides.m_max, sides.n_max, sub, gap_open, gap_extend, mode, 1,
@@ -272,9 +273,10 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
             whole = None
             if qi is not None:  # pairs index the records: every record goes up once
                 with slots.stream:
-                    d_q = transfer.upload(qcat)
-                    whole = (d_q, d_q if tcat is qcat else transfer.upload(tcat),
-                             transfer.upload(qoff), transfer.upload(toff))
+                    whole = transfer.upload_all([qcat, tcat, qoff, toff] if tcat is not qcat
+                                                else [qcat, qoff, toff])
+                    if tcat is qcat:
+                        whole.insert(1, whole[0])
             for lo, hi in cuts:
                 pending.append(written(lo, hi))
                 launch(run, whole, *pending.pop(0))
@@ -319,6 +321,8 @@ def chunks(sides: Sides, saved: tuple[int, int] | None,
         q0, t0 = int(qoff[0]), int(toff[0])
         weights = [(lambda k: int(qoff[k]) - q0 + int(toff[k]) - t0 + PAIR_BYTES * k,
                     CHUNK_BYTES)]
+    elif sides.uniform:  # one shape: no pass over the pairs
+        weights = [(lambda k: k * (sides.m_max + sides.n_max + PAIR_BYTES), CHUNK_BYTES)]
     else:
         weights = [(running(m + n + PAIR_BYTES), CHUNK_BYTES)]
     weights.append((lambda k: k, max(-(-count // LEAST_CHUNKS), LEAST_PAIRS)))
@@ -368,30 +372,6 @@ def _columns(ends: np.ndarray, res5: np.ndarray | None, runs: np.ndarray,
     return Columns(ends[:, 0], *(res5[:, c] for c in order), runs, offsets)
 
 
-class _Clock:
-    """Phases' seconds into a dict, each phase waited for; or marks into a timeline, nothing
-    waited for (neither: nothing)."""
-
-    def __init__(self, phases: dict[str, float] | None, timeline: list | None = None) -> None:
-        import time
-
-        self.phases, self.timeline, self.now = phases, timeline, time.perf_counter
-        self.last = self.start = self.now()
-
-    def __call__(self, name: str, stream=None) -> None:
-        import cupy
-
-        if self.timeline is not None:
-            stream = stream or cupy.cuda.get_current_stream()
-            self.timeline.append((name, self.now() - self.start, stream.record()))
-        if self.phases is None:
-            return
-        cupy.cuda.Device().synchronize()
-        now = self.now()
-        self.phases[name] = self.phases.get(name, 0.0) + now - self.last
-        self.last = now
-
-
 @functools.cache
 def _filler() -> ThreadPoolExecutor:
     """The thread that writes a chunk into its page-locked slot (:func:`_write`)."""
@@ -421,6 +401,18 @@ def _starts(sides):
     return starts
 
 
+def _firsts(count: int, each: int, values):
+    """The running sums (from 0, ``count`` + 1 on the GPU) of each pair's units: multiples
+    of ``each`` where every pair has that many (``each`` > 0), else of ``values()``."""
+    import cupy
+
+    if each:
+        return cupy.arange(0, (count + 1) * each, each, dtype=cupy.int64)
+    sums = cupy.zeros(count + 1, cupy.int64)
+    cupy.cumsum(values(), out=sums[1:])
+    return sums
+
+
 @functools.cache
 def _settler() -> ThreadPoolExecutor:
     """The thread that brings the chunks' results down (:meth:`_Run._settle`)."""
@@ -447,7 +439,7 @@ class _Run:
     chunks after it."""
 
     def __init__(self, g: int, mode: int, traceback: bool, packed: bool, sub: np.ndarray,
-                 go: int, ge: int, *, clock: _Clock, count: int, down=None,
+                 go: int, ge: int, *, clock: Clock, count: int, down=None,
                  units=saved_units, swap: bool = False, rows: int = ROWS) -> None:
         import cupy
 
@@ -501,9 +493,10 @@ class _Run:
         scratch = cupy.empty(grid * (BLOCK // g) * stride * 2 if passes else 2, cupy.int32)
         d_ends = self.ends[3 * lo:3 * hi]
         ticket = cupy.zeros(1, cupy.int32)
-        soff = cupy.zeros(count + 1, cupy.int64)
-        if words is not None:  # each pair's first saved unit
-            cupy.cumsum(self.units(d_m.astype(cupy.int64), d_n.astype(cupy.int64), g), out=soff[1:])
+        one = part.uniform
+        soff = cupy.zeros(1, cupy.int64) if words is None else _firsts(  # saved units
+            count, one and int(self.units(np.int64(longest_m), np.int64(longest_n), g)),
+            lambda: self.units(d_m.astype(cupy.int64), d_n.astype(cupy.int64), g))
         save = cupy.empty(max(words or 0, 2), cupy.uint32)
         self.clock("sort")
         head = (d_q, d_t, d_qs, d_ts, d_m, d_n, order, np.int32(count), self.d_sub,
@@ -514,9 +507,9 @@ class _Run:
         self.clock("sweep")
         if words is None:
             return
-        roff = cupy.zeros(count + 1, cupy.int64)
-        cupy.cumsum((d_m + d_n + 1).astype(cupy.int64), out=roff[1:])
-        letters = count * (longest_m + longest_n) if part.uniform else int(
+        roff = _firsts(count, one and longest_m + longest_n + 1,
+                       lambda: (d_m + d_n + 1).astype(cupy.int64))  # runs' room
+        letters = count * (longest_m + longest_n) if one else int(
             part.m.sum(dtype=np.int64) + part.n.sum(dtype=np.int64))
         runs = cupy.empty(count + letters, cupy.uint32)
         res5 = self.res5[5 * lo:5 * hi]
@@ -538,14 +531,18 @@ class _Run:
         stream = cupy.cuda.get_current_stream()
         ends_at = poff[1:] + self.base  # where each pair's runs end in the call's runs
         self.base = ends_at[-1:]
+        # the scores gathered here: a kernel on the download stream would wait for room on
+        # the GPU behind the next chunk's sweep
+        scores = d_ends[::3].copy()
         # an event the settler sleeps on (not spins: the host's copies need the cores)
         done = stream.record(cupy.cuda.Event(block=True, disable_timing=True))
         if len(self.settling) >= 3:  # at most three chunks not down: their runs hold GPU memory
             self.settling[-3].result()
-        self.settling.append(_settler().submit(self._settle, packed, ends_at, done, lo, hi))
+        self.settling.append(_settler().submit(self._settle, packed, ends_at, scores, done,
+                                               lo, hi))
 
-    def _settle(self, packed, ends_at, done, lo: int, hi: int) -> None:
-        """Chunk lo:hi's scores, coordinates, runs (``packed``) and the runs' offsets in
+    def _settle(self, packed, ends_at, scores, done, lo: int, hi: int) -> None:
+        """Chunk lo:hi's ``scores``, coordinates, runs (``packed``) and the runs' offsets in
         the call's runs (``ends_at``, whose last says how many) on the host once its work is
         ``done``, copied on the ``down`` stream (on the settler's thread: one chunk at a
         time, in order)."""
@@ -562,7 +559,7 @@ class _Run:
                 self.runs = grown
             transfer.download(packed[:end - self.runs_at], out=self.runs[self.runs_at:end])
             transfer.download(self.res5[5 * lo:5 * hi], out=self.coords[lo:hi].reshape(-1))
-            transfer.download(self.ends[3 * lo:3 * hi:3].copy(), out=self.scores[lo:hi])
+            transfer.download(scores, out=self.scores[lo:hi])
             self._mark("down")
         self.runs_at = end
 
@@ -595,6 +592,6 @@ class _Run:
         for future in self.settling:
             future.result()
         self.clock("settled")
-        if bool((self.res5[4::5] < 0).any()):
+        if (self.coords[:, 4] < 0).any():
             raise DeviceError("the pairs' traceback left results unwritten")
         return self.scores.reshape(-1, 1), self.coords, self.runs[:self.runs_at], self.offsets

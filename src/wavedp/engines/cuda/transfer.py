@@ -110,6 +110,22 @@ def upload(host: np.ndarray):
     return out
 
 
+def upload_all(arrays: list[np.ndarray]) -> list:
+    """The host ``arrays`` on the current GPU in one copy (each a view of one buffer there,
+    aligned as :class:`Slots` aligns them): one wait, not one a small array."""
+    import cupy
+
+    from .staging import layout
+
+    starts, size = layout([a.nbytes for a in arrays])
+    host = np.empty(size, np.uint8)
+    for a, start in zip(arrays, starts, strict=True):
+        host[start:start + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    dev = upload(host)
+    return [cupy.ndarray(a.shape, a.dtype, memptr=dev.data + start)
+            for a, start in zip(arrays, starts, strict=True)]
+
+
 @functools.cache
 def slots(device: int, size: int) -> Slots:
     """The :class:`Slots` of GPU ``device`` (made once per process)."""
@@ -183,7 +199,10 @@ def download(device_array, out: np.ndarray | None = None) -> np.ndarray:
 
     if out is None:
         out = np.empty(device_array.shape, device_array.dtype)
-    if device_array.nbytes < SMALL:
+    if device_array.nbytes < SMALL:  # straight into ``out`` where it is contiguous
+        if (out.flags.c_contiguous and out.shape == device_array.shape
+                and out.dtype == device_array.dtype):
+            return device_array.get(out=out)
         out[...] = device_array.get()
         return out
     src, raw = device_array.reshape(-1).view(cupy.uint8), out.reshape(-1).view(np.uint8)
