@@ -65,14 +65,20 @@ def identity(count: int) -> np.ndarray:
 
 def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
         ti: np.ndarray | None, scoring: Scoring, mode: str, traceback: bool,
-        device: Device, **strategy: str) -> PairBatch:
+        device: Device, every: bool = False, **strategy: str) -> PairBatch:
     """The pairs (``qi[k]``, ``ti[k]``) aligned on the resolved ``device`` (None: query k
-    against target k); ``strategy`` (the lab's GPU ``strategy``, ``sync`` and ``storage``)
-    sends every pair to the pairwise engines."""
+    against target k; ``every``: they are every query against every target, query-major);
+    ``strategy`` (the lab's GPU ``strategy``, ``sync`` and ``storage``) sends every pair to
+    the pairwise engines."""
     code = mode_code(mode)
     m, n = queries.lengths, targets.lengths
-    sides = (Sides.of(m, n, (*queries.extremes, *targets.extremes)) if qi is None or ti is None
-             else Sides.of(m[qi], n[ti]))
+    if qi is None or ti is None:
+        sides = Sides.of(m, n, (*queries.extremes, *targets.extremes))
+    elif every and m.size and n.size:  # the records' extremes: no pass over the pairs
+        sides = Sides.of(np.repeat(m, n.size), np.tile(n, m.size),
+                         (*queries.extremes, *targets.extremes))
+    else:
+        sides = Sides.of(m[qi], n[ti])
     m, n = sides.m, sides.n
     if m.size:  # the int32 range: the longest pair decides (the extremes, where they pass)
         try:
@@ -128,13 +134,14 @@ def align_all(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
     :func:`align_pairs` does (``strategy``, ``sync`` and ``storage``: the lab's GPU
     strategies, ``wavedp.align``'s options, for every pair)."""
     scoring, q, t = _checked(queries, targets, scoring, mode, traceback)
-    qi, ti = np.divmod(np.arange(len(q) * len(t), dtype=np.int64), max(len(t), 1))
+    qi = np.repeat(np.arange(len(q), dtype=np.int64), len(t))
+    ti = np.tile(np.arange(len(t), dtype=np.int64), len(q))
     options = {name: value for name, value in
                (("strategy", strategy), ("sync", sync), ("storage", storage))
                if value is not None}
     chosen = choose(device, devices)
     with limited(check_threads(threads)):
-        return run(q, t, qi, ti, scoring, mode, bool(traceback), chosen, **options)
+        return run(q, t, qi, ti, scoring, mode, bool(traceback), chosen, True, **options)
 
 
 def _checked(queries: Any, targets: Any, scoring: Scoring, mode: str, traceback: object
