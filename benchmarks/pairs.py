@@ -81,6 +81,19 @@ def alternated(values: list, put, call, repeats: int, tracebacks=(False, True)) 
     return best
 
 
+def switched(args, label: str, call) -> None:
+    """``call(traceback)`` with each ``--switch`` constant at each of its values, turns
+    alternating: a line each, its best seconds."""
+    for name, values in args.switch:
+        module, attr = _constant(name)
+        kept = getattr(module, attr)
+        best = alternated(values, lambda v, a=attr, m=module, k=kept: setattr(
+            m, a, k if v is None else v), call, args.repeats, args.calls)
+        what = ", ".join("cigar" if tb else "score" for tb in args.calls)
+        print(f"{label} {name} ({what} seconds, best of turns): "
+              + _pairs_of(best, values, args.calls), flush=True)
+
+
 def _constant(name: str):
     """The module of ``wavedp.engines.cuda`` (``MODULE.NAME``; many_pairs where no MODULE)
     and the attribute an engine constant ``name`` is."""
@@ -94,7 +107,7 @@ def _constant(name: str):
 
 
 def _pairs_of(best: dict, values: list, tracebacks=(False, True)) -> str:
-    return "; ".join(f"{v}: " + ", ".join(f"{best[v, tb]:.3f}" for tb in tracebacks)
+    return "; ".join(f"{v}: " + ", ".join(f"{best[v, tb]:.4f}" for tb in tracebacks)
                      for v in values)
 
 
@@ -105,10 +118,12 @@ def engine(qs, ts, scoring, mode: str, traceback: bool, every: bool = False, **m
     from wavedp.engines.cuda import many_pairs
 
     qi = ti = None
-    if every:
-        qi, ti = np.divmod(np.arange(len(qs) * len(ts), dtype=np.int64), len(ts))
-    sides = Sides.of(qs.lengths, ts.lengths) if qi is None else Sides.of(qs.lengths[qi],
-                                                                          ts.lengths[ti])
+    sides = Sides.of(qs.lengths, ts.lengths)
+    if every:  # as align_all makes them
+        qi = np.repeat(np.arange(len(qs), dtype=np.int64), len(ts))
+        ti = np.tile(np.arange(len(ts), dtype=np.int64), len(qs))
+        sides = Sides.of(np.repeat(qs.lengths, len(ts)), np.tile(ts.lengths, len(qs)),
+                         (*qs.extremes, *ts.extremes))
     return many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, qi, ti, sides,
                             sub=scoring.table,
                             gap_open=scoring.gap_open, gap_extend=scoring.gap_extend,
@@ -139,16 +154,18 @@ def timeline(qs, ts, scoring, traceback: bool, every: bool = False) -> str:
 
 
 def check(batch, qs, ts, scoring, mode: str, traceback: bool, sample: int) -> str:
-    """The first ``sample`` pairs again on the CPU: equal or not."""
+    """``sample`` pairs spread over the batch (over its chunks) again on the CPU: equal or
+    not."""
     k = min(sample, len(batch))
-    rows = np.stack([np.arange(k), np.arange(k)], axis=1)
+    at = np.unique(np.linspace(0, len(batch) - 1, k).astype(np.int64))
+    rows = np.stack([batch.query_index[at], batch.target_index[at]], axis=1)
     cpu = wavedp.align_pairs(qs, ts, scoring, mode=mode, traceback=traceback, device="cpu",
                              pairs=rows)
-    same = all(np.array_equal(getattr(cpu, f), getattr(batch, f)[:k]) for f in
+    same = all(np.array_equal(getattr(cpu, f), getattr(batch, f)[at]) for f in
                ("score", "query_start", "query_end", "target_start", "target_end"))
     if traceback:
-        same &= cpu.cigars() == batch.cigars(np.arange(k))
-    return f"cpu==gpu on {k}: {'yes' if same else 'NO'}"
+        same &= cpu.cigars() == batch.cigars(at)
+    return f"cpu==gpu on {at.size}: {'yes' if same else 'NO'}"
 
 
 def pairs_run(args, kind: str) -> None:
@@ -205,14 +222,7 @@ def pairs_run(args, kind: str) -> None:
         return wavedp.align_pairs(fresh(qs), fresh(ts), scoring, traceback=tb,
                                   device=args.device)
 
-    for name, values in args.switch:  # a constant of the engine in turns, alternating
-        module, attr = _constant(name)
-        kept = getattr(module, attr)
-        best = alternated(values, lambda v, a=attr, m=module, k=kept: setattr(
-            m, a, k if v is None else v), call, args.repeats, args.calls)
-        what = ", ".join("cigar" if tb else "score" for tb in args.calls)
-        print(f"{kind:8} local {name} ({what} seconds, best of turns): "
-              + _pairs_of(best, values, args.calls), flush=True)
+    switched(args, f"{kind:8} local", call)
     for g in args.groups:  # the engine's phases with each group size forced
         from wavedp.engines.cuda import many_pairs
 
@@ -519,10 +529,12 @@ def all_against_all(args) -> None:
             return wavedp.align_all(texts_q, texts_t, scoring, traceback=tb,
                                     device=args.device)
         call()
-        seconds, _ = timed(call, args.repeats)
+        seconds, batch = timed(call, args.repeats)
         what = "cigar" if traceback else "score"
         print(f"all-against-all {q_count}x{t_count} {what} {seconds * 1e3:.1f} ms "
-              f"{cells / seconds / 1e12:.3f} TCUPS (from strings)", flush=True)
+              f"{cells / seconds / 1e12:.3f} TCUPS (from strings)  "
+              f"{check(batch, texts_q, texts_t, scoring, 'local', traceback, args.check)}",
+              flush=True)
         if args.profile:
             profiled(os.path.join(args.profile, f"all_{what}.txt"), call)
         if args.timeline:
@@ -530,6 +542,8 @@ def all_against_all(args) -> None:
             timeline(head_q, head_t, scoring, traceback, every=True)  # compiled
             print(f"# all-against-all {what} timeline (ms)\n"
                   f"{timeline(head_q, head_t, scoring, traceback, every=True)}", flush=True)
+    switched(args, f"all-against-all {q_count}x{t_count}", lambda tb: wavedp.align_all(
+        texts_q, texts_t, scoring, traceback=tb, device=args.device))
 
 
 def main() -> None:
@@ -559,7 +573,8 @@ def main() -> None:
     parser.add_argument("--command", action="store_true",
                         help="also the command, FASTA in, SAM and PAF out")
     parser.add_argument("--switch", action="append", default=[], metavar="NAME=LIST",
-                        help="also local calls with the engine's constant NAME (of "
+                        help="also local calls (with --all-against-all: its calls) "
+                        "with the engine's constant NAME (of "
                         "engines/cuda/many_pairs.py, or MODULE.NAME of another module there) "
                         "at each value of LIST, turns alternating; repeatable")
     parser.add_argument("--timeline", action="store_true",
