@@ -141,7 +141,8 @@ def align_all(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
                if value is not None}
     chosen = choose(device, devices)
     with limited(check_threads(threads)):
-        return run(q, t, qi, ti, scoring, mode, bool(traceback), chosen, True, **options)
+        return run(q, t, qi, ti, scoring, mode, bool(traceback), chosen, every=True,
+                   **options)
 
 
 def _checked(queries: Any, targets: Any, scoring: Scoring, mode: str, traceback: object
