@@ -116,14 +116,12 @@ def engine(qs, ts, scoring, mode: str, traceback: bool, every: bool = False, **m
     target; ``marks``: its ``phases`` or ``timeline``)."""
     from wavedp.engines.common import MODES, Sides
     from wavedp.engines.cuda import many_pairs
+    from wavedp.pairs.api import every_pair
 
     qi = ti = None
     sides = Sides.of(qs.lengths, ts.lengths)
     if every:  # as align_all makes them
-        qi = np.repeat(np.arange(len(qs), dtype=np.int64), len(ts))
-        ti = np.tile(np.arange(len(ts), dtype=np.int64), len(qs))
-        sides = Sides.of(np.repeat(qs.lengths, len(ts)), np.tile(ts.lengths, len(qs)),
-                         (*qs.extremes, *ts.extremes))
+        qi, ti, sides = every_pair(qs, ts)
     return many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, qi, ti, sides,
                             sub=scoring.table,
                             gap_open=scoring.gap_open, gap_extend=scoring.gap_extend,

@@ -63,22 +63,30 @@ def identity(count: int) -> np.ndarray:
     return _identity[:count]
 
 
+def every_pair(queries: Sequences, targets: Sequences
+               ) -> tuple[np.ndarray, np.ndarray, Sides]:
+    """Every query against every target, query-major: the pairs' indices and sides (by
+    repeat and tile, the extremes the records': no division, no pass over the pairs)."""
+    m, n = queries.lengths, targets.lengths
+    qi = np.repeat(np.arange(m.size, dtype=np.int64), n.size)
+    ti = np.tile(np.arange(n.size, dtype=np.int64), m.size)
+    if not (m.size and n.size):
+        return qi, ti, Sides.of(m[qi], n[ti])
+    return qi, ti, Sides.of(np.repeat(m, n.size), np.tile(n, m.size),
+                            (*queries.extremes, *targets.extremes))
+
+
 def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
         ti: np.ndarray | None, scoring: Scoring, mode: str, traceback: bool,
-        device: Device, every: bool = False, **strategy: str) -> PairBatch:
+        device: Device, sides: Sides | None = None, **strategy: str) -> PairBatch:
     """The pairs (``qi[k]``, ``ti[k]``) aligned on the resolved ``device`` (None: query k
-    against target k; ``every``: they are every query against every target, query-major);
-    ``strategy`` (the lab's GPU ``strategy``, ``sync`` and ``storage``) sends every pair to
-    the pairwise engines."""
+    against target k; ``sides``: theirs, where the caller has them); ``strategy`` (the lab's
+    GPU ``strategy``, ``sync`` and ``storage``) sends every pair to the pairwise engines."""
     code = mode_code(mode)
     m, n = queries.lengths, targets.lengths
-    if qi is None or ti is None:
-        sides = Sides.of(m, n, (*queries.extremes, *targets.extremes))
-    elif every and m.size and n.size:  # the records' extremes: no pass over the pairs
-        sides = Sides.of(np.repeat(m, n.size), np.tile(n, m.size),
-                         (*queries.extremes, *targets.extremes))
-    else:
-        sides = Sides.of(m[qi], n[ti])
+    if sides is None:
+        sides = (Sides.of(m, n, (*queries.extremes, *targets.extremes))
+                 if qi is None or ti is None else Sides.of(m[qi], n[ti]))
     m, n = sides.m, sides.n
     if m.size:  # the int32 range: the longest pair decides (the extremes, where they pass)
         try:
@@ -134,15 +142,13 @@ def align_all(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
     :func:`align_pairs` does (``strategy``, ``sync`` and ``storage``: the lab's GPU
     strategies, ``wavedp.align``'s options, for every pair)."""
     scoring, q, t = _checked(queries, targets, scoring, mode, traceback)
-    qi = np.repeat(np.arange(len(q), dtype=np.int64), len(t))
-    ti = np.tile(np.arange(len(t), dtype=np.int64), len(q))
+    qi, ti, sides = every_pair(q, t)
     options = {name: value for name, value in
                (("strategy", strategy), ("sync", sync), ("storage", storage))
                if value is not None}
     chosen = choose(device, devices)
     with limited(check_threads(threads)):
-        return run(q, t, qi, ti, scoring, mode, bool(traceback), chosen, every=True,
-                   **options)
+        return run(q, t, qi, ti, scoring, mode, bool(traceback), chosen, sides, **options)
 
 
 def _checked(queries: Any, targets: Any, scoring: Scoring, mode: str, traceback: object
