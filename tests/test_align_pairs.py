@@ -319,7 +319,7 @@ def test_gpu_packed_at_its_bounds(mode, traceback):
 def test_gpu_many_and_left_over(mode, monkeypatch):
     """Thousands of pairs of mixed shapes in one launch, many chunks in flight (small
     budgets), and pairs past the engine's limit (lowered) taken by the pairwise engines."""
-    from wavedp.engines.cuda import many_pairs
+    from wavedp.engines.cuda import many_pairs, pair_chunks
 
     rng = np.random.default_rng(5)
     sizes = list(zip(rng.integers(0, 400, 3000).tolist(), rng.integers(0, 400, 3000).tolist(),
@@ -328,8 +328,8 @@ def test_gpu_many_and_left_over(mode, monkeypatch):
     scoring = SCORINGS["protein"]
     want = wavedp.align_pairs(queries, targets, scoring, mode=mode, device="cpu")
     _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, device="gpu"), want)
-    monkeypatch.setattr(many_pairs, "SAVE_BYTES", 1 << 22)
-    monkeypatch.setattr(many_pairs, "CHUNK_BYTES", 1 << 16)  # about 20 chunks
+    monkeypatch.setattr(pair_chunks, "SAVE_BYTES", 1 << 22)
+    monkeypatch.setattr(pair_chunks, "CHUNK_BYTES", 1 << 16)  # about 20 chunks
     monkeypatch.setattr(many_pairs, "MAX_SIDE", 300)
     _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, device="gpu"), want)
     rows = np.stack([rng.integers(0, 3000, 4000), rng.integers(0, 3000, 4000)], axis=1)
@@ -400,7 +400,7 @@ def test_chunks_from_offsets_equal_running_sums(monkeypatch):
     the cut over running sums of the pairs' sizes (multiples, where they have one shape);
     each chunk is the most pairs within its caps (CHUNK_BYTES, a LEAST_CHUNKS-th of the
     pairs or LEAST_PAIRS)."""
-    from wavedp.engines.cuda import many_pairs as mp
+    from wavedp.engines.cuda import pair_chunks as mp
 
     rng = np.random.default_rng(1)
     for _ in range(150):

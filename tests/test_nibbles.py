@@ -54,7 +54,7 @@ def test_gpu_unpack_is_the_letters(size):
 @pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
 def test_gpu_dna_pairs_in_odd_chunks(mode, traceback, monkeypatch):
     """Many chunks, most starting at an odd letter: packed or not, the CPU's batch."""
-    from wavedp.engines.cuda import many_pairs
+    from wavedp.engines.cuda import many_pairs, pair_chunks
 
     rng = np.random.default_rng(29)
     sizes = [(int(m), int(n)) for m, n in zip(rng.integers(0, 200, 300),
@@ -63,8 +63,8 @@ def test_gpu_dna_pairs_in_odd_chunks(mode, traceback, monkeypatch):
     scoring = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
     want = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
                               device="cpu")
-    monkeypatch.setattr(many_pairs, "LEAST_PAIRS", 7)
-    monkeypatch.setattr(many_pairs, "LEAST_CHUNKS", 40)
+    monkeypatch.setattr(pair_chunks, "LEAST_PAIRS", 7)
+    monkeypatch.setattr(pair_chunks, "LEAST_CHUNKS", 40)
     for nibbled in (True, False):
         monkeypatch.setattr(many_pairs, "NIBBLES", nibbled)
         got = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,

@@ -13,16 +13,14 @@ large or whose scores could outgrow the local end key) to the pairwise engines.
 
 from __future__ import annotations
 
-import bisect
 import functools
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ...errors import DeviceError, InputError
+from ...errors import DeviceError
 from ..common import Columns, Sides
-from . import nibbles, transfer
+from . import nibbles, pair_chunks, transfer
 from .marks import Clock
 from .module import function
 
@@ -50,23 +48,14 @@ LIMIT16 = 16383
 #: score-only, 213 -> 194 with SAVE (one H200, 2,000,000 DNA pairs, local: the sweep 38.8 ->
 #: 35.8 ms, 63.5 -> 60.4 with direction bits; global and semiglobal alike)
 PROFILE_BYTES = 64 << 10
-#: GPU memory for the saved borders of the two chunks on the GPU at once (at most a third free)
-SAVE_BYTES = 48 << 30
 #: steps whose saved bottoms lie side by side, stored at once (kernels/pairs_layout.cuh's RUN)
 RUN = 4
 #: columns between two saved columns of a strip (kernels/pairs_layout.cuh's CKPT)
 CKPT = 16
 CKPT_BITS = 4
-#: bytes a chunk (residues and PAIR_BYTES a pair), so its copies overlap another chunk's
-#: sweep; the page-locked and GPU slots hold CHUNK_BYTES + SLACK (the arrays' alignment)
-CHUNK_BYTES = 96 << 20
-PAIR_BYTES = 24
+#: the page-locked and GPU slots hold a chunk (``pair_chunks.CHUNK_BYTES``) and SLACK (the
+#: arrays' alignment)
 SLACK = 4096
-#: a call goes in at least this many chunks (each at most its share of the pairs, but at least
-#: LEAST_PAIRS), so its results come down while its later chunks run (one H200, 500,000
-#: proteins with CIGARs: 0.057 -> 0.049-0.050 s); a chunk costs the host about 0.3 ms
-LEAST_CHUNKS = 4
-LEAST_PAIRS = 4096
 #: a pass boundary costs about this many cells a column (the scratch row's store and load,
 #: the pass's setup): on the H200, 2,000,000 reads of 150 against 300 (local, int16 x 2) swept
 #: in 35.2 ms with groups of 4 (five passes) and 35.7 ms with 8 (three) score-only, 124 and
@@ -184,7 +173,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     phase's end, so nothing overlaps); ``timeline`` (benchmarks) gains (phase, host seconds,
     an event recorded on the phase's stream) at each phase's end, nothing waited for.
 
-    The pairs go in chunks (:func:`chunks`): a thread writes a chunk's arrays into a
+    The pairs go in chunks (``pair_chunks.chunks``): a thread writes a chunk's arrays into a
     page-locked slot (``transfer.Slots``), the first while this one plans the launches, the
     others while it sends the chunk before and the GPU sweeps the ones before that
     (one-to-one, its residues and sides: the GPU makes the offsets); score-only results come
@@ -214,10 +203,10 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     # with a traceback, many_pairs16 saves 4 direction bits a cell that trace_dirs walks
     # (kernels/many_pairs16.cu's SAVE); many_pairs saves borders that trace_saved recomputes from
     units = dir_units if packed and traceback else saved_units
-    slots = transfer.slots(cupy.cuda.Device().id, CHUNK_BYTES + SLACK)
+    slots = transfer.slots(cupy.cuda.Device().id, pair_chunks.CHUNK_BYTES + SLACK)
     compute = stream(cupy.cuda.Device().id)
-    cuts = chunks(sides, (g, unit) if traceback else None,
-                  None if qi is not None else (qoff, toff), units=units)
+    cuts = pair_chunks.chunks(sides, (g, unit) if traceback else None,
+                              None if qi is not None else (qoff, toff), units=units)
     nibbled = NIBBLES and qi is None and nibbles.fits(int(sub.shape[0]))
 
     def written(lo: int, hi: int):
@@ -255,7 +244,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                 d_q, d_t, d_qo, d_to = whole
                 arrays = [d_q, d_t, d_qo[arrays[0]], d_to[arrays[1]], *arrays[2:]]
             part = sides.part(lo, hi)
-            run.launch(arrays, lo, hi, part, _words(part, g, units) * unit if traceback
+            run.launch(arrays, lo, hi, part, pair_chunks.words(part, g, units) * unit if traceback
                        else None)
             slots.release(slot, compute.record())
 
@@ -293,70 +282,6 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     columns = _columns(ends, res5, runs, offsets, swap)
     clock("columns")
     return columns
-
-
-def chunks(sides: Sides, saved: tuple[int, int] | None,
-           offsets: tuple[np.ndarray, np.ndarray] | None = None, *,
-           units=saved_units) -> Iterator[tuple[int, int]]:
-    """Consecutive pair ranges of about CHUNK_BYTES (residues and PAIR_BYTES a pair), at
-    most a LEAST_CHUNKS-th of the pairs (or LEAST_PAIRS), whose saved words fit a launch's
-    share of the GPU's memory (two chunks are on the GPU at once), each cut as it is asked
-    for: ``saved`` (g, words a unit) with a traceback (:func:`saved_units`), None
-    score-only; the pairs' words are counted only where a bound (the longest sides', the most
-    pairs a chunk holds) says they can bind, and a pair whose words alone cannot fit is an
-    InputError at the first cut. ``offsets``: the one-to-one pairs' query and target
-    offsets, whose differences are the residues' running sums (no pass over the pairs).
-    ``units``: a pair's words (:func:`saved_units`, or :func:`dir_units` for direction
-    bits)."""
-    m, n = sides.m, sides.n
-    count = int(m.size)
-
-    def running(values: np.ndarray):
-        sums = np.zeros(count + 1, np.int64)
-        np.cumsum(values, dtype=np.int64, out=sums[1:])
-        return sums.__getitem__
-
-    if offsets is not None:
-        qoff, toff = offsets
-        q0, t0 = int(qoff[0]), int(toff[0])
-        weights = [(lambda k: int(qoff[k]) - q0 + int(toff[k]) - t0 + PAIR_BYTES * k,
-                    CHUNK_BYTES)]
-    elif sides.uniform:  # one shape: no pass over the pairs
-        weights = [(lambda k: k * (sides.m_max + sides.n_max + PAIR_BYTES), CHUNK_BYTES)]
-    else:
-        weights = [(running(m + n + PAIR_BYTES), CHUNK_BYTES)]
-    weights.append((lambda k: k, max(-(-count // LEAST_CHUNKS), LEAST_PAIRS)))
-    if saved is not None:
-        import cupy
-
-        g, unit = saved
-        free, _ = cupy.cuda.runtime.memGetInfo()
-        budget = min(SAVE_BYTES, free // 3) // 8
-        bound = int(units(np.int64(sides.m_max), np.int64(sides.n_max), g)) * unit
-        most = CHUNK_BYTES // (PAIR_BYTES + sides.m_min + sides.n_min) + 1
-        if min(most, count) * bound > budget:  # the words can bind
-            words = units(m.astype(np.int64), n.astype(np.int64), g) * unit
-            largest = int(words.max())
-            if largest > budget:
-                raise InputError(f"a batch of pairs needs {4 * largest / 2**20:.1f} MiB of "
-                                 f"GPU memory for its largest pair, {free / 2**20:.1f} MiB "
-                                 "free")
-            weights.append((running(words), budget))
-    start = 0
-    while start < count:  # the most pairs from start whose every running sum stays in its cap
-        stop = min(bisect.bisect_right(range(count + 1), total(start) + cap, key=total) - 1
-                   for total, cap in weights)
-        stop = max(stop, start + 1)
-        yield start, stop
-        start = stop
-
-
-def _words(part: Sides, g: int, units) -> int:
-    """The saved units of the pairs ``part`` (``units``: :func:`saved_units` or
-    :func:`dir_units`); one shape: no pass over them."""
-    if part.uniform:
-        return part.m.size * int(units(np.int64(part.m_max), np.int64(part.n_max), g))
-    return int(units(part.m.astype(np.int64), part.n.astype(np.int64), g).sum(dtype=np.int64))
 
 
 def _columns(ends: np.ndarray, res5: np.ndarray | None, runs: np.ndarray,
