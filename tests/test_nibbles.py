@@ -1,6 +1,7 @@
 """engines.cuda.nibbles: residues packed two letters a byte on the host and unpacked on the
-GPU are the letters themselves; DNA pairs sent that way, in many chunks whose letters start
-at odd offsets, align as when sent one letter a byte and as on the CPU."""
+GPU are the letters themselves; engines.cuda.writes' parallel kernel writes a chunk as the
+writers' threads do; DNA pairs sent either way, in many chunks whose letters start at odd
+offsets, align as when sent one letter a byte and as on the CPU."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from helpers import pair_texts
 
 import wavedp
-from wavedp.engines.cuda import nibbles, transfer
+from wavedp.engines.cuda import nibbles, transfer, writes
 
 
 def _packed_reference(letters: np.ndarray) -> np.ndarray:
@@ -29,6 +30,32 @@ def test_pack_is_two_letters_a_byte(size, pieces, monkeypatch):
     transfer.host_work([nibbles.packer(out[:-1], letters)])
     np.testing.assert_array_equal(out[:-1], _packed_reference(letters))
     assert out[-1] == 0xAB
+
+
+@pytest.mark.parametrize("packed", [True, False])
+@pytest.mark.parametrize("pieces", [1, 3, 16])
+def test_parallel_write_is_the_writers(packed, pieces, monkeypatch):
+    """A chunk's four arrays (odd sizes, int32 sides) as the writers' threads write them,
+    nothing written past a view; a small write is left to them (False, nothing written)."""
+    rng = np.random.default_rng(pieces)
+    sources = [rng.integers(0, nibbles.LETTERS, size, dtype=np.uint8) for size in (1001, 4099)]
+    sources += [rng.integers(0, 300, 37, dtype=np.int32) for _ in range(2)]
+    size = nibbles.packed_size if packed else int
+    shapes = [(np.uint8, size(s.size)) for s in sources[:2]] + [(np.int32, 37)] * 2
+
+    def views():
+        return [np.full(n + 1, 0x5A, dtype)[:n] for dtype, n in shapes]
+
+    want, got = views(), views()
+    transfer.host_work([nibbles.packer(v, s) if packed and k < 2 else transfer.copier(v, s)
+                        for k, (v, s) in enumerate(zip(want, sources, strict=True))])
+    assert not writes.write(got, sources, packed, pieces)  # under LEAST a piece
+    assert all((v == 0x5A).all() for v in got)
+    monkeypatch.setattr(writes, "LEAST", 1)
+    assert writes.write(got, sources, packed, pieces)
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_array_equal(g, w)
+        assert g.base[-1] == 0x5A
 
 
 def test_alphabets_that_fit():
@@ -53,7 +80,8 @@ def test_gpu_unpack_is_the_letters(size):
 @pytest.mark.parametrize("traceback", [True, False])
 @pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
 def test_gpu_dna_pairs_in_odd_chunks(mode, traceback, monkeypatch):
-    """Many chunks, most starting at an odd letter: packed or not, the CPU's batch."""
+    """Many chunks, most starting at an odd letter: packed or not, by the writers' threads or
+    the parallel kernel, the CPU's batch."""
     from wavedp.engines.cuda import many_pairs, pair_chunks
 
     rng = np.random.default_rng(29)
@@ -65,8 +93,9 @@ def test_gpu_dna_pairs_in_odd_chunks(mode, traceback, monkeypatch):
                               device="cpu")
     monkeypatch.setattr(pair_chunks, "LEAST_PAIRS", 7)
     monkeypatch.setattr(pair_chunks, "LEAST_CHUNKS", 40)
-    for nibbled in (True, False):
+    for nibbled, least in ((True, writes.LEAST), (False, writes.LEAST), (True, 1), (False, 1)):
         monkeypatch.setattr(many_pairs, "NIBBLES", nibbled)
+        monkeypatch.setattr(writes, "LEAST", least)  # 1: every chunk by the parallel kernel
         got = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
                                  device="gpu")
         for name in ("score", "query_start", "query_end", "target_start", "target_end"):

@@ -207,7 +207,9 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     compute = stream(cupy.cuda.Device().id)
     cuts = pair_chunks.chunks(sides, (g, unit) if traceback else None,
                               None if qi is not None else (qoff, toff), units=units)
-    nibbled = NIBBLES and qi is None and nibbles.fits(int(sub.shape[0]))
+    nibbled = bool(NIBBLES and qi is None and nibbles.fits(int(sub.shape[0])))
+    # the parallel writes (``writes``) where the settler's copies do not run beside them
+    parallel = nibbled or not traceback
 
     def written(lo: int, hi: int):
         """Chunk lo:hi's arrays in the next host slot, written on the filler's thread (a
@@ -224,7 +226,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                                         (np.int32, k)])
             sources = [qi[lo:hi], ti[lo:hi], m[lo:hi], n[lo:hi]]
         clock("slot", slots.stream)
-        return _filler().submit(_write, views, sources, nibbled), ticket, lo, hi
+        return _filler().submit(_write, views, sources, nibbled, parallel), ticket, lo, hi
 
     def launch(run: _Run, whole, filled, ticket, lo: int, hi: int) -> None:
         """Chunk lo:hi sent once written, and launched (``whole``: every record on the GPU
@@ -303,11 +305,15 @@ def _filler() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(1, thread_name_prefix="wavedp-pairs-fill")
 
 
-def _write(views: list[np.ndarray], sources: list[np.ndarray], nibbled: bool = False
-           ) -> None:
-    """Each source into its view of a page-locked slot, all on the writers' threads at once
+def _write(views: list[np.ndarray], sources: list[np.ndarray], nibbled: bool = False,
+           parallel: bool = False) -> None:
+    """Each source into its view of a page-locked slot: a large one-to-one chunk by
+    ``writes``' kernel where ``parallel``, else all on the writers' threads at once
     (``transfer.host_work``)."""
-    transfer.host_work(_jobs(views, sources, nibbled), own=True)
+    from . import writes  # lazy: Numba
+
+    if not (parallel and writes.write(views, sources, nibbled, transfer.THREADS)):
+        transfer.host_work(_jobs(views, sources, nibbled), own=True)
 
 
 def _jobs(views: list[np.ndarray], sources: list[np.ndarray], nibbled: bool) -> list:

@@ -6,8 +6,6 @@ before the sweep. Letter k of a packed run is the low (k even) or high nibble of
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from .module import function
@@ -28,28 +26,12 @@ def packed_size(letters: int) -> int:
     return (letters + 1) // 2
 
 
-@functools.cache
-def _packer():
-    """The packing loop, compiled once (Numba, letting go of the interpreter's lock)."""
-    from numba import njit
-
-    @njit(cache=True, nogil=True, boundscheck=False)
-    def pack_run(src, dst):
-        half = src.size // 2
-        for k in range(half):
-            dst[k] = src[2 * k] | (src[2 * k + 1] << 4)
-        if src.size % 2:
-            dst[half] = src[src.size - 1]
-
-    pack_run(np.zeros(1, np.uint8), np.zeros(1, np.uint8))  # compiled here, not on each thread
-    return pack_run
-
-
 def packer(dst: np.ndarray, src: np.ndarray) -> tuple:
     """``src`` (uint8 codes below LETTERS) packed into ``dst`` (``packed_size(src.size)``
     bytes), as ``transfer.host_work`` takes it: (work(a, b) writing bytes a:b, bytes)."""
-    pack_run = _packer()
-    return (lambda a, b: pack_run(src[2 * a:2 * b], dst[a:b])), packed_size(src.size)
+    from .writes import pack  # lazy: Numba
+
+    return (lambda a, b: pack(src[2 * a:2 * b], dst[a:b])), packed_size(src.size)
 
 
 def unpack(packed, letters: int):
