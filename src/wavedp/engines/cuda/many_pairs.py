@@ -176,8 +176,8 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
     The pairs go in chunks (``pair_chunks.chunks``): a thread writes a chunk's arrays into a
     page-locked slot (``transfer.Slots``), the first while this one plans the launches, the
     others while it sends the chunk before and the GPU sweeps the ones before that
-    (one-to-one, its residues and sides: the GPU makes the offsets); score-only results come
-    down at the end, in one copy, CIGAR results a chunk at a time (``_Run``)."""
+    (one-to-one, its residues and sides: the GPU makes the offsets); each chunk's results
+    come down once it is done (``_Run``)."""
     import cupy
 
     from .gpus import stream  # lazy: the scanner's modules
@@ -346,7 +346,7 @@ def _firsts(count: int, each: int, values):
 
 @functools.cache
 def _settler() -> ThreadPoolExecutor:
-    """The thread that brings the chunks' results down (:meth:`_Run._settle`)."""
+    """The thread that brings the chunks' results down (:meth:`_Run._settled`)."""
     return ThreadPoolExecutor(1, thread_name_prefix="wavedp-pairs-down")
 
 
@@ -364,10 +364,9 @@ def _grid(kernel, smem: int) -> int:
 class _Run:
     """The launches of one call on the current stream: group size, mode, kernel (many_pairs16
     where ``packed``), scoring, the phases' clock, and the results of its ``count`` pairs:
-    score-only on the GPU until :meth:`results`; with a traceback, each chunk's scores,
-    coordinates and runs come down as soon as it is done, on the slots' download stream
-    (``down``) and a thread of their own (:func:`_settler`), while this thread sends the
-    chunks after it."""
+    each chunk's end cells (with a traceback: scores, coordinates and runs) come down as soon
+    as it is done, on the slots' download stream (``down``) and a thread of their own
+    (:func:`_settler`), while this thread sends the chunks after it."""
 
     def __init__(self, g: int, mode: int, traceback: bool, packed: bool, sub: np.ndarray,
                  go: int, ge: int, *, clock: Clock, count: int, down=None,
@@ -382,6 +381,7 @@ class _Run:
         self.d_sub = cupy.asarray(np.ascontiguousarray(sub, np.int32).ravel())
         self.a, self.go, self.ge, self.clock = a, go, ge, clock
         self.ends = cupy.empty(3 * count, cupy.int32)
+        self.found = None if traceback else np.empty((count, 3), np.int32)  # on the host
         self.res5 = cupy.full(5 * count, -1, cupy.int32) if traceback else None
         self.settling: list = []  # the downloads under way (futures)
         self.count, self.down = count, down
@@ -436,7 +436,8 @@ class _Run:
         self.sweep((grid,), (BLOCK,), (*head, np.uint32(self.rows)) if self.packed else head,
                    shared_mem=self.smem)
         self.clock("sweep")
-        if words is None:
+        if words is None:  # the chunk's end cells down once it is swept
+            self._after(lambda: transfer.download(d_ends, out=self.found[lo:hi].reshape(-1)))
             return
         roff = _firsts(count, one and longest_m + longest_n + 1,
                        lambda: (d_m + d_n + 1).astype(cupy.int64))  # runs' room
@@ -459,39 +460,48 @@ class _Run:
         function("pairs_trace.cu", "pack_runs")((blocks,), (TRACE_BLOCK,), (
             runs, roff, res5, poff, np.int32(count), packed, np.int32(self.swap)))
         self.clock("pack")
-        stream = cupy.cuda.get_current_stream()
         ends_at = poff[1:] + self.base  # where each pair's runs end in the call's runs
         self.base = ends_at[-1:]
         # the scores gathered here: a kernel on the download stream would wait for room on
         # the GPU behind the next chunk's sweep
         scores = d_ends[::3].copy()
+        self._after(lambda: self._settle(packed, ends_at, scores, lo, hi))
+
+    def _after(self, settle) -> None:
+        """``settle()`` (a chunk's results down) on the settler's thread once the work
+        launched so far on this stream is done."""
+        import cupy
+
         # an event the settler sleeps on (not spins: the host's copies need the cores)
-        done = stream.record(cupy.cuda.Event(block=True, disable_timing=True))
+        done = cupy.cuda.get_current_stream().record(
+            cupy.cuda.Event(block=True, disable_timing=True))
         if len(self.settling) >= 3:  # at most three chunks not down: their runs hold GPU memory
             self.settling[-3].result()
-        self.settling.append(_settler().submit(self._settle, packed, ends_at, scores, done,
-                                               lo, hi))
+        self.settling.append(_settler().submit(self._settled, settle, done))
 
-    def _settle(self, packed, ends_at, scores, done, lo: int, hi: int) -> None:
-        """Chunk lo:hi's ``scores``, coordinates, runs (``packed``) and the runs' offsets in
-        the call's runs (``ends_at``, whose last says how many) on the host once its work is
-        ``done``, copied on the ``down`` stream (on the settler's thread: one chunk at a
-        time, in order)."""
+    def _settled(self, settle, done) -> None:
+        """``settle()`` on the ``down`` stream once ``done`` (on the settler's thread: one
+        chunk at a time, in order)."""
         import cupy
 
         done.synchronize()
         self._mark("ready")
         with cupy.cuda.Device(self.device), self.down:
-            transfer.download(ends_at, out=self.offsets[lo + 1:hi + 1])
-            end = int(self.offsets[hi])
-            if end > self.runs.size:  # room for about 1.25 times the runs a pair so far
-                grown = np.empty(max(end, end * self.count // hi * 5 // 4), np.uint32)
-                grown[:self.runs_at] = self.runs[:self.runs_at]
-                self.runs = grown
-            transfer.download(packed[:end - self.runs_at], out=self.runs[self.runs_at:end])
-            transfer.download(self.res5[5 * lo:5 * hi], out=self.coords[lo:hi].reshape(-1))
-            transfer.download(scores, out=self.scores[lo:hi])
+            settle()
             self._mark("down")
+
+    def _settle(self, packed, ends_at, scores, lo: int, hi: int) -> None:
+        """Chunk lo:hi's ``scores``, coordinates, runs (``packed``) and the runs' offsets in
+        the call's runs (``ends_at``, whose last says how many) on the host."""
+        transfer.download(ends_at, out=self.offsets[lo + 1:hi + 1])
+        end = int(self.offsets[hi])
+        if end > self.runs.size:  # room for about 1.25 times the runs a pair so far
+            grown = np.empty(max(end, end * self.count // hi * 5 // 4), np.uint32)
+            grown[:self.runs_at] = self.runs[:self.runs_at]
+            self.runs = grown
+        transfer.download(packed[:end - self.runs_at], out=self.runs[self.runs_at:end])
+        transfer.download(self.res5[5 * lo:5 * hi], out=self.coords[lo:hi].reshape(-1))
+        transfer.download(scores, out=self.scores[lo:hi])
         self.runs_at = end
 
     def _mark(self, name: str) -> None:
@@ -517,12 +527,11 @@ class _Run:
         1), coordinates and run counts (count x 5; None score-only), runs and their offsets
         (None score-only), on the host (the chunks' downloads waited for). A pair the
         traceback left unwritten is a DeviceError."""
-
-        if self.res5 is None:
-            return transfer.download(self.ends).reshape(-1, 3), None, np.zeros(0, np.uint32), None
         for future in self.settling:
             future.result()
         self.clock("settled")
+        if self.res5 is None:
+            return self.found, None, np.zeros(0, np.uint32), None
         if (self.coords[:, 4] < 0).any():
             raise DeviceError("the pairs' traceback left results unwritten")
         return self.scores.reshape(-1, 1), self.coords, self.runs[:self.runs_at], self.offsets
