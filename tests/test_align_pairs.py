@@ -341,6 +341,34 @@ def test_gpu_many_and_left_over(mode, monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("chunk", [0, 3])
+def test_gpu_unwritten_pair_is_an_error(chunk, monkeypatch):
+    """A pair whose traceback left its coordinates unwritten, in the first chunk or a later
+    one of several, makes the call a DeviceError, not a result."""
+    import cupy
+
+    from wavedp.engines.cuda import many_pairs, pair_chunks
+    from wavedp.errors import DeviceError
+
+    queries, targets = pair_texts("protein", [(60, 70)] * 400, seed=4)
+    monkeypatch.setattr(pair_chunks, "CHUNK_BYTES", 1 << 13)  # chunks of about 40 pairs
+    settle, seen = many_pairs._Run._settle, []
+
+    def erased(self, packed, ends_at, scores, lo, hi):
+        if len(seen) == chunk:  # the chunk's last pair as if the traceback never wrote it
+            self.res5[5 * hi - 1:5 * hi] = cupy.int32(-1)
+        seen.append((lo, hi))
+        settle(self, packed, ends_at, scores, lo, hi)
+
+    monkeypatch.setattr(many_pairs._Run, "_settle", erased)
+    with pytest.raises(DeviceError, match="unwritten"):
+        wavedp.align_pairs(queries, targets, SCORINGS["protein"], device="gpu")
+    assert len(seen) > chunk + 1
+    monkeypatch.setattr(many_pairs._Run, "_settle", settle)
+    assert wavedp.align_pairs(queries, targets, SCORINGS["protein"], device="gpu").score.size
+
+
+@pytest.mark.gpu
 def test_gpu_copies_through_pinned_buffers():
     """Arrays past transfer.SMALL go up and down in pieces through page-locked buffers;
     several go up in one copy (``upload_all``)."""

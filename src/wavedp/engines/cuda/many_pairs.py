@@ -390,6 +390,7 @@ class _Run:
             self.scores = np.empty(count, np.int32)
             self.coords = np.empty((count, 5), np.int32)
             self.runs, self.runs_at = np.empty(0, np.uint32), 0
+            self.unwritten = False  # whether a chunk came down with a pair left unwritten
             self.offsets = np.zeros(count + 1, np.int64)
             self.base = cupy.zeros(1, cupy.int64)  # the runs of the chunks launched (GPU)
         a1 = a + 1 if packed else a  # the table's rows: a last one of PAD (and column)
@@ -501,6 +502,9 @@ class _Run:
             self.runs = grown
         transfer.download(packed[:end - self.runs_at], out=self.runs[self.runs_at:end])
         transfer.download(self.res5[5 * lo:5 * hi], out=self.coords[lo:hi].reshape(-1))
+        # checked here, beside the later chunks' work (after the last, 2,000,000 pairs' took
+        # 7.6 ms on one H200's host)
+        self.unwritten |= bool(self.coords[lo:hi, 4].min() < 0)
         transfer.download(scores, out=self.scores[lo:hi])
         self.runs_at = end
 
@@ -532,6 +536,6 @@ class _Run:
         self.clock("settled")
         if self.res5 is None:
             return self.found, None, np.zeros(0, np.uint32), None
-        if (self.coords[:, 4] < 0).any():
+        if self.unwritten:
             raise DeviceError("the pairs' traceback left results unwritten")
         return self.scores.reshape(-1, 1), self.coords, self.runs[:self.runs_at], self.offsets
