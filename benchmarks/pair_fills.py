@@ -6,8 +6,9 @@ same writes again alone (the same slots and sources, no GPU work, no other threa
     python3 benchmarks/pair_fills.py --kind dna --calls score
     python3 benchmarks/pair_fills.py --floor
 
-Each line: a chunk's bytes, its write's span and rate in the call and alone, how late its
-last piece started (the threads' dispatch), its slowest piece, and the write on one thread.
+Each line: a chunk's bytes, its write's span, start and rate in the call and alone, how late
+its last piece started (the threads' dispatch; a parallel call's pieces are not timed), its
+slowest piece, and the write on one thread.
 The pipeline's writes pace score-only calls; this says whether they lose their time to
 copying or to waiting. ``--floor``: the host's own rates on letters beyond its caches (read,
 copied, packed), the floor under those writes.
@@ -75,13 +76,18 @@ class Recorder:
         return self._pieces(timed, pieces, own)
 
 
-def report(name: str, writes: list[dict]) -> None:
-    """A line a chunk write: in the call, then alone."""
+def report(name: str, writes: list[dict], call_start: float) -> None:
+    """A line a chunk write (``call_start``: the call's): in the call, then alone."""
     for k, record in enumerate(writes):
         nbytes = sum(v.nbytes for v in record["views"])
         span = record["end"] - record["start"]
-        late = max(start - began for began, start, _ in record["pieces"])
-        slowest = max(end - start for _, start, end in record["pieces"])
+        if record["pieces"]:  # on the writers' threads
+            late = max(start - began for began, start, _ in record["pieces"])
+            slowest = max(end - start for _, start, end in record["pieces"])
+            pieces = (f"last piece started {late * 1e3:4.2f} ms late, slowest piece "
+                      f"{slowest * 1e3:4.2f} ms, {len(record['pieces'])} pieces")
+        else:
+            pieces = "one parallel call (engines/cuda/writes.py)"
         alones = []  # three turns: the best, and the spread
         for _ in range(3):
             start = time.perf_counter()
@@ -93,12 +99,12 @@ def report(name: str, writes: list[dict]) -> None:
                                            bool(record["rest"] and record["rest"][0])):
             work(0, size)
         single = time.perf_counter() - start
-        print(f"{name} write {k}: {nbytes / 2**20:6.1f} MiB, {span * 1e3:5.2f} ms "
-              f"({nbytes / span / 1e9:5.1f} GB/s) in the call, {alone * 1e3:5.2f} ms "
-              f"({nbytes / alone / 1e9:5.1f} GB/s) alone (best of 3, worst "
-              f"{max(alones) * 1e3:5.2f}); last piece started "
-              f"{late * 1e3:4.2f} ms late, slowest piece {slowest * 1e3:4.2f} ms, "
-              f"{len(record['pieces'])} pieces; one thread {single * 1e3:5.2f} ms", flush=True)
+        at = record["start"] - call_start
+        print(f"{name} write {k}: {nbytes / 2**20:6.1f} MiB, {span * 1e3:5.2f} ms from "
+              f"{at * 1e3:5.1f} ms ({nbytes / span / 1e9:5.1f} GB/s) in "
+              f"the call, {alone * 1e3:5.2f} ms ({nbytes / alone / 1e9:5.1f} GB/s) alone (best "
+              f"of 3, worst {max(alones) * 1e3:5.2f}); {pieces}; one thread "
+              f"{single * 1e3:5.2f} ms", flush=True)
 
 
 #: the --floor source: larger than the host's last-level cache (300 MiB on the H200 machine)
@@ -161,7 +167,7 @@ def main() -> None:
         recorder.on = False
     print(f"# {args.kind} local {args.calls}: the engine's call {whole * 1e3:.1f} ms, "
           f"{len(recorder.writes)} chunk writes", flush=True)
-    report(f"{args.kind} {args.calls}", recorder.writes)
+    report(f"{args.kind} {args.calls}", recorder.writes, start)
 
 
 if __name__ == "__main__":
