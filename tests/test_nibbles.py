@@ -35,11 +35,16 @@ def test_pack_is_two_letters_a_byte(size, pieces, monkeypatch):
 @pytest.mark.parametrize("packed", [True, False])
 @pytest.mark.parametrize("pieces", [1, 3, 16])
 def test_parallel_write_is_the_writers(packed, pieces, monkeypatch):
-    """A chunk's four arrays (odd sizes, int32 sides) as the writers' threads write them,
-    nothing written past a view; a small write is left to them (False, nothing written)."""
+    """A chunk's four arrays (odd sizes; the sides read-only int64, as the records' lengths
+    are, into int32) as the writers' threads write them, nothing written past a view; a
+    small write is left to them (False, nothing written)."""
+    if not writes._ready():
+        pytest.skip("Numba's threading layer is not one for two threads at once")
     rng = np.random.default_rng(pieces)
     sources = [rng.integers(0, nibbles.LETTERS, size, dtype=np.uint8) for size in (1001, 4099)]
-    sources += [rng.integers(0, 300, 37, dtype=np.int32) for _ in range(2)]
+    sources += [rng.integers(0, 300, 37, dtype=np.int64) for _ in range(2)]
+    for side in sources[2:]:
+        side.flags.writeable = False
     size = nibbles.packed_size if packed else int
     shapes = [(np.uint8, size(s.size)) for s in sources[:2]] + [(np.int32, 37)] * 2
 
@@ -81,11 +86,19 @@ def test_gpu_unpack_is_the_letters(size):
 @pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
 def test_gpu_dna_pairs_in_odd_chunks(mode, traceback, monkeypatch):
     """Many chunks, most starting at an odd letter: packed or not, by the writers' threads or
-    the parallel kernel, the CPU's batch."""
+    the parallel kernel (where it serves: packed, or score-only), the CPU's batch."""
     from wavedp.engines.cuda import many_pairs, pair_chunks
 
+    ready, four, calls = writes._ready(), writes._four, []  # probed before it is counted
+
+    def counted(*args):
+        calls.append(args[-1])
+        return four(*args)
+
+    monkeypatch.setattr(writes, "_four", counted)
     rng = np.random.default_rng(29)
-    sizes = [(int(m), int(n)) for m, n in zip(rng.integers(0, 200, 300),
+    # no empty sequence: the pairs go one-to-one (an empty one sends them by index)
+    sizes = [(int(m), int(n)) for m, n in zip(rng.integers(1, 200, 300),
                                               rng.integers(1, 330, 300), strict=True)]
     queries, targets = pair_texts("dna", sizes, seed=31)
     scoring = wavedp.Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
@@ -95,9 +108,11 @@ def test_gpu_dna_pairs_in_odd_chunks(mode, traceback, monkeypatch):
     monkeypatch.setattr(pair_chunks, "LEAST_CHUNKS", 40)
     for nibbled, least in ((True, writes.LEAST), (False, writes.LEAST), (True, 1), (False, 1)):
         monkeypatch.setattr(many_pairs, "NIBBLES", nibbled)
-        monkeypatch.setattr(writes, "LEAST", least)  # 1: every chunk by the parallel kernel
+        monkeypatch.setattr(writes, "LEAST", least)  # 1: every chunk where it serves
+        calls.clear()
         got = wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
                                  device="gpu")
+        assert bool(calls) == (least == 1 and (nibbled or not traceback) and ready)
         for name in ("score", "query_start", "query_end", "target_start", "target_end"):
             np.testing.assert_array_equal(getattr(got, name), getattr(want, name), name)
         if traceback:

@@ -57,6 +57,8 @@ def chunks(sides: Sides, saved: tuple[int, int] | None,
         weights = [(running(m + n + PAIR_BYTES), CHUNK_BYTES)]
     weights.append((lambda k: k, max(-(-count // LEAST_CHUNKS), LEAST_PAIRS)))
     if saved is not None:
+        if units is None:
+            raise ValueError("pair_chunks.chunks: saved words need their units")
         import cupy
 
         g, unit = saved

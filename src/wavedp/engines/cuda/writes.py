@@ -84,10 +84,12 @@ def _ready() -> bool:
         if _process[0] is None:
             import numba
 
+            # the types of a call's arrays: letters, and sides read-only int64 (the records'
+            # lengths) written as int32, so that the first chunk compiles nothing more
             one, out = np.zeros(2, np.uint8), np.zeros(2, np.uint8)
-            sides = np.zeros(1, np.int32)
-            _four(one, out[:1], one, out[1:], sides, sides.copy(), sides, sides.copy(),
-                  True, 1)
+            sides, into = np.zeros(1, np.int64), np.zeros(2, np.int32)
+            sides.flags.writeable = False
+            _four(one, out[:1], one, out[1:], sides, into[:1], sides, into[1:], True, 1)
             _process[0] = os.getpid()
             _safe[0] = numba.threading_layer() in ("omp", "tbb")
         return _safe[0] and _process[0] == os.getpid()
