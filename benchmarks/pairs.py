@@ -119,7 +119,7 @@ def engine(qs, ts, scoring, mode: str, traceback: bool, every: bool = False, **m
     from wavedp.pairs.api import every_pair
 
     qi = ti = None
-    sides = Sides.of(qs.lengths, ts.lengths)
+    sides = Sides(qs.spans, ts.spans, *qs.extremes, *ts.extremes)  # as align_pairs makes them
     if every:  # as align_all makes them
         qi, ti, sides = every_pair(qs, ts)
     return many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, qi, ti, sides,

@@ -10,7 +10,7 @@ import pytest
 from helpers import pair_texts
 
 import wavedp
-from wavedp.engines.cuda import nibbles, transfer, writes
+from wavedp.engines.cuda import many_pairs, nibbles, transfer, writes
 
 
 def _packed_reference(letters: np.ndarray) -> np.ndarray:
@@ -35,14 +35,14 @@ def test_pack_is_two_letters_a_byte(size, pieces, monkeypatch):
 @pytest.mark.parametrize("packed", [True, False])
 @pytest.mark.parametrize("pieces", [1, 3, 16])
 def test_parallel_write_is_the_writers(packed, pieces, monkeypatch):
-    """A chunk's four arrays (odd sizes; the sides read-only int64, as the records' lengths
-    are, into int32) as the writers' threads write them, nothing written past a view; a
-    small write is left to them (False, nothing written)."""
+    """A chunk's four arrays (odd sizes; the sides read off read-only int64 offsets, as a
+    Sequences' may be, into int32) as the writers' threads write them, nothing written past
+    a view; a small write is left to them (False, nothing written)."""
     if not writes._ready():
         pytest.skip("Numba's threading layer is not one for two threads at once")
     rng = np.random.default_rng(pieces)
     sources = [rng.integers(0, nibbles.LETTERS, size, dtype=np.uint8) for size in (1001, 4099)]
-    sources += [rng.integers(0, 300, 37, dtype=np.int64) for _ in range(2)]
+    sources += [np.cumsum(rng.integers(0, 300, 38, dtype=np.int64)) for _ in range(2)]
     for side in sources[2:]:
         side.flags.writeable = False
     size = nibbles.packed_size if packed else int
@@ -52,8 +52,8 @@ def test_parallel_write_is_the_writers(packed, pieces, monkeypatch):
         return [np.full(n + 1, 0x5A, dtype)[:n] for dtype, n in shapes]
 
     want, got = views(), views()
-    transfer.host_work([nibbles.packer(v, s) if packed and k < 2 else transfer.copier(v, s)
-                        for k, (v, s) in enumerate(zip(want, sources, strict=True))])
+    transfer.host_work(many_pairs._jobs(want, sources, packed, spans=True))
+    np.testing.assert_array_equal(want[3], np.diff(sources[3]))
     assert not writes.write(got, sources, packed, pieces)  # under LEAST a piece
     assert all((v == 0x5A).all() for v in got)
     monkeypatch.setattr(writes, "LEAST", 1)

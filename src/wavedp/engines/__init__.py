@@ -59,10 +59,18 @@ def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.nd
     each; ``qi`` and ``ti`` None: query k against target k) aligned, as columns: empty
     sequences by the boundary, on the GPU the batch engine (``cuda/many_pairs.py``) over the
     device's GPUs and the pairwise engines for what it does not take, else the CPU engine on
-    every core. ``sides``: the pairs' sides (:class:`Sides`)."""
-    m, n = sides.m, sides.n
-    count = int(m.size)
+    every core. ``sides``: the pairs' sides (:class:`Sides`; arrays or ``spans.Spans``)."""
+    count = int(sides.m.size)
     none_empty = count == 0 or (sides.m_min > 0 and sides.n_min > 0)
+    if device.gpu and none_empty and len(device.gpus) == 1:
+        from .cuda import many_pairs  # lazy: see above
+
+        if many_pairs.taken(sides, int(sub.max())).all():  # the common case
+            return many_pairs.align(qcat, qoff, tcat, toff, qi, ti, sides, sub=sub,
+                                    gap_open=gap_open, gap_extend=gap_extend, mode=mode,
+                                    traceback=traceback)
+    sides = sides.arrays()
+    m, n = sides.m, sides.n
     parts = []
     empty = np.zeros(count, bool) if none_empty else (m == 0) | (n == 0)
     if not none_empty:
@@ -72,12 +80,7 @@ def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.nd
     if device.gpu:
         from .cuda import many_pairs  # lazy: see above
 
-        fast = many_pairs.taken(sides, int(sub.max()))
-        if none_empty and fast.all() and len(device.gpus) == 1:  # the common case
-            return many_pairs.align(qcat, qoff, tcat, toff, qi, ti, sides, sub=sub,
-                                    gap_open=gap_open, gap_extend=gap_extend, mode=mode,
-                                    traceback=traceback)
-        fast &= ~empty
+        fast = many_pairs.taken(sides, int(sub.max())) & ~empty
         if qi is None or ti is None:
             qi = ti = np.arange(count, dtype=np.int64)
         rest = np.flatnonzero(~empty & ~fast)

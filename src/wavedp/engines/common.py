@@ -143,7 +143,8 @@ class Columns(NamedTuple):
 
 
 class Sides(NamedTuple):
-    """Pairs' sides (pair k is m[k] x n[k]) and their extremes, taken once a call: the
+    """Pairs' sides (pair k is m[k] x n[k]: arrays, or one-to-one ``spans.Spans`` whose
+    lengths are read only where asked for) and their extremes, taken once a call: the
     checks and plans that need only the extremes read them here, not the arrays."""
 
     m: np.ndarray
@@ -167,6 +168,12 @@ class Sides(NamedTuple):
                                                  n[a:b].max()), m.size), np.int64)
         lo, hi = parts.min(axis=0), parts.max(axis=0)
         return cls(m, n, int(lo[0]), int(hi[1]), int(lo[2]), int(hi[3]))
+
+    def arrays(self) -> Sides:
+        """These sides with ``m`` and ``n`` as arrays (``spans.Spans`` read once)."""
+        if isinstance(self.m, np.ndarray) and isinstance(self.n, np.ndarray):
+            return self
+        return self._replace(m=np.asarray(self.m), n=np.asarray(self.n))
 
     @property
     def uniform(self) -> bool:

@@ -83,19 +83,20 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
     against target k; ``sides``: theirs, where the caller has them); ``strategy`` (the lab's
     GPU ``strategy``, ``sync`` and ``storage``) sends every pair to the pairwise engines."""
     code = mode_code(mode)
-    m, n = queries.lengths, targets.lengths
-    if sides is None:
-        sides = (Sides.of(m, n, (*queries.extremes, *targets.extremes))
-                 if qi is None or ti is None else Sides.of(m[qi], n[ti]))
-    m, n = sides.m, sides.n
-    if m.size:  # the int32 range: the longest pair decides (the extremes, where they pass)
+    if sides is None:  # one-to-one: the lengths read off the offsets where asked for
+        sides = (Sides(queries.spans, targets.spans, *queries.extremes, *targets.extremes)
+                 if qi is None or ti is None else
+                 Sides.of(queries.lengths[qi], targets.lengths[ti]))
+    count = int(sides.m.size)
+    if count:  # the int32 range: the longest pair decides (the extremes, where they pass)
         try:
             scoring.check_range(sides.m_max, sides.n_max)
         except InputError:
+            m, n = np.asarray(sides.m), np.asarray(sides.n)
             k = int(np.argmax(m + n))
             scoring.check_range(int(m[k]), int(n[k]))
     if strategy:
-        every = np.arange(m.size, dtype=np.int64)
+        every = np.arange(count, dtype=np.int64)
         rows = np.stack([every if qi is None else qi, every if ti is None else ti], axis=1)
         cols = engines.raw_columns(pair_results(
             *(_Prepared.from_codes([], [], np.split(s.codes, s.offsets[1:-1]))
@@ -110,7 +111,7 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
     if not traceback and code == GLOBAL:  # a global alignment starts at the origin
         qs = ts = np.broadcast_to(np.int32(0), qs.shape)
     if qi is None or ti is None:
-        qi = ti = identity(m.size)
+        qi = ti = identity(count)
     return PairBatch(cols.score, qs, cols.query_end, ts, cols.target_end, cols.runs,
                      cols.run_offsets, qi, ti, queries, targets, mode, scoring.alphabet)
 

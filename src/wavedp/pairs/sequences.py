@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from ..api import encoded, record_text, sequences
+from ..engines.spans import Spans
 from ..errors import InputError
 from ..scoring import Scoring
-from ..threads import in_pieces
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,30 +31,20 @@ class Sequences:
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
+    @functools.cached_property
+    def spans(self) -> Spans:
+        """The records' lengths read off the offsets (the array made only where asked for)."""
+        return Spans(self.offsets)
+
     @property
     def lengths(self) -> np.ndarray:
         """Each record's length (int64; made once, read-only)."""
-        return self._measured[0]
+        return self.spans.array()
 
     @property
     def extremes(self) -> tuple[int, int]:
         """The shortest record's length and the longest's (0, 0 where there is none)."""
-        return self._measured[1]
-
-    @functools.cached_property
-    def _measured(self) -> tuple[np.ndarray, tuple[int, int]]:
-        """The lengths and their extremes in one pass over the offsets (on the helper
-        threads: one start and one wait, where two passes took two)."""
-        offsets = self.offsets
-        lengths = np.empty(len(offsets) - 1, np.int64)
-
-        def piece(a: int, b: int) -> tuple[int, int]:
-            part = np.subtract(offsets[a + 1:b + 1], offsets[a:b], out=lengths[a:b])
-            return int(part.min()), int(part.max())
-
-        ends = in_pieces(piece, lengths.size) if lengths.size else [(0, 0)]
-        lengths.flags.writeable = False
-        return lengths, (min(lo for lo, _ in ends), max(hi for _, hi in ends))
+        return self.spans.extremes()
 
     def text(self, k: int, alphabet: str) -> str:
         """Record k's letters (``alphabet``: the letter of each code, where ``letters`` is

@@ -222,13 +222,15 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
             size = nibbles.packed_size if nibbled else int
             views, ticket = slots.take([(np.uint8, size(b - a)), (np.uint8, size(d - c)),
                                         (np.int32, k), (np.int32, k)])
-            sources = [qcat[a:b], tcat[c:d], m[lo:hi], n[lo:hi]]
+            # the sides read off the offsets as they are written (no array of every length)
+            sources = [qcat[a:b], tcat[c:d], qoff[lo:hi + 1], toff[lo:hi + 1]]
         else:
             views, ticket = slots.take([(np.int64, k), (np.int64, k), (np.int32, k),
                                         (np.int32, k)])
             sources = [qi[lo:hi], ti[lo:hi], m[lo:hi], n[lo:hi]]
         clock("slot", slots.stream)
-        return _filler().submit(_write, views, sources, nibbled, parallel), ticket, lo, hi
+        return (_filler().submit(_write, views, sources, nibbled, parallel, qi is None), ticket,
+                lo, hi)
 
     def launch(run: _Run, whole, filled, ticket, lo: int, hi: int) -> None:
         """Chunk lo:hi sent once written, and launched (``whole``: every record on the GPU
@@ -308,20 +310,28 @@ def _filler() -> ThreadPoolExecutor:
 
 
 def _write(views: list[np.ndarray], sources: list[np.ndarray], nibbled: bool = False,
-           parallel: bool = False) -> None:
-    """Each source into its view of a page-locked slot: a large one-to-one chunk by
-    ``writes``' kernel where ``parallel``, else all on the writers' threads at once
-    (``transfer.host_work``)."""
+           parallel: bool = False, spans: bool = False) -> None:
+    """Each source into its view of a page-locked slot (``spans``: the last two are offsets,
+    their views the differences): a large one-to-one chunk by ``writes``' kernel where
+    ``parallel``, else all on the writers' threads at once (``transfer.host_work``)."""
     from . import writes  # lazy: Numba
 
     if not (parallel and writes.write(views, sources, nibbled, transfer.THREADS)):
-        transfer.host_work(_jobs(views, sources, nibbled), own=True)
+        transfer.host_work(_jobs(views, sources, nibbled, spans), own=True)
 
 
-def _jobs(views: list[np.ndarray], sources: list[np.ndarray], nibbled: bool) -> list:
+def _jobs(views: list[np.ndarray], sources: list[np.ndarray], nibbled: bool,
+          spans: bool = False) -> list:
     """``transfer.host_work``'s jobs writing each source into its view; ``nibbled``: the
-    first two (the residues) packed two letters a byte."""
-    return [nibbles.packer(view, source) if nibbled and k < 2 else transfer.copier(view, source)
+    first two (the residues) packed two letters a byte; ``spans``: the last two offsets,
+    written as their differences."""
+    def job(k: int, view: np.ndarray, source: np.ndarray):
+        if nibbled and k < 2:
+            return nibbles.packer(view, source)
+        if spans and k >= 2:
+            return transfer.differ(view, source)
+        return transfer.copier(view, source)
+    return [job(k, view, source)
             for k, (view, source) in enumerate(zip(views, sources, strict=True))]
 
 

@@ -67,7 +67,7 @@ def chunks(sides: Sides, saved: tuple[int, int] | None,
         bound = int(units(np.int64(sides.m_max), np.int64(sides.n_max), g)) * unit
         most = CHUNK_BYTES // (PAIR_BYTES + sides.m_min + sides.n_min) + 1
         if min(most, count) * bound > budget:  # the words can bind
-            words = units(m.astype(np.int64), n.astype(np.int64), g) * unit
+            words = units(np.asarray(m, np.int64), np.asarray(n, np.int64), g) * unit
             largest = int(words.max())
             if largest > budget:
                 raise InputError(f"a batch of pairs needs {4 * largest / 2**20:.1f} MiB of "
@@ -88,4 +88,5 @@ def words(part: Sides, g: int, units: Callable) -> int:
     ``dir_units``); one shape: no pass over them."""
     if part.uniform:
         return part.m.size * int(units(np.int64(part.m_max), np.int64(part.n_max), g))
-    return int(units(part.m.astype(np.int64), part.n.astype(np.int64), g).sum(dtype=np.int64))
+    return int(units(np.asarray(part.m, np.int64), np.asarray(part.n, np.int64), g)
+               .sum(dtype=np.int64))

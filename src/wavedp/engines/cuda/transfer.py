@@ -48,6 +48,13 @@ def copier(dst: np.ndarray, src: np.ndarray) -> tuple[Callable[[int, int], None]
     return (lambda a, b: np.copyto(dst[a:b], src[a:b])), src.size
 
 
+def differ(dst: np.ndarray, src: np.ndarray) -> tuple[Callable[[int, int], None], int]:
+    """``dst[k] = src[k + 1] - src[k]`` (lengths off offsets, ``dst`` one shorter) as
+    :func:`host_work` takes it."""
+    return (lambda a, b: np.subtract(src[a + 1:b + 1], src[a:b], out=dst[a:b],
+                                     casting="unsafe")), dst.size
+
+
 def host_work(jobs: list[tuple[Callable[[int, int], None], int]], own: bool = False) -> None:
     """Each job (work(a, b) over elements 0..size) cut in THREADS pieces, piece k of every
     job on one thread: one start and one wait for them all. On this thread where a piece
