@@ -426,8 +426,8 @@ def test_gpu_reads_against_windows(traceback):
 def test_chunks_from_offsets_equal_running_sums(monkeypatch):
     """The one-to-one cut (residues' running sums read off the offsets, by bisection) equals
     the cut over running sums of the pairs' sizes (multiples, where they have one shape);
-    each chunk is the most pairs within its caps (CHUNK_BYTES, a LEAST_CHUNKS-th of the
-    pairs or LEAST_PAIRS)."""
+    each chunk is the most pairs within its caps (CHUNK_BYTES, the first's a FIRST-th of it;
+    a LEAST_CHUNKS-th of the pairs or LEAST_PAIRS)."""
     from wavedp.engines.cuda import pair_chunks as mp
 
     rng = np.random.default_rng(1)
@@ -446,7 +446,10 @@ def test_chunks_from_offsets_equal_running_sums(monkeypatch):
         assert cuts[0][0] == 0 and cuts[-1][1] == count
         assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:], strict=False))
         sizes, most = m + n + mp.PAIR_BYTES, max(-(-count // mp.LEAST_CHUNKS), least)
-        assert all(hi - lo == 1 or (sizes[lo:hi].sum() <= mp.CHUNK_BYTES and hi - lo <= most)
+
+        def cap(lo: int) -> int:  # the first chunk's a FIRST-th
+            return mp.CHUNK_BYTES // mp.FIRST if lo == 0 else mp.CHUNK_BYTES
+        assert all(hi - lo == 1 or (sizes[lo:hi].sum() <= cap(lo) and hi - lo <= most)
                    for lo, hi in cuts)
-        assert all(hi == count or sizes[lo:hi + 1].sum() > mp.CHUNK_BYTES or hi - lo == most
+        assert all(hi == count or sizes[lo:hi + 1].sum() > cap(lo) or hi - lo == most
                    for lo, hi in cuts)
