@@ -55,9 +55,13 @@ PIECE = 1 << 20
 
 
 def _looked_up(table: np.ndarray, letters: np.ndarray) -> np.ndarray:
-    """``table[letters]`` a piece at a time, on a few threads: NumPy's fancy index widens
-    every uint8 index to 8 bytes first (600 million letters: 2.0 s on the 2-core machine,
-    by pieces 1.15 s, 0.74 s on two threads)."""
+    """``table[letters]``: up to PIECE letters by ``bytes.translate`` (330,000 letters: 0.13
+    ms against NumPy's 0.32, whose fancy index widens every uint8 index to 8 bytes first),
+    more a piece at a time on a few threads (600 million letters: 2.0 s on the 2-core
+    machine, by pieces 1.15 s, 0.74 s on two threads)."""
+    if letters.size <= PIECE and table.dtype == np.uint8 and table.size == 256:
+        made = bytearray(np.ascontiguousarray(letters, np.uint8)).translate(table.tobytes())
+        return np.frombuffer(made, np.uint8).reshape(letters.shape)
     out = np.empty(letters.shape, table.dtype)
     if letters.size <= PIECE:
         return np.take(table, letters, out=out)
