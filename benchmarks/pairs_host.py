@@ -23,13 +23,12 @@ RUNS = np.array([30 << 4 | 7, 1 << 4 | 8, 40 << 4 | 7, 1 << 4 | 8, 30 << 4 | 7, 
                  47 << 4 | 7], np.uint32)
 
 
-def fixed_columns(device, qcat, qoff, tcat, toff, qi, ti, *, sub, gap_open, gap_extend, mode,
-                  traceback, lengths=None):
+def fixed_columns(device, qcat, qoff, tcat, toff, qi, ti, *, sides, sub, gap_open, gap_extend,
+                  mode, traceback):
     """``engines.pair_columns``' stand-in: every pair the same alignment, no work a pair."""
     from wavedp.engines.common import Columns
 
-    m = lengths[0] if lengths is not None else np.diff(qoff)
-    count = m.size
+    count = int(sides.m.size)
     score = np.full(count, 140, np.int32)
     qe, te = np.full(count, 150, np.int32), np.full(count, 200, np.int32)
     if not traceback:
