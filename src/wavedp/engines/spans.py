@@ -58,29 +58,32 @@ class Spans:
         return made if dtype is None or made.dtype == dtype else made.astype(dtype)
 
     def array(self) -> np.ndarray:
-        """The lengths (int64, read-only; made once, on the helper threads)."""
+        """The lengths (int64, read-only; made once, on the helper threads, with their
+        extremes in the same pass)."""
         if self._array is None:
             offsets = self.offsets
             made = np.empty(self.size, np.int64)
-            if made.size:
-                in_pieces(lambda a, b: np.subtract(offsets[a + 1:b + 1], offsets[a:b],
-                                                   out=made[a:b]), made.size)
+
+            def piece(a: int, b: int) -> tuple[int, int]:
+                part = np.subtract(offsets[a + 1:b + 1], offsets[a:b], out=made[a:b])
+                return int(part.min()), int(part.max())
+
+            ends = in_pieces(piece, made.size) if made.size else [(0, 0)]
             made.flags.writeable = False
             self._array = made
+            if self._extremes is None:
+                self._extremes = (min(lo for lo, _ in ends), max(hi for _, hi in ends))
         return self._array
 
     def extremes(self) -> tuple[int, int]:
-        """The shortest length and the longest (0, 0 where there is none)."""
+        """The shortest length and the longest (0, 0 where there is none): one parallel
+        pass over the offsets where it serves, else the array's pass."""
         if self._extremes is None:
-            if not self.size:
-                self._extremes = (0, 0)
-            elif self._array is None and self.size >= PARALLEL_LEAST and (
-                    found := _parallel_extremes(self.offsets)):
+            if self.size >= PARALLEL_LEAST and (found := _parallel_extremes(self.offsets)):
                 self._extremes = found
             else:
-                made = self.array()
-                self._extremes = (int(made.min()), int(made.max()))
-        return self._extremes
+                self.array()
+        return self._extremes  # type: ignore[return-value]
 
 
 def _parallel_extremes(offsets: np.ndarray) -> tuple[int, int] | None:

@@ -77,13 +77,15 @@ def chunks(sides: Sides, saved: tuple[int, int] | None,
                                  f"GPU memory for its largest pair, {free / 2**20:.1f} MiB "
                                  "free")
             weights.append((running(words), budget))
-    start, first = 0, max(1, FIRST)
+    (total_bytes, cap_bytes), *others = weights
+    firsts = [(total_bytes, cap_bytes // max(1, FIRST)), *others]  # the first chunk's caps
+    start = 0
     while start < count:  # the most pairs from start whose every running sum stays in its cap
-        stop = min(bisect.bisect_right(range(count + 1), total(start) + cap // first ** (k == 0),
-                                       key=total) - 1 for k, (total, cap) in enumerate(weights))
+        stop = min(bisect.bisect_right(range(count + 1), total(start) + cap, key=total) - 1
+                   for total, cap in (firsts if start == 0 else weights))
         stop = max(stop, start + 1)
         yield start, stop
-        start, first = stop, 1
+        start = stop
 
 
 def words(part: Sides, g: int, units: Callable) -> int:

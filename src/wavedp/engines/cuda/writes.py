@@ -44,7 +44,7 @@ def _copy(src, dst):  # pragma: no cover - compiled
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def spans(src, dst):  # pragma: no cover - compiled
+def differences(src, dst):  # pragma: no cover - compiled
     """``dst[k] = src[k + 1] - src[k]``: lengths off offsets (a loop from 0, vectorised)."""
     for k in range(dst.size):
         dst[k] = src[k + 1] - src[k]
@@ -60,7 +60,7 @@ def _piece(src, dst, how, k, pieces):  # pragma: no cover - compiled
     if how == 1:
         pack(src[2 * a:min(2 * b, src.size)], dst[a:b])
     elif how == 2:
-        spans(src[a:b + 1], dst[a:b])
+        differences(src[a:b + 1], dst[a:b])
     else:
         _copy(src[a:b], dst[a:b])
 
