@@ -14,6 +14,7 @@ seconds), and the GPU engine's phases of the last turn.
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import os
 import shutil
@@ -585,7 +586,7 @@ def main() -> None:
     args.modes = args.modes.split(",")
     args.calls = {"score": (False,), "cigar": (True,), "both": (False, True)}[args.calls]
     args.groups = [int(g) for g in args.groups.split(",") if g]
-    args.switch = [(name, [float(v) if "." in v else int(v) for v in values.split(",")])
+    args.switch = [(name, [ast.literal_eval(v) for v in values.split(",")])
                    for name, _, values in (item.partition("=") for item in args.switch)]
     for name, _ in args.switch:  # a misspelt name stops the run before any work
         _constant(name)
