@@ -115,18 +115,17 @@ def _pairs_of(best: dict, values: list, tracebacks=(False, True)) -> str:
 def engine(qs, ts, scoring, mode: str, traceback: bool, every: bool = False, **marks):
     """The GPU engine's call on the pairs, one-to-one (``every``: every query against every
     target; ``marks``: its ``phases`` or ``timeline``)."""
+    from wavedp.engines import cross
     from wavedp.engines.common import MODES, Sides
     from wavedp.engines.cuda import many_pairs
-    from wavedp.pairs.api import every_pair
 
-    qi = ti = None
     sides = Sides(qs.spans, ts.spans, *qs.extremes, *ts.extremes)  # as align_pairs makes them
     if every:  # as align_all makes them
-        qi, ti, sides = every_pair(qs, ts)
-    return many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, qi, ti, sides,
+        sides = cross.sides(qs.lengths, ts.lengths, (*qs.extremes, *ts.extremes))
+    return many_pairs.align(qs.codes, qs.offsets, ts.codes, ts.offsets, None, None, sides,
                             sub=scoring.table,
                             gap_open=scoring.gap_open, gap_extend=scoring.gap_extend,
-                            mode=MODES[mode], traceback=traceback, **marks)
+                            mode=MODES[mode], traceback=traceback, every=every, **marks)
 
 
 def phases(qs, ts, scoring, mode: str, traceback: bool) -> str:

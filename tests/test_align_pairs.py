@@ -273,6 +273,29 @@ def test_gpu_align_all_exchanged(mode, traceback, monkeypatch):
                         align=wavedp.align_all)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("traceback", [True, False])
+def test_gpu_align_all_chunks_made_on_the_gpu(traceback, monkeypatch):
+    """align_all's chunks made on the GPU from the records' offsets (many_pairs.CROSS), cut
+    within a query's row, the pairs exchanged or not, equal those whose indices go up and
+    the CPU's: 9 proteins against 157 of lengths 1 to 400 in chunks of 354 pairs."""
+    from wavedp.engines.cuda import many_pairs, pair_chunks
+
+    monkeypatch.setattr(pair_chunks, "LEAST_PAIRS", 64)
+    rng = np.random.default_rng(31)
+    letters = list("ACDEFGHIKLMNPQRSTVWY")
+    queries = ["".join(rng.choice(letters, int(k))) for k in rng.integers(5, 200, 9)]
+    targets = ["".join(rng.choice(letters, int(k))) for k in rng.integers(1, 400, 157)]
+    scoring = SCORINGS["protein"]
+    want = wavedp.align_all(queries, targets, scoring, traceback=traceback, device="cpu")
+    for cross in (True, False):
+        monkeypatch.setattr(many_pairs, "CROSS", cross)
+        for swap in (False, True):
+            _force(monkeypatch, 8, swap)
+            _same(wavedp.align_all(queries, targets, scoring, traceback=traceback,
+                                   device="gpu"), want)
+
+
 def test_packs_bounds():
     """many_pairs16's routing: the local key's X <= KEY16, global depth within int16."""
     from wavedp.engines.cuda import many_pairs as mp

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..device import Device
 from ..trace import Trace
+from . import cross
 from .common import Columns, Sides, empty_columns
 from .protocol import Scanner
 
@@ -54,9 +55,10 @@ def align_pairs(device: Device, qcodes: list[np.ndarray], tcodes: list[np.ndarra
 def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray,
                  toff: np.ndarray, qi: np.ndarray | None, ti: np.ndarray | None, *,
                  sides: Sides, sub: np.ndarray, gap_open: int, gap_extend: int, mode: int,
-                 traceback: bool) -> Columns:
+                 traceback: bool, every: bool = False) -> Columns:
     """Pair k (query ``qi[k]`` against target ``ti[k]``, sequences as one array with offsets
-    each; ``qi`` and ``ti`` None: query k against target k) aligned, as columns: empty
+    each; ``qi`` and ``ti`` None: query k against target k, or with ``every`` every query
+    against every target, query-major) aligned, as columns: empty
     sequences by the boundary, on the GPU the batch engine (``cuda/many_pairs.py``) over the
     device's GPUs and the pairwise engines for what it does not take, else the CPU engine on
     every core. ``sides``: the pairs' sides (:class:`Sides`; arrays or ``spans.Spans``)."""
@@ -65,10 +67,12 @@ def pair_columns(device: Device, qcat: np.ndarray, qoff: np.ndarray, tcat: np.nd
     if device.gpu and none_empty and len(device.gpus) == 1:
         from .cuda import many_pairs  # lazy: see above
 
-        if many_pairs.taken(sides, int(sub.max())).all():  # the common case
+        if many_pairs.takes_all(sides, int(sub.max())):  # the common case
             return many_pairs.align(qcat, qoff, tcat, toff, qi, ti, sides, sub=sub,
                                     gap_open=gap_open, gap_extend=gap_extend, mode=mode,
-                                    traceback=traceback)
+                                    traceback=traceback, every=every)
+    if every and (qi is None or ti is None):
+        qi, ti = cross.indices(qoff.size - 1, toff.size - 1)
     sides = sides.arrays()
     m, n = sides.m, sides.n
     parts = []

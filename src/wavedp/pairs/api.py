@@ -12,6 +12,7 @@ from .. import engines
 from ..api import Prepared as _Prepared
 from ..api import check_flag, check_scoring, mode_code, pair_results
 from ..device import Device, choose
+from ..engines import cross
 from ..engines.common import GLOBAL, Sides
 from ..errors import InputError
 from ..scoring import Scoring
@@ -63,25 +64,15 @@ def identity(count: int) -> np.ndarray:
     return _identity[:count]
 
 
-def every_pair(queries: Sequences, targets: Sequences
-               ) -> tuple[np.ndarray, np.ndarray, Sides]:
-    """Every query against every target, query-major: the pairs' indices and sides (by
-    repeat and tile, the extremes the records': no division, no pass over the pairs)."""
-    m, n = queries.lengths, targets.lengths
-    qi = np.repeat(np.arange(m.size, dtype=np.int64), n.size)
-    ti = np.tile(np.arange(n.size, dtype=np.int64), m.size)
-    if not (m.size and n.size):
-        return qi, ti, Sides.of(m[qi], n[ti])
-    return qi, ti, Sides.of(np.repeat(m, n.size), np.tile(n, m.size),
-                            (*queries.extremes, *targets.extremes))
-
-
 def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
         ti: np.ndarray | None, scoring: Scoring, mode: str, traceback: bool,
-        device: Device, sides: Sides | None = None, **strategy: str) -> PairBatch:
+        device: Device, sides: Sides | None = None, every: bool = False,
+        **strategy: str) -> PairBatch:
     """The pairs (``qi[k]``, ``ti[k]``) aligned on the resolved ``device`` (None: query k
-    against target k; ``sides``: theirs, where the caller has them); ``strategy`` (the lab's
-    GPU ``strategy``, ``sync`` and ``storage``) sends every pair to the pairwise engines."""
+    against target k, or with ``every`` every query against every target, their indices
+    made once the engines are done; ``sides``: theirs, where the caller has them);
+    ``strategy`` (the lab's GPU ``strategy``, ``sync`` and ``storage``) sends every pair to
+    the pairwise engines."""
     code = mode_code(mode)
     if sides is None:  # one-to-one: the lengths read off the offsets where asked for
         sides = (Sides(queries.spans, targets.spans, *queries.extremes, *targets.extremes)
@@ -96,8 +87,10 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
             k = int(np.argmax(m + n))
             scoring.check_range(int(m[k]), int(n[k]))
     if strategy:
-        every = np.arange(count, dtype=np.int64)
-        rows = np.stack([every if qi is None else qi, every if ti is None else ti], axis=1)
+        if every:
+            qi, ti = cross.indices(len(queries), len(targets))
+        own = np.arange(count, dtype=np.int64)
+        rows = np.stack([own if qi is None else qi, own if ti is None else ti], axis=1)
         cols = engines.raw_columns(pair_results(
             *(_Prepared.from_codes([], [], np.split(s.codes, s.offsets[1:-1]))
               for s in (queries, targets)), rows, scoring, mode, traceback, device,
@@ -106,7 +99,9 @@ def run(queries: Sequences, targets: Sequences, qi: np.ndarray | None,
         cols = engines.pair_columns(device, queries.codes, queries.offsets, targets.codes,
                                     targets.offsets, qi, ti, sides=sides, sub=scoring.table,
                                     gap_open=scoring.gap_open, gap_extend=scoring.gap_extend,
-                                    mode=code, traceback=traceback)
+                                    mode=code, traceback=traceback, every=every)
+    if every and qi is None:
+        qi, ti = cross.indices(len(queries), len(targets))
     qs, ts = cols.query_start, cols.target_start
     if not traceback and code == GLOBAL:  # a global alignment starts at the origin
         qs = ts = np.broadcast_to(np.int32(0), qs.shape)
@@ -143,13 +138,14 @@ def align_all(queries: Any, targets: Any, scoring: Scoring, mode: str = "local",
     :func:`align_pairs` does (``strategy``, ``sync`` and ``storage``: the lab's GPU
     strategies, ``wavedp.align``'s options, for every pair)."""
     scoring, q, t = _checked(queries, targets, scoring, mode, traceback)
-    qi, ti, sides = every_pair(q, t)
+    sides = cross.sides(q.lengths, t.lengths, (*q.extremes, *t.extremes))
     options = {name: value for name, value in
                (("strategy", strategy), ("sync", sync), ("storage", storage))
                if value is not None}
     chosen = choose(device, devices)
     with limited(check_threads(threads)):
-        return run(q, t, qi, ti, scoring, mode, bool(traceback), chosen, sides, **options)
+        return run(q, t, None, None, scoring, mode, bool(traceback), chosen, sides, True,
+                   **options)
 
 
 def _checked(queries: Any, targets: Any, scoring: Scoring, mode: str, traceback: object

@@ -56,6 +56,7 @@ KERNELS: dict[str, list[str]] = {
        for swap in ("true", "false")]
     + ["pack_runs"],
     "nibbles.cu": ["unpack_nibbles"],
+    "cross.cu": ["cross_pairs"],
     "ceiling.cu": ["ceiling<16>"],
     "endcell.cu": ["best_cell"],
     "select.cu": ["chunk_best", "chunk_keys"],
