@@ -31,7 +31,8 @@ def sides(m: np.ndarray, n: np.ndarray, extremes: tuple[int, int, int, int]) -> 
     count = m.size * n.size
     if not count:
         return Sides.of(np.zeros(0, np.int64), np.zeros(0, np.int64))
-    if extremes[0] == extremes[1] and extremes[2] == extremes[3]:
-        return Sides(np.broadcast_to(np.int64(extremes[1]), (count,)),
-                     np.broadcast_to(np.int64(extremes[3]), (count,)), *extremes)
+    one = Sides(np.broadcast_to(np.int64(extremes[1]), (count,)),
+                np.broadcast_to(np.int64(extremes[3]), (count,)), *extremes)
+    if one.uniform:
+        return one
     return Sides.of(spread(m, n.size, True), spread(n, m.size, False), extremes)
