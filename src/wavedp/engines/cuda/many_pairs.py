@@ -309,7 +309,8 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
             clock("download", compute)
         finally:
             for filled, *_ in pending:  # no write left running into a slot
-                filled.exception()
+                if filled is not None:  # (a cross product's chunks have none)
+                    filled.exception()
             if run is not None:
                 run.close()  # no download of this call left running: the next call's slots
     columns = _columns(ends, res5, runs, offsets, swap)
