@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import pair_texts, sass_step
+from helpers import need_sass_tools, pair_texts, sass_step
 
 import wavedp
 
@@ -237,10 +237,29 @@ def test_the_exchanged_step_in_machine_code(save):
 
 @pytest.mark.parametrize("swap", ["false", "true"])
 def test_the_tall_step_in_machine_code(swap):
-    """TALL (16 rows a lane, local score-only): a step's shuffles and bookkeeping over twice
-    the cells, at most 6 instructions a cell against 7.5 with 8 rows, no local memory."""
+    """TALL (16 rows a lane, score-only): a step's shuffles and bookkeeping over twice the
+    cells, at most 6 instructions a cell against 7.5 with 8 rows, no local memory."""
     tall = _step(f"many_pairs16<0, 4, 16, false, true, {swap}>")
     eight = _step(f"many_pairs16<0, 8, 8, false, true, {swap}>")
     assert tall.count("VIADDMNMX") == 64 * 4 and eight.count("VIADDMNMX") == 32 * 4
     assert tall.size / (4 * 32) <= 6.0 and eight.size / (4 * 16) <= 7.5, (tall.size, eight.size)
     assert not tall.count("LDL") and not tall.count("STL")
+
+
+@pytest.mark.parametrize("save", ["false", "true"])
+def test_the_semiglobal_step_in_machine_code(save):
+    """Semiglobal's ends (row m by a tree of byte permutes, column n by each pair's best row
+    and one take): no local memory, with direction bits too (24 bytes spilled when row m was
+    two trees of selects and column n a take a row), and row m's three permutes a step."""
+    from wavedp.lab import sass
+
+    need_sass_tools()
+
+    def run(mode: int):  # the smallest loop of four steps (its branches make inner ones)
+        code = sass.disassemble(sass.cubin("many_pairs16.cu",
+                                           f"many_pairs16<{mode}, 8, 8, {save}, true, true>"))
+        return min((loop for loop in sass.loops(code) if loop.count("VIADDMNMX") == 4 * 32),
+                   key=lambda loop: loop.size)
+    semi, glob = run(2), run(1)
+    assert not semi.count("LDL") and not semi.count("STL")
+    assert semi.count("PRMT") >= glob.count("PRMT") + 7 * 4, (semi.opcodes, glob.opcodes)

@@ -139,6 +139,23 @@ __device__ __forceinline__ unsigned dir_nibbles(const unsigned (&sF)[8], const u
                                    bit_select<0x30303030u>(b45, b67));
 }
 
+template <int R> struct LOG2 { static constexpr int value = R == 16 ? 4 : 3; };
+// semiglobal's row m: the word of pair a's half of h[ra] and pair b's of h[rb], by a tree of
+// byte permutes, one a level for both pairs (pick[b]: bit b of ra and rb), where a tree of
+// selects a pair and their merge spilled registers with SAVE
+template <int R>
+__device__ __forceinline__ unsigned halves_at(const unsigned (&h)[R],
+                                              const unsigned (&pick)[LOG2<R>::value]) {
+    unsigned v[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) v[i] = h[i];
+#pragma unroll
+    for (int b = 0, w = 1; w < R; ++b, w *= 2)
+#pragma unroll
+        for (int i = 0; i + w < R; i += 2 * w) v[i] = __byte_perm(v[i], v[i + w], pick[b]);
+    return v[0];
+}
+
 template <int MODE, int G, int R, bool SAVE, bool PROF, bool SWAP>
 __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
     const u8* __restrict__ qres, const u8* __restrict__ tres, const i64* __restrict__ qoff,
@@ -249,6 +266,10 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
             }
             const int ra = ma - 1 - row0, rb = mb - 1 - row0;  // row m's place, each pair
             const bool hold_a = ra >= 0 && ra < R, hold_b = rb >= 0 && rb < R;
+            unsigned pick[LOG2<R>::value];  // semiglobal: halves_at's selectors for row m
+#pragma unroll
+            for (int b = 0; b < LOG2<R>::value; ++b)
+                pick[b] = (ra >> b & 1 ? 0x54u : 0x10u) | (rb >> b & 1 ? 0x7600u : 0x3200u);
             unsigned diag = splat16(edge<MODE>(row0, go, ge) - go);
             unsigned botH = 0, botF = neg, c_cur = 0;
             // lane 0's columns, G at a time: lane l holds column index b + l's code (cur) and
@@ -375,20 +396,32 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
                         if (hold_a || hold_b) {  // row m, up to column n: earlier columns win
                             const unsigned ok = (hold_a && j <= na ? 0xffffu : 0u) |
                                                 (hold_b && j <= nb ? 0xffff0000u : 0u);
-                            const unsigned hm = __byte_perm(row_of<R>(Hg, max(ra, 0)),
-                                                            row_of<R>(Hg, max(rb, 0)), 0x7610);
+                            const unsigned hm = halves_at<R>(Hg, pick);
                             const unsigned nk = __vmaxs2((hm & ok) | (neg & ~ok), mk);
                             const unsigned grew = __vcmpne2(nk, mk);
                             mkj = ((unsigned)j * 0x10001u & grew) | (mkj & ~grew);
                             mk = nk;
                         }
-                        if (j == na || j == nb) {  // column n
+                        if (j == na || j == nb) {  // column n: each pair's best row, one take
+                            const unsigned at = (j == na ? 0xffffu : 0u) |
+                                                (j == nb ? 0xffff0000u : 0u);
+                            unsigned h[R], cm = neg;
 #pragma unroll
-                            for (int r = 0; r < R; ++r) {
-                                const int i = row0 + r + 1;
-                                if (j == na && r < va) take(false, lo16(Hg[r]) + go, i, na);
-                                if (j == nb && r < vb) take(true, hi16(Hg[r]) + go, i, nb);
+                            for (int r = 0; r < R; ++r) {  // rows past a query out
+                                const unsigned q = at & ((r < va ? 0xffffu : 0u) |
+                                                         (r < vb ? 0xffff0000u : 0u));
+                                h[r] = (Hg[r] & q) | (neg & ~q);
+                                cm = __vmaxs2(cm, h[r]);
                             }
+                            int fa = 0, fb = 0;  // the first row of each half's best
+#pragma unroll
+                            for (int r = R - 1; r >= 0; --r) {
+                                const unsigned eq = __vcmpeq2(h[r], cm);
+                                fa = eq & 0xffffu ? r : fa;
+                                fb = eq >> 16 ? r : fb;
+                            }
+                            if (j == na) take(false, lo16(cm) + go, row0 + fa + 1, na);
+                            if (j == nb) take(true, hi16(cm) + go, row0 + fb + 1, nb);
                         }
                     }
                     diag = uh;
