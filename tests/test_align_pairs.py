@@ -238,24 +238,26 @@ def test_shape_for():
     assert mp.shape_for(m, n) == (8, True) and mp.shape_for(n, m) == (8, False)
     assert mp.shape_for(m, n, exchange=False) == (8, False)
     assert mp.shape_for(n, n) == (mp.shape_for(n, n, exchange=False)[0], False)
-    # 16 rows a lane (local score-only): the window down five passes of groups of 4
+    # 16 rows a lane (score-only): the window down five passes of groups of 4
     assert mp.shape_for(m, n, rows=16) == (4, True)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind", ["dna", "ties", "flat"])
-def test_gpu_local_scores_tall_and_eight_rows(kind, monkeypatch):
-    """Local score-only calls, 16 rows a lane (TALL) or 8, at every group size, exchanged or
-    not, equal to the CPU (end cells by the tie rules: ties everywhere in ``ties``)."""
+@pytest.mark.parametrize("mode", MODES)
+def test_gpu_scores_tall_and_eight_rows(kind, mode, monkeypatch):
+    """Score-only calls, 16 rows a lane (TALL) or 8, at every group size, exchanged or not,
+    equal to the CPU (end cells by the tie rules: ties everywhere in ``ties``; semiglobal's
+    row m and column n held anywhere in a lane's 16 rows)."""
     from wavedp.engines.cuda import many_pairs
 
-    queries, targets, scoring, want = _gpu_cases(kind, "local", False, many_pairs.GROUPS)
+    queries, targets, scoring, want = _gpu_cases(kind, mode, False, many_pairs.GROUPS)
     for tall in (16, many_pairs.ROWS):
         monkeypatch.setattr(many_pairs, "TALL", tall)
         for g in many_pairs.GROUPS:
             for swap in (False, True):
                 _force(monkeypatch, g, swap)
-                _same(wavedp.align_pairs(queries, targets, scoring, mode="local",
+                _same(wavedp.align_pairs(queries, targets, scoring, mode=mode,
                                          traceback=False, device="gpu"), want)
 
 
@@ -297,7 +299,8 @@ def test_gpu_align_all_chunks_made_on_the_gpu(traceback, monkeypatch):
 
 
 def test_packs_bounds():
-    """many_pairs16's routing: the local key's X <= KEY16, global depth within int16."""
+    """many_pairs16's routing: the local key's X <= KEY16, global depth within int16 (rows
+    past a query to the end of its tile: 16 a lane pad twice 8's)."""
     from wavedp.engines.cuda import many_pairs as mp
 
     dna = SCORINGS["ties"].table  # match 1
@@ -307,6 +310,8 @@ def test_packs_bounds():
     assert mp.packs(1800, 2000, dna, 10, 4, 1, 32) and not mp.packs(2100, 2000, dna, 10, 4,
                                                                     1, 8)
     assert not mp.packs(10, 10, dna * 20000, 2, 1, 0, 8)  # a score past int16
+    assert mp.packs(1800, 2000, dna, 10, 4, 1, 32, 8)
+    assert not mp.packs(1800, 2000, dna, 10, 4, 1, 32, 16)
 
 
 @pytest.mark.gpu

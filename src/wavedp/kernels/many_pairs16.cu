@@ -9,9 +9,9 @@
 // the longer pair's passes and columns) score PAD16, and no cell there
 // beats the cells before it (a later column, or row, loses ties). The key of a cell is one
 // multiply-add on the word (X >= 0 in local mode, so no carry crosses the halves); a column's
-// key replaces a half's best only where larger, its column kept per half. R = 16 (local,
-// score-only: TALL in engines/cuda/many_pairs.py) spreads a step's shuffles and bookkeeping
-// over twice the cells.
+// key replaces a half's best only where larger, its column kept per half. R = 16 (score-only:
+// TALL in engines/cuda/many_pairs.py) spreads a step's shuffles and bookkeeping over twice
+// the cells.
 //
 // Lane 0's columns come G at a time: lane l of the group loads the code (the two pairs' table
 // offsets) of column b + l and H - go and F above it (the first row's, or the scratch row's
@@ -176,8 +176,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
     constexpr int T = G * R;
     constexpr int GPW = 32 / G;
     constexpr unsigned PROF_LETTER = R / 2 * PAIRS_BLOCK;  // a letter's words in a profile
-    static_assert((R == 8 || (R == 16 && !SAVE && MODE == WAVEDP_LOCAL)) && RUN == 4 &&
-                      G % RUN == 0,
+    static_assert((R == 8 || (R == 16 && !SAVE)) && RUN == 4 && G % RUN == 0,
                   "a saved word holds 8 rows; steps go four at a time, one 16-byte store");
     const int lane32 = threadIdx.x & 31;
     const int lane = lane32 % G;

@@ -68,9 +68,10 @@ EXCHANGE = True
 #: one-to-one pairs of an alphabet of at most 16 letters (DNA) go up two letters a byte
 #: (:mod:`.nibbles`); False: one a byte (for comparisons)
 NIBBLES = True
-#: local score-only calls sweep TALL rows a lane (many_pairs16.cu's R = 16: a step's shuffles
-#: and bookkeeping over twice the cells, 7.4 -> 5.9 instructions a cell, 117 registers) where
-#: keys fit (X <= KEY16 // 2) and the profile TALL_PROFILE_BYTES (DNA: 96 KiB); ROWS: never
+#: score-only calls sweep TALL rows a lane (many_pairs16.cu's R = 16: a step's shuffles and
+#: bookkeeping over twice the cells, local 7.4 -> 5.9 instructions a cell, 117 registers) where
+#: the values fit (local: X <= KEY16 // 2) and the profile TALL_PROFILE_BYTES (DNA: 96 KiB);
+#: ROWS: never
 TALL = 16
 TALL_PROFILE_BYTES = 96 << 10
 #: pairs sampled for :func:`shape_for` (one where every pair has one shape)
@@ -118,7 +119,7 @@ def packs(longest_m: int, longest_n: int, sub: np.ndarray, gap_open: int, gap_ex
     best = top * min(longest_m, longest_n)
     if mode == 0:  # local
         return best <= KEY16 * ROWS // rows and gap_open + gap_extend <= LIMIT16
-    depth = 3 * gap_open + gap_extend * (longest_m + longest_n + g * ROWS + 2) - low
+    depth = 3 * gap_open + gap_extend * (longest_m + longest_n + g * rows + 2) - low
     return best + gap_open <= LIMIT16 and depth <= LIMIT16
 
 
@@ -208,16 +209,18 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
         qi, ti = cross_indices(qoff.size - 1, targets)
     one = qi is None and not cross  # query k against target k
     sample = slice(0, 1) if sides.uniform else slice(None, None, max(1, count // LANES_SAMPLE))
-    tall = PACKED and not traceback and mode == 0 and TALL > ROWS and _profile(len(sub), TALL)
+    tall = PACKED and not traceback and TALL > ROWS and _profile(len(sub), TALL)
     rows = TALL if tall and packs(sides.m_max, sides.n_max, sub, gap_open, gap_extend, mode, 1,
                                   TALL) else ROWS  # a lane's rows (see TALL)
     g, swap = shape_for(sides.m[sample], sides.n[sample], EXCHANGE and PACKED, rows=rows)
-    if swap and not packs(sides.n_max, sides.m_max, sub, gap_open, gap_extend, mode, g):
-        g, swap = shape_for(sides.m[sample], sides.n[sample], False)  # only many_pairs16 swaps
+    if swap and not packs(sides.n_max, sides.m_max, sub, gap_open, gap_extend, mode, g, rows):
+        # only many_pairs16 swaps
+        g, swap = shape_for(sides.m[sample], sides.n[sample], False, rows)
     if swap:  # the pairs exchanged: the targets down the rows, the table transposed
         qcat, qoff, qi, tcat, toff, ti, sub = tcat, toff, ti, qcat, qoff, qi, sub.T
         sides = sides.exchanged()
-    packed = PACKED and packs(sides.m_max, sides.n_max, sub, gap_open, gap_extend, mode, g)
+    packed = PACKED and packs(sides.m_max, sides.n_max, sub, gap_open, gap_extend, mode, g,
+                              rows)
     m, n = sides.m, sides.n
     unit = 1 if packed else 2  # saved words a unit
     # with a traceback, many_pairs16 saves 4 direction bits a cell that trace_dirs walks

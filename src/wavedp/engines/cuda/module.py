@@ -48,8 +48,8 @@ KERNELS: dict[str, list[str]] = {
         f"many_pairs16<{mode}, {lanes}, 8, {save}, {prof}, {swap}>" for mode in (0, 1, 2)
         for lanes in (4, 8, 16, 32) for save in ("true", "false") for prof in ("true", "false")
         for swap in ("true", "false")
-    ] + [f"many_pairs16<0, {lanes}, 16, false, true, {swap}>" for lanes in (4, 8, 16, 32)
-         for swap in ("true", "false")],
+    ] + [f"many_pairs16<{mode}, {lanes}, 16, false, true, {swap}>" for mode in (0, 1, 2)
+         for lanes in (4, 8, 16, 32) for swap in ("true", "false")],
     "pairs_trace.cu": [f"trace_saved<{mode}, {lanes}>" for mode in (0, 1, 2)
                        for lanes in (4, 8, 16, 32)]
     + [f"trace_dirs<{mode}, {lanes}, {swap}>" for mode in (0, 1, 2) for lanes in (4, 8, 16, 32)
