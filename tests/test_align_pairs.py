@@ -243,6 +243,24 @@ def test_shape_for():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["dna", "protein"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("traceback", [True, False])
+def test_gpu_table_in_place_of_profiles(kind, mode, traceback, monkeypatch):
+    """many_pairs16's table of scores (where a score + gap open leaves int8, or a profile
+    its room) in place of the threads' profiles, exchanged or not, equal to the CPU."""
+    from wavedp.engines.cuda import many_pairs
+
+    monkeypatch.setattr(many_pairs, "PROFILE_BYTES", 0)
+    monkeypatch.setattr(many_pairs, "TALL_PROFILE_BYTES", 0)
+    queries, targets, scoring, want = _gpu_cases(kind, mode, traceback, many_pairs.GROUPS)
+    for swap in (False, True):
+        _force(monkeypatch, 8, swap)
+        _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
+                                 device="gpu"), want)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("kind", ["dna", "ties", "flat"])
 @pytest.mark.parametrize("mode", MODES)
 def test_gpu_scores_tall_and_eight_rows(kind, mode, monkeypatch):
@@ -296,6 +314,19 @@ def test_gpu_align_all_chunks_made_on_the_gpu(traceback, monkeypatch):
             _force(monkeypatch, 8, swap)
             _same(wavedp.align_all(queries, targets, scoring, traceback=traceback,
                                    device="gpu"), want)
+
+
+def test_profiles_a_byte_a_row():
+    """many_pairs16's PROF: a byte a row, letter and pair (DNA: 24 KiB a block of 256
+    threads, 48 with 16 rows), where every score + gap open fits int8 and the profile its
+    room (BLOSUM62's 100 KiB does not), else the table."""
+    from wavedp.engines.cuda import many_pairs as mp
+
+    dna = SCORINGS["dna"].table  # 2 / -3
+    assert mp._profile(dna, 5, mp.ROWS) == 24 << 10 and mp._profile(dna, 5, 16) == 48 << 10
+    assert mp._profile(dna, 125, mp.ROWS) and not mp._profile(dna, 126, mp.ROWS)  # 2 + go
+    assert not mp._profile(dna * 50, 20, mp.ROWS)  # -150 + 20: below int8
+    assert not mp._profile(SCORINGS["protein"].table, 11, mp.ROWS)  # 25 * 8 * 512 bytes
 
 
 def test_packs_bounds():

@@ -214,11 +214,12 @@ def test_the_direction_step_in_machine_code():
 
 @pytest.mark.parametrize("save", ["false", "true"])
 def test_the_profile_step_in_machine_code(save):
-    """PROF: a row's scores come from one load of each pair's profile for two rows at an
-    immediate offset, against two loads a row from the table at computed addresses."""
+    """PROF: four rows' scores come from one load of each pair's profile at an immediate
+    offset (a byte a row, sign-extended by a permute), against two loads a row from the
+    table at computed addresses."""
     prof = _step(f"many_pairs16<0, 8, 8, {save}, true, false>")
     table = _step(f"many_pairs16<0, 8, 8, {save}, false, false>")
-    assert prof.count("LDS") == 8 * 4 and table.count("LDS") == 16 * 4
+    assert prof.count("LDS") == 4 * 4 and table.count("LDS") == 16 * 4
     assert prof.size <= table.size - 16 * 4, (prof.opcodes, table.opcodes)
     assert not prof.count("LDL") and not prof.count("STL")
 

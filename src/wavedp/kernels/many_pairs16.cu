@@ -20,14 +20,16 @@
 // computes every step, the cells past its pair's columns harmless (kept out of the best, the
 // saved borders and the scratch row).
 //
-// PROF (small alphabets: DNA): in place of the table, each thread keeps a profile of its rows
-// in shared memory, made at the start of a pass: for each pair of its group's word and each
-// letter t (A: past the target), word k holds rows 2k + 1 and 2k + 2 (low and high half) of
-// score(row, t) + go, PAD16 past the query, at words (P * (A + 1) + t) * PROF_LETTER +
-// k * PAIRS_BLOCK + the thread (P = 0 for pair a, 1 for b: no bank is shared). A column's code
-// holds the two pairs' letter offsets, so a row's scores are one load of each profile (at an
-// immediate offset) for two rows and a byte select, against two loads, two address adds and a
-// select from the table.
+// PROF (where every score + go fits int8 and the profiles their room: DNA): in place of the
+// table, each thread keeps a profile of its rows in shared memory, made at the start of a
+// pass: for each pair of its group's word and each letter t (A: past the target), word k holds
+// rows 4k + 1 .. 4k + 4 (a byte each, low byte first) of score(row, t) + go, PAD8 past the
+// query or the target, at words (P * (A + 1) + t) * PROF_LETTER + k * PAIRS_BLOCK + the thread
+// (P = 0 for pair a, 1 for b: no bank is shared). A column's code holds the two pairs' letter
+// offsets, so four rows' scores are one load of each profile (at an immediate offset) and a
+// row's one byte permute that sign-extends a byte of each into its half, against two loads,
+// two address adds and a select a row from the table. PAD8 in place of PAD16 keeps the
+// argument above: a cell past a query or a target is below the cell its diagonal comes from.
 //
 // SWAP: the host has exchanged the pairs' sides (the target's letters down the rows, the table
 // transposed) where that pads fewer cells, and the sweep keeps docs/design.md's results of the
@@ -40,6 +42,7 @@
 #include "pairs_layout.cuh"
 
 #define PAD16 (-16384)
+#define PAD8 (-128)
 #define NEG16 (-16384)
 // a compile-time flag passed to a generic lambda
 template <bool B> struct Flag { static constexpr bool value = B; };
@@ -104,6 +107,13 @@ struct Saver {
 __device__ __forceinline__ unsigned prmt_sign(unsigned a, unsigned b, unsigned sel) {
     unsigned v;
     asm("prmt.b32 %0, %1, %2, %3;" : "=r"(v) : "r"(a), "r"(b), "r"(sel));
+    return v;
+}
+// byte X of a and of b, each sign-extended into its half (the selector an immediate)
+template <int X>
+__device__ __forceinline__ unsigned bytes_signed(unsigned a, unsigned b) {
+    unsigned v;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(v) : "r"(a), "r"(b), "n"(0xC480u + 0x1111u * X));
     return v;
 }
 // a's bits where c is set, b's elsewhere: one LOP3 (written as C, the compiler makes the
@@ -175,7 +185,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
     __syncthreads();
     constexpr int T = G * R;
     constexpr int GPW = 32 / G;
-    constexpr unsigned PROF_LETTER = R / 2 * PAIRS_BLOCK;  // a letter's words in a profile
+    constexpr unsigned PROF_LETTER = R / 4 * PAIRS_BLOCK;  // a letter's words in a profile
     static_assert((R == 8 || (R == 16 && !SAVE)) && RUN == 4 && G % RUN == 0,
                   "a saved word holds 8 rows; steps go four at a time, one 16-byte store");
     const int lane32 = threadIdx.x & 31;
@@ -251,15 +261,18 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
             if (PROF) {  // this pass's profiles: pair a's, then b's
                 for (int t = 0; t < A1; ++t) {
 #pragma unroll
-                    for (int r = 0; r < R; r += 2) {
-                        auto score = [&](const u8* q, int v, int x) {
-                            return x < v && t < A ? sub[q[row0 + x] * A + t] + go : PAD16;
+                    for (int r = 0; r < R; r += 4) {
+                        auto word = [&](const u8* q, int v) {  // rows r .. r + 3, a byte each
+                            unsigned w = 0;
+#pragma unroll
+                            for (int x = r; x < r + 4; ++x)
+                                w |= (unsigned)((x < v && t < A ? sub[q[row0 + x] * A + t] + go
+                                                                : PAD8) & 0xff) << 8 * (x - r);
+                            return w;
                         };
-                        const unsigned h = r / 2 * PAIRS_BLOCK;
-                        prof[t * PROF_LETTER + h] = (unsigned)(score(qa, va, r) & 0xffff) |
-                                                    (unsigned)score(qa, va, r + 1) << 16;
-                        prof[(A1 + t) * PROF_LETTER + h] = (unsigned)(score(qb, vb, r) & 0xffff) |
-                                                           (unsigned)score(qb, vb, r + 1) << 16;
+                        const unsigned h = r / 4 * PAIRS_BLOCK;
+                        prof[t * PROF_LETTER + h] = word(qa, va);
+                        prof[(A1 + t) * PROF_LETTER + h] = word(qb, vb);
                     }
                 }
             }
@@ -314,7 +327,7 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
                 if (!GUARD || in) {
                     const unsigned cola = base + (c & 0xffff), colb = base + (c >> 16);
                     const unsigned *pa = prof + (c & 0xffff), *pb = prof + (c >> 16);
-                    unsigned wa = 0, wb = 0;  // PROF: rows r and r + 1 of each pair's profile
+                    unsigned wa = 0, wb = 0;  // PROF: rows r .. r + 3 of each pair's profile
                     unsigned f = uf, hup = uh, d = diag, xg = 0;
                     unsigned xs[R];
                     // SAVE: differences whose sign bits (15 and 31) are the cell's flags (see
@@ -322,10 +335,14 @@ __global__ void __launch_bounds__(PAIRS_BLOCK, 2) many_pairs16(
                     unsigned sF[R], sX[R], sE[R], sO[R];
 #pragma unroll
                     for (int r = 0; r < R; ++r) {
-                        if (PROF && r % 2 == 0)
-                            wa = pa[r / 2 * PAIRS_BLOCK], wb = pb[r / 2 * PAIRS_BLOCK];
+                        if (PROF && r % 4 == 0)
+                            wa = pa[r / 4 * PAIRS_BLOCK], wb = pb[r / 4 * PAIRS_BLOCK];
+                        // PROF: byte r % 4 of wa and of wb, each sign-extended into its half
                         const unsigned sc =
-                            PROF ? __byte_perm(wa, wb, r % 2 ? 0x7632 : 0x5410)
+                            PROF ? (r % 4 == 0   ? bytes_signed<0>(wa, wb)
+                                    : r % 4 == 1 ? bytes_signed<1>(wa, wb)
+                                    : r % 4 == 2 ? bytes_signed<2>(wa, wb)
+                                                 : bytes_signed<3>(wa, wb))
                                  : __byte_perm(lds(cola + oa[r]), lds(colb + ob[r]), 0x5410);
                         const unsigned e = __viaddmax_s16x2(E[r], mge, Hg[r]);
                         const unsigned x = MODE == WAVEDP_LOCAL

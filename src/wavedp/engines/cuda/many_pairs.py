@@ -44,10 +44,13 @@ PACKED = True
 #: semiglobal values stay within +-LIMIT16 (PAD16 = -16384 a score, rows past a query)
 KEY16 = 4095
 LIMIT16 = 16383
-#: many_pairs16 keeps each thread's rows as a profile (many_pairs16.cu's PROF) where the block's
-#: profiles take at most this much shared memory (DNA: 48 KiB): 136 -> 115 instructions a step
+#: many_pairs16 keeps each thread's rows as a profile (many_pairs16.cu's PROF: a byte a row and
+#: letter) where every score + gap open fits int8 and the block's profiles take at most this
+#: much shared memory (DNA: 24 KiB). At two bytes a row, 136 -> 115 instructions a step
 #: score-only, 213 -> 194 with SAVE (one H200, 2,000,000 DNA pairs, local: the sweep 38.8 ->
-#: 35.8 ms, 63.5 -> 60.4 with direction bits; global and semiglobal alike)
+#: 35.8 ms, 63.5 -> 60.4 with direction bits; global and semiglobal alike); at one, 808 against
+#: 831 a run of four steps with SAVE (the CIGAR call 0.076 -> 0.073-0.074 s). BLOSUM62's 100
+#: KiB (two blocks a multiprocessor still) took as long as the table, so it stays there.
 PROFILE_BYTES = 64 << 10
 #: steps whose saved bottoms lie side by side, stored at once (kernels/pairs_layout.cuh's RUN)
 RUN = 4
@@ -84,9 +87,12 @@ LANES_SAMPLE = 4096
 CROSS = True
 
 
-def _profile(letters: int, rows: int) -> int:
-    """A block's profile bytes (PROF; 0 where over PROFILE_BYTES, with TALL rows TALL_...)."""
-    size = (letters + 1) * rows * BLOCK * 4
+def _profile(sub: np.ndarray, gap_open: int, rows: int) -> int:
+    """A block's profile bytes (PROF; 0 where a score + ``gap_open`` leaves int8 or the
+    profile is over PROFILE_BYTES, with TALL rows TALL_PROFILE_BYTES)."""
+    if not (-127 <= int(sub.min()) + gap_open and int(sub.max()) + gap_open <= 127):
+        return 0
+    size = (len(sub) + 1) * rows * BLOCK * 2
     return size if size <= (PROFILE_BYTES if rows == ROWS else TALL_PROFILE_BYTES) else 0
 
 
@@ -209,7 +215,7 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
         qi, ti = cross_indices(qoff.size - 1, targets)
     one = qi is None and not cross  # query k against target k
     sample = slice(0, 1) if sides.uniform else slice(None, None, max(1, count // LANES_SAMPLE))
-    tall = PACKED and not traceback and TALL > ROWS and _profile(len(sub), TALL)
+    tall = PACKED and not traceback and TALL > ROWS and _profile(sub, gap_open, TALL)
     rows = TALL if tall and packs(sides.m_max, sides.n_max, sub, gap_open, gap_extend, mode, 1,
                                   TALL) else ROWS  # a lane's rows (see TALL)
     g, swap = shape_for(sides.m[sample], sides.n[sample], EXCHANGE and PACKED, rows=rows)
@@ -456,7 +462,7 @@ class _Run:
         self.smem = (a + 1) * a1 * 32 * 4
         flags = [traceback]
         if packed:  # many_pairs16's PROF and SWAP
-            prof = _profile(a, rows)
+            prof = _profile(sub, go, rows)
             flags += [prof > 0, swap]
             self.smem = prof or self.smem
         name = "many_pairs16" if packed else "many_pairs"
