@@ -252,7 +252,6 @@ def test_gpu_table_in_place_of_profiles(kind, mode, traceback, monkeypatch):
     from wavedp.engines.cuda import many_pairs
 
     monkeypatch.setattr(many_pairs, "PROFILE_BYTES", 0)
-    monkeypatch.setattr(many_pairs, "TALL_PROFILE_BYTES", 0)
     queries, targets, scoring, want = _gpu_cases(kind, mode, traceback, many_pairs.GROUPS)
     for swap in (False, True):
         _force(monkeypatch, 8, swap)

@@ -45,12 +45,10 @@ PACKED = True
 KEY16 = 4095
 LIMIT16 = 16383
 #: many_pairs16 keeps each thread's rows as a profile (many_pairs16.cu's PROF: a byte a row and
-#: letter) where every score + gap open fits int8 and the block's profiles take at most this
-#: much shared memory (DNA: 24 KiB). At two bytes a row, 136 -> 115 instructions a step
-#: score-only, 213 -> 194 with SAVE (one H200, 2,000,000 DNA pairs, local: the sweep 38.8 ->
-#: 35.8 ms, 63.5 -> 60.4 with direction bits; global and semiglobal alike); at one, 808 against
-#: 831 a run of four steps with SAVE (the CIGAR call 0.076 -> 0.073-0.074 s). BLOSUM62's 100
-#: KiB (two blocks a multiprocessor still) took as long as the table, so it stays there.
+#: letter) where every score + gap open fits int8 and the block's profiles fit this (DNA: 24
+#: KiB, 48 with TALL rows): with SAVE 213 -> 194 instructions a step against the table at two
+#: bytes a row, 831 -> 808 a run of four at one (one H200, 2,000,000 DNA pairs with CIGARs:
+#: 0.076 -> 0.073-0.074 s). BLOSUM62's 100 KiB took as long as its table.
 PROFILE_BYTES = 64 << 10
 #: steps whose saved bottoms lie side by side, stored at once (kernels/pairs_layout.cuh's RUN)
 RUN = 4
@@ -73,27 +71,23 @@ EXCHANGE = True
 NIBBLES = True
 #: score-only calls sweep TALL rows a lane (many_pairs16.cu's R = 16: a step's shuffles and
 #: bookkeeping over twice the cells, local 7.4 -> 5.9 instructions a cell, 117 registers) where
-#: the values fit (local: X <= KEY16 // 2) and the profile TALL_PROFILE_BYTES (DNA: 96 KiB);
-#: ROWS: never
+#: the values fit (local: X <= KEY16 // 2) and the profile PROFILE_BYTES; ROWS: never
 TALL = 16
-TALL_PROFILE_BYTES = 96 << 10
 #: pairs sampled for :func:`shape_for` (one where every pair has one shape)
 LANES_SAMPLE = 4096
-#: a cross product's chunks (``align``'s ``every``) made on the GPU from the records'
-#: offsets (``kernels/cross.cu``): nothing written or sent a chunk, so the first sweep starts
-#: sooner (one H200, align_all of 100 x 1,000 proteins from strings, turns alternating:
-#: 6.0 -> 5.1 ms score-only, 9.4 -> 8.8 ms with CIGARs); False: their indices sent as any
-#: pairs' (for comparisons)
+#: a cross product's chunks (``align``'s ``every``) made on the GPU from the records' offsets
+#: (``kernels/cross.cu``), none sent (one H200, align_all of 100 x 1,000 proteins: 6.0 -> 5.1 ms
+#: score-only, 9.4 -> 8.8 with CIGARs); False: their indices sent as any pairs' (comparisons)
 CROSS = True
 
 
 def _profile(sub: np.ndarray, gap_open: int, rows: int) -> int:
-    """A block's profile bytes (PROF; 0 where a score + ``gap_open`` leaves int8 or the
-    profile is over PROFILE_BYTES, with TALL rows TALL_PROFILE_BYTES)."""
+    """A block's profile bytes with ``rows`` rows a lane (PROF; 0 where a score +
+    ``gap_open`` leaves int8 or the profile is over PROFILE_BYTES)."""
     if not (-127 <= int(sub.min()) + gap_open and int(sub.max()) + gap_open <= 127):
         return 0
     size = (len(sub) + 1) * rows * BLOCK * 2
-    return size if size <= (PROFILE_BYTES if rows == ROWS else TALL_PROFILE_BYTES) else 0
+    return size if size <= PROFILE_BYTES else 0
 
 
 def takes_all(sides: Sides, top: int) -> bool:
