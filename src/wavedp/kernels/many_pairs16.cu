@@ -18,7 +18,9 @@
 // after the first pass), G columns ahead, and lane 0 takes its column's by shuffle. The steps
 // go RUN at a time; after the first G - 1 (lanes waiting for their first column) every lane
 // computes every step, the cells past its pair's columns harmless (kept out of the best, the
-// saved borders and the scratch row).
+// saved borders and the scratch row). Past the group's n they are not a padded table's: a
+// lane that skipped such columns in the first steps hands the next one its last column's
+// values and letters, so a semiglobal row m unmasked there took scores above the best.
 //
 // PROF (where every score + go fits int8 and the profiles their room: DNA): in place of the
 // table, each thread keeps a profile of its rows in shared memory, made at the start of a
@@ -29,7 +31,8 @@
 // offsets, so four rows' scores are one load of each profile (at an immediate offset) and a
 // row's one byte permute that sign-extends a byte of each into its half, against two loads,
 // two address adds and a select a row from the table. PAD8 in place of PAD16 keeps the
-// argument above: a cell past a query or a target is below the cell its diagonal comes from.
+// argument above: within the group's columns, a cell past a query or a target is below the
+// cell its diagonal comes from.
 //
 // SWAP: the host has exchanged the pairs' sides (the target's letters down the rows, the table
 // transposed) where that pads fewer cells, and the sweep keeps docs/design.md's results of the
