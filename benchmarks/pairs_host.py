@@ -24,7 +24,7 @@ RUNS = np.array([30 << 4 | 7, 1 << 4 | 8, 40 << 4 | 7, 1 << 4 | 8, 30 << 4 | 7, 
 
 
 def fixed_columns(device, qcat, qoff, tcat, toff, qi, ti, *, sides, sub, gap_open, gap_extend,
-                  mode, traceback):
+                  mode, traceback, every=False):
     """``engines.pair_columns``' stand-in: every pair the same alignment, no work a pair."""
     from wavedp.engines.common import Columns
 
