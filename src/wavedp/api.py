@@ -40,8 +40,9 @@ def encoded(letters: np.ndarray, offsets: np.ndarray, ids: Sequence[str], scorin
     InputError names the first record holding a letter the scoring does not take, and
     where (its character as in ``texts``, where given: not ASCII is '?' in ``letters``)."""
     codes = _looked_up(scoring.lut, letters)
-    bad = np.flatnonzero(codes == INVALID)
-    if bad.size:  # the first record holding one says what and where
+    # INVALID is uint8's largest: a maximum, not an array of comparisons, finds one
+    if codes.size and int(codes.max()) == INVALID:  # the first record holding one says
+        bad = np.flatnonzero(codes == INVALID)  # what and where
         k = int(np.searchsorted(offsets, bad[0], side="right")) - 1
         text = texts[k] if texts is not None else \
             letters[offsets[k]:offsets[k + 1]].tobytes().decode("ascii", "replace")
