@@ -251,7 +251,8 @@ def test_the_tall_step_in_machine_code(swap):
 def test_the_semiglobal_step_in_machine_code(save):
     """Semiglobal's ends (row m by a tree of byte permutes, column n by each pair's best row
     and one take): no local memory, with direction bits too (24 bytes spilled when row m was
-    two trees of selects and column n a take a row), and row m's three permutes a step."""
+    two trees of selects and column n a take a row), and row m's seven permutes a step (a
+    tree of three levels)."""
     from wavedp.lab import sass
 
     need_sass_tools()
