@@ -106,18 +106,17 @@ struct Saver {
 // where b = max(a, ...)), whose size the host's int16 bounds keep within range; prmt's sign
 // mode spreads a sign bit over a byte, and a tree of bit selects gathers the bytes.
 
-// prmt with its sign-replicating selectors (__byte_perm masks them off)
-__device__ __forceinline__ unsigned prmt_sign(unsigned a, unsigned b, unsigned sel) {
+// prmt with its sign-replicating selectors (__byte_perm masks them off), SEL an immediate
+template <unsigned SEL>
+__device__ __forceinline__ unsigned prmt_sign(unsigned a, unsigned b) {
     unsigned v;
-    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(v) : "r"(a), "r"(b), "r"(sel));
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(v) : "r"(a), "r"(b), "n"(SEL));
     return v;
 }
-// byte X of a and of b, each sign-extended into its half (the selector an immediate)
+// byte X of a and of b, each sign-extended into its half
 template <int X>
 __device__ __forceinline__ unsigned bytes_signed(unsigned a, unsigned b) {
-    unsigned v;
-    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(v) : "r"(a), "r"(b), "n"(0xC480u + 0x1111u * X));
-    return v;
+    return prmt_sign<0xC480u + 0x1111u * X>(a, b);
 }
 // a's bits where c is set, b's elsewhere: one LOP3 (written as C, the compiler makes the
 // tree of selects two AND-OR layers, 10 LOP3 for 7)
@@ -139,10 +138,10 @@ __device__ __forceinline__ unsigned dir_nibbles(const unsigned (&sF)[8], const u
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const int r = r0 + h;
-        lv[4 * h + 0] = prmt_sign(sF[r], sF[r + 2], SEL);
-        lv[4 * h + 1] = prmt_sign(sX[r], sX[r + 2], SEL);
-        lv[4 * h + 2] = prmt_sign(sE[r], sE[r + 2], SEL);
-        lv[4 * h + 3] = prmt_sign(sO[r], sO[r + 2], SEL);
+        lv[4 * h + 0] = prmt_sign<SEL>(sF[r], sF[r + 2]);
+        lv[4 * h + 1] = prmt_sign<SEL>(sX[r], sX[r + 2]);
+        lv[4 * h + 2] = prmt_sign<SEL>(sE[r], sE[r + 2]);
+        lv[4 * h + 3] = prmt_sign<SEL>(sO[r], sO[r + 2]);
     }
     const unsigned b01 = bit_select<0x01010101u>(lv[0], lv[1]);
     const unsigned b23 = bit_select<0x04040404u>(lv[2], lv[3]);
