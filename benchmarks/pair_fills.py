@@ -27,26 +27,26 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pairs  # noqa: E402  (beside this script)
 
-from wavedp.engines.cuda import many_pairs, transfer  # noqa: E402
+from wavedp.engines.cuda import pair_chunks, transfer  # noqa: E402
 
 
 class Recorder:
-    """Wraps the engine's chunk writer (``many_pairs._write``) and the copy threads' pieces
+    """Wraps the engine's chunk writer (``pair_chunks.fill``) and the copy threads' pieces
     (``transfer.spread``) to record each write: its start, end, arrays and pieces."""
 
     def __init__(self) -> None:
         self.writes: list[dict] = []
         self.on = False
-        self._write, self._pieces = many_pairs._write, transfer.spread
+        self._write, self._pieces = pair_chunks.fill, transfer.spread
         self._lock = threading.Lock()
         self._local = threading.local()  # the write under way on this thread (the filler's)
 
     def __enter__(self) -> Recorder:
-        many_pairs._write, transfer.spread = self.write, self.pieces
+        pair_chunks.fill, transfer.spread = self.write, self.pieces
         return self
 
     def __exit__(self, *exc) -> None:
-        many_pairs._write, transfer.spread = self._write, self._pieces
+        pair_chunks.fill, transfer.spread = self._write, self._pieces
 
     def write(self, views: list[np.ndarray], sources: list[np.ndarray], *rest) -> None:
         record = {"views": views, "sources": sources, "rest": rest, "pieces": [], "calls": []}
@@ -91,11 +91,11 @@ def report(name: str, writes: list[dict], call_start: float) -> None:
         alones = []  # three turns: the best, and the spread
         for _ in range(3):
             start = time.perf_counter()
-            many_pairs._write(record["views"], record["sources"], *record["rest"])
+            pair_chunks.fill(record["views"], record["sources"], *record["rest"])
             alones.append(time.perf_counter() - start)
         alone = min(alones)
         start = time.perf_counter()  # the same write on this thread alone
-        for work, size in many_pairs._jobs(record["views"], record["sources"],
+        for work, size in pair_chunks.jobs(record["views"], record["sources"],
                                            bool(record["rest"] and record["rest"][0])):
             work(0, size)
         single = time.perf_counter() - start

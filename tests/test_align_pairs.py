@@ -390,6 +390,9 @@ def test_gpu_many_and_left_over(mode, monkeypatch):
     monkeypatch.setattr(pair_chunks, "CHUNK_BYTES", 1 << 16)  # about 20 chunks
     monkeypatch.setattr(many_pairs, "MAX_SIDE", 300)
     _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, device="gpu"), want)
+    monkeypatch.setattr(many_pairs, "PINNED", False)  # the results into pageable arrays
+    _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, device="gpu"), want)
+    monkeypatch.setattr(many_pairs, "PINNED", True)
     rows = np.stack([rng.integers(0, 3000, 4000), rng.integers(0, 3000, 4000)], axis=1)
     for traceback in (False, True):  # pairs by index: the records go up once, chunks index
         _same(wavedp.align_pairs(queries, targets, scoring, mode=mode, traceback=traceback,
@@ -424,6 +427,21 @@ def test_gpu_unwritten_pair_is_an_error(chunk, monkeypatch):
     assert len(seen) > chunk + 1
     monkeypatch.setattr(many_pairs._Run, "_settle", settle)
     assert wavedp.align_pairs(queries, targets, SCORINGS["protein"], device="gpu").score.size
+
+
+@pytest.mark.gpu
+def test_gpu_pinned_results_take_their_blocks_again():
+    """A result array in page-locked memory has its shape and type; one of about the same
+    size (the same size class) takes the block a freed one gave back."""
+    from wavedp.engines.cuda import staging
+
+    first = staging.pinned_array((20_000, 5), np.int32)  # 400,000 bytes: a class of 425,984
+    assert first.shape == (20_000, 5) and first.dtype == np.int32
+    first[:] = 7
+    address = first.ctypes.data
+    del first
+    again = staging.pinned_array(50_500, np.int64)  # 404,000 bytes: the same class
+    assert again.shape == (50_500,) and again.ctypes.data == address
 
 
 @pytest.mark.gpu

@@ -10,7 +10,7 @@ import pytest
 from helpers import pair_texts
 
 import wavedp
-from wavedp.engines.cuda import many_pairs, nibbles, transfer, writes
+from wavedp.engines.cuda import nibbles, pair_chunks, transfer, writes
 
 
 def _packed_reference(letters: np.ndarray) -> np.ndarray:
@@ -52,7 +52,7 @@ def test_parallel_write_is_the_writers(packed, pieces, monkeypatch):
         return [np.full(n + 1, 0x5A, dtype)[:n] for dtype, n in shapes]
 
     want, got = views(), views()
-    transfer.host_work(many_pairs._jobs(want, sources, packed, spans=True))
+    transfer.host_work(pair_chunks.jobs(want, sources, packed, spans=True))
     np.testing.assert_array_equal(want[3], np.diff(sources[3]))
     assert not writes.write(got, sources, packed, pieces)  # under LEAST a piece
     assert all((v == 0x5A).all() for v in got)

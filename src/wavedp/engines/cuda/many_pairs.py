@@ -21,7 +21,7 @@ import numpy as np
 from ...errors import DeviceError
 from ..common import Columns, Sides
 from ..cross import indices as cross_indices
-from . import nibbles, pair_chunks, transfer
+from . import nibbles, pair_chunks, staging, transfer
 from .marks import Clock
 from .module import function
 
@@ -79,6 +79,11 @@ LANES_SAMPLE = 4096
 #: (``kernels/cross.cu``), none sent (one H200, align_all of 100 x 1,000 proteins: 6.0 -> 5.1 ms
 #: score-only, 9.4 -> 8.8 with CIGARs); False: their indices sent as any pairs' (comparisons)
 CROSS = True
+#: the results come down into page-locked arrays (``staging.pinned_array``, from CuPy's pool:
+#: calls of about one size take the same blocks again), one copy each at the link's rate
+#: (one H200, turns alternating, with CIGARs: 500,000 proteins 0.050 -> 0.040 s, 2,000,000
+#: DNA pairs 0.073 -> 0.071 s); False: into pageable arrays (comparisons)
+PINNED = True
 
 
 def _profile(sub: np.ndarray, gap_open: int, rows: int) -> int:
@@ -255,7 +260,8 @@ def align(qcat: np.ndarray, qoff: np.ndarray, tcat: np.ndarray, toff: np.ndarray
                                         (np.int32, k)])
             sources = [qi[lo:hi], ti[lo:hi], m[lo:hi], n[lo:hi]]
         clock("slot", slots.stream)
-        return (_filler().submit(_write, views, sources, nibbled, parallel, one), ticket,
+        return (pair_chunks.filler().submit(pair_chunks.fill, views, sources, nibbled,
+                                             parallel, one), ticket,
                 lo, hi)
 
     def launch(run: _Run, whole, filled, ticket, lo: int, hi: int) -> None:
@@ -334,38 +340,6 @@ def _columns(ends: np.ndarray, res5: np.ndarray | None, runs: np.ndarray,
     return Columns(ends[:, 0], *(res5[:, c] for c in order), runs, offsets)
 
 
-@functools.cache
-def _filler() -> ThreadPoolExecutor:
-    """The thread that writes a chunk into its page-locked slot (:func:`_write`)."""
-    return ThreadPoolExecutor(1, thread_name_prefix="wavedp-pairs-fill")
-
-
-def _write(views: list[np.ndarray], sources: list[np.ndarray], nibbled: bool = False,
-           parallel: bool = False, spans: bool = False) -> None:
-    """Each source into its view of a page-locked slot (``spans``: the last two are offsets,
-    their views the differences): a large one-to-one chunk by ``writes``' kernel where
-    ``parallel``, else all on the writers' threads at once (``transfer.host_work``)."""
-    from . import writes  # lazy: Numba
-
-    if not (parallel and writes.write(views, sources, nibbled, transfer.THREADS)):
-        transfer.host_work(_jobs(views, sources, nibbled, spans), own=True)
-
-
-def _jobs(views: list[np.ndarray], sources: list[np.ndarray], nibbled: bool,
-          spans: bool = False) -> list:
-    """``transfer.host_work``'s jobs writing each source into its view; ``nibbled``: the
-    first two (the residues) packed two letters a byte; ``spans``: the last two offsets,
-    written as their differences."""
-    def job(k: int, view: np.ndarray, source: np.ndarray):
-        if nibbled and k < 2:
-            return nibbles.packer(view, source)
-        if spans and k >= 2:
-            return transfer.differ(view, source)
-        return transfer.copier(view, source)
-    return [job(k, view, source)
-            for k, (view, source) in enumerate(zip(views, sources, strict=True))]
-
-
 def _crossed(whole: list, lo: int, hi: int, targets: int, swap: bool) -> list:
     """Pairs lo:hi of a cross product of ``targets`` a row, made on the GPU from the records
     (``whole``: residues and offsets): residues, starts and sides, as a chunk's arrays."""
@@ -440,17 +414,18 @@ class _Run:
         self.d_sub = cupy.asarray(np.ascontiguousarray(sub, np.int32).ravel())
         self.a, self.go, self.ge, self.clock = a, go, ge, clock
         self.ends = cupy.empty(3 * count, cupy.int32)
-        self.found = None if traceback else np.empty((count, 3), np.int32)  # on the host
+        self.found = None if traceback else self._host((count, 3), np.int32)  # on the host
         self.res5 = cupy.full(5 * count, -1, cupy.int32) if traceback else None
         self.settling: list = []  # the downloads under way (futures)
         self.count, self.down = count, down
         self.device = cupy.cuda.Device().id
         if traceback:  # the results on the host: runs in a buffer grown as they come
-            self.scores = np.empty(count, np.int32)
-            self.coords = np.empty((count, 5), np.int32)
+            self.scores = self._host(count, np.int32)
+            self.coords = self._host((count, 5), np.int32)
             self.runs, self.runs_at = np.empty(0, np.uint32), 0
             self.unwritten = False  # whether a chunk came down with a pair left unwritten
-            self.offsets = np.zeros(count + 1, np.int64)
+            self.offsets = self._host(count + 1, np.int64)
+            self.offsets[0] = 0
             self.base = cupy.zeros(1, cupy.int64)  # the runs of the chunks launched (GPU)
         a1 = a + 1 if packed else a  # the table's rows: a last one of PAD (and column)
         self.smem = (a + 1) * a1 * 32 * 4
@@ -465,6 +440,11 @@ class _Run:
         if self.smem > 48 << 10:
             self.sweep.max_dynamic_shared_size_bytes = self.smem
         self.grid = _grid(self.sweep, self.smem)
+
+    @staticmethod
+    def _host(shape, dtype) -> np.ndarray:
+        """A result array on the host: page-locked where PINNED."""
+        return staging.pinned_array(shape, dtype) if PINNED else np.empty(shape, dtype)
 
     def launch(self, args: list, lo: int, hi: int, part: Sides, words: int | None) -> None:
         """Sort, sweep and (with ``words`` saved words) trace pairs lo:hi (sides ``part``);
@@ -497,7 +477,8 @@ class _Run:
                    shared_mem=self.smem)
         self.clock("sweep")
         if words is None:  # the chunk's end cells down once it is swept
-            self._after(lambda: transfer.download(d_ends, out=self.found[lo:hi].reshape(-1)))
+            self._after(lambda: transfer.download(d_ends, out=self.found[lo:hi].reshape(-1),
+                                                  locked=PINNED))
             return
         roff = _firsts(count, one and longest_m + longest_n + 1,
                        lambda: (d_m + d_n + 1).astype(cupy.int64))  # runs' room
@@ -532,7 +513,8 @@ class _Run:
         launched so far on this stream is done."""
         import cupy
 
-        # an event the settler sleeps on (not spins: the host's copies need the cores)
+        # an event the settler sleeps on (not spins: the host's copies need the cores; the
+        # last chunk's spun for was no faster)
         done = cupy.cuda.get_current_stream().record(
             cupy.cuda.Event(block=True, disable_timing=True))
         if len(self.settling) >= 3:  # at most three chunks not down (CIGARs: runs on the GPU)
@@ -553,18 +535,20 @@ class _Run:
     def _settle(self, packed, ends_at, scores, lo: int, hi: int) -> None:
         """Chunk lo:hi's ``scores``, coordinates, runs (``packed``) and the runs' offsets in
         the call's runs (``ends_at``, whose last says how many) on the host."""
-        transfer.download(ends_at, out=self.offsets[lo + 1:hi + 1])
+        transfer.download(ends_at, out=self.offsets[lo + 1:hi + 1], locked=PINNED)
         end = int(self.offsets[hi])
         if end > self.runs.size:  # room for about 1.25 times the runs a pair so far
-            grown = np.empty(max(end, end * self.count // hi * 5 // 4), np.uint32)
+            grown = self._host(max(end, end * self.count // hi * 5 // 4), np.uint32)
             grown[:self.runs_at] = self.runs[:self.runs_at]
             self.runs = grown
-        transfer.download(packed[:end - self.runs_at], out=self.runs[self.runs_at:end])
-        transfer.download(self.res5[5 * lo:5 * hi], out=self.coords[lo:hi].reshape(-1))
+        transfer.download(packed[:end - self.runs_at], out=self.runs[self.runs_at:end],
+                          locked=PINNED)
+        transfer.download(self.res5[5 * lo:5 * hi], out=self.coords[lo:hi].reshape(-1),
+                          locked=PINNED)
         # checked here, beside the later chunks' work (after the last, 2,000,000 pairs' took
         # 7.6 ms on one H200's host)
         self.unwritten |= bool(self.coords[lo:hi, 4].min() < 0)
-        transfer.download(scores, out=self.scores[lo:hi])
+        transfer.download(scores, out=self.scores[lo:hi], locked=PINNED)
         self.runs_at = end
 
     def _mark(self, name: str) -> None:

@@ -1,16 +1,20 @@
 """A many-pairs call cut into chunks (``many_pairs.align``): consecutive pair ranges, each
 written, sent and swept while the GPU sweeps the one before, within the caps on a chunk's
-bytes, its pairs and its saved words on the GPU."""
+bytes, its pairs and its saved words on the GPU; and a chunk's arrays written into their
+page-locked slot (:func:`fill`, on the :func:`filler`'s thread)."""
 
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ...errors import InputError
 from ..common import Sides
+from . import nibbles, transfer
 
 #: bytes a chunk (residues and PAIR_BYTES a pair), so its copies overlap another chunk's
 #: sweep
@@ -95,3 +99,35 @@ def words(part: Sides, g: int, units: Callable) -> int:
         return part.m.size * int(units(np.int64(part.m_max), np.int64(part.n_max), g))
     return int(units(np.asarray(part.m, np.int64), np.asarray(part.n, np.int64), g)
                .sum(dtype=np.int64))
+
+
+@functools.cache
+def filler() -> ThreadPoolExecutor:
+    """The thread that writes a chunk into its page-locked slot (:func:`fill`)."""
+    return ThreadPoolExecutor(1, thread_name_prefix="wavedp-pairs-fill")
+
+
+def fill(views: list[np.ndarray], sources: list[np.ndarray], nibbled: bool = False,
+         parallel: bool = False, spans: bool = False) -> None:
+    """Each source into its view of a page-locked slot (``spans``: the last two are offsets,
+    their views the differences): a large one-to-one chunk by ``writes``' kernel where
+    ``parallel``, else all on the writers' threads at once (``transfer.host_work``)."""
+    from . import writes  # lazy: Numba
+
+    if not (parallel and writes.write(views, sources, nibbled, transfer.THREADS)):
+        transfer.host_work(jobs(views, sources, nibbled, spans), own=True)
+
+
+def jobs(views: list[np.ndarray], sources: list[np.ndarray], nibbled: bool,
+         spans: bool = False) -> list:
+    """``transfer.host_work``'s jobs writing each source into its view; ``nibbled``: the
+    first two (the residues) packed two letters a byte; ``spans``: the last two offsets,
+    written as their differences."""
+    def job(k: int, view: np.ndarray, source: np.ndarray):
+        if nibbled and k < 2:
+            return nibbles.packer(view, source)
+        if spans and k >= 2:
+            return transfer.differ(view, source)
+        return transfer.copier(view, source)
+    return [job(k, view, source)
+            for k, (view, source) in enumerate(zip(views, sources, strict=True))]

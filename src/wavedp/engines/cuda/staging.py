@@ -43,6 +43,20 @@ def pinned(size: int) -> np.ndarray:
     return np.frombuffer(cupy.cuda.alloc_pinned_memory(size), np.uint8, size)
 
 
+def pinned_array(shape: int | tuple[int, ...], dtype) -> np.ndarray:
+    """An uninitialised array in page-locked memory from CuPy's pool (given back to it when
+    the array and its views are gone), its bytes rounded up to a size class (an eighth of a
+    power of two) so that calls of about one size take the same blocks again."""
+    import cupy
+
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape))
+    nbytes = max(count * dtype.itemsize, 1)
+    step = 1 << max(nbytes.bit_length() - 4, 0)
+    memory = cupy.cuda.alloc_pinned_memory(-(-nbytes // step) * step)
+    return np.frombuffer(memory, dtype, count).reshape(shape)
+
+
 class Staging:
     """Page-locked host and device buffers for one stream's launches, grown on demand."""
 
