@@ -64,7 +64,7 @@ class Sequences:
                scoring: Scoring, what: str = "sequence", path: str | None = None) -> Sequences:
         """``texts`` encoded by ``scoring`` at once; an InputError names the first record
         holding a letter the scoring does not take (and ``path`` where given)."""
-        strings = _all_str(texts)
+        strings = all(type(t) is str for t in texts)
         if strings:  # one join, one encoding
             raw = "".join(texts).encode("ascii", "replace")
         else:
@@ -98,7 +98,7 @@ def as_sequences(seqs: Any, scoring: Scoring, what: str) -> Sequences:
             raise InputError(f"{what}: Sequences need uint8 codes and int64 offsets")
         return seqs
     items = list(sequences(seqs, "queries" if what == "query" else what + "s"))
-    if _all_str(items):  # plain strings: named by number, on demand
+    if all(type(x) is str for x in items):  # plain strings: named by number, on demand
         return Sequences.encode(items, Numbered(what, len(items)), scoring, what)
     texts, ids = [], []
     for k, seq in enumerate(items):
@@ -106,12 +106,6 @@ def as_sequences(seqs: Any, scoring: Scoring, what: str) -> Sequences:
         texts.append(text)
         ids.append(rid if rid is not None else f"{what}{k + 1}")
     return Sequences.encode(texts, ids, scoring, what)
-
-
-def _all_str(items: Sequence) -> bool:
-    """Whether every item is a str itself (the types gathered at C speed: 1,000 strings in
-    15 us against a generator's 130)."""
-    return set(map(type, items)) <= {str}
 
 
 class Numbered(Sequence[str]):
